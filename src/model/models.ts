@@ -1,0 +1,98 @@
+// Model table and KV-cache bytes per token (spec §2). The table is data: configuration may add or
+// override entries (see withModelOverrides) without touching any code path.
+
+export type AttentionType = 'mha' | 'gqa' | 'mla';
+export type Dtype = 'float32' | 'float16' | 'bfloat16' | 'int8';
+
+export interface ModelConfig {
+  readonly key: string;
+  readonly name: string;
+  readonly numLayers: number;
+  readonly hiddenDim: number;
+  readonly numHeads: number;
+  readonly kvHeads: number;
+  readonly dtype: Dtype | string;
+  /** Head dimension override; when absent it is hiddenDim / numHeads (integer division). */
+  readonly kvDimPerHead?: number;
+  readonly attentionType: AttentionType;
+  /** MLA only: compressed latent width and decoupled RoPE key width. */
+  readonly kvLoraRank?: number;
+  readonly qkRopeHeadDim?: number;
+}
+
+const BYTES_PER_ELEMENT: Readonly<Record<string, number>> = {
+  float32: 4,
+  float16: 2,
+  bfloat16: 2,
+  int8: 1,
+};
+
+/** Bytes per element; unknown dtypes count as 2, as the reference does. */
+export function bytesPerElement(dtype: string): number {
+  return BYTES_PER_ELEMENT[dtype] ?? 2;
+}
+
+export function headDim(m: ModelConfig): number {
+  if (m.kvDimPerHead !== undefined && m.kvDimPerHead > 0) return m.kvDimPerHead;
+  return Math.floor(m.hiddenDim / m.numHeads);
+}
+
+/** KV bytes per token: MHA/GQA layers × kv_heads × head_dim × 2 (K,V) × bytes; MLA layers × (latent + rope) × bytes. */
+export function kvBytesPerToken(m: ModelConfig): number {
+  const b = bytesPerElement(m.dtype);
+  if (m.attentionType === 'mla') {
+    return m.numLayers * ((m.kvLoraRank ?? 0) + (m.qkRopeHeadDim ?? 0)) * b;
+  }
+  return m.numLayers * m.kvHeads * headDim(m) * 2 * b;
+}
+
+/** Bytes of one entry of `tokens` tokens on one tensor-parallel rank (integer division, as the reference). */
+export function entryBytes(m: ModelConfig, tokens: number, tensorParallel = 1): number {
+  return Math.floor((kvBytesPerToken(m) * tokens) / tensorParallel);
+}
+
+function gqa(key: string, name: string, layers: number, hidden: number, heads: number, kvHeads: number, headDimOverride?: number): ModelConfig {
+  return {
+    key,
+    name,
+    numLayers: layers,
+    hiddenDim: hidden,
+    numHeads: heads,
+    kvHeads,
+    dtype: 'float16',
+    attentionType: kvHeads === heads ? 'mha' : 'gqa',
+    ...(headDimOverride !== undefined ? { kvDimPerHead: headDimOverride } : {}),
+  };
+}
+
+export const BUILTIN_MODELS: ReadonlyMap<string, ModelConfig> = new Map(
+  [
+    gqa('tiny-1b', 'Tiny 1B', 12, 1024, 8, 4, 128),
+    gqa('mistral-7b', 'Mistral 7B', 32, 4096, 32, 8),
+    gqa('llama2-7b', 'Llama 2 7B', 32, 4096, 32, 32),
+    gqa('llama3.1-8b', 'Llama 3.1 8B', 32, 4096, 32, 8),
+    gqa('llama3.1-70b-instruct', 'Llama 3.1 70B Instruct', 80, 8192, 64, 8),
+    {
+      key: 'deepseek-v3',
+      name: 'DeepSeek V3',
+      numLayers: 61,
+      hiddenDim: 7168,
+      numHeads: 128,
+      kvHeads: 128,
+      dtype: 'float16',
+      attentionType: 'mla',
+      kvLoraRank: 512,
+      qkRopeHeadDim: 64,
+    } satisfies ModelConfig,
+    gqa('qwen3-32b', 'Qwen3 32B', 64, 5120, 64, 8, 128),
+    gqa('gpt-oss-120b', 'GPT OSS 120B (MoE)', 36, 2880, 64, 8, 64),
+    gqa('gpt-oss-20b', 'GPT OSS 20B (MoE)', 24, 2880, 64, 8, 64),
+  ].map((m) => [m.key, m]),
+);
+
+/** A new table with `overrides` added or replacing built-in entries of the same key. */
+export function withModelOverrides(base: ReadonlyMap<string, ModelConfig>, overrides: readonly ModelConfig[]): ReadonlyMap<string, ModelConfig> {
+  const table = new Map(base);
+  for (const m of overrides) table.set(m.key, m);
+  return table;
+}

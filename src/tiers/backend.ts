@@ -1,0 +1,68 @@
+// The one interface every storage tier implements. The cache sees storage only through it.
+
+/** Tier names as the reference reports them ("nvme" internally, "storage" in every metric). */
+export type TierName = 'gpu' | 'cpu' | 'storage';
+
+/**
+ * Time spent by one operation, in milliseconds, from a monotonic clock.
+ * `device` is the part spent in the storage medium itself, `host` the part spent in host-side
+ * work around it; `total = host + device`. Time spent waiting for payload bytes (a write) or for
+ * the consumer of a chunk (a read) is never included.
+ */
+export interface IOTiming {
+  readonly totalMs: number;
+  readonly hostMs: number;
+  readonly deviceMs: number;
+}
+
+export const ZERO_TIMING: IOTiming = { totalMs: 0, hostMs: 0, deviceMs: 0 };
+
+export function timing(hostMs: number, deviceMs: number): IOTiming {
+  return { totalMs: hostMs + deviceMs, hostMs, deviceMs };
+}
+
+/**
+ * The bytes of one entry, delivered in order as chunks. Contract: a chunk is valid only until the
+ * consumer asks for the next one (its memory is then reused), and the chunks' lengths add up to `size`.
+ * A backend that keeps no bytes (null, simulated GPU) may ignore `chunks` entirely, so producing
+ * bytes must be lazy.
+ */
+export interface ChunkSource {
+  readonly size: number;
+  chunks(): AsyncIterable<Uint8Array>;
+}
+
+/**
+ * Receives the bytes of a read, in order. A read awaits the sink before reading on, and the chunk is
+ * valid only until the sink's promise settles. Time spent in the sink is not part of the read's timing.
+ */
+export type ChunkSink = (chunk: Uint8Array) => void | Promise<void>;
+
+export interface ReadResult {
+  readonly timing: IOTiming;
+  /** Bytes actually read from the tier. */
+  readonly bytes: number;
+}
+
+export interface Backend {
+  readonly tier: TierName;
+  /** Stores the entry under `key`, replacing any previous one. */
+  write(key: string, source: ChunkSource): Promise<IOTiming>;
+  /** Reads the whole entry; throws EntryNotFoundError if `key` is not stored here. */
+  read(key: string, sink?: ChunkSink): Promise<ReadResult>;
+  /** Removes the entry; a missing key is not an error. */
+  delete(key: string): Promise<void>;
+  /** Removes every entry this backend wrote (and nothing else). */
+  clear(): Promise<void>;
+  /** Keys currently stored, for invariant checks. */
+  keys(): Iterable<string>;
+  /** Releases resources (buffers, worker threads, temp directories it created). */
+  close(): Promise<void>;
+}
+
+export class EntryNotFoundError extends Error {
+  constructor(readonly tier: TierName, readonly key: string) {
+    super(`${tier} tier has no entry '${key}'`);
+    this.name = 'EntryNotFoundError';
+  }
+}
