@@ -29,7 +29,9 @@ export class AlignedSlab {
   static create(bytes: number, probeDir?: string): { slab: AlignedSlab; direct: boolean } {
     const buffer = new SharedArrayBuffer(bytes + DIRECT_ALIGN);
     const base = probeDir === undefined ? undefined : probeDirectOffset(buffer, probeDir);
-    return { slab: new AlignedSlab(buffer, base ?? 0), direct: base !== undefined };
+    const slab = new AlignedSlab(buffer, base ?? 0);
+    if (base !== undefined) DIRECT_SLABS.set(buffer, slab);
+    return { slab, direct: base !== undefined };
   }
 
   /** A view of `length` bytes starting `offset` bytes past the aligned base. */
@@ -37,6 +39,21 @@ export class AlignedSlab {
     if (offset < 0 || offset + length > this.usable) throw new RangeError('slab view out of range');
     return new Uint8Array(this.buffer, this.base + offset, length);
   }
+}
+
+const DIRECT_SLABS = new WeakMap<ArrayBufferLike, AlignedSlab>();
+
+/**
+ * The view extended to `length` bytes (≥ its own length) if it lies in a slab that passed the O_DIRECT
+ * probe, starts at an aligned position and has room for `length` bytes; otherwise undefined. Lets the
+ * file tier write a payload chunk (whose tail may be shorter than a block) directly, padding the tail.
+ */
+export function directView(view: Uint8Array, length: number): Uint8Array | undefined {
+  const slab = DIRECT_SLABS.get(view.buffer);
+  if (slab === undefined) return undefined;
+  const rel = view.byteOffset - slab.base;
+  if (rel < 0 || rel % DIRECT_ALIGN !== 0 || rel + length > slab.usable) return undefined;
+  return new Uint8Array(view.buffer, view.byteOffset, length);
 }
 
 /**

@@ -1,0 +1,46 @@
+// A fixed set of equally sized, aligned buffers carved from one slab, handed out and returned.
+// Allocated (and touched) once, then reused: fresh guest memory is slow on first touch.
+import { AlignedSlab, DIRECT_ALIGN } from './aligned.js';
+import { roundUp } from '../util/units.js';
+
+export class SlotPool {
+  readonly slotBytes: number;
+  readonly direct: boolean;
+  private readonly free: Uint8Array[] = [];
+  private readonly waiters: Array<(slot: Uint8Array) => void> = [];
+
+  /** `count` slots of `slotBytes` (rounded up to DIRECT_ALIGN); `probeDir` as in AlignedSlab.create. */
+  constructor(count: number, slotBytes: number, probeDir?: string) {
+    if (count < 1) throw new RangeError('a slot pool needs at least one slot');
+    this.slotBytes = roundUp(slotBytes, DIRECT_ALIGN);
+    const { slab, direct } = AlignedSlab.create(count * this.slotBytes, probeDir);
+    this.direct = direct;
+    for (let i = 0; i < count; i++) {
+      const slot = slab.view(i * this.slotBytes, this.slotBytes);
+      slot.fill(0); // first touch now, not on the measured path
+      this.free.push(slot);
+    }
+  }
+
+  get available(): number {
+    return this.free.length;
+  }
+
+  /** A free slot, waiting for one to be released if none is free. */
+  acquire(): Promise<Uint8Array> {
+    const slot = this.free.pop();
+    if (slot !== undefined) return Promise.resolve(slot);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  tryAcquire(): Uint8Array | undefined {
+    return this.free.pop();
+  }
+
+  /** Returns a slot obtained from acquire(); pass the full slot, not a sub-view. */
+  release(slot: Uint8Array): void {
+    const waiter = this.waiters.shift();
+    if (waiter !== undefined) waiter(slot);
+    else this.free.push(slot);
+  }
+}
