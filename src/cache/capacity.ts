@@ -1,0 +1,21 @@
+// Tier capacities in bytes (spec §3.2).
+import { statfs } from 'node:fs/promises';
+import { GiB } from '../util/units.js';
+
+/** Share of the file system's free space the storage tier may use when no capacity is given. */
+export const AUTO_STORAGE_FRACTION = 0.95;
+
+/**
+ * The storage tier's limit: `capacityGiB` × 2^30 when positive, else 95 % of the space available to
+ * unprivileged users on the file system holding `dir` at start, else unlimited.
+ */
+export async function storageLimitBytes(capacityGiB: number, dir: string | undefined): Promise<number> {
+  if (capacityGiB > 0) return capacityGiB * GiB;
+  if (dir === undefined) return Infinity;
+  try {
+    const s = await statfs(dir);
+    return Math.floor(s.bavail * s.bsize * AUTO_STORAGE_FRACTION);
+  } catch {
+    return Infinity;
+  }
+}

@@ -1,0 +1,121 @@
+// Streams one tier's read into another tier's write, one chunk in flight, so a demotion moves real
+// bytes without holding a whole (possibly multi-GiB) entry in memory.
+import type { Backend, ChunkSource, IOTiming } from '../tiers/backend.js';
+
+/** A one-slot hand-off: put() resolves when the consumer has finished with the chunk. */
+class Handoff implements AsyncIterable<Uint8Array> {
+  private pending: { chunk: Uint8Array; done: () => void; fail: (e: unknown) => void } | undefined;
+  private waiting: ((r: IteratorResult<Uint8Array>) => void) | undefined;
+  private waitingFail: ((e: unknown) => void) | undefined;
+  private ended = false;
+  private error: unknown;
+  private aborted: unknown;
+  private consumerDone = false;
+
+  put(chunk: Uint8Array): Promise<void> {
+    if (this.aborted !== undefined) return Promise.reject(this.aborted);
+    if (this.consumerDone) return Promise.resolve();
+    return new Promise((done, fail) => {
+      this.pending = { chunk, done, fail };
+      this.deliver();
+    });
+  }
+
+  end(error?: unknown): void {
+    this.ended = true;
+    this.error = error;
+    this.deliver();
+  }
+
+  /** The consumer finished without needing more bytes: let the producer run to its end. */
+  finish(): void {
+    this.consumerDone = true;
+    const p = this.pending;
+    this.pending = undefined;
+    p?.done();
+  }
+
+  /** The consumer gave up: fail the producer's pending and future puts. */
+  abort(reason: unknown): void {
+    this.aborted = reason ?? new Error('consumer aborted');
+    const p = this.pending;
+    this.pending = undefined;
+    p?.fail(this.aborted);
+  }
+
+  private deliver(): void {
+    const resolve = this.waiting;
+    if (resolve === undefined) return;
+    if (this.pending !== undefined) {
+      this.waiting = undefined;
+      this.waitingFail = undefined;
+      resolve({ value: this.pending.chunk, done: false });
+    } else if (this.ended) {
+      const fail = this.waitingFail;
+      this.waiting = undefined;
+      this.waitingFail = undefined;
+      if (this.error !== undefined) fail?.(this.error);
+      else resolve({ value: undefined, done: true });
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    return {
+      next: () => {
+        // Asking for the next chunk releases the previous one to its producer.
+        const prev = this.pending;
+        this.pending = undefined;
+        prev?.done();
+        return new Promise((resolve, fail) => {
+          this.waiting = resolve;
+          this.waitingFail = fail;
+          this.deliver();
+        });
+      },
+      return: () => {
+        const prev = this.pending;
+        this.pending = undefined;
+        prev?.done();
+        return Promise.resolve({ value: undefined, done: true });
+      },
+    };
+  }
+}
+
+export interface CopyResult {
+  readonly read: IOTiming;
+  readonly write: IOTiming;
+  readonly bytes: number;
+}
+
+/** Copies `key` (of `size` bytes) from `src` into `dst`. Rejects if either side fails. */
+export async function copyEntry(src: Backend, dst: Backend, key: string, size: number): Promise<CopyResult> {
+  const handoff = new Handoff();
+  const source: ChunkSource = { size, chunks: () => handoff };
+  // A destination that ignores the bytes (null, simulated GPU) finishes without iterating; the
+  // source's read then runs to its end with its chunks dropped.
+  const writeP = dst.write(key, source).then(
+    (t) => {
+      handoff.finish();
+      return t;
+    },
+    (e: unknown) => {
+      handoff.abort(e);
+      throw e;
+    },
+  );
+  const readP = src.read(key, (chunk) => handoff.put(chunk)).then(
+    (r) => {
+      handoff.end();
+      return r;
+    },
+    (e: unknown) => {
+      handoff.end(e);
+      throw e;
+    },
+  );
+  const [r, w] = await Promise.allSettled([readP, writeP]);
+  if (r.status === 'rejected') throw r.reason;
+  if (w.status === 'rejected') throw w.reason;
+  return { read: r.value.timing, write: w.value, bytes: r.value.bytes };
+}

@@ -1,0 +1,372 @@
+// The tiered KV cache (spec §3.2–§3.6): new entries go to the fastest tier with room, older entries
+// are demoted down the waterfall GPU → CPU → storage by LRU, and the last tier deletes. No promotion
+// on a hit. Per-key locks make concurrent async operations on one key safe.
+import type { Backend, ChunkSource, TierName } from '../tiers/backend.js';
+import type { Recorder } from '../metrics/recorder.js';
+import type { Clock } from '../util/clock.js';
+import { KeyedMutex, Semaphore } from '../util/lock.js';
+import { EntryTable } from './entries.js';
+import type { EntryMeta } from './entries.js';
+import { copyEntry } from './pipe.js';
+
+export type Phase = 'prefill' | 'decode' | 'both';
+/** What kind of data a read is for; selects the reference's per-type hit counter. */
+export type CacheType = 'system' | 'common' | 'multi_turn' | 'user';
+/** The I/O trace's phase names (spec §7), plus Delete for entries removed from the last tier. */
+export type IoPhase = 'Prefill' | 'Decode' | 'Both' | 'Evict';
+
+export interface IoEvent {
+  readonly op: 'Write' | 'Read' | 'Delete';
+  readonly tier: TierName;
+  readonly key: string;
+  readonly size: number;
+  readonly phase: IoPhase;
+}
+
+export interface CacheTier {
+  readonly backend: Backend;
+  /** Capacity in bytes; Infinity for an unlimited last tier. */
+  readonly limitBytes: number;
+}
+
+/** The reference's `eviction.*` settings (spec §3.3), same defaults. */
+export interface EvictionConfig {
+  readonly maxRecursionDepth: number;
+  readonly targetUsageRatio: number;
+  readonly largeEntryLimitRatio: number;
+  readonly maxEvictionsHardCap: number;
+  readonly maxEvictionsMin: number;
+}
+
+export const DEFAULT_EVICTION: EvictionConfig = {
+  maxRecursionDepth: 10,
+  targetUsageRatio: 0.8,
+  largeEntryLimitRatio: 0.95,
+  maxEvictionsHardCap: 5000,
+  maxEvictionsMin: 1000,
+};
+
+/** Below this share of its limit a tier accepts any entry without evicting ("near empty, trust it"). */
+const NEAR_EMPTY_RATIO = 0.05;
+
+export interface CacheOptions {
+  /** Fastest first; the last one is the terminal tier that deletes. */
+  readonly tiers: readonly CacheTier[];
+  readonly bytesPerToken: number;
+  readonly tensorParallel?: number;
+  /** The bytes of a new entry. */
+  readonly payload: (key: string, size: number) => ChunkSource;
+  readonly recorder: Recorder;
+  readonly clock: Clock;
+  readonly eviction?: Partial<EvictionConfig>;
+  /** Bounds concurrent allocations (--max-concurrent-allocs); absent = unlimited. */
+  readonly allocSemaphore?: Semaphore;
+  /** Sees every placement write, hit read, demotion and deletion (the I/O trace). */
+  readonly observer?: (e: IoEvent) => void;
+}
+
+export interface AllocateResult {
+  readonly ok: boolean;
+  readonly tier: TierName | null;
+  readonly latencyMs: number;
+}
+
+export interface AccessResult {
+  readonly tier: TierName | null;
+  readonly latencyMs: number;
+}
+
+function ioPhase(p: Phase): IoPhase {
+  return p === 'prefill' ? 'Prefill' : p === 'decode' ? 'Decode' : 'Both';
+}
+
+export class TieredCache {
+  readonly order: readonly TierName[];
+  readonly entries: EntryTable;
+  private readonly backends = new Map<TierName, Backend>();
+  private readonly limits = new Map<TierName, number>();
+  /** Reserved bytes per tier: resident entries plus writes and demotions in flight. */
+  private readonly reserved = new Map<TierName, number>();
+  private readonly locks = new KeyedMutex();
+  /** Victims chosen by an eviction whose move or delete has not finished. */
+  private readonly moving = new Set<string>();
+  private readonly ev: EvictionConfig;
+  private readonly tokenBytes: number;
+
+  constructor(private readonly opts: CacheOptions) {
+    if (opts.tiers.length === 0) throw new RangeError('a cache needs at least one tier');
+    this.order = opts.tiers.map((t) => t.backend.tier);
+    if (new Set(this.order).size !== this.order.length) throw new RangeError('tier names must be distinct');
+    for (const t of opts.tiers) {
+      this.backends.set(t.backend.tier, t.backend);
+      this.limits.set(t.backend.tier, t.limitBytes);
+      this.reserved.set(t.backend.tier, 0);
+    }
+    this.entries = new EntryTable(this.order);
+    this.ev = { ...DEFAULT_EVICTION, ...opts.eviction };
+    this.tokenBytes = opts.bytesPerToken / (opts.tensorParallel ?? 1);
+  }
+
+  limitBytes(tier: TierName): number {
+    return this.limits.get(tier) ?? 0;
+  }
+
+  /** Bytes reserved in `tier` (entries plus in-flight writes/demotions). Equals resident bytes when idle. */
+  usedBytes(tier: TierName): number {
+    return this.reserved.get(tier) ?? 0;
+  }
+
+  backend(tier: TierName): Backend {
+    const b = this.backends.get(tier);
+    if (b === undefined) throw new Error(`no ${tier} tier`);
+    return b;
+  }
+
+  /** Where `key` lives, without counting a hit or a miss. */
+  locate(key: string): TierName | null {
+    return this.entries.get(key)?.tier ?? null;
+  }
+
+  /** Writes a new entry of `tokens` tokens; an existing key is left as is (no write, latency 0). */
+  async allocate(key: string, tokens: number, phase: Phase = 'prefill'): Promise<AllocateResult> {
+    const existing = this.entries.get(key);
+    if (existing !== undefined) return { ok: true, tier: existing.tier, latencyMs: 0 };
+    const sem = this.opts.allocSemaphore;
+    return sem === undefined ? this.allocateLocked(key, tokens, phase) : sem.run(() => this.allocateLocked(key, tokens, phase));
+  }
+
+  private async allocateLocked(key: string, tokens: number, phase: Phase): Promise<AllocateResult> {
+    await this.locks.lock(key);
+    try {
+      const existing = this.entries.get(key);
+      if (existing !== undefined) return { ok: true, tier: existing.tier, latencyMs: 0 };
+      const size = Math.floor((this.opts.bytesPerToken * tokens) / (this.opts.tensorParallel ?? 1));
+      const c = this.opts.recorder.counters;
+      if (phase === 'prefill') c.prefillWrites++;
+      c.writeOperations++;
+      c.totalWriteBytes += size;
+
+      let tier: TierName | undefined;
+      for (let i = 0; i < this.order.length && tier === undefined; i++) {
+        if (await this.ensureSpace(i, size, 0)) tier = this.order[i];
+      }
+      // Unreachable in practice: the last tier always accepts. Kept as the reference's safety net.
+      if (tier === undefined) {
+        tier = this.order[this.order.length - 1] as TierName;
+        this.reserve(tier, size);
+      }
+
+      const traffic = this.opts.recorder.traffic[tier];
+      let t;
+      try {
+        t = await this.backend(tier).write(key, this.opts.payload(key, size));
+      } catch {
+        this.release(tier, size);
+        traffic.failedOps++;
+        return { ok: false, tier: null, latencyMs: 0 };
+      }
+      this.entries.insert({ key, tier, size, lastAccess: this.opts.clock.now(), accessCount: 1 });
+      traffic.writeOps++;
+      traffic.writeBytes += size;
+      if (tier === 'cpu') c.offloadsCpu++;
+      if (tier === 'storage') {
+        c.offloadsStorage++;
+        c.storageTokensProcessed += tokens;
+      }
+      this.opts.recorder.recordIo(tier, 'write', t);
+      this.opts.observer?.({ op: 'Write', tier, key, size, phase: ioPhase(phase) });
+      return { ok: true, tier, latencyMs: t.totalMs };
+    } finally {
+      this.locks.unlock(key);
+    }
+  }
+
+  /** Reads the whole entry from the tier it lives in; a missing key is a miss (latency 0). */
+  async access(key: string, phase: Phase = 'decode', type: CacheType = 'user'): Promise<AccessResult> {
+    const c = this.opts.recorder.counters;
+    if (this.entries.get(key) === undefined) {
+      c.cacheMisses++;
+      return { tier: null, latencyMs: 0 };
+    }
+    await this.locks.lock(key);
+    try {
+      const meta = this.entries.get(key);
+      if (meta === undefined) {
+        c.cacheMisses++; // deleted while we waited for its lock
+        return { tier: null, latencyMs: 0 };
+      }
+      this.entries.touch(meta, this.opts.clock.now());
+      c.cacheHits++;
+      if (type === 'system') c.systemPromptHits++;
+      else if (type === 'common') c.commonPhraseHits++;
+      else if (type === 'multi_turn') c.multiTurnHits++;
+      else c.userCacheHits++;
+      if (phase === 'decode') c.decodeReads++;
+      c.readOperations++;
+      c.totalReadBytes += meta.size;
+      const traffic = this.opts.recorder.traffic[meta.tier];
+      // Bytes are counted before the read is attempted, as the reference does.
+      traffic.readOps++;
+      traffic.readBytes += meta.size;
+      let r;
+      try {
+        r = await this.backend(meta.tier).read(key);
+      } catch {
+        traffic.failedOps++;
+        return { tier: null, latencyMs: 0 };
+      }
+      this.opts.recorder.recordIo(meta.tier, 'read', r.timing);
+      if (meta.tier === 'storage') c.storageTokensProcessed += meta.size / this.tokenBytes;
+      this.opts.observer?.({ op: 'Read', tier: meta.tier, key, size: meta.size, phase: ioPhase(phase) });
+      return { tier: meta.tier, latencyMs: r.timing.totalMs };
+    } finally {
+      this.locks.unlock(key);
+    }
+  }
+
+  /** Removes an entry wherever it lives (the reference's missing `cache.delete`, spec §11.11). */
+  async delete(key: string): Promise<boolean> {
+    await this.locks.lock(key);
+    try {
+      const meta = this.entries.get(key);
+      if (meta === undefined) return false;
+      await this.removeEntry(meta);
+      const traffic = this.opts.recorder.traffic[meta.tier];
+      traffic.explicitDeleteOps++;
+      traffic.explicitDeleteBytes += meta.size;
+      return true;
+    } finally {
+      this.locks.unlock(key);
+    }
+  }
+
+  /** Closes every backend (their files and buffers); the cache is unusable afterwards. */
+  async close(): Promise<void> {
+    for (const b of this.backends.values()) await b.close();
+  }
+
+  private reserve(tier: TierName, bytes: number): void {
+    this.reserved.set(tier, this.usedBytes(tier) + bytes);
+  }
+
+  private release(tier: TierName, bytes: number): void {
+    this.reserved.set(tier, this.usedBytes(tier) - bytes);
+  }
+
+  private async removeEntry(meta: EntryMeta): Promise<void> {
+    this.entries.remove(meta.key);
+    await this.backend(meta.tier).delete(meta.key);
+    this.release(meta.tier, meta.size);
+    this.opts.observer?.({ op: 'Delete', tier: meta.tier, key: meta.key, size: meta.size, phase: 'Evict' });
+  }
+
+  /** The least recently used entry of `tier` that no other eviction has claimed. */
+  private nextVictim(tier: TierName): EntryMeta | undefined {
+    for (const meta of this.entries.lruOrder(tier)) if (!this.moving.has(meta.key)) return meta;
+    return undefined;
+  }
+
+  /**
+   * Makes room for `bytes` in the tier at `index` and reserves them, evicting LRU entries (demoting
+   * them to the next tier, or deleting them from the last). False: the entry should try the next tier.
+   */
+  private async ensureSpace(index: number, bytes: number, depth: number): Promise<boolean> {
+    const tier = this.order[index] as TierName;
+    const limit = this.limitBytes(tier);
+    const isLast = index === this.order.length - 1;
+    if (isLast && limit === Infinity) {
+      this.reserve(tier, bytes);
+      return true;
+    }
+    if (depth > this.ev.maxRecursionDepth) return false;
+    if (!isLast && (limit <= 0 || bytes > limit * this.ev.largeEntryLimitRatio)) return false;
+    const target = isLast ? limit : limit * this.ev.targetUsageRatio;
+    const budget = Math.min(this.ev.maxEvictionsHardCap, Math.max(this.ev.maxEvictionsMin, this.entries.count(tier) + 100));
+
+    for (let evicted = 0; evicted < budget; evicted++) {
+      const used = this.usedBytes(tier);
+      if (used + bytes <= target || used < limit * NEAR_EMPTY_RATIO) {
+        this.reserve(tier, bytes);
+        return true;
+      }
+      // A mostly empty upper tier should not be churned for one huge entry: let it go lower.
+      if (evicted === 0 && !isLast && this.entries.residentBytes(tier) < 0.2 * limit && bytes > 0.5 * target) return false;
+      const victim = this.nextVictim(tier);
+      if (victim === undefined) break;
+      this.moving.add(victim.key);
+      try {
+        if (isLast) await this.deleteVictim(victim, tier);
+        else if (!(await this.demoteVictim(victim, index, depth))) return false;
+      } finally {
+        this.moving.delete(victim.key);
+      }
+    }
+    // Out of victims or budget: the last tier accepts anyway and lets the file system enforce space.
+    if (isLast) {
+      this.reserve(tier, bytes);
+      return true;
+    }
+    return false;
+  }
+
+  private async deleteVictim(victim: EntryMeta, tier: TierName): Promise<void> {
+    await this.locks.lock(victim.key);
+    try {
+      const meta = this.entries.get(victim.key);
+      if (meta === undefined || meta.tier !== tier) return; // gone or moved meanwhile
+      await this.removeEntry(meta);
+      this.opts.recorder.counters.evictions++;
+      const traffic = this.opts.recorder.traffic[tier];
+      traffic.evictDeleteOps++;
+      traffic.evictDeleteBytes += meta.size;
+    } finally {
+      this.locks.unlock(victim.key);
+    }
+  }
+
+  /** Moves `victim` from the tier at `index` to the next one. False if there is no room below. */
+  private async demoteVictim(victim: EntryMeta, index: number, depth: number): Promise<boolean> {
+    const from = this.order[index] as TierName;
+    const to = this.order[index + 1] as TierName;
+    if (!(await this.ensureSpace(index + 1, victim.size, depth + 1))) return false;
+    await this.locks.lock(victim.key);
+    try {
+      const meta = this.entries.get(victim.key);
+      if (meta === undefined || meta.tier !== from) {
+        this.release(to, victim.size); // moot demotion: give back the room reserved below (spec §11.9)
+        return true;
+      }
+      const rec = this.opts.recorder;
+      let copy;
+      try {
+        copy = await copyEntry(this.backend(from), this.backend(to), meta.key, meta.size);
+      } catch {
+        this.release(to, meta.size);
+        rec.traffic[to].failedOps++;
+        await this.backend(to).delete(meta.key).catch(() => undefined);
+        return false;
+      }
+      await this.backend(from).delete(meta.key);
+      this.entries.move(meta, to);
+      this.release(from, meta.size);
+      const c = rec.counters;
+      c.evictions++;
+      if (to === 'cpu') c.offloadsCpu++;
+      if (to === 'storage') {
+        c.offloadsStorage++;
+        c.storageTokensProcessed += meta.size / this.tokenBytes;
+      }
+      rec.traffic[from].demoteOutOps++;
+      rec.traffic[from].demoteOutBytes += meta.size;
+      rec.traffic[to].demoteInOps++;
+      rec.traffic[to].demoteInBytes += meta.size;
+      rec.recordIo(from, 'demote_read', copy.read);
+      rec.recordIo(to, 'demote_write', copy.write);
+      this.opts.observer?.({ op: 'Read', tier: from, key: meta.key, size: meta.size, phase: 'Evict' });
+      this.opts.observer?.({ op: 'Write', tier: to, key: meta.key, size: meta.size, phase: 'Evict' });
+      return true;
+    } finally {
+      this.locks.unlock(victim.key);
+    }
+  }
+}

@@ -1,0 +1,95 @@
+// A latency distribution in constant memory (HDR histogram, microsecond resolution, 3 significant
+// digits), mergeable and serialisable. The reference keeps every sample in a list (spec §11.6).
+import hdr from 'hdr-histogram-js';
+import type { Histogram } from 'hdr-histogram-js';
+
+/** Longest latency the histogram tracks exactly: one hour, in microseconds. */
+const HIGHEST_US = 3_600_000_000;
+
+export interface LatencySummaryMs {
+  readonly count: number;
+  readonly mean: number;
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+  readonly p999: number;
+  readonly p9999: number;
+  readonly max: number;
+}
+
+export class LatencyHistogram {
+  private readonly h: Histogram;
+  private sumUs = 0;
+
+  constructor() {
+    this.h = hdr.build({
+      bitBucketSize: 'packed',
+      lowestDiscernibleValue: 1,
+      highestTrackableValue: HIGHEST_US,
+      numberOfSignificantValueDigits: 3,
+      autoResize: true,
+      useWebAssembly: false,
+    });
+  }
+
+  /** Records one sample given in milliseconds (clamped to [1 µs, 1 h]). */
+  recordMs(ms: number): void {
+    const us = Math.min(HIGHEST_US, Math.max(1, Math.round(ms * 1000)));
+    this.h.recordValue(us);
+    this.sumUs += ms * 1000;
+  }
+
+  get count(): number {
+    return this.h.totalCount;
+  }
+
+  /** Exact mean of the recorded samples in ms (kept as a running sum, not from buckets). */
+  get meanMs(): number {
+    return this.count === 0 ? 0 : this.sumUs / this.count / 1000;
+  }
+
+  /** Value at `percentile` (0–100) in ms, within the histogram's 0.1 % precision. */
+  percentileMs(percentile: number): number {
+    return this.count === 0 ? 0 : this.h.getValueAtPercentile(percentile) / 1000;
+  }
+
+  get maxMs(): number {
+    return this.count === 0 ? 0 : this.h.maxValue / 1000;
+  }
+
+  summary(): LatencySummaryMs {
+    return {
+      count: this.count,
+      mean: this.meanMs,
+      p50: this.percentileMs(50),
+      p95: this.percentileMs(95),
+      p99: this.percentileMs(99),
+      p999: this.percentileMs(99.9),
+      p9999: this.percentileMs(99.99),
+      max: this.maxMs,
+    };
+  }
+
+  add(other: LatencyHistogram): void {
+    this.h.add(other.h);
+    this.sumUs += other.sumUs;
+  }
+
+  reset(): void {
+    this.h.reset();
+    this.sumUs = 0;
+  }
+
+  /** Compressed base64 HDR encoding (the standard HdrHistogram format), for results files. */
+  encode(): string {
+    return hdr.encodeIntoCompressedBase64(this.h);
+  }
+
+  static decode(encoded: string, sumMs?: number): LatencyHistogram {
+    const out = new LatencyHistogram();
+    const h = hdr.decodeFromCompressedBase64(encoded, 'packed', false);
+    out.h.add(h);
+    out.sumUs = sumMs !== undefined ? sumMs * 1000 : h.mean * h.totalCount;
+    return out;
+  }
+}

@@ -1,0 +1,133 @@
+// The Recorder: every measured figure of a run lands here, as exact integer counters and latency
+// histograms. It never prints and never computes report fields; metrics/cache-stats.ts does that.
+import type { TierName } from '../tiers/backend.js';
+import type { IOTiming } from '../tiers/backend.js';
+import { LatencyHistogram } from './latency.js';
+
+export const TIER_NAMES: readonly TierName[] = ['gpu', 'cpu', 'storage'];
+
+/** Operations whose latency is recorded per tier. Demotion traffic is kept apart from placement/hits. */
+export type TierOp = 'write' | 'read' | 'demote_write' | 'demote_read';
+
+/** Exact byte and operation counts of one tier. */
+export interface TierTraffic {
+  /** New entries placed in this tier (prefill/allocation writes). */
+  writeOps: number;
+  writeBytes: number;
+  /** Cache-hit reads served by this tier. */
+  readOps: number;
+  readBytes: number;
+  /** Entries demoted into this tier from the tier above, and out of it to the tier below. */
+  demoteInOps: number;
+  demoteInBytes: number;
+  demoteOutOps: number;
+  demoteOutBytes: number;
+  /** Entries deleted from this tier by eviction (last tier) or by an explicit delete. */
+  evictDeleteOps: number;
+  evictDeleteBytes: number;
+  explicitDeleteOps: number;
+  explicitDeleteBytes: number;
+  /** Operations that failed in the backend (the entry was not stored / not read). */
+  failedOps: number;
+}
+
+function emptyTraffic(): TierTraffic {
+  return {
+    writeOps: 0,
+    writeBytes: 0,
+    readOps: 0,
+    readBytes: 0,
+    demoteInOps: 0,
+    demoteInBytes: 0,
+    demoteOutOps: 0,
+    demoteOutBytes: 0,
+    evictDeleteOps: 0,
+    evictDeleteBytes: 0,
+    explicitDeleteOps: 0,
+    explicitDeleteBytes: 0,
+    failedOps: 0,
+  };
+}
+
+/** The reference's cache counters (spec §3.4, §3.6), same meaning. */
+export interface CacheCounters {
+  cacheHits: number;
+  cacheMisses: number;
+  prefillWrites: number;
+  decodeReads: number;
+  writeOperations: number;
+  readOperations: number;
+  totalReadBytes: number;
+  totalWriteBytes: number;
+  offloadsCpu: number;
+  offloadsStorage: number;
+  /** Every demotion plus every last-tier delete, as the reference counts "evictions". */
+  evictions: number;
+  systemPromptHits: number;
+  commonPhraseHits: number;
+  multiTurnHits: number;
+  userCacheHits: number;
+  /** Logical (not tensor-parallel-divided) tokens written to, demoted to, or read from storage. */
+  storageTokensProcessed: number;
+}
+
+function emptyCounters(): CacheCounters {
+  return {
+    cacheHits: 0,
+    cacheMisses: 0,
+    prefillWrites: 0,
+    decodeReads: 0,
+    writeOperations: 0,
+    readOperations: 0,
+    totalReadBytes: 0,
+    totalWriteBytes: 0,
+    offloadsCpu: 0,
+    offloadsStorage: 0,
+    evictions: 0,
+    systemPromptHits: 0,
+    commonPhraseHits: 0,
+    multiTurnHits: 0,
+    userCacheHits: 0,
+    storageTokensProcessed: 0,
+  };
+}
+
+export class Recorder {
+  counters: CacheCounters = emptyCounters();
+  readonly traffic: Record<TierName, TierTraffic> = { gpu: emptyTraffic(), cpu: emptyTraffic(), storage: emptyTraffic() };
+  private readonly histograms = new Map<string, LatencyHistogram>();
+
+  /** The histogram called `name`, created empty on first use. */
+  latency(name: string): LatencyHistogram {
+    let h = this.histograms.get(name);
+    if (h === undefined) {
+      h = new LatencyHistogram();
+      this.histograms.set(name, h);
+    }
+    return h;
+  }
+
+  /** An existing histogram with at least one sample, else undefined. */
+  latencyIfAny(name: string): LatencyHistogram | undefined {
+    const h = this.histograms.get(name);
+    return h !== undefined && h.count > 0 ? h : undefined;
+  }
+
+  histogramNames(): string[] {
+    return [...this.histograms.keys()];
+  }
+
+  /** Records an operation's total, host and device times under `<tier>_<op>[_host|_device]`. */
+  recordIo(tier: TierName, op: TierOp, t: IOTiming): void {
+    this.latency(`${tier}_${op}`).recordMs(t.totalMs);
+    this.latency(`${tier}_${op}_device`).recordMs(t.deviceMs);
+    this.latency(`${tier}_${op}_host`).recordMs(t.hostMs);
+  }
+
+  /** Zeroes every counter and histogram (after preconditioning); cache contents are not touched. */
+  reset(): void {
+    this.counters = emptyCounters();
+    for (const t of TIER_NAMES) Object.assign(this.traffic[t], emptyTraffic());
+    for (const h of this.histograms.values()) h.reset();
+  }
+}
