@@ -1,0 +1,227 @@
+// File tier: round trips in both I/O modes, the staging and zero-copy write paths, timing invariants,
+// and that it never touches files it did not create (spec §3.5, §11.15; spec-tests §8).
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { TestContext } from 'node:test';
+import { SlotPool } from '../../src/data/slots.js';
+import { entryKeyMaterial, fillPayload, payloadBytes } from '../../src/data/payload.js';
+import { EntryNotFoundError } from '../../src/tiers/backend.js';
+import type { ChunkSource } from '../../src/tiers/backend.js';
+import { FileBackend, ForeignFileError, fileNameForKey } from '../../src/tiers/file.js';
+import type { FileBackendOptions, IoMode } from '../../src/tiers/file.js';
+import { MiB } from '../../src/util/units.js';
+
+const SEED = 7;
+const SIZES = [0, 1, 4095, 4096, 4097, 10 * MiB + 123];
+
+/** Chunks cut from an ordinary (unaligned) Buffer, at an odd chunk size. */
+function plainSource(bytes: Uint8Array, chunk = MiB + 7): ChunkSource {
+  const buf = Buffer.from(bytes); // pooled or heap memory: never O_DIRECT-aligned
+  return {
+    size: buf.length,
+    async *chunks() {
+      for (let off = 0; off < buf.length; off += chunk) {
+        yield buf.subarray(off, Math.min(off + chunk, buf.length));
+      }
+    },
+  };
+}
+
+/** Payload generated into one reused aligned slot, as the cache's producers do. */
+function slotSource(pool: SlotPool, key: string, size: number): ChunkSource {
+  return {
+    size,
+    async *chunks() {
+      const slot = await pool.acquire();
+      try {
+        const material = entryKeyMaterial(SEED, key);
+        for (let off = 0; off < size; off += slot.length) {
+          const view = slot.subarray(0, Math.min(slot.length, size - off));
+          fillPayload(material, off, view);
+          yield view;
+        }
+      } finally {
+        pool.release(slot);
+      }
+    },
+  };
+}
+
+/** Byte equality without dumping megabytes into the failure message. */
+function assertBytes(actual: Uint8Array, expected: Uint8Array, what = ''): void {
+  assert.equal(actual.length, expected.length, `length ${what}`);
+  const same = Buffer.from(actual.buffer, actual.byteOffset, actual.length).equals(expected);
+  assert.ok(same, `bytes differ ${what}`);
+}
+
+async function readAll(backend: FileBackend, key: string): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  const { bytes } = await backend.read(key, (c) => {
+    parts.push(c.slice());
+  });
+  const out = Buffer.concat(parts);
+  assert.equal(bytes, out.length);
+  return out;
+}
+
+let root: string;
+before(async () => {
+  root = await mkdtemp(join(tmpdir(), 'kvfile-test-'));
+});
+after(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+/** A backend closed (files and own temp dir removed) when the test ends, even if it fails. */
+async function backendFor(t: TestContext, options: FileBackendOptions = {}): Promise<FileBackend> {
+  const backend = await FileBackend.create(options);
+  t.after(() => backend.close());
+  return backend;
+}
+
+async function freshDir(name: string): Promise<string> {
+  return mkdtemp(join(root, `${name}-`));
+}
+
+for (const ioMode of ['direct', 'buffered'] as IoMode[]) {
+  describe(`file tier, ${ioMode} mode`, () => {
+    test('round trip, exact file size, timing split, delete removes the file', async (t) => {
+      const dir = await freshDir(ioMode);
+      const backend = await backendFor(t, { dir, ioMode, chunkBytes: 4 * MiB, stagingSlots: 2 });
+      assert.equal(backend.effectiveIoMode, ioMode, `this machine's ${tmpdir()} should accept O_DIRECT`);
+      for (const size of SIZES) {
+        const key = `entry_${size}`;
+        const data = payloadBytes(SEED, key, size);
+        const t = await backend.write(key, plainSource(data));
+        assert.ok(t.totalMs > 0 && t.hostMs >= 0 && t.deviceMs >= 0, JSON.stringify(t));
+        assert.ok(Math.abs(t.totalMs - (t.hostMs + t.deviceMs)) < 1e-9);
+        const file = join(dir, `${key}.bin`);
+        assert.equal(statSync(file).size, size);
+        assertBytes(await readAll(backend, key), data, `size ${size}`);
+        const r = await backend.read(key);
+        assert.equal(r.bytes, size);
+        assert.ok(r.timing.totalMs > 0 && r.timing.deviceMs >= 0 && r.timing.hostMs >= 0);
+        await backend.delete(key);
+        assert.equal(existsSync(file), false);
+        await assert.rejects(backend.read(key), EntryNotFoundError);
+      }
+      await backend.close();
+      assert.deepEqual(readdirSync(dir), [], 'no probe or entry files left behind');
+    });
+
+    test('aligned slot chunks round-trip and overwrite a smaller entry', async (t) => {
+      const dir = await freshDir(`${ioMode}-slots`);
+      const backend = await backendFor(t, { dir, ioMode, chunkBytes: MiB });
+      const pool = new SlotPool(1, 256 * 1024, dir);
+      const key = 'conv_user_0012_turn_3';
+      const size = 3 * MiB + 4097;
+      await backend.write(key, slotSource(pool, key, 5));
+      await backend.write(key, slotSource(pool, key, size));
+      assert.equal(statSync(backend.pathFor(key)).size, size);
+      assertBytes(await readAll(backend, key), payloadBytes(SEED, key, size));
+      if (ioMode === 'direct') {
+        assert.ok(backend.counters.zeroCopyBytes >= 3 * MiB, JSON.stringify(backend.counters));
+        assert.equal(backend.counters.stagedBytes, 0, 'a padded aligned tail needs no staging');
+      } else {
+        assert.deepEqual(backend.counters, { zeroCopyBytes: 0, stagedBytes: 0 });
+      }
+      await backend.close();
+    });
+  });
+}
+
+describe('file tier, direct write paths and safety', () => {
+  test('plain unaligned Buffer chunks go through staging', async (t) => {
+    const dir = await freshDir('staging');
+    const backend = await backendFor(t, { dir, chunkBytes: 64 * 1024, stagingSlots: 1 });
+    const size = 300 * 1024 + 5;
+    const data = payloadBytes(SEED, 'staged', size);
+    await backend.write('staged', plainSource(data, 10_000));
+    assert.deepEqual(backend.counters, { zeroCopyBytes: 0, stagedBytes: size });
+    const lengths: number[] = [];
+    await backend.read('staged', (c) => {
+      lengths.push(c.length);
+    });
+    assert.ok(lengths.every((n) => n <= 64 * 1024));
+    assert.equal(lengths.reduce((a, b) => a + b, 0), size);
+    assertBytes(await readAll(backend, 'staged'), data);
+    await backend.close();
+  });
+
+  test('16 concurrent writes and reads with 2 staging slots', async (t) => {
+    const backend = await backendFor(t, { chunkBytes: 64 * 1024, stagingSlots: 2 });
+    const keys = Array.from({ length: 16 }, (_, i) => `user_${i}_req_${i * 3}`);
+    const sizeOf = (i: number): number => 50_000 + i * 12_345;
+    const sources = keys.map((k, i) => plainSource(payloadBytes(SEED, k, sizeOf(i)), 9_999));
+    await Promise.all(keys.map((k, i) => backend.write(k, sources[i] ?? plainSource(new Uint8Array(0)))));
+    const back = await Promise.all(keys.map((k) => readAll(backend, k)));
+    back.forEach((b, i) => assertBytes(b, payloadBytes(SEED, keys[i] ?? '', sizeOf(i)), keys[i]));
+    assert.deepEqual([...backend.keys()].sort(), [...keys].sort());
+    await backend.close();
+  });
+
+  test('temp dir: created with kv_cache_ prefix, removed on close', async (t) => {
+    const backend = await backendFor(t);
+    assert.match(backend.dir, /kv_cache_/);
+    assert.ok(existsSync(backend.dir));
+    await backend.write('a', plainSource(payloadBytes(SEED, 'a', 10)));
+    await backend.close();
+    assert.equal(existsSync(backend.dir), false);
+  });
+
+  test('user dir: foreign files survive start, clear, delete and close; no overwrite', async (t) => {
+    const dir = await freshDir('foreign');
+    const foreign = ['other.npy', 'notes.txt', 'prepop_1.bin'];
+    for (const f of foreign) writeFileSync(join(dir, f), 'keep me');
+    const backend = await backendFor(t, { dir });
+    await backend.write('prepop_0', plainSource(payloadBytes(SEED, 'prepop_0', 5000)));
+    await assert.rejects(backend.write('prepop_1', plainSource(new Uint8Array(3))), ForeignFileError);
+    await backend.delete('prepop_1');
+    await assert.rejects(backend.read('prepop_1'), EntryNotFoundError);
+    assert.deepEqual(readdirSync(dir).sort(), ['notes.txt', 'other.npy', 'prepop_0.bin', 'prepop_1.bin']);
+    await backend.clear();
+    assert.deepEqual([...backend.keys()], []);
+    assert.deepEqual(readdirSync(dir).sort(), [...foreign].sort());
+    await backend.write('again', plainSource(new Uint8Array(1)));
+    await backend.close();
+    assert.deepEqual(readdirSync(dir).sort(), [...foreign].sort());
+  });
+
+  test('a source that lies about its size fails and leaves no file', async (t) => {
+    const backend = await backendFor(t);
+    const bad: ChunkSource = { size: 10_000, chunks: plainSource(new Uint8Array(9_000)).chunks };
+    await assert.rejects(backend.write('bad', bad), RangeError);
+    assert.equal(existsSync(backend.pathFor('bad')), false);
+    assert.deepEqual([...backend.keys()], []);
+    await backend.delete('never-written');
+    await backend.close();
+  });
+
+  test('key to file name mapping is safe and injective', () => {
+    const plain = 'conv_user_0012_1740553426194_turn_3';
+    assert.equal(fileNameForKey(plain), `${plain}.bin`);
+    const keys = ['a/b', 'a%2Fb', 'a%002Fb', '../x', 'é', 'e\u0301', '', ' ', '%'];
+    const names = keys.map(fileNameForKey);
+    assert.equal(new Set(names).size, keys.length);
+    for (const n of names) assert.match(n, /^[A-Za-z0-9._%-]*\.bin$/);
+  });
+
+  test('a RAM file system is reported (and still works)', { skip: !existsSync('/dev/shm') }, async (t) => {
+    const dir = await mkdtemp('/dev/shm/kvfile-test-');
+    try {
+      const backend = await backendFor(t, { dir });
+      assert.equal(backend.fileSystem, 'tmpfs');
+      t.diagnostic(`tmpfs: O_DIRECT requested, ${backend.effectiveIoMode} granted`);
+      const data = payloadBytes(SEED, 'shm', 5000);
+      await backend.write('shm', plainSource(data));
+      assertBytes(await readAll(backend, 'shm'), data);
+      await backend.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
