@@ -4,7 +4,10 @@ import type { Backend, ChunkSource, IOTiming } from '../tiers/backend.js';
 
 /** A one-slot hand-off: put() resolves when the consumer has finished with the chunk. */
 class Handoff implements AsyncIterable<Uint8Array> {
+  /** Put by the producer, not yet handed to the consumer. */
   private pending: { chunk: Uint8Array; done: () => void; fail: (e: unknown) => void } | undefined;
+  /** Handed to the consumer, whose producer waits until the consumer moves on. */
+  private delivered: { done: () => void; fail: (e: unknown) => void } | undefined;
   private waiting: ((r: IteratorResult<Uint8Array>) => void) | undefined;
   private waitingFail: ((e: unknown) => void) | undefined;
   private ended = false;
@@ -30,17 +33,24 @@ class Handoff implements AsyncIterable<Uint8Array> {
   /** The consumer finished without needing more bytes: let the producer run to its end. */
   finish(): void {
     this.consumerDone = true;
+    this.releaseDelivered();
     const p = this.pending;
     this.pending = undefined;
     p?.done();
   }
 
+  private releaseDelivered(): void {
+    const d = this.delivered;
+    this.delivered = undefined;
+    d?.done();
+  }
+
   /** The consumer gave up: fail the producer's pending and future puts. */
   abort(reason: unknown): void {
     this.aborted = reason ?? new Error('consumer aborted');
-    const p = this.pending;
+    for (const p of [this.pending, this.delivered]) p?.fail(this.aborted);
     this.pending = undefined;
-    p?.fail(this.aborted);
+    this.delivered = undefined;
   }
 
   private deliver(): void {
@@ -49,7 +59,10 @@ class Handoff implements AsyncIterable<Uint8Array> {
     if (this.pending !== undefined) {
       this.waiting = undefined;
       this.waitingFail = undefined;
-      resolve({ value: this.pending.chunk, done: false });
+      this.delivered = this.pending;
+      const chunk = this.pending.chunk;
+      this.pending = undefined;
+      resolve({ value: chunk, done: false });
     } else if (this.ended) {
       const fail = this.waitingFail;
       this.waiting = undefined;
@@ -63,9 +76,7 @@ class Handoff implements AsyncIterable<Uint8Array> {
     return {
       next: () => {
         // Asking for the next chunk releases the previous one to its producer.
-        const prev = this.pending;
-        this.pending = undefined;
-        prev?.done();
+        this.releaseDelivered();
         return new Promise((resolve, fail) => {
           this.waiting = resolve;
           this.waitingFail = fail;
@@ -73,9 +84,7 @@ class Handoff implements AsyncIterable<Uint8Array> {
         });
       },
       return: () => {
-        const prev = this.pending;
-        this.pending = undefined;
-        prev?.done();
+        this.finish();
         return Promise.resolve({ value: undefined, done: true });
       },
     };

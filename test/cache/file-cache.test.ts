@@ -1,0 +1,53 @@
+// The cache over the real file tier: files on disk match live storage entries exactly.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdir } from 'node:fs/promises';
+import { makeCache, readBack, SEED, TINY_BPT } from './helpers.js';
+import { FileBackend } from '../../src/tiers/file.js';
+import type { TieredCache } from '../../src/cache/tiered-cache.js';
+import { payloadBytes } from '../../src/data/payload.js';
+import { MiB } from '../../src/util/units.js';
+
+async function filesOnDisk(fb: FileBackend): Promise<Set<string>> {
+  return new Set((await readdir(fb.dir)).filter((f) => f.endsWith('.bin')));
+}
+
+async function assertNoOrphans(cache: TieredCache, fb: FileBackend): Promise<void> {
+  const live = new Set([...cache.entries.keysIn('storage')].map((k) => fb.pathFor(k).split('/').pop() as string));
+  assert.deepEqual(await filesOnDisk(fb), live, 'every file is a live storage entry and every entry has its file');
+}
+
+test('storage-only over files: all allocations succeed, old entries deleted, no orphan files', async () => {
+  const fb = await FileBackend.create({ chunkBytes: MiB, stagingSlots: 4 });
+  const { cache, rec } = makeCache({ storage: fb, storageBytes: 2 * MiB });
+  try {
+    for (let i = 0; i < 30; i++) assert.equal((await cache.allocate(`k${i}`, 10)).tier, 'storage');
+    assert.ok(rec.counters.evictions > 0);
+    await assertNoOrphans(cache, fb);
+    for (let i = 0; i < 20; i++) assert.equal((await cache.allocate(`r${i}`, 10)).ok, true);
+    await assertNoOrphans(cache, fb);
+    const last = 'r19';
+    assert.ok(Buffer.from(await readBack(cache, last)).equals(payloadBytes(SEED, last, 10 * TINY_BPT)));
+  } finally {
+    await cache.close();
+  }
+});
+
+test('three tiers over files under concurrent load: usage, files and conservation agree', async () => {
+  const fb = await FileBackend.create({ chunkBytes: MiB, stagingSlots: 2 });
+  const { cache, rec } = makeCache({ gpuBytes: 0.5 * MiB, cpuBytes: MiB, storage: fb, storageBytes: 3 * MiB });
+  try {
+    for (let round = 0; round < 10; round++) {
+      await Promise.all(Array.from({ length: 6 }, (_, i) => cache.allocate(`k${round}_${i}`, 5 + ((round * 7 + i) % 20))));
+      await Promise.all(Array.from({ length: 6 }, (_, i) => cache.access(`k${round}_${(i + 1) % 6}`)));
+      for (const t of cache.order) assert.equal(cache.usedBytes(t), cache.entries.residentBytes(t));
+      await assertNoOrphans(cache, fb);
+    }
+    assert.equal(rec.traffic.gpu.demoteOutBytes, rec.traffic.cpu.demoteInBytes);
+    assert.equal(rec.traffic.cpu.demoteOutBytes, rec.traffic.storage.demoteInBytes);
+    assert.ok(rec.traffic.storage.demoteInBytes > 0);
+    assert.ok(rec.latencyIfAny('storage_demote_write_device') !== undefined);
+  } finally {
+    await cache.close();
+  }
+});
