@@ -1,0 +1,162 @@
+// RAG documents (spec §4.7): plans the ingestion of documents as chunk entries, and retrieval of
+// top-k chunks (zipfian or uniform, without replacement). Pure planning: the engine writes, reads
+// and deletes the keys. Reference bug §11.11: evicting a document (maxDocuments > 0) called a
+// missing cache.delete, so chunks were never removed; here ingest returns the evicted document so
+// the engine really deletes its chunk keys.
+import type { Rng } from '../util/rng.js';
+import { kvBytesPerToken } from '../model/models.js';
+import type { ModelConfig } from '../model/models.js';
+import { DEFAULT_RAG } from './settings.js';
+import type { RagSettings, RetrievalDistribution } from './settings.js';
+import { ragChunkKey, ragDocumentId } from './keys.js';
+
+export interface RagChunk {
+  readonly key: string;
+  readonly docId: string;
+  readonly index: number;
+  readonly tokens: number;
+}
+
+export interface RagDocument {
+  readonly docId: string;
+  readonly totalTokens: number;
+  readonly chunks: readonly RagChunk[];
+}
+
+export interface IngestPlan {
+  /** The new document: write every chunk entry. */
+  readonly document: RagDocument;
+  /** The oldest document removed by maxDocuments: delete every chunk entry. */
+  readonly evicted?: RagDocument;
+}
+
+export interface RagRetrieval {
+  readonly docId: string;
+  readonly chunks: readonly RagChunk[];
+  readonly totalTokens: number;
+}
+
+/** What a session needs to draw RAG work: the manager implements it. */
+export interface RagSource {
+  pickDocument(rng: Rng): RagDocument | undefined;
+  retrieve(doc: RagDocument, rng: Rng): RagRetrieval;
+}
+
+/** "Large model" (shorter documents): hidden ≥ 8192 or layers ≥ 64. */
+export function isLargeModel(m: Pick<ModelConfig, 'hiddenDim' | 'numLayers'>): boolean {
+  return m.hiddenDim >= 8192 || m.numLayers >= 64;
+}
+
+/** max(1, min(chunkSizeTokens, floor(maxChunkBytes / bpt))). */
+export function tokensPerChunk(settings: Pick<RagSettings, 'chunkSizeTokens' | 'maxChunkBytes'>, bytesPerToken: number): number {
+  return Math.max(1, Math.min(settings.chunkSizeTokens, Math.floor(settings.maxChunkBytes / bytesPerToken)));
+}
+
+/** Full chunks of `perChunk` tokens, the last one holding the remainder. */
+export function chunkDocument(docId: string, totalTokens: number, perChunk: number): RagChunk[] {
+  const chunks: RagChunk[] = [];
+  for (let i = 0, start = 0; start < totalTokens; i++, start += perChunk) {
+    chunks.push({ key: ragChunkKey(docId, i), docId, index: i, tokens: Math.min(perChunk, totalTokens - start) });
+  }
+  return chunks;
+}
+
+/** Unnormalised retrieval weights of chunk i: 1/(i+1) for zipfian, 1 for uniform. */
+export function retrievalWeights(n: number, dist: RetrievalDistribution): number[] {
+  return Array.from({ length: n }, (_, i) => (dist === 'zipfian' ? 1 / (i + 1) : 1));
+}
+
+/**
+ * min(k, n) distinct indices, drawn one after another in proportion to the remaining weights
+ * (what numpy's choice(replace=False, p=…) does).
+ */
+export function sampleWithoutReplacement(weights: readonly number[], k: number, rng: Rng): number[] {
+  const remaining = weights.map((w, i) => ({ w, i }));
+  const out: number[] = [];
+  while (out.length < k && remaining.length > 0) {
+    // Recomputing the total each pick avoids drift from repeated float subtraction.
+    let u = rng.random() * remaining.reduce((a, r) => a + r.w, 0);
+    let j = 0;
+    for (; j < remaining.length - 1; j++) {
+      const w = remaining[j]?.w ?? 0;
+      if (u < w) break;
+      u -= w;
+    }
+    const [picked] = remaining.splice(j, 1);
+    if (picked === undefined) break;
+    out.push(picked.i);
+  }
+  return out;
+}
+
+export class RagDocumentManager implements RagSource {
+  readonly bytesPerToken: number;
+  readonly tokensPerChunk: number;
+  readonly largeModel: boolean;
+  private readonly docs = new Map<string, RagDocument>();
+  private nextIndex = 0;
+
+  constructor(model: ModelConfig, private readonly settings: RagSettings = DEFAULT_RAG) {
+    this.bytesPerToken = kvBytesPerToken(model);
+    this.tokensPerChunk = tokensPerChunk(settings, this.bytesPerToken);
+    this.largeModel = isLargeModel(model);
+  }
+
+  get documentCount(): number {
+    return this.docs.size;
+  }
+
+  /** Ids of the ingested documents, oldest first. */
+  documentIds(): string[] {
+    return [...this.docs.keys()];
+  }
+
+  getDocument(docId: string): RagDocument | undefined {
+    return this.docs.get(docId);
+  }
+
+  /** Plan the next document `doc_<i:04d>`; it is registered at once (retrievable from now on). */
+  ingest(rng: Rng): IngestPlan {
+    const [lo, hi] = this.largeModel ? this.settings.largeModelDocTokens : this.settings.smallModelDocTokens;
+    const docId = ragDocumentId(this.nextIndex++);
+    const totalTokens = rng.int(lo, hi);
+    const planned: RagDocument = { docId, totalTokens, chunks: chunkDocument(docId, totalTokens, this.tokensPerChunk) };
+    const evicted = this.settings.maxDocuments > 0 && this.docs.size >= this.settings.maxDocuments ? this.evictOldest() : undefined;
+    this.docs.set(docId, planned);
+    return evicted === undefined ? { document: planned } : { document: planned, evicted };
+  }
+
+  /** Plans for `n` documents in order. */
+  planIngest(n: number, rng: Rng): IngestPlan[] {
+    return Array.from({ length: n }, () => this.ingest(rng));
+  }
+
+  /** A uniformly chosen ingested document, or undefined before any ingestion. */
+  pickDocument(rng: Rng): RagDocument | undefined {
+    if (this.docs.size === 0) return undefined;
+    return this.docs.get(rng.pick(this.documentIds()));
+  }
+
+  /** Top-k chunks of `doc` (min(topK, chunks) distinct ones) by the configured distribution. */
+  retrieve(doc: RagDocument, rng: Rng): RagRetrieval {
+    const weights = retrievalWeights(doc.chunks.length, this.settings.retrievalDistribution);
+    const chunks = sampleWithoutReplacement(weights, this.settings.topKChunks, rng).flatMap((i) => {
+      const c = doc.chunks[i];
+      return c === undefined ? [] : [c];
+    });
+    return { docId: doc.docId, chunks, totalTokens: chunks.reduce((a, c) => a + c.tokens, 0) };
+  }
+
+  /** pickDocument + retrieve. */
+  retrieveRandom(rng: Rng): RagRetrieval | undefined {
+    const doc = this.pickDocument(rng);
+    return doc === undefined ? undefined : this.retrieve(doc, rng);
+  }
+
+  private evictOldest(): RagDocument | undefined {
+    const first = this.docs.values().next();
+    if (first.done === true) return undefined;
+    this.docs.delete(first.value.docId);
+    return first.value;
+  }
+}
