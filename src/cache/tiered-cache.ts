@@ -184,7 +184,9 @@ export class TieredCache {
   /** Reads the whole entry from the tier it lives in; a missing key is a miss (latency 0). */
   async access(key: string, phase: Phase = 'decode', type: CacheType = 'user'): Promise<AccessResult> {
     const c = this.opts.recorder.counters;
-    if (this.entries.get(key) === undefined) {
+    // A key being written right now (its lock is held) is waited for rather than missed: a reader of
+    // an entry whose prefill is in flight gets it when the write lands, whatever the timing.
+    if (this.entries.get(key) === undefined && !this.locks.isLocked(key)) {
       c.cacheMisses++;
       return { tier: null, latencyMs: 0 };
     }

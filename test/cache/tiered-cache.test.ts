@@ -236,3 +236,13 @@ test('a failing backend write releases its reservation', async () => {
   storage.write = orig;
   assert.equal((await cache.allocate('x', 10)).ok, true);
 });
+
+test('a read of an entry whose write is in flight waits for it and hits', async () => {
+  const { cache, rec } = makeCache({ cpuBytes: GiB });
+  const write = cache.allocate('prefix', 10);
+  const read = cache.access('prefix', 'both', 'system');
+  await write;
+  assert.equal((await read).tier, 'cpu');
+  assert.equal(rec.counters.cacheMisses, 0);
+  assert.equal(rec.counters.systemPromptHits, 1);
+});
