@@ -1,0 +1,142 @@
+// Users, the request queue and the workers of the measured phase (spec §4.1, with §11.7 fixed).
+// Each user is closed-loop: a request is issued at its scheduled time on the user's own timeline
+// (the sum of its think times) or when its previous request finished, whichever is later, so a
+// conversation's next turn never starts before the previous one has been written. Logical workers
+// (async tasks) take requests from the QoS priority queue.
+import type { Clock } from '../util/clock.js';
+import type { Request } from '../workload/request.js';
+import { RequestQueue } from '../workload/queue.js';
+import type { SessionStep } from '../workload/session.js';
+
+/** Where a user's steps come from: a live session, or a precomputed list (--max-requests). */
+export interface StepSource {
+  next(): SessionStep | undefined;
+}
+
+export interface DispatchOptions {
+  readonly sources: readonly StepSource[];
+  readonly workers: number;
+  readonly clock: Clock;
+  /** Measured-phase start on `clock`; scheduled times are offsets from it. */
+  readonly startMs: number;
+  /** Processes one request; `queueMs` is its wait for a worker. Never rejects for a request's own failure. */
+  readonly process: (req: Request, queueMs: number) => Promise<void>;
+  readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Aborted when the run must stop issuing (duration over, interrupted, request budget met). */
+  readonly stop: AbortSignal;
+}
+
+interface Queued {
+  readonly req: Request;
+  readonly priority: number;
+  readonly scheduledAtMs: number;
+  readonly enqueuedMs: number;
+  readonly done: () => void;
+}
+
+/** Runs users and workers until every source is exhausted or `stop` fires, then drains in-flight work. */
+export async function dispatch(o: DispatchOptions): Promise<void> {
+  const queue = new RequestQueue<Queued>();
+  let wake: (() => void) | undefined;
+  let usersLeft = o.sources.length;
+  const notify = (): void => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  const onStop = (): void => {
+    // Requests still queued are never started: release their users.
+    while (queue.size > 0) queue.pop()?.done();
+    notify();
+  };
+  o.stop.addEventListener('abort', onStop, { once: true });
+
+  const enqueue = (req: Request): Promise<void> =>
+    new Promise<void>((done) => {
+      if (o.stop.aborted) return done();
+      queue.push({ req, priority: req.priority, scheduledAtMs: req.scheduledAtMs, enqueuedMs: o.clock.now(), done });
+      notify();
+    });
+
+  const user = async (source: StepSource): Promise<void> => {
+    try {
+      for (let step = source.next(); step !== undefined && !o.stop.aborted; step = source.next()) {
+        const wait = o.startMs + step.request.scheduledAtMs - o.clock.now();
+        if (wait > 0) await o.sleep(wait, o.stop).catch(() => undefined);
+        if (o.stop.aborted) break;
+        const pending = [enqueue(step.request)];
+        if (step.ragRequest !== undefined) pending.push(enqueue(step.ragRequest));
+        await Promise.all(pending);
+      }
+    } finally {
+      usersLeft--;
+      notify();
+    }
+  };
+
+  const worker = async (): Promise<void> => {
+    for (;;) {
+      const item = queue.pop();
+      if (item === undefined) {
+        if (usersLeft === 0 || o.stop.aborted) return;
+        await new Promise<void>((resolve) => {
+          const prev = wake;
+          wake = () => {
+            prev?.();
+            resolve();
+          };
+        });
+        continue;
+      }
+      try {
+        await o.process(item.req, o.clock.now() - item.enqueuedMs);
+      } finally {
+        item.done();
+      }
+    }
+  };
+
+  try {
+    await Promise.all([...o.sources.map(user), ...Array.from({ length: o.workers }, worker)]);
+  } finally {
+    o.stop.removeEventListener('abort', onStop);
+  }
+}
+
+/** A source over a live session (duration-bounded runs). */
+export function sessionSource(session: { nextRequest(): SessionStep }): StepSource {
+  return { next: () => session.nextRequest() };
+}
+
+/**
+ * The first `limit` requests of all users in scheduled order (ties by user index), split back into
+ * per-user lists: with --max-requests the same seed always selects the same requests.
+ */
+export function firstRequestsInScheduleOrder(sessions: ReadonlyArray<{ nextRequest(): SessionStep }>, limit: number): StepSource[] {
+  const perUser: SessionStep[][] = sessions.map(() => []);
+  const heads = sessions.map((s) => s.nextRequest());
+  let counted = 0;
+  while (counted < limit && heads.length > 0) {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) {
+      const h = heads[i];
+      const b = best >= 0 ? heads[best] : undefined;
+      if (h !== undefined && (b === undefined || h.request.scheduledAtMs < b.request.scheduledAtMs)) best = i;
+    }
+    const step = heads[best];
+    if (step === undefined) break;
+    if (step.ragRequest !== undefined && counted + 2 > limit) {
+      const { ragRequest: _dropped, ...alone } = step; // the budget ends on this user's own request
+      perUser[best]?.push(alone);
+      counted += 1;
+    } else {
+      perUser[best]?.push(step);
+      counted += step.ragRequest === undefined ? 1 : 2;
+    }
+    heads[best] = (sessions[best] as { nextRequest(): SessionStep }).nextRequest();
+  }
+  return perUser.map((steps) => {
+    let i = 0;
+    return { next: () => steps[i++] };
+  });
+}

@@ -1,0 +1,130 @@
+// What one request does to the cache (spec §4.4): shared prefix, multi-turn full-context reload,
+// prefill write, RAG chunk reads, decode probe plus one full re-read per decode batch, then the
+// simulated token generation. Storage latency is the sum of the backend-timed operations.
+import type { TieredCache } from '../cache/tiered-cache.js';
+import type { PrefixMatcher } from '../workload/prefix.js';
+import { decodeBatchReads, hasDecode, hasPrefill, prefillTokens } from '../workload/request.js';
+import type { Request } from '../workload/request.js';
+import type { Rng } from '../util/rng.js';
+
+export interface PipelineOptions {
+  readonly cache: TieredCache;
+  /** Prefix accounting (first sight → write the prompt's entry once); absent = prefix caching off. */
+  readonly prefix?: PrefixMatcher;
+  readonly multiTurn: boolean;
+  readonly prefillOnly: boolean;
+  readonly decodeOnly: boolean;
+  /** Decode-only mode reads a random one of these pre-populated keys. */
+  readonly prepopulatedKeys?: readonly string[];
+  readonly decodeBatchSize: number;
+  /** Simulated generation time per token, seconds (none 0, fast 0.002, realistic 0.030). */
+  readonly secondsPerToken: number;
+  readonly sleep: (ms: number) => Promise<void>;
+  /** True once the run is over: the request stops at its next operation boundary. */
+  readonly stopped: () => boolean;
+}
+
+export interface PipelineOutcome {
+  readonly completed: boolean;
+  readonly storageMs: number;
+  readonly generationMs: number;
+  readonly prefillMs?: number;
+  readonly decodeMs?: number;
+  readonly multiTurnHits: number;
+  readonly multiTurnMisses: number;
+}
+
+class Aborted extends Error {}
+
+export async function processRequest(req: Request, o: PipelineOptions, rng: Rng): Promise<PipelineOutcome> {
+  const { cache } = o;
+  let storageMs = 0;
+  let multiTurnHits = 0;
+  let multiTurnMisses = 0;
+  let prefillMs: number | undefined;
+  let decodeMs: number | undefined;
+  const step = <T extends { latencyMs: number }>(r: T): T => {
+    storageMs += r.latencyMs;
+    return r;
+  };
+  const checkStop = (): void => {
+    if (o.stopped()) throw new Aborted();
+  };
+  const outcome = (completed: boolean, generationMs: number): PipelineOutcome => ({
+    completed,
+    storageMs,
+    generationMs,
+    ...(prefillMs !== undefined ? { prefillMs } : {}),
+    ...(decodeMs !== undefined ? { decodeMs } : {}),
+    multiTurnHits,
+    multiTurnMisses,
+  });
+
+  try {
+    // 1. Shared system prompt: written once at first sight, a real read afterwards (spec §11.3 fix).
+    if (o.prefix !== undefined && req.systemPrompt !== undefined) {
+      checkStop();
+      const match = o.prefix.record(req.systemPrompt);
+      const key = req.systemPrompt.key;
+      if (match.firstSight) step(await cache.allocate(key, req.systemPrompt.tokens, 'prefill'));
+      else if (step(await cache.access(key, req.phase, 'system')).tier === null) {
+        step(await cache.allocate(key, req.systemPrompt.tokens, 'prefill')); // evicted: write it again
+      }
+    }
+    const context = o.prefix !== undefined ? prefillTokens(req) : req.contextTokens;
+
+    if (!o.decodeOnly) {
+      // 2a. Multi-turn: reload every earlier turn of the conversation.
+      if (o.multiTurn && req.turn > 1) {
+        for (const prev of req.previousTurnKeys) {
+          checkStop();
+          if (step(await cache.access(prev, 'decode', 'multi_turn')).tier === null) multiTurnMisses++;
+          else multiTurnHits++;
+        }
+      }
+      // 2b. Prefill: write this request's KV entry.
+      if (hasPrefill(req.phase)) {
+        checkStop();
+        prefillMs = step(await cache.allocate(req.cacheKey, context, 'prefill')).latencyMs;
+      }
+    }
+
+    // 3. RAG: read the retrieved chunks.
+    for (const chunk of req.ragRetrieval?.chunks ?? []) {
+      checkStop();
+      step(await cache.access(chunk.key, 'decode', 'user'));
+    }
+
+    // 4. Decode: one probe, then the whole entry again per batch of generated tokens.
+    if (!o.prefillOnly && hasDecode(req.phase)) {
+      checkStop();
+      const key = o.decodeOnly ? pickKey(o.prepopulatedKeys, rng) : req.cacheKey;
+      const before = storageMs;
+      const probe = step(await cache.access(key, 'decode'));
+      if (probe.tier === null) {
+        if (!o.decodeOnly) step(await cache.allocate(key, context, 'prefill'));
+      } else {
+        const reads = decodeBatchReads(req.generationTokens, o.decodeBatchSize);
+        for (let i = 0; i < reads; i++) {
+          checkStop();
+          step(await cache.access(key, 'decode'));
+        }
+      }
+      decodeMs = storageMs - before;
+    }
+
+    // 5. Generation: the worker is busy for the simulated decode time.
+    checkStop();
+    const generationMs = req.generationTokens * o.secondsPerToken * 1000;
+    if (generationMs > 0) await o.sleep(generationMs);
+    return outcome(true, generationMs);
+  } catch (e) {
+    if (e instanceof Aborted) return outcome(false, 0);
+    throw e;
+  }
+}
+
+function pickKey(keys: readonly string[] | undefined, rng: Rng): string {
+  if (keys === undefined || keys.length === 0) throw new Error('decode-only mode needs pre-populated entries');
+  return rng.pick(keys);
+}

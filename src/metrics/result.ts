@@ -1,0 +1,59 @@
+// The measured outcome of a run, handed from the engine to the reporters. Reporters compute every
+// figure they print from this value; they never measure.
+import type { TierName } from '../tiers/backend.js';
+import type { TierOccupancy } from './cache-stats.js';
+import type { Recorder } from './recorder.js';
+import type { RunMetrics } from './run-metrics.js';
+import type { DiskDelta } from './diskstats.js';
+
+export type StopReason = 'duration' | 'max_requests' | 'interrupted' | 'failed';
+
+export interface DelaySummaryMs {
+  readonly mean: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+export interface EntrySizeSummary {
+  readonly count: number;
+  readonly minBytes: number;
+  readonly meanBytes: number;
+  readonly p95Bytes: number;
+  readonly maxBytes: number;
+}
+
+export interface PrefixSummary {
+  readonly prefixHits: number;
+  readonly prefixMisses: number;
+  readonly systemPromptReuse: number;
+  readonly commonPhraseReuse: number;
+  readonly bytesSaved: number;
+}
+
+export interface RunResult {
+  readonly toolVersion: string;
+  readonly startedAt: string;
+  readonly seed: number;
+  readonly modelKey: string;
+  readonly bytesPerToken: number;
+  readonly performanceProfile: 'latency' | 'throughput';
+  /** The whole effective configuration, JSON-ready. */
+  readonly effectiveConfig: unknown;
+  readonly stopReason: StopReason;
+  /** Seconds from the first issued request to the last I/O completed: the denominator of every rate. */
+  readonly elapsedSec: number;
+  readonly nominalDurationSec: number;
+  readonly recorder: Recorder;
+  readonly run: RunMetrics;
+  readonly occupancy: Partial<Record<TierName, TierOccupancy>>;
+  readonly entrySizes: EntrySizeSummary;
+  readonly prefix?: PrefixSummary;
+  readonly conversationsLost: number;
+  readonly eventLoopDelayMs: DelaySummaryMs;
+  /** Block-device counters over the measured phase, when the cache dir's device could be resolved. */
+  readonly device?: { readonly name: string; readonly delta: DiskDelta };
+  readonly storage: { readonly dir: string; readonly ioMode: string; readonly fileSystem: string };
+  readonly workers: number;
+  readonly warnings: readonly string[];
+}

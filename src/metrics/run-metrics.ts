@@ -1,0 +1,93 @@
+// Per-request measurements of a run: completions, tokens, summed I/O and generation time, and the
+// latency distributions the reference reports (end-to-end, storage, generation, prefill, decode).
+import { LatencyHistogram } from './latency.js';
+import { QosCompliance } from './qos-compliance.js';
+import type { QosTargets } from './qos-compliance.js';
+
+export interface RequestSample {
+  readonly qos: string;
+  /** From the request's actual issue (enqueue) to its completion. */
+  readonly e2eMs: number;
+  /** Time waiting in the queue for a worker. */
+  readonly queueMs: number;
+  /** Sum of the backend-timed latencies of every cache operation of the request. */
+  readonly storageMs: number;
+  readonly generationMs: number;
+  readonly prefillMs?: number;
+  readonly decodeMs?: number;
+  readonly generatedTokens: number;
+  readonly multiTurnHits: number;
+  readonly multiTurnMisses: number;
+}
+
+/** Raw per-request lists, kept only with --keep-latency-samples (seconds, as the reference). */
+export interface RawSamples {
+  end_to_end_latencies: number[];
+  storage_latencies: number[];
+  generation_latencies: number[];
+}
+
+export class RunMetrics {
+  requestsCompleted = 0;
+  /** Requests cut short by the end of the run (their I/O is counted, they are not). */
+  requestsAborted = 0;
+  tokensGenerated = 0;
+  totalStorageMs = 0;
+  totalGenerationMs = 0;
+  multiTurnHits = 0;
+  multiTurnMisses = 0;
+  readonly e2e = new LatencyHistogram();
+  readonly queueWait = new LatencyHistogram();
+  readonly storage = new LatencyHistogram();
+  readonly generation = new LatencyHistogram();
+  readonly prefill = new LatencyHistogram();
+  readonly decode = new LatencyHistogram();
+  readonly qos: QosCompliance;
+  readonly raw: RawSamples | undefined;
+
+  constructor(qosTargets: Readonly<Record<string, QosTargets>>, keepRawSamples: boolean) {
+    this.qos = new QosCompliance(qosTargets);
+    this.raw = keepRawSamples ? { end_to_end_latencies: [], storage_latencies: [], generation_latencies: [] } : undefined;
+  }
+
+  record(s: RequestSample): void {
+    this.requestsCompleted++;
+    this.tokensGenerated += s.generatedTokens;
+    this.totalStorageMs += s.storageMs;
+    this.totalGenerationMs += s.generationMs;
+    this.multiTurnHits += s.multiTurnHits;
+    this.multiTurnMisses += s.multiTurnMisses;
+    this.e2e.recordMs(s.e2eMs);
+    this.queueWait.recordMs(s.queueMs);
+    this.storage.recordMs(s.storageMs);
+    this.generation.recordMs(s.generationMs);
+    if (s.prefillMs !== undefined) this.prefill.recordMs(s.prefillMs);
+    if (s.decodeMs !== undefined) this.decode.recordMs(s.decodeMs);
+    this.qos.record(s.qos, s.e2eMs);
+    if (this.raw !== undefined) {
+      this.raw.end_to_end_latencies.push(s.e2eMs / 1000);
+      this.raw.storage_latencies.push(s.storageMs / 1000);
+      this.raw.generation_latencies.push(s.generationMs / 1000);
+    }
+  }
+
+  /** Multi-turn reload results of a request that did not complete still happened. */
+  recordAborted(multiTurnHits: number, multiTurnMisses: number): void {
+    this.requestsAborted++;
+    this.multiTurnHits += multiTurnHits;
+    this.multiTurnMisses += multiTurnMisses;
+  }
+
+  reset(): void {
+    this.requestsCompleted = 0;
+    this.requestsAborted = 0;
+    this.tokensGenerated = 0;
+    this.totalStorageMs = 0;
+    this.totalGenerationMs = 0;
+    this.multiTurnHits = 0;
+    this.multiTurnMisses = 0;
+    for (const h of [this.e2e, this.queueWait, this.storage, this.generation, this.prefill, this.decode]) h.reset();
+    this.qos.reset();
+    if (this.raw !== undefined) for (const list of Object.values(this.raw)) list.length = 0;
+  }
+}
