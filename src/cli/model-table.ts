@@ -1,0 +1,105 @@
+// config.yaml `model_configs`: each entry adds a model or overrides fields of a built-in one (the
+// reference merges field by field). Unlike the reference, which accepts any structure here and fills a
+// new model's missing fields with arbitrary numbers (32 layers, 4096 hidden, …), entries are validated:
+// unknown keys and wrong types are errors, a new model must state its shape, and MLA needs its widths.
+import * as z from 'zod';
+import { integer } from './schema-int.js';
+import { BUILTIN_MODELS, kvBytesPerToken, withModelOverrides } from '../model/models.js';
+import type { AttentionType, ModelConfig } from '../model/models.js';
+
+export const DTYPES = ['float32', 'float16', 'bfloat16', 'int8'] as const;
+export const ATTENTION_TYPES = ['mha', 'gqa', 'mla'] as const;
+
+export const modelEntrySchema = z.strictObject({
+  name: z.string().min(1).optional(),
+  num_layers: integer().min(1).optional(),
+  hidden_dim: integer().min(1).optional(),
+  num_heads: integer().min(1).optional(),
+  kv_heads: integer().min(1).optional(),
+  dtype: z.enum(DTYPES).optional(),
+  /** 0 = derive hidden_dim / num_heads (as the reference's `_kv_dim_override`). */
+  kv_dim_per_head: integer().min(0).optional(),
+  attention_type: z.enum(ATTENTION_TYPES).optional(),
+  kv_lora_rank: integer().min(0).optional(),
+  qk_rope_head_dim: integer().min(0).optional(),
+});
+
+export type ModelEntry = z.output<typeof modelEntrySchema>;
+
+/** The keys a model entry may hold (for "valid keys" hints). */
+export const MODEL_ENTRY_KEYS: readonly string[] = Object.keys(modelEntrySchema.shape);
+
+const REQUIRED_FOR_NEW = ['num_layers', 'hidden_dim', 'num_heads', 'kv_heads'] as const;
+
+/** Merges one entry over the built-in model of the same key, if any. Undefined when a required field is missing. */
+export function mergeModelEntry(key: string, e: ModelEntry, base: ModelConfig | undefined): ModelConfig | undefined {
+  const numLayers = e.num_layers ?? base?.numLayers;
+  const hiddenDim = e.hidden_dim ?? base?.hiddenDim;
+  const numHeads = e.num_heads ?? base?.numHeads;
+  const kvHeads = e.kv_heads ?? base?.kvHeads;
+  if (numLayers === undefined || hiddenDim === undefined || numHeads === undefined || kvHeads === undefined) return undefined;
+  const attentionType: AttentionType = e.attention_type ?? base?.attentionType ?? (kvHeads === numHeads ? 'mha' : 'gqa');
+  const kvDimPerHead = e.kv_dim_per_head ?? base?.kvDimPerHead;
+  const kvLoraRank = e.kv_lora_rank ?? base?.kvLoraRank;
+  const qkRopeHeadDim = e.qk_rope_head_dim ?? base?.qkRopeHeadDim;
+  return {
+    key,
+    name: e.name ?? base?.name ?? key,
+    numLayers,
+    hiddenDim,
+    numHeads,
+    kvHeads,
+    dtype: e.dtype ?? base?.dtype ?? 'float16',
+    attentionType,
+    ...(kvDimPerHead !== undefined && kvDimPerHead > 0 ? { kvDimPerHead } : {}),
+    ...(kvLoraRank !== undefined ? { kvLoraRank } : {}),
+    ...(qkRopeHeadDim !== undefined ? { qkRopeHeadDim } : {}),
+  };
+}
+
+export interface ModelProblem {
+  readonly path: readonly string[];
+  readonly message: string;
+}
+
+/** A new model's required fields, MLA widths and a non-zero size, for one well-typed entry. */
+function entryProblems(key: string, entry: ModelEntry): ModelProblem[] {
+  const base = BUILTIN_MODELS.get(key);
+  const out: ModelProblem[] = [];
+  if (base === undefined) {
+    for (const field of REQUIRED_FOR_NEW) {
+      if (entry[field] === undefined) out.push({ path: [key, field], message: 'is required for a new model (not a built-in key)' });
+    }
+  }
+  const m = mergeModelEntry(key, entry, base);
+  if (m === undefined) return out;
+  if (m.attentionType === 'mla' && ((m.kvLoraRank ?? 0) <= 0 || (m.qkRopeHeadDim ?? 0) <= 0)) {
+    out.push({ path: [key], message: 'needs kv_lora_rank > 0 and qk_rope_head_dim > 0 (attention_type mla)' });
+  } else if (kvBytesPerToken(m) <= 0) {
+    out.push({ path: [key], message: 'has 0 KV bytes per token (hidden_dim / num_heads rounds down to 0; set kv_dim_per_head)' });
+  }
+  return out;
+}
+
+/**
+ * Cross-field checks of the raw `model_configs` value. Run separately from the schema so that one
+ * malformed entry does not hide the problems of the others (zod skips refinements of invalid input).
+ */
+export function modelTableProblems(raw: unknown): ModelProblem[] {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return [];
+  const lenient = z.object(modelEntrySchema.shape); // unknown keys are reported by the strict schema
+  return Object.entries(raw).flatMap(([key, value]) => {
+    const entry = lenient.safeParse(value);
+    return entry.success ? entryProblems(key, entry.data) : [];
+  });
+}
+
+/** The built-in table with validated `model_configs` entries merged in. */
+export function buildModelTable(entries: Readonly<Record<string, ModelEntry>> | undefined): ReadonlyMap<string, ModelConfig> {
+  const overrides: ModelConfig[] = [];
+  for (const [key, entry] of Object.entries(entries ?? {})) {
+    const m = mergeModelEntry(key, entry, BUILTIN_MODELS.get(key));
+    if (m !== undefined) overrides.push(m);
+  }
+  return withModelOverrides(BUILTIN_MODELS, overrides);
+}
