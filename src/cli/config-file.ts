@@ -10,7 +10,7 @@ import { ConfigError } from './errors.js';
 import { INTEGER_EXPECTED } from './schema-int.js';
 import { buildModelTable, MODEL_ENTRY_KEYS, modelTableProblems } from './model-table.js';
 import type { ModelConfig } from '../model/models.js';
-import type { JsonObject, JsonValue, Range, Settings } from './run-config.js';
+import type { JsonObject, JsonValue, Range, Settings } from '../engine/run-config.js';
 
 export interface LoadedConfig {
   /** The file path, or undefined for built-in defaults. */

@@ -7,7 +7,7 @@
 // needs. ajv would need a JSON Schema plus a parallel TS type and its own error-path plumbing.
 import * as z from 'zod';
 import { integer } from './schema-int.js';
-import { RETRIEVAL_DISTRIBUTIONS } from './run-config.js';
+import { RETRIEVAL_DISTRIBUTIONS } from '../engine/run-config.js';
 import { modelEntrySchema } from './model-table.js';
 
 const count = (min: number, def: number) => integer().min(min).default(def);

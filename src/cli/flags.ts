@@ -1,7 +1,7 @@
 // The flag table: spelling, kind, group and help of every `kv-cache run` flag (spec §9.1 plus our
 // additive ones). The argv parser, the help text and the "did you mean" hints all read this one table.
-import { AUTOSCALER_MODES, FLAG_DEFAULTS, GENERATION_MODES, IO_MODES, LOG_LEVELS, PERFORMANCE_PROFILES } from './run-config.js';
-import type { RunFlags } from './run-config.js';
+import { AUTOSCALER_MODES, FLAG_DEFAULTS, GENERATION_MODES, IO_MODES, LOG_LEVELS, PERFORMANCE_PROFILES } from '../engine/run-config.js';
+import type { RunFlags } from '../engine/run-config.js';
 
 export type FlagKind = 'int' | 'float' | 'string' | 'choice' | 'bool';
 

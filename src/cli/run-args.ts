@@ -16,8 +16,8 @@ import {
   LOG_LEVELS,
   PERFORMANCE_PROFILES,
   randomSeed,
-} from './run-config.js';
-import type { JsonObject, JsonValue, RunConfig, RunFlags } from './run-config.js';
+} from '../engine/run-config.js';
+import type { JsonObject, JsonValue, RunConfig, RunFlags } from '../engine/run-config.js';
 import { checkFlags } from './validate.js';
 import type { FsProbe } from './cache-dir.js';
 import { kvBytesPerToken } from '../model/models.js';

@@ -5,7 +5,7 @@
 import { cacheDirProblems, realFs } from './cache-dir.js';
 import type { FsProbe } from './cache-dir.js';
 import { ConfigError } from './errors.js';
-import type { RunConfig, RunFlags, Settings } from './run-config.js';
+import type { RunConfig, RunFlags, Settings } from '../engine/run-config.js';
 
 export interface CheckResult {
   readonly problems: string[];
