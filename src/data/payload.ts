@@ -6,7 +6,7 @@ import { createCipheriv, createHash } from 'node:crypto';
 
 const AES_BLOCK = 16;
 /** Keystream is produced this many bytes at a time from a reused zero buffer. */
-const STEP = 1024 * 1024;
+const STEP = 64 * 1024; // above glibc's mmap threshold each update would map and fault in fresh pages
 const ZEROS = new Uint8Array(STEP);
 
 /** The 32-byte AES key of one entry. */

@@ -1,0 +1,55 @@
+// The PayloadFactory contract, and its simplest implementation: each chunk is generated on the calling
+// thread, on demand. That blocks the event loop for the time one chunk takes (about 1 ms per MiB on
+// the 2-core dev VM), and a consumer that does no real I/O never lets timers run at all: fine for
+// tests and tiny runs; measured runs use the PayloadPool's worker threads.
+import type { ChunkSource } from '../tiers/backend.js';
+import { entryKeyMaterial, fillPayload } from './payload.js';
+
+/** Produces the bytes of KV entries as ChunkSources (deterministic per seed and key, lazy). */
+export interface PayloadFactory {
+  /** The `size` bytes of entry `key`; nothing is generated until the chunks are iterated. */
+  source(key: string, size: number): ChunkSource;
+  /** Releases threads and buffers; sources must not be iterated afterwards. */
+  close(): Promise<void>;
+}
+
+/** Throws unless `size` is a byte count an entry can have. */
+export function checkEntrySize(size: number): void {
+  if (!Number.isSafeInteger(size) || size < 0) throw new RangeError(`entry size must be a non-negative integer, got ${size}`);
+}
+
+export class InlinePayloadFactory implements PayloadFactory {
+  /**
+   * Buffers not in use by an iteration. Usually one: a second is made only when two iterations
+   * overlap, because a shared buffer would overwrite a chunk its consumer still holds.
+   */
+  private readonly spare: Uint8Array[] = [];
+
+  constructor(readonly seed: number, readonly chunkBytes: number) {
+    if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1) throw new RangeError(`chunkBytes must be a positive integer, got ${chunkBytes}`);
+  }
+
+  source(key: string, size: number): ChunkSource {
+    checkEntrySize(size);
+    return { size, chunks: () => this.generate(key, size) };
+  }
+
+  async close(): Promise<void> {
+    this.spare.length = 0;
+  }
+
+  private async *generate(key: string, size: number): AsyncGenerator<Uint8Array> {
+    if (size === 0) return;
+    const material = entryKeyMaterial(this.seed, key);
+    const buffer = this.spare.pop() ?? new Uint8Array(this.chunkBytes);
+    try {
+      for (let offset = 0; offset < size; offset += this.chunkBytes) {
+        const chunk = buffer.subarray(0, Math.min(this.chunkBytes, size - offset));
+        fillPayload(material, offset, chunk);
+        yield chunk;
+      }
+    } finally {
+      this.spare.push(buffer);
+    }
+  }
+}

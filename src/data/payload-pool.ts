@@ -1,0 +1,290 @@
+// Payload generation off the main thread. Worker threads fill slots of one shared, O_DIRECT-aligned
+// slab in place, so the event loop only posts a small message per chunk and the file tier can write a
+// chunk straight from the slot. Each entry's iterator generates a few chunks ahead, so a write rarely
+// waits for data, while the number of slots bounds the memory whatever the number of entries.
+import { Worker } from 'node:worker_threads';
+import type { ChunkSource } from '../tiers/backend.js';
+import { DIRECT_ALIGN } from './aligned.js';
+import { checkEntrySize, type PayloadFactory } from './inline-payload.js';
+import { entryKeyMaterial } from './payload.js';
+import type { FillMessage, FromWorker, ToWorker } from './payload-worker.js';
+import { SlotPool } from './slots.js';
+
+export type { PayloadFactory } from './inline-payload.js';
+
+export interface PayloadPoolOptions {
+  readonly seed: number;
+  /** Generator threads (≥ 1). */
+  readonly workers: number;
+  /**
+   * Bytes per chunk, a multiple of DIRECT_ALIGN: every chunk but an entry's last then ends on an
+   * aligned file offset, which O_DIRECT writes need.
+   */
+  readonly chunkBytes: number;
+  /** Chunk buffers shared by all entries (≥ 1); this bounds the pool's memory. */
+  readonly slots: number;
+  /** A directory on the file system the file tier will use with O_DIRECT (see AlignedSlab.create). */
+  readonly probeDir?: string;
+  /**
+   * Most chunks one entry holds at once: the one its consumer has plus those generated ahead.
+   * Default min(slots, workers + 1), enough to keep every worker busy on a single entry.
+   */
+  readonly readahead?: number;
+  /** Tests only: a worker script speaking the payload-worker protocol, to exercise failures. */
+  readonly workerUrl?: URL;
+}
+
+/** One chunk to fill, waiting in the pool's backlog or running on a thread. */
+interface FillJob {
+  readonly request: Omit<FillMessage, 'type' | 'id'>;
+  readonly resolve: () => void;
+  readonly reject: (error: Error) => void;
+}
+
+/**
+ * One worker thread, running one fill at a time. Jobs wait in the pool's shared backlog rather than
+ * in per-thread queues, so a thread never idles while another has a queue of chunks.
+ */
+class GeneratorThread {
+  private current: { readonly id: number; readonly job: FillJob } | undefined;
+  private nextId = 0;
+  private failure: Error | undefined;
+  private closing = false;
+  private readonly readyWaiter: { resolve: () => void; reject: (e: Error) => void };
+  readonly ready: Promise<void>;
+
+  constructor(readonly index: number, private readonly worker: Worker, slab: SharedArrayBuffer, private readonly onIdle: () => void) {
+    let waiter: GeneratorThread['readyWaiter'] | undefined;
+    this.ready = new Promise<void>((resolve, reject) => (waiter = { resolve, reject }));
+    if (waiter === undefined) throw new Error('unreachable: Promise executors run synchronously');
+    this.readyWaiter = waiter;
+    worker.on('message', (msg: FromWorker) => this.onMessage(msg));
+    worker.on('error', (e: Error) => this.fail(new Error(`payload worker ${index} failed: ${e.message}`, { cause: e })));
+    worker.on('exit', (code: number) => {
+      if (!this.closing) this.fail(new Error(`payload worker ${index} exited unexpectedly with code ${code}`));
+    });
+    const init: ToWorker = { type: 'init', slab };
+    worker.postMessage(init);
+    // Referenced until ready, later only while a fill runs: an idle pool never keeps the process alive.
+  }
+
+  get alive(): boolean {
+    return this.failure === undefined && !this.closing;
+  }
+
+  get idle(): boolean {
+    return this.alive && this.current === undefined;
+  }
+
+  get error(): Error | undefined {
+    return this.failure;
+  }
+
+  run(job: FillJob): void {
+    const id = this.nextId++;
+    this.current = { id, job };
+    this.worker.ref();
+    const msg: ToWorker = { type: 'fill', id, ...job.request };
+    this.worker.postMessage(msg);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    this.settle(new Error('payload pool is closed'));
+    await this.worker.terminate();
+  }
+
+  private onMessage(msg: FromWorker): void {
+    if (msg.type === 'ready') {
+      this.worker.unref();
+      this.readyWaiter.resolve();
+      return;
+    }
+    if (this.current?.id !== msg.id) return; // already settled by close() or a failure
+    this.settle(msg.type === 'done' ? undefined : new Error(`payload worker ${this.index} could not generate a chunk: ${msg.error}`));
+    this.onIdle();
+  }
+
+  private fail(error: Error): void {
+    if (this.failure !== undefined) return;
+    this.failure = error;
+    this.readyWaiter.reject(error);
+    this.settle(error);
+    this.onIdle(); // lets the pool hand the backlog to others, or reject it if no thread is left
+  }
+
+  /** Ends the running fill, if any: resolved without an error, rejected with one. */
+  private settle(error: Error | undefined): void {
+    const current = this.current;
+    this.current = undefined;
+    this.worker.unref();
+    if (current === undefined) return;
+    if (error === undefined) current.job.resolve();
+    else current.job.reject(error);
+  }
+}
+
+/** A chunk of one entry: its slot, how many bytes of it are used, and when the worker is done. */
+interface InFlight {
+  readonly slot: Uint8Array;
+  readonly length: number;
+  readonly filled: Promise<void>;
+}
+
+export class PayloadPool implements PayloadFactory {
+  readonly seed: number;
+  readonly chunkBytes: number;
+  readonly readahead: number;
+  readonly slotCount: number;
+  private closed = false;
+
+  private readonly threads: GeneratorThread[] = [];
+  private readonly backlog: FillJob[] = [];
+
+  private constructor(options: PayloadPoolOptions, private readonly slotPool: SlotPool) {
+    this.seed = options.seed;
+    this.chunkBytes = options.chunkBytes;
+    this.slotCount = options.slots;
+    this.readahead = options.readahead ?? Math.min(options.slots, options.workers + 1);
+  }
+
+  /** Allocates (and touches) the slots, starts the workers and waits until each is ready. */
+  static async create(options: PayloadPoolOptions): Promise<PayloadPool> {
+    checkOptions(options);
+    const slots = new SlotPool(options.slots, options.chunkBytes, options.probeDir);
+    const slab = slabOf(slots);
+    const url = options.workerUrl ?? new URL('./payload-worker.js', import.meta.url);
+    const pool = new PayloadPool(options, slots);
+    try {
+      for (let i = 0; i < options.workers; i++) pool.threads.push(new GeneratorThread(i, new Worker(url), slab, () => pool.dispatch()));
+      await Promise.all(pool.threads.map((t) => t.ready));
+    } catch (e) {
+      await pool.close();
+      throw e;
+    }
+    return pool;
+  }
+
+  /** Slots free right now (equals slotCount when no entry is being generated). */
+  get available(): number {
+    return this.slotPool.available;
+  }
+
+  /** Whether the slots passed the O_DIRECT probe (directView accepts the chunks). */
+  get direct(): boolean {
+    return this.slotPool.direct;
+  }
+
+  get workers(): number {
+    return this.threads.length;
+  }
+
+  /**
+   * Chunks are views of aligned slots (directView accepts them when `direct`), chunkBytes long except
+   * an entry's last. Iterate to the end or break out: either returns the slots; an iterator dropped
+   * without either keeps its slots.
+   */
+  source(key: string, size: number): ChunkSource {
+    checkEntrySize(size);
+    return { size, chunks: () => this.generate(key, size) };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.rejectBacklog(new Error('payload pool is closed'));
+    await Promise.all(this.threads.map((t) => t.close()));
+  }
+
+  /**
+   * Deadlock-free under contention: the iterator waits for a slot (acquire) only when it holds none,
+   * and takes further slots for read-ahead only if one is free (tryAcquire). Every iterator that holds
+   * a slot can therefore finish its current chunk and hand the slot on when its consumer moves on.
+   */
+  private async *generate(key: string, size: number): AsyncGenerator<Uint8Array> {
+    if (size === 0) return;
+    const material = new Uint8Array(entryKeyMaterial(this.seed, key));
+    const queue: InFlight[] = [];
+    let requested = 0;
+    const request = (slot: Uint8Array): void => {
+      const length = Math.min(this.chunkBytes, size - requested);
+      const filled = this.fill(slot, material, requested, length);
+      filled.catch(() => undefined); // a read-ahead chunk may fail before anyone awaits it
+      queue.push({ slot, length, filled });
+      requested += length;
+    };
+    try {
+      while (requested < size || queue.length > 0) {
+        if (queue.length === 0) request(await this.slotPool.acquire());
+        while (requested < size && queue.length < this.readahead) {
+          const spare = this.slotPool.tryAcquire();
+          if (spare === undefined) break;
+          request(spare);
+        }
+        const head = queue[0] as InFlight; // non-empty: a slot was requested above if it was empty
+        await head.filled;
+        yield head.slot.subarray(0, head.length);
+        queue.shift();
+        this.slotPool.release(head.slot);
+      }
+    } finally {
+      // A slot goes back only once its worker has stopped writing into it.
+      for (const chunk of queue) {
+        await chunk.filled.catch(() => undefined);
+        this.slotPool.release(chunk.slot);
+      }
+    }
+  }
+
+  private fill(slot: Uint8Array, material: Uint8Array, entryOffset: number, length: number): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('payload pool is closed'));
+    return new Promise<void>((resolve, reject) => {
+      this.backlog.push({ request: { byteOffset: slot.byteOffset, length, material, entryOffset }, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  /** Hands waiting fills, oldest first, to idle threads; fails them all if no thread is left. */
+  private dispatch(): void {
+    for (const thread of this.threads) {
+      const job = this.backlog[0];
+      if (job === undefined) return;
+      if (!thread.idle) continue;
+      this.backlog.shift();
+      thread.run(job);
+    }
+    if (this.backlog.length > 0 && !this.threads.some((t) => t.alive)) {
+      const cause = this.threads.find((t) => t.error !== undefined)?.error;
+      this.rejectBacklog(new Error(`payload pool has no live worker${cause ? `: ${cause.message}` : ''}`, { cause }));
+    }
+  }
+
+  private rejectBacklog(error: Error): void {
+    for (const job of this.backlog.splice(0)) job.reject(error);
+  }
+}
+
+function checkOptions(o: PayloadPoolOptions): void {
+  const problems: string[] = [];
+  if (!Number.isSafeInteger(o.workers) || o.workers < 1) problems.push(`workers must be a positive integer, got ${o.workers}`);
+  if (!Number.isSafeInteger(o.slots) || o.slots < 1) problems.push(`slots must be a positive integer, got ${o.slots}`);
+  if (!Number.isSafeInteger(o.chunkBytes) || o.chunkBytes < 1 || o.chunkBytes % DIRECT_ALIGN !== 0) {
+    problems.push(`chunkBytes must be a positive multiple of ${DIRECT_ALIGN}, got ${o.chunkBytes}`);
+  }
+  if (o.readahead !== undefined && (!Number.isSafeInteger(o.readahead) || o.readahead < 1)) {
+    problems.push(`readahead must be a positive integer, got ${o.readahead}`);
+  }
+  if (problems.length > 0) throw new RangeError(`invalid payload pool options: ${problems.join('; ')}`);
+}
+
+/**
+ * The SharedArrayBuffer behind the pool's slots. SlotPool does not expose its slab, but every slot is
+ * a view of it, so one slot (taken and returned at once, before any consumer exists) reveals it.
+ */
+function slabOf(slots: SlotPool): SharedArrayBuffer {
+  const slot = slots.tryAcquire();
+  if (slot === undefined) throw new Error('slot pool has no free slot to find its slab');
+  slots.release(slot);
+  if (!(slot.buffer instanceof SharedArrayBuffer)) throw new Error('slot pool memory is not shared');
+  return slot.buffer;
+}

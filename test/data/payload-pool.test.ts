@@ -1,0 +1,181 @@
+// PayloadPool: worker-generated chunks must be byte-for-byte the inline payload, aligned for O_DIRECT,
+// and slots must never leak or deadlock, whatever the consumers do (spec-tests §7 for the bytes).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { DIRECT_ALIGN, directView } from '../../src/data/aligned.js';
+import { payloadBytes } from '../../src/data/payload.js';
+import { PayloadPool, type PayloadPoolOptions } from '../../src/data/payload-pool.js';
+import type { ChunkSource } from '../../src/tiers/backend.js';
+import { MiB, roundUp } from '../../src/util/units.js';
+
+const TOKEN_BYTES = 24_576; // tiny-1b
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  return Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
+}
+
+/** Runs `body` with a pool that is closed afterwards, whatever happens. */
+async function withPool(options: PayloadPoolOptions, body: (pool: PayloadPool) => Promise<void>): Promise<void> {
+  const pool = await PayloadPool.create(options);
+  try {
+    await body(pool);
+  } finally {
+    await pool.close();
+  }
+}
+
+/** Consumes a source, checking every chunk against the expected bytes and returning the chunk lengths. */
+async function checkSource(source: ChunkSource, expected: Uint8Array, between?: () => Promise<void>): Promise<number[]> {
+  const lengths: number[] = [];
+  let at = 0;
+  for await (const chunk of source.chunks()) {
+    assert.ok(bytesEqual(chunk, expected.subarray(at, at + chunk.length)), `bytes at ${at}`);
+    lengths.push(chunk.length);
+    at += chunk.length;
+    if (between !== undefined) await between();
+  }
+  assert.equal(at, expected.length);
+  return lengths;
+}
+
+/** A worker script for failure tests: answers init, then reacts to a fill as `onFill` says. */
+function fakeWorker(onFill: string): URL {
+  const src = `import { parentPort } from 'node:worker_threads';
+parentPort.on('message', (m) => { if (m.type === 'init') parentPort.postMessage({ type: 'ready' }); else { ${onFill} } });`;
+  return new URL(`data:text/javascript,${encodeURIComponent(src)}`);
+}
+
+test('pool bytes equal payloadBytes; chunks are chunkBytes long (tail shorter) and O_DIRECT-aligned', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kv-pool-'));
+  try {
+    await withPool({ seed: 42, workers: 2, chunkBytes: MiB, slots: 4, probeDir: dir }, async (pool) => {
+      // Where the file system takes O_DIRECT, really write each chunk with it: EINVAL if misaligned.
+      const fd = pool.direct ? openSync(join(dir, 'direct.bin'), constants.O_WRONLY | constants.O_CREAT | constants.O_DIRECT) : undefined;
+      try {
+        for (const size of [0, 1, DIRECT_ALIGN - 1, MiB, 3 * MiB + 12_345]) {
+          const expected = payloadBytes(42, `entry_${size}`, size);
+          const lengths: number[] = [];
+          let at = 0;
+          for await (const chunk of pool.source(`entry_${size}`, size).chunks()) {
+            assert.ok(bytesEqual(chunk, expected.subarray(at, at + chunk.length)));
+            if (fd !== undefined) {
+              const view = directView(chunk, roundUp(chunk.length, DIRECT_ALIGN));
+              assert.ok(view !== undefined, 'chunk not direct-capable');
+              writeSync(fd, view, 0, view.length, at);
+            }
+            at += chunk.length;
+            lengths.push(chunk.length);
+          }
+          assert.equal(at, size);
+          assert.ok(lengths.slice(0, -1).every((n) => n === MiB), `lengths ${lengths.join(',')}`);
+          assert.equal(pool.available, 4);
+        }
+      } finally {
+        if (fd !== undefined) closeSync(fd);
+      }
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('an entry much larger than all slots together (8 × 1 MiB slots, 20 MiB entry)', async () => {
+  await withPool({ seed: 3, workers: 2, chunkBytes: MiB, slots: 8 }, async (pool) => {
+    const size = 20 * MiB + 4321;
+    const lengths = await checkSource(pool.source('big', size), payloadBytes(3, 'big', size));
+    assert.equal(lengths.length, 21);
+    assert.equal(pool.available, 8);
+  });
+});
+
+test('dedup inside one 16,384-token tiny-1b entry (384 MiB), hashed chunk by chunk', async () => {
+  await withPool({ seed: 42, workers: 2, chunkBytes: 4 * MiB, slots: 4 }, async (pool) => {
+    const size = 16_384 * TOKEN_BYTES;
+    assert.equal(size, 384 * MiB);
+    const seen = new Set<string>();
+    let blocks = 0;
+    let duplicates = 0;
+    for await (const chunk of pool.source('long_context', size).chunks()) {
+      for (let at = 0; at < chunk.length; at += 4096) {
+        const digest = createHash('sha256').update(chunk.subarray(at, at + 4096)).digest('base64');
+        blocks++;
+        if (seen.has(digest)) duplicates++;
+        else seen.add(digest);
+      }
+    }
+    assert.equal(blocks, size / 4096);
+    assert.ok(duplicates / blocks < 0.01);
+    assert.equal(duplicates, 0);
+  });
+});
+
+test('6 entries at once with only 2 slots all complete with correct bytes', async () => {
+  await withPool({ seed: 11, workers: 2, chunkBytes: 256 * 1024, slots: 2 }, async (pool) => {
+    const sizes = [1, 300_000, 1_000_000, 2 * MiB, 777_777, 256 * 1024];
+    await Promise.all(
+      sizes.map((size, i) => checkSource(pool.source(`c${i}`, size), payloadBytes(11, `c${i}`, size), () => yieldToLoop())),
+    );
+    assert.equal(pool.available, 2);
+  });
+});
+
+test('breaking out early, or throwing, returns every slot', async () => {
+  await withPool({ seed: 1, workers: 2, chunkBytes: MiB, slots: 4, readahead: 4 }, async (pool) => {
+    for await (const chunk of pool.source('abandoned', 10 * MiB).chunks()) {
+      assert.equal(chunk.length, MiB);
+      break;
+    }
+    assert.equal(pool.available, 4);
+    await assert.rejects(async () => {
+      for await (const _ of pool.source('thrown', 10 * MiB).chunks()) throw new Error('consumer failed');
+    }, /consumer failed/);
+    assert.equal(pool.available, 4);
+  });
+});
+
+test('a source is lazy: nothing is taken until it is iterated', async () => {
+  await withPool({ seed: 1, workers: 1, chunkBytes: MiB, slots: 2 }, async (pool) => {
+    const source = pool.source('lazy', 5 * MiB);
+    await yieldToLoop();
+    assert.equal(pool.available, 2);
+    assert.equal(source.size, 5 * MiB);
+  });
+});
+
+test('a crashed worker rejects the pending chunk with a clear error and leaks no slot', async () => {
+  await withPool({ seed: 1, workers: 1, chunkBytes: MiB, slots: 2, workerUrl: fakeWorker("throw new Error('boom');") }, async (pool) => {
+    await assert.rejects(async () => {
+      for await (const _ of pool.source('doomed', 3 * MiB).chunks()) assert.fail('no chunk expected');
+    }, /payload worker 0 failed: boom/);
+    assert.equal(pool.available, 2);
+    await assert.rejects(async () => {
+      for await (const _ of pool.source('after', MiB).chunks()) assert.fail('no chunk expected');
+    }, /no live worker: payload worker 0 failed: boom/);
+  });
+});
+
+test('a fill the worker reports as failed rejects that chunk', async () => {
+  const onFill = "parentPort.postMessage({ type: 'failed', id: m.id, error: 'no keystream' });";
+  await withPool({ seed: 1, workers: 1, chunkBytes: MiB, slots: 2, workerUrl: fakeWorker(onFill) }, async (pool) => {
+    await assert.rejects(async () => {
+      for await (const _ of pool.source('x', MiB).chunks()) assert.fail('no chunk expected');
+    }, /could not generate a chunk: no keystream/);
+    assert.equal(pool.available, 2);
+  });
+});
+
+test('after close, iterating a source rejects; bad options are refused', async () => {
+  const pool = await PayloadPool.create({ seed: 1, workers: 1, chunkBytes: MiB, slots: 1 });
+  const source = pool.source('late', MiB);
+  await pool.close();
+  await assert.rejects(async () => {
+    for await (const _ of source.chunks()) assert.fail('no chunk expected');
+  }, /closed/);
+  await assert.rejects(PayloadPool.create({ seed: 1, workers: 1, chunkBytes: 1000, slots: 1 }), /chunkBytes must be a positive multiple of 4096/);
+  await assert.rejects(PayloadPool.create({ seed: 1, workers: 0, chunkBytes: 4096, slots: 0 }), /workers .*; slots/);
+});

@@ -1,0 +1,157 @@
+// Payload bytes (spec-tests §7): deterministic per seed and key, random access by offset, free of
+// duplicate 4 KiB blocks and incompressible, which is what defeats dedup/compression in storage. The
+// inline factory is the generator here; the pool must give the same bytes (payload-pool.test.ts).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
+import { InlinePayloadFactory } from '../../src/data/inline-payload.js';
+import { entryKeyMaterial, fillPayload, payloadBytes } from '../../src/data/payload.js';
+import { BUILTIN_MODELS, kvBytesPerToken } from '../../src/model/models.js';
+import type { ChunkSource } from '../../src/tiers/backend.js';
+import { Rng } from '../../src/util/rng.js';
+import { MiB } from '../../src/util/units.js';
+
+const BLOCK = 4096;
+const TINY_1B = BUILTIN_MODELS.get('tiny-1b');
+const TOKEN_BYTES = TINY_1B === undefined ? 0 : kvBytesPerToken(TINY_1B);
+
+/** Counts 4 KiB blocks whose SHA-256 was already seen. */
+class BlockCensus {
+  private readonly seen = new Set<string>();
+  blocks = 0;
+  duplicates = 0;
+
+  add(chunk: Uint8Array): void {
+    for (let at = 0; at < chunk.length; at += BLOCK) {
+      const digest = createHash('sha256').update(chunk.subarray(at, at + BLOCK)).digest('base64');
+      this.blocks++;
+      if (this.seen.has(digest)) this.duplicates++;
+      else this.seen.add(digest);
+    }
+  }
+
+  async addSource(source: ChunkSource): Promise<void> {
+    for await (const chunk of source.chunks()) this.add(chunk);
+  }
+
+  assertUnique(): void {
+    assert.ok(this.blocks > 0);
+    assert.ok(this.duplicates / this.blocks < 0.01, `${this.duplicates} of ${this.blocks} blocks duplicated`);
+    assert.equal(this.duplicates, 0, 'a keystream never repeats a 4 KiB block');
+  }
+}
+
+async function collect(source: ChunkSource): Promise<Uint8Array> {
+  const out = new Uint8Array(source.size);
+  let at = 0;
+  for await (const chunk of source.chunks()) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  assert.equal(at, source.size);
+  return out;
+}
+
+function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
+  return Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
+}
+
+test('tiny-1b has 24,576 KV bytes per token', () => {
+  assert.equal(TOKEN_BYTES, 24_576);
+});
+
+test('same seed and key give identical bytes; another key or seed differs', () => {
+  const size = 10 * TOKEN_BYTES;
+  const a = payloadBytes(42, 'user_1_turn_1', size);
+  assert.ok(bytesEqual(a, payloadBytes(42, 'user_1_turn_1', size)));
+  assert.ok(!bytesEqual(a, payloadBytes(42, 'user_1_turn_2', size)));
+  assert.ok(!bytesEqual(a, payloadBytes(43, 'user_1_turn_1', size)));
+});
+
+test('two factories with the same seed agree on ten keys', async () => {
+  const one = new InlinePayloadFactory(42, 64 * 1024);
+  const two = new InlinePayloadFactory(42, 100_000);
+  for (let i = 0; i < 10; i++) {
+    const key = `key_${i}`;
+    const size = 1000 + i * 12_345;
+    assert.ok(bytesEqual(await collect(one.source(key, size)), await collect(two.source(key, size))), key);
+  }
+});
+
+test('any byte range equals the same slice of the whole entry', () => {
+  const size = 3 * MiB + 777;
+  const whole = payloadBytes(7, 'ranges', size);
+  const material = entryKeyMaterial(7, 'ranges');
+  const rng = new Rng(7, 'ranges');
+  for (let i = 0; i < 200; i++) {
+    const offset = rng.int(0, size - 1);
+    const length = rng.int(0, Math.min(size - offset, i % 2 === 0 ? 64 : 2 * MiB));
+    const part = new Uint8Array(length);
+    fillPayload(material, offset, part);
+    assert.ok(bytesEqual(part, whole.subarray(offset, offset + length)), `range ${offset}+${length}`);
+  }
+});
+
+test('inline factory: chunks of chunkBytes, a shorter tail, bytes equal payloadBytes', async () => {
+  const factory = new InlinePayloadFactory(5, 64 * 1024);
+  const size = 5 * 64 * 1024 + 1234;
+  const lengths: number[] = [];
+  const out = new Uint8Array(size);
+  let at = 0;
+  for await (const chunk of factory.source('tail', size).chunks()) {
+    lengths.push(chunk.length);
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  assert.deepEqual(lengths, [65536, 65536, 65536, 65536, 65536, 1234]);
+  assert.ok(bytesEqual(out, payloadBytes(5, 'tail', size)));
+  assert.deepEqual(await collect(factory.source('empty', 0)), new Uint8Array(0));
+  assert.throws(() => factory.source('bad', -1), RangeError);
+});
+
+test('inline factory reuses one buffer, and overlapping iterations do not share it', async () => {
+  const factory = new InlinePayloadFactory(1, 4096);
+  const seen = new Set<ArrayBufferLike>();
+  for (let round = 0; round < 3; round++) {
+    for await (const chunk of factory.source(`k${round}`, 3 * 4096).chunks()) seen.add(chunk.buffer);
+  }
+  assert.equal(seen.size, 1);
+
+  const a = factory.source('a', 2 * 4096).chunks()[Symbol.asyncIterator]();
+  const b = factory.source('b', 2 * 4096).chunks()[Symbol.asyncIterator]();
+  const firstA = await a.next();
+  await b.next();
+  assert.equal(firstA.done, false);
+  if (firstA.done === false) assert.ok(bytesEqual(firstA.value, payloadBytes(1, 'a', 4096)));
+  await a.return?.(undefined);
+  await b.return?.(undefined);
+});
+
+test('dedup: 50 entries of 100 tiny-1b tokens share no 4 KiB block', async () => {
+  const factory = new InlinePayloadFactory(42, MiB);
+  const census = new BlockCensus();
+  for (let i = 0; i < 50; i++) await census.addSource(factory.source(`entry_${i}`, 100 * TOKEN_BYTES));
+  census.assertUnique();
+});
+
+test('dedup: 10 entries of mixed lengths 128…8192 tokens (seed 99)', async () => {
+  const factory = new InlinePayloadFactory(99, 4 * MiB);
+  const tokens = [128, 256, 512, 1000, 1024, 2048, 3000, 4096, 5555, 8192];
+  const census = new BlockCensus();
+  for (const [i, n] of tokens.entries()) await census.addSource(factory.source(`mixed_${i}_${n}`, n * TOKEN_BYTES));
+  census.assertUnique();
+});
+
+test('dedup: 10 same-seed entries of 512 tokens', async () => {
+  const factory = new InlinePayloadFactory(42, MiB);
+  const census = new BlockCensus();
+  for (let i = 0; i < 10; i++) await census.addSource(factory.source(`same_seed_${i}`, 512 * TOKEN_BYTES));
+  census.assertUnique();
+});
+
+test('incompressible: deflate level 6 saves under 1% of 8 MiB', () => {
+  const input = payloadBytes(42, 'compress', 8 * MiB);
+  const output = deflateSync(input, { level: 6 });
+  assert.ok(output.length > input.length * 0.99, `deflated to ${output.length} of ${input.length}`);
+});
