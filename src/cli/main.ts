@@ -1,0 +1,149 @@
+// The `kv-cache` command: arguments → RunConfig → run → results file and console summary.
+// Exit codes: 0 success, 2 bad input (one message, no stack trace, nothing written), 1 failure
+// during the run (results gathered so far are still saved), 130/143 interrupted (results saved).
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync, accessSync, constants } from 'node:fs';
+import { dirname } from 'node:path';
+import { monotonicClock } from '../util/clock.js';
+import { GiB, MiB } from '../util/units.js';
+import { runBenchmark, RunFailedError } from '../engine/run.js';
+import type { ProgressSnapshot } from '../engine/run.js';
+import type { RunConfig } from '../engine/run-config.js';
+import type { RunResult } from '../metrics/result.js';
+import { buildResultsJson } from '../report/results-json.js';
+import { formatSummary } from '../report/console.js';
+import { kvBytesPerToken } from '../model/models.js';
+import { ConfigError } from './errors.js';
+import { helpText, parseRunArgs, wantsHelp } from './run-args.js';
+
+function toolVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Features whose flags are accepted by the parser but that this version does not run yet. */
+function notImplemented(c: RunConfig): string[] {
+  const out: string[] = [];
+  const no = (on: boolean, flag: string): void => {
+    if (on) out.push(`${flag} is not implemented yet`);
+  };
+  no(c.datasetPath !== undefined, '--dataset-path (ShareGPT replay)');
+  no(c.useBurstTrace, '--use-burst-trace (BurstGPT replay)');
+  no(c.decodeOnly, '--decode-only');
+  no(c.precondition, '--precondition');
+  no(c.enableAutoscaling, '--enable-autoscaling');
+  no(c.ioTraceLog !== undefined, '--io-trace-log');
+  no(c.enableLatencyTracing, '--enable-latency-tracing');
+  no(c.validationTrace !== undefined, '--validation-trace');
+  no(c.xlsxOutput !== undefined, '--xlsx-output');
+  return out;
+}
+
+/** The results file must be writable before an hour-long run starts, not after. */
+function outputProblems(path: string): string[] {
+  try {
+    if (statSync(path, { throwIfNoEntry: false })?.isDirectory() === true) return [`--output ${path} is a directory; give a file path`];
+    mkdirSync(dirname(path), { recursive: true });
+    accessSync(dirname(path), constants.W_OK);
+    return [];
+  } catch (e) {
+    return [`--output ${path}: cannot write there (${(e as Error).message})`];
+  }
+}
+
+/** Writes the file whole or not at all: a crash mid-write never leaves a truncated JSON. */
+function writeAtomically(path: string, text: string): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}
+
+function banner(c: RunConfig, version: string): string[] {
+  const bpt = kvBytesPerToken(c.model);
+  const on = (b: boolean): string => (b ? 'on' : 'off');
+  const gpu = c.gpuMemGb > 0 ? `${c.numGpus} × ${c.gpuMemGb} GiB simulated GPU (${c.gpuBandwidthGbs} GB/s model) │ TP=${c.tensorParallel}` : 'none';
+  return [
+    '='.repeat(80),
+    `kv-cache ${version} — KV cache storage benchmark`,
+    '='.repeat(80),
+    `Model: ${c.model.key} (${c.model.name}), ${bpt.toLocaleString('en-US')} KV bytes/token`,
+    `GPU tier: ${gpu}   CPU tier: ${c.cpuMemGb} GiB   Storage: ${c.cacheDir ?? '(temporary directory)'} [${c.ioMode} I/O]${c.storageCapacityGb > 0 ? `, ${c.storageCapacityGb} GiB` : ''}`,
+    `Users: ${c.numUsers}   Duration: ${c.durationSec} s${c.maxRequests > 0 ? `   Max requests: ${c.maxRequests}` : ''}   Seed: ${c.seed}${c.seedGiven ? '' : ' (drawn)'}`,
+    `Generation: ${c.generationMode} (${(c.settings.generationTiming[c.generationMode] * 1000).toFixed(0)} ms/token)   Profile: ${c.performanceProfile}`,
+    `Multi-turn: ${on(!c.disableMultiTurn)}   Prefix caching: ${on(!c.disablePrefixCaching)}   RAG: ${on(c.enableRag)}   Prefill-only: ${on(c.prefillOnly)}   Max concurrent allocs: ${c.maxConcurrentAllocs || 'unlimited'}`,
+  ];
+}
+
+function progressLine(p: ProgressSnapshot): string {
+  return `\r[${p.elapsedSec.toFixed(0).padStart(4)}/${p.durationSec}s] requests ${p.requestsCompleted}  ${p.tokensPerSec.toFixed(0)} tok/s  storage read ${(p.storageReadBytesPerSec / MiB).toFixed(0)} MiB/s  write ${(p.storageWriteBytesPerSec / MiB).toFixed(0)} MiB/s   `;
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const args = argv[0] === 'run' ? argv.slice(1) : argv;
+  const version = toolVersion();
+  if (args.includes('--version')) {
+    process.stdout.write(`${version}\n`);
+    return 0;
+  }
+  if (wantsHelp(args)) {
+    process.stdout.write(`${helpText()}\n`);
+    return 0;
+  }
+  let config: RunConfig;
+  try {
+    const parsed = parseRunArgs(args, new Date());
+    config = parsed.config;
+    const problems = [...notImplemented(config), ...outputProblems(config.output)];
+    if (problems.length > 0) throw new ConfigError(problems);
+    for (const w of parsed.warnings) process.stderr.write(`kv-cache: warning: ${w}\n`);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`kv-cache: error: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+
+  const out = (line: string): void => void process.stdout.write(`${line}\n`);
+  for (const line of banner(config, version)) out(line);
+  const interrupt = new AbortController();
+  let signalCode = 0;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    if (interrupt.signal.aborted) process.exit(sig === 'SIGINT' ? 130 : 143); // a second signal: leave now
+    signalCode = sig === 'SIGINT' ? 130 : 143;
+    process.stderr.write(`\nkv-cache: ${sig}: stopping, saving the results gathered so far…\n`);
+    interrupt.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const showProgress = process.stderr.isTTY === true && !config.noProgress;
+
+  let result: RunResult;
+  let code = 0;
+  try {
+    result = await runBenchmark(config, {
+      clock: monotonicClock,
+      toolVersion: version,
+      log: out,
+      interrupt: interrupt.signal,
+      ...(showProgress ? { onProgress: (p: ProgressSnapshot) => void process.stderr.write(progressLine(p)) } : {}),
+    });
+  } catch (e) {
+    if (!(e instanceof RunFailedError)) throw e;
+    process.stderr.write(`kv-cache: ${e.message}\n`);
+    result = e.partial;
+    code = 1;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    if (showProgress) process.stderr.write('\n');
+  }
+  const results = buildResultsJson(result);
+  writeAtomically(config.output, `${JSON.stringify(results, null, 2)}\n`);
+  out(formatSummary(result, results));
+  out(`Results saved to ${config.output} (${(JSON.stringify(results).length / GiB < 1 ? 'ok' : 'large')})`);
+  return code !== 0 ? code : signalCode;
+}

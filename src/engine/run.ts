@@ -1,0 +1,242 @@
+// Runs one benchmark: setup (tiers, buffers, workload, RAG ingestion), the measured phase, and the
+// hand-off of everything measured as a RunResult. Never prints: lines for the user go to `env.log`.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
+import { Recorder } from '../metrics/recorder.js';
+import type { DelaySummaryMs, EntrySizeSummary, RunResult, StopReason } from '../metrics/result.js';
+import { RunMetrics } from '../metrics/run-metrics.js';
+import { kvBytesPerToken } from '../model/models.js';
+import type { Clock } from '../util/clock.js';
+import { Rng } from '../util/rng.js';
+import { ConversationManager } from '../workload/conversation.js';
+import { PrefixMatcher } from '../workload/prefix.js';
+import { RagDocumentManager } from '../workload/rag.js';
+import type { Request } from '../workload/request.js';
+import { createSessions } from '../workload/session.js';
+import { generateUsers } from '../workload/users.js';
+import { dispatch, firstRequestsInScheduleOrder, sessionSource } from './dispatcher.js';
+import { processRequest } from './pipeline.js';
+import type { RunConfig } from './run-config.js';
+import { setupRun } from './setup.js';
+import type { RunSetup } from './setup.js';
+
+export interface ProgressSnapshot {
+  readonly elapsedSec: number;
+  readonly durationSec: number;
+  readonly requestsCompleted: number;
+  readonly tokensPerSec: number;
+  readonly storageReadBytesPerSec: number;
+  readonly storageWriteBytesPerSec: number;
+}
+
+export interface RunEnvironment {
+  readonly clock: Clock;
+  readonly toolVersion: string;
+  readonly log: (line: string) => void;
+  readonly onProgress?: (p: ProgressSnapshot) => void;
+  /** Aborting it stops the run early (SIGINT/SIGTERM); results so far are still returned. */
+  readonly interrupt?: AbortSignal;
+}
+
+const PROGRESS_INTERVAL_MS = 1000;
+/** The monitor samples every this many ms; its samples include the interval itself. */
+const LOOP_DELAY_RESOLUTION_MS = 10;
+
+export async function runBenchmark(cfg: RunConfig, env: RunEnvironment): Promise<RunResult> {
+  const recorder = new Recorder();
+  const setup = await setupRun(cfg, recorder, env.clock);
+  try {
+    for (const line of setup.memory.lines) env.log(line);
+    return await measure(cfg, env, setup, recorder);
+  } finally {
+    await setup.close();
+  }
+}
+
+async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, recorder: Recorder): Promise<RunResult> {
+  const { cache, clock } = { cache: setup.cache, clock: env.clock };
+  const bpt = kvBytesPerToken(cfg.model);
+  const rng = new Rng(cfg.seed);
+  const ws = setup.workload;
+  const users = generateUsers(cfg.numUsers, rng.fork('users'), ws);
+  const conversations = cfg.disableMultiTurn ? undefined : new ConversationManager(ws.conversation);
+  const prefix = cfg.disablePrefixCaching ? undefined : new PrefixMatcher(bpt, ws.prefixCache);
+  const rag = cfg.enableRag ? new RagDocumentManager(cfg.model, ws.rag) : undefined;
+  if (rag !== undefined) await ingestRag(rag, cfg.ragNumDocs, rng.fork('rag'), setup, env);
+  const sessions = createSessions(users, rng.fork('sessions'), {
+    settings: ws,
+    ...(conversations !== undefined ? { conversations } : {}),
+    ...(prefix !== undefined ? { prefix } : {}),
+    ...(rag !== undefined ? { rag } : {}),
+  });
+  const sources = cfg.maxRequests > 0 ? firstRequestsInScheduleOrder(sessions, cfg.maxRequests) : sessions.map(sessionSource);
+
+  // Setup traffic (RAG ingestion) is not part of the measurement.
+  recorder.reset();
+  const qosTargets = Object.fromEntries(Object.entries(cfg.settings.qosProfiles).map(([k, v]) => [k, { targetP95Ms: v.targetP95Ms }]));
+  const run = new RunMetrics(qosTargets, cfg.keepLatencySamples);
+  const stop = new AbortController();
+  let stopReason: StopReason = cfg.maxRequests > 0 ? 'max_requests' : 'duration';
+  const stopWith = (reason: StopReason): void => {
+    if (stop.signal.aborted) return;
+    stopReason = reason;
+    stop.abort();
+  };
+  const onInterrupt = (): void => stopWith('interrupted');
+  env.interrupt?.addEventListener('abort', onInterrupt, { once: true });
+  let failure: unknown;
+
+  const watch = await DiskWatch.forPath(setup.storage.dir).catch(() => undefined);
+  const diskBefore = await watch?.snapshot().catch(() => undefined);
+  const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+  loopDelay.enable();
+  const startMs = clock.now();
+  const durationTimer = setTimeout(() => stopWith('duration'), cfg.durationSec * 1000);
+  const progressTimer = setInterval(() => env.onProgress?.(progressOf(cfg, recorder, run, (clock.now() - startMs) / 1000)), PROGRESS_INTERVAL_MS);
+  progressTimer.unref();
+  const pipelineRng = rng.fork('pipeline');
+  const secondsPerToken = cfg.settings.generationTiming[cfg.generationMode];
+
+  const processOne = async (req: Request, queueMs: number): Promise<void> => {
+    const enqueuedMs = clock.now() - queueMs;
+    try {
+      const out = await processRequest(
+        req,
+        {
+          cache,
+          ...(prefix !== undefined ? { prefix } : {}),
+          multiTurn: conversations !== undefined,
+          prefillOnly: cfg.prefillOnly,
+          decodeOnly: cfg.decodeOnly,
+          decodeBatchSize: ws.decode.batchSize,
+          secondsPerToken,
+          sleep: (ms) => sleep(ms, undefined, { signal: stop.signal }).catch(() => undefined),
+          stopped: () => stop.signal.aborted,
+        },
+        pipelineRng,
+      );
+      if (!out.completed) {
+        run.recordAborted(out.multiTurnHits, out.multiTurnMisses);
+        return;
+      }
+      run.record({
+        qos: req.qos,
+        e2eMs: clock.now() - enqueuedMs,
+        queueMs,
+        storageMs: out.storageMs,
+        generationMs: out.generationMs,
+        ...(out.prefillMs !== undefined ? { prefillMs: out.prefillMs } : {}),
+        ...(out.decodeMs !== undefined ? { decodeMs: out.decodeMs } : {}),
+        generatedTokens: req.generationTokens,
+        multiTurnHits: out.multiTurnHits,
+        multiTurnMisses: out.multiTurnMisses,
+      });
+    } catch (e) {
+      failure ??= e;
+      stopWith('failed');
+    }
+  };
+
+  try {
+    await dispatch({
+      sources,
+      workers: setup.workers,
+      clock,
+      startMs,
+      process: processOne,
+      sleep: (ms, signal) => sleep(ms, undefined, { signal }),
+      stop: stop.signal,
+    });
+  } finally {
+    clearTimeout(durationTimer);
+    clearInterval(progressTimer);
+    loopDelay.disable();
+    env.interrupt?.removeEventListener('abort', onInterrupt);
+  }
+  // The window ends when the last I/O of the run has completed, tail included.
+  const elapsedSec = (clock.now() - startMs) / 1000;
+  const diskAfter = diskBefore === undefined ? undefined : await watch?.snapshot().catch(() => undefined);
+  const warnings = [...setup.warnings];
+  if (failure !== undefined) warnings.push(`run stopped by an error: ${failure instanceof Error ? failure.message : String(failure)}`);
+
+  const result: RunResult = {
+    toolVersion: env.toolVersion,
+    startedAt: new Date(Date.now() - elapsedSec * 1000).toISOString(),
+    seed: cfg.seed,
+    modelKey: cfg.model.key,
+    bytesPerToken: bpt,
+    performanceProfile: cfg.performanceProfile,
+    effectiveConfig: cfg.effective,
+    stopReason,
+    elapsedSec,
+    nominalDurationSec: cfg.durationSec,
+    recorder,
+    run,
+    occupancy: Object.fromEntries(cache.order.map((t) => [t, { entries: cache.entries.count(t), usedBytes: cache.usedBytes(t), limitBytes: cache.limitBytes(t) }])),
+    entrySizes: entrySizes(setup),
+    ...(prefix !== undefined ? { prefix: prefix.stats } : {}),
+    conversationsLost: sessions.reduce((n, s) => n + s.conversationsLost, 0),
+    eventLoopDelayMs: delaySummary(loopDelay),
+    ...(watch !== undefined && diskBefore !== undefined && diskAfter !== undefined ? { device: { name: watch.device.name, delta: diskDelta(diskBefore, diskAfter) } } : {}),
+    storage: { dir: setup.storage.dir, ioMode: setup.storage.effectiveIoMode, fileSystem: setup.storage.fileSystem },
+    workers: setup.workers,
+    warnings,
+  };
+  if (failure !== undefined) throw new RunFailedError(result, failure);
+  return result;
+}
+
+/** An unexpected failure mid-run, carrying the results gathered until then so they can be saved. */
+export class RunFailedError extends Error {
+  constructor(
+    readonly partial: RunResult,
+    override readonly cause: unknown,
+  ) {
+    super(`run failed: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'RunFailedError';
+  }
+}
+
+/** RAG documents are written before the measured phase (the reference ingested during it). */
+async function ingestRag(rag: RagDocumentManager, docs: number, rng: Rng, setup: RunSetup, env: RunEnvironment): Promise<void> {
+  for (const plan of rag.planIngest(docs, rng)) {
+    for (const chunk of plan.document.chunks) await setup.cache.allocate(chunk.key, chunk.tokens, 'prefill');
+    for (const key of plan.evicted?.chunks.map((c) => c.key) ?? []) await setup.cache.delete(key);
+  }
+  env.log(`RAG: ingested ${rag.documentCount} documents`);
+}
+
+function delaySummary(h: ReturnType<typeof monitorEventLoopDelay>): DelaySummaryMs {
+  // Node's samples are the time between ticks, so the interval is subtracted to leave the delay.
+  const ms = (ns: number): number => (Number.isFinite(ns) ? Math.max(0, ns / 1e6 - LOOP_DELAY_RESOLUTION_MS) : 0);
+  return { mean: ms(h.mean), p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max) };
+}
+
+function entrySizes(setup: RunSetup): EntrySizeSummary {
+  const sizes: number[] = [];
+  for (const t of setup.cache.order) for (const e of setup.cache.entries.lruOrder(t)) sizes.push(e.size);
+  if (sizes.length === 0) return { count: 0, minBytes: 0, meanBytes: 0, p95Bytes: 0, maxBytes: 0 };
+  sizes.sort((a, b) => a - b);
+  const total = sizes.reduce((a, b) => a + b, 0);
+  return {
+    count: sizes.length,
+    minBytes: sizes[0] as number,
+    meanBytes: total / sizes.length,
+    p95Bytes: sizes[Math.min(sizes.length - 1, Math.floor(0.95 * sizes.length))] as number,
+    maxBytes: sizes[sizes.length - 1] as number,
+  };
+}
+
+function progressOf(cfg: RunConfig, rec: Recorder, run: RunMetrics, elapsedSec: number): ProgressSnapshot {
+  const st = rec.traffic.storage;
+  const per = (n: number): number => (elapsedSec > 0 ? n / elapsedSec : 0);
+  return {
+    elapsedSec,
+    durationSec: cfg.durationSec,
+    requestsCompleted: run.requestsCompleted,
+    tokensPerSec: per(run.tokensGenerated),
+    storageReadBytesPerSec: per(st.readBytes + st.demoteOutBytes),
+    storageWriteBytesPerSec: per(st.writeBytes + st.demoteInBytes),
+  };
+}

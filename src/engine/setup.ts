@@ -1,0 +1,107 @@
+// Builds what a run needs from its RunConfig: the storage directory and file tier, the payload
+// generator pool, the tier stack with capacities, and the workload objects. Owns nothing after
+// teardown: every thread, buffer and file it made is released by `close`.
+import { availableParallelism } from 'node:os';
+import { storageLimitBytes } from '../cache/capacity.js';
+import { TieredCache } from '../cache/tiered-cache.js';
+import type { CacheTier } from '../cache/tiered-cache.js';
+import { PayloadPool } from '../data/payload-pool.js';
+import type { Recorder } from '../metrics/recorder.js';
+import { kvBytesPerToken } from '../model/models.js';
+import { FileBackend, RAM_FILE_SYSTEMS } from '../tiers/file.js';
+import { MemoryBackend } from '../tiers/memory.js';
+import { SimulatedGpuBackend } from '../tiers/simulated-gpu.js';
+import type { Clock } from '../util/clock.js';
+import { Semaphore } from '../util/lock.js';
+import { GiB, MiB } from '../util/units.js';
+import { resolveWorkloadSettings } from '../workload/settings.js';
+import type { WorkloadSettings } from '../workload/settings.js';
+import { availableMemoryBytes, planMemory } from './memory-check.js';
+import type { MemoryPlan } from './memory-check.js';
+import type { RunConfig } from './run-config.js';
+
+/** Largest single I/O and payload chunk. */
+export const IO_CHUNK_BYTES = 4 * MiB;
+/** Worker (logical) count cap, as the reference. */
+export const MAX_WORKERS = 500;
+
+export interface RunSetup {
+  readonly cache: TieredCache;
+  readonly storage: FileBackend;
+  readonly payload: PayloadPool;
+  readonly memory: MemoryPlan;
+  readonly workers: number;
+  readonly workload: WorkloadSettings;
+  readonly warnings: string[];
+  close(): Promise<void>;
+}
+
+/** The workload layer's settings from the effective configuration. */
+export function workloadSettingsOf(cfg: RunConfig): WorkloadSettings {
+  const s = cfg.settings;
+  const t = s.userTemplates;
+  const tpl = (k: keyof typeof t) => ({ contextRange: t[k].contextRange, generationRange: t[k].generationRange, thinkTimeRangeS: t[k].thinkTimeRange });
+  return resolveWorkloadSettings({
+    userTemplates: { chatbot: tpl('chatbot'), coding: tpl('coding'), document: tpl('document') },
+    qosProfiles: s.qosProfiles,
+    qosDistribution: s.qosDistribution,
+    conversation: s.conversation,
+    prefixCache: s.prefixCache,
+    rag: s.rag,
+    decode: s.decode,
+  });
+}
+
+export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock): Promise<RunSetup> {
+  const warnings: string[] = [];
+  const workers = Math.min(cfg.numUsers, MAX_WORKERS);
+  // One staging buffer per concurrent storage operation, bounded to keep memory predictable.
+  const stagingSlots = Math.max(4, Math.min(workers + 4, 64));
+  const payloadSlots = Math.max(8, Math.min(2 * workers, 64));
+  const storage = await FileBackend.create({ ...(cfg.cacheDir !== undefined ? { dir: cfg.cacheDir } : {}), ioMode: cfg.ioMode, chunkBytes: IO_CHUNK_BYTES, stagingSlots });
+  const closers: Array<() => Promise<void>> = [() => storage.close()];
+  try {
+    if (storage.effectiveIoMode !== cfg.ioMode) warnings.push(`${storage.dir}: the file system refused O_DIRECT; using buffered I/O (reads may come from the page cache)`);
+    if (RAM_FILE_SYSTEMS.has(storage.fileSystem)) warnings.push(`${storage.dir} is on ${storage.fileSystem}: this measures RAM, not a storage device`);
+    const payload = await PayloadPool.create({ seed: cfg.seed, workers: Math.max(1, availableParallelism()), chunkBytes: IO_CHUNK_BYTES, slots: payloadSlots, probeDir: storage.dir });
+    closers.unshift(() => payload.close());
+
+    const memory = planMemory(cfg.cpuMemGb * GiB, (stagingSlots + payloadSlots) * IO_CHUNK_BYTES, availableMemoryBytes());
+    if (!memory.ok) warnings.push(memory.lines[memory.lines.length - 1] ?? 'CPU tier capped');
+
+    const tiers: CacheTier[] = [];
+    if (cfg.gpuMemGb > 0) {
+      // No CUDA here: the GPU tier is the bandwidth model of spec §3.8, always present when sized.
+      tiers.push({ backend: new SimulatedGpuBackend((k, n) => payload.source(k, n), cfg.gpuBandwidthGbs), limitBytes: cfg.gpuMemGb * cfg.numGpus * GiB });
+    }
+    tiers.push({ backend: new MemoryBackend('cpu'), limitBytes: memory.cpuLimitBytes });
+    tiers.push({ backend: storage, limitBytes: await storageLimitBytes(cfg.storageCapacityGb, storage.dir) });
+    const cache = new TieredCache({
+      tiers,
+      bytesPerToken: kvBytesPerToken(cfg.model),
+      tensorParallel: cfg.tensorParallel,
+      payload: (k, n) => payload.source(k, n),
+      recorder,
+      clock,
+      eviction: cfg.settings.eviction,
+      ...(cfg.maxConcurrentAllocs > 0 ? { allocSemaphore: new Semaphore(cfg.maxConcurrentAllocs) } : {}),
+    });
+    // The cache closes every backend (the storage tier deletes its files); the pool is separate.
+    closers.splice(closers.length - 1, 1, () => cache.close());
+    return {
+      cache,
+      storage,
+      payload,
+      memory,
+      workers,
+      workload: workloadSettingsOf(cfg),
+      warnings,
+      close: async () => {
+        for (const c of closers) await c();
+      },
+    };
+  } catch (e) {
+    for (const c of closers) await c().catch(() => undefined);
+    throw e;
+  }
+}
