@@ -1,5 +1,6 @@
 // Runs one benchmark: setup (tiers, buffers, workload, RAG ingestion), the measured phase, and the
 // hand-off of everything measured as a RunResult. Never prints: lines for the user go to `env.log`.
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
@@ -77,6 +78,7 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
   const qosTargets = Object.fromEntries(Object.entries(cfg.settings.qosProfiles).map(([k, v]) => [k, { targetP95Ms: v.targetP95Ms }]));
   const run = new RunMetrics(qosTargets, cfg.keepLatencySamples);
   const stop = new AbortController();
+  setMaxListeners(0, stop.signal); // every waiting user and sleeping request listens to it
   let stopReason: StopReason = cfg.maxRequests > 0 ? 'max_requests' : 'duration';
   const stopWith = (reason: StopReason): void => {
     if (stop.signal.aborted) return;

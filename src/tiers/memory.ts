@@ -2,10 +2,12 @@
 // tier's high-water mark and reuses freed pages (fresh guest RAM is slow on first touch).
 // Timing: the copy in or out is the tier's "device" time; host time is zero.
 import { performance } from 'node:perf_hooks';
+import { setImmediate } from 'node:timers/promises';
 import { EntryNotFoundError, timing } from './backend.js';
 import type { Backend, ChunkSink, ChunkSource, IOTiming, ReadResult, TierName } from './backend.js';
 
 const DEFAULT_PAGE_BYTES = 1024 * 1024;
+const YIELD_EVERY_BYTES = 8 * 1024 * 1024;
 
 interface StoredEntry {
   readonly pages: Uint8Array[];
@@ -63,14 +65,23 @@ export class MemoryBackend implements Backend {
     if (sink === undefined) {
       // Without a consumer, copy out into a reused scratch page: the cost of moving the bytes out of
       // this tier (the reference's np.copy), without allocating.
-      const t0 = performance.now();
+      let copyMs = 0;
       let remaining = entry.size;
+      let sinceYield = 0;
       for (const page of entry.pages) {
+        const t0 = performance.now();
         const n = Math.min(page.length, remaining);
         this.scratch.set(page.subarray(0, n));
+        copyMs += performance.now() - t0;
         remaining -= n;
+        sinceYield += n;
+        // A multi-GiB entry must not hold the event loop: let other operations run between slices.
+        if (sinceYield >= YIELD_EVERY_BYTES) {
+          sinceYield = 0;
+          await setImmediate();
+        }
       }
-      return { timing: timing(0, performance.now() - t0), bytes: entry.size };
+      return { timing: timing(0, copyMs), bytes: entry.size };
     }
     // With a consumer, pages are handed over in place; the consumer's copy is its own cost.
     let remaining = entry.size;
