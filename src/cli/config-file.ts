@@ -19,6 +19,29 @@ export interface LoadedConfig {
   readonly models: ReadonlyMap<string, ModelConfig>;
   /** Every section with defaults applied, snake_case as in the file (model_configs only as given). */
   readonly effective: JsonObject;
+  /** Keys present in the file that change nothing in this version (said, never silently ignored). */
+  readonly warnings: readonly string[];
+}
+
+/**
+ * Config keys the schema accepts (so the reference's config.yaml loads) but that have no effect here,
+ * with the reason. Sections of features not built yet leave this list as they arrive.
+ */
+const INERT_KEYS: ReadonlyArray<readonly [string, string]> = [
+  ['gpu_backend', 'there is no CUDA backend; the GPU tier is the bandwidth model (--gpu-bandwidth-gbs)'],
+  ['prefix_cache.min_prefix_length', 'the three system prompts are shorter than any useful minimum (the reference ignores it too)'],
+  ['prefix_cache.max_prefix_entries', 'there are only three system prompts (the reference ignores it too)'],
+  ['autoscaler', 'autoscaling is not implemented yet'],
+  ['saturation_detection', 'autoscaling is not implemented yet'],
+  ['sharegpt', 'ShareGPT replay is not implemented yet'],
+];
+
+function inertKeyWarnings(input: unknown, source: string): string[] {
+  const out: string[] = [];
+  for (const [path, why] of INERT_KEYS) {
+    if (valueAt(input, path.split('.')) !== undefined) out.push(`${source}: '${path}' has no effect: ${why}`);
+  }
+  return out;
 }
 
 type Path = readonly PropertyKey[];
@@ -205,6 +228,7 @@ function loaded(file: ConfigFile, path: string | undefined): LoadedConfig {
     settings: toSettings(file),
     models: buildModelTable(file.model_configs),
     effective: objectToJson(file),
+    warnings: [],
   };
 }
 
@@ -226,7 +250,7 @@ export function parseConfigText(text: string, source: string): LoadedConfig {
     problems.push(`${source}: '${formatPath(['model_configs', ...p.path])}' ${p.message}`);
   }
   if (!result.success || problems.length > 0) throw new ConfigError(problems);
-  return loaded(result.data, source);
+  return { ...loaded(result.data, source), warnings: inertKeyWarnings(input, source) };
 }
 
 /** Reads and validates a config file. Throws ConfigError naming the file when it is missing, unreadable or invalid. */

@@ -158,5 +158,5 @@ export function parseRunArgs(argv: readonly string[], now: Date, rng: () => numb
   const checked = checkFlags(flags, loaded.settings.validationLimits, fs);
   problems.push(...checked.problems);
   if (problems.length > 0 || model === undefined) throw new ConfigError(problems);
-  return { config: buildRunConfig(flags, seedGiven, model, loaded), warnings: checked.warnings };
+  return { config: buildRunConfig(flags, seedGiven, model, loaded), warnings: [...loaded.warnings, ...checked.warnings] };
 }
