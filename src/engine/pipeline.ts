@@ -117,6 +117,7 @@ export async function processRequest(req: Request, o: PipelineOptions, rng: Rng)
     checkStop();
     const generationMs = req.generationTokens * o.secondsPerToken * 1000;
     if (generationMs > 0) await o.sleep(generationMs);
+    checkStop(); // a generation cut short by the end of the run is not a completed request
     return outcome(true, generationMs);
   } catch (e) {
     if (e instanceof Aborted) return outcome(false, 0);

@@ -1,0 +1,129 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { dispatch, firstRequestsInScheduleOrder } from '../../src/engine/dispatcher.js';
+import type { StepSource } from '../../src/engine/dispatcher.js';
+import type { Request } from '../../src/workload/request.js';
+import type { SessionStep } from '../../src/workload/session.js';
+import { monotonicClock } from '../../src/util/clock.js';
+
+function step(userId: string, n: number, scheduledAtMs: number, priority = 1): SessionStep {
+  const request: Request = {
+    id: `${userId}_req_${n}`,
+    kind: 'chat',
+    userId,
+    qos: 'batch',
+    priority,
+    contextTokens: 1,
+    generationTokens: 1,
+    phase: 'both',
+    cacheKey: `${userId}_${n}`,
+    turn: n,
+    previousTurnKeys: [],
+    scheduledAtMs,
+  };
+  return { thinkTimeS: 0, request, conversationLost: false };
+}
+
+function fakeSession(userId: string, times: number[]): { nextRequest(): SessionStep } {
+  let i = 0;
+  return { nextRequest: () => step(userId, i, times[i++] ?? 1e12) };
+}
+
+test('the first N requests are chosen by scheduled time across users', () => {
+  const sources = firstRequestsInScheduleOrder([fakeSession('a', [10, 20, 30, 40]), fakeSession('b', [5, 25, 26, 27])], 5);
+  const ids = (s: StepSource): string[] => {
+    const out: string[] = [];
+    for (let x = s.next(); x !== undefined; x = s.next()) out.push(`${x.request.scheduledAtMs}`);
+    return out;
+  };
+  assert.deepEqual(ids(sources[0] as StepSource), ['10', '20']);
+  assert.deepEqual(ids(sources[1] as StepSource), ['5', '25', '26']);
+});
+
+function listSource(steps: SessionStep[]): StepSource {
+  let i = 0;
+  return { next: () => steps[i++] };
+}
+
+test('closed loop: a user never has two requests in flight, and every request runs once', async () => {
+  const inFlight = new Map<string, number>();
+  const done: string[] = [];
+  const stop = new AbortController();
+  await dispatch({
+    sources: ['a', 'b', 'c'].map((u) => listSource([0, 1, 2, 3].map((n) => step(u, n, 0)))),
+    workers: 3,
+    clock: monotonicClock,
+    startMs: monotonicClock.now(),
+    process: async (req) => {
+      const n = (inFlight.get(req.userId) ?? 0) + 1;
+      assert.equal(n, 1, 'one request of a user at a time');
+      inFlight.set(req.userId, n);
+      await sleep(2);
+      inFlight.set(req.userId, n - 1);
+      done.push(req.id);
+    },
+    sleep: (ms, signal) => sleep(ms, undefined, { signal }),
+    stop: stop.signal,
+  });
+  assert.equal(done.length, 12);
+  assert.equal(new Set(done).size, 12);
+  // Within a user, turns complete in order.
+  for (const u of ['a', 'b', 'c']) assert.deepEqual(done.filter((d) => d.startsWith(`${u}_`)), [0, 1, 2, 3].map((n) => `${u}_req_${n}`));
+});
+
+test('a request is not issued before its scheduled time', async () => {
+  const start = monotonicClock.now();
+  const issued: number[] = [];
+  await dispatch({
+    sources: [listSource([step('a', 0, 0), step('a', 1, 60)])],
+    workers: 1,
+    clock: monotonicClock,
+    startMs: start,
+    process: async () => void issued.push(monotonicClock.now() - start),
+    sleep: (ms, signal) => sleep(ms, undefined, { signal }),
+    stop: new AbortController().signal,
+  });
+  assert.equal(issued.length, 2);
+  assert.ok((issued[1] ?? 0) >= 55, `second request issued at ${issued[1]} ms`);
+});
+
+test('higher priority is served first when workers are scarce', async () => {
+  const order: number[] = [];
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((r) => (release = r));
+  const p = dispatch({
+    sources: [listSource([step('blocker', 0, 0)]), listSource([step('low', 0, 1, 1)]), listSource([step('high', 0, 2, 3)])],
+    workers: 1,
+    clock: monotonicClock,
+    startMs: monotonicClock.now(),
+    process: async (req) => {
+      if (req.userId === 'blocker') await gate;
+      order.push(req.priority);
+    },
+    sleep: (ms, signal) => sleep(ms, undefined, { signal }),
+    stop: new AbortController().signal,
+  });
+  await sleep(30);
+  release();
+  await p;
+  assert.deepEqual(order, [1, 3, 1]);
+});
+
+test('stop drops queued requests and returns once in-flight work ends', async () => {
+  const stop = new AbortController();
+  let processed = 0;
+  const p = dispatch({
+    sources: [listSource(Array.from({ length: 100 }, (_, n) => step('a', n, n * 1000)))],
+    workers: 2,
+    clock: monotonicClock,
+    startMs: monotonicClock.now(),
+    process: async () => void processed++,
+    sleep: (ms, signal) => sleep(ms, undefined, { signal }),
+    stop: stop.signal,
+  });
+  await sleep(20);
+  stop.abort();
+  await p;
+  assert.equal(processed, 1);
+});
