@@ -1,7 +1,7 @@
 // Shared helpers of the CLI configuration tests: a fixed start time, argv parsing that returns the
 // ConfigError instead of throwing, and YAML fixtures written into a fresh temporary directory.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/cli/errors.js';
@@ -32,8 +32,16 @@ export function rejection(argv: readonly string[], fs?: FsProbe): string {
   return configError(() => parse(argv, fs)).message;
 }
 
+const made: string[] = [];
+// Every temp dir a test file made is removed when its process exits, whatever the outcome.
+process.once('exit', () => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
 export function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'kvcache-cli-test-'));
+  const d = mkdtempSync(join(tmpdir(), 'kvcache-cli-test-'));
+  made.push(d);
+  return d;
 }
 
 /** Writes `text` to `<fresh temp dir>/<name>` and returns the path. */
