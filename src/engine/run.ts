@@ -56,7 +56,8 @@ export async function runBenchmark(cfg: RunConfig, env: RunEnvironment): Promise
 }
 
 async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, recorder: Recorder): Promise<RunResult> {
-  const { cache, clock } = { cache: setup.cache, clock: env.clock };
+  const cache = setup.cache;
+  const clock = env.clock;
   const bpt = kvBytesPerToken(cfg.model);
   const rng = new Rng(cfg.seed);
   const ws = setup.workload;
