@@ -71,7 +71,7 @@ export const FLAGS: readonly FlagSpec[] = [
   flag('config', 'config', 'string', R, 'YAML file with workload settings and extra models', { defaultText: 'none: built-in defaults', metavar: 'FILE' }),
 
   flag('output', 'output', 'string', O, 'Results JSON file', { metavar: 'FILE', defaultText: 'benchmark_results_<YYYYmmdd_HHMMSS>.json' }),
-  flag('xlsx-output', 'xlsxOutput', 'string', O, 'Also write a one-row XLSX (or CSV) summary here [not implemented yet]', { defaultText: 'none', metavar: 'FILE' }),
+  flag('xlsx-output', 'xlsxOutput', 'string', O, 'Also write a one-row XLSX (or CSV) summary here', { defaultText: 'none', metavar: 'FILE' }),
   flag('performance-profile', 'performanceProfile', 'choice', O, 'Criteria of the storage health verdict', { choices: PERFORMANCE_PROFILES }),
   flag('keep-latency-samples', 'keepLatencySamples', 'bool', O, 'Also dump every raw per-request latency into the JSON (memory grows with the run)'),
   flag('no-progress', 'noProgress', 'bool', O, 'Do not print progress lines during the run'),

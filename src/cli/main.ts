@@ -11,6 +11,7 @@ import type { RunConfig } from '../engine/run-config.js';
 import type { RunResult } from '../metrics/result.js';
 import { buildResultsJson } from '../report/results-json.js';
 import { formatSummary } from '../report/console.js';
+import { writeSpreadsheet } from '../report/spreadsheet.js';
 import { kvBytesPerToken } from '../model/models.js';
 import { ConfigError } from './errors.js';
 import { helpText, parseRunArgs, wantsHelp } from './run-args.js';
@@ -38,19 +39,18 @@ function notImplemented(c: RunConfig): string[] {
   no(c.ioTraceLog !== undefined, '--io-trace-log');
   no(c.enableLatencyTracing, '--enable-latency-tracing');
   no(c.validationTrace !== undefined, '--validation-trace');
-  no(c.xlsxOutput !== undefined, '--xlsx-output');
   return out;
 }
 
-/** The results file must be writable before an hour-long run starts, not after. */
-function outputProblems(path: string): string[] {
+/** An output file (results, spreadsheet) must be writable before an hour-long run starts, not after. */
+function outputProblems(path: string, flag = '--output'): string[] {
   try {
-    if (statSync(path, { throwIfNoEntry: false })?.isDirectory() === true) return [`--output ${path} is a directory; give a file path`];
+    if (statSync(path, { throwIfNoEntry: false })?.isDirectory() === true) return [`${flag} ${path} is a directory; give a file path`];
     mkdirSync(dirname(path), { recursive: true });
     accessSync(dirname(path), constants.W_OK);
     return [];
   } catch (e) {
-    return [`--output ${path}: cannot write there (${(e as Error).message})`];
+    return [`${flag} ${path}: cannot write there (${(e as Error).message})`];
   }
 }
 
@@ -96,7 +96,11 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     const parsed = parseRunArgs(args, new Date());
     config = parsed.config;
-    const problems = [...notImplemented(config), ...outputProblems(config.output)];
+    const problems = [
+      ...notImplemented(config),
+      ...outputProblems(config.output),
+      ...(config.xlsxOutput !== undefined ? outputProblems(config.xlsxOutput, '--xlsx-output') : []),
+    ];
     if (problems.length > 0) throw new ConfigError(problems);
     for (const w of parsed.warnings) process.stderr.write(`kv-cache: warning: ${w}\n`);
   } catch (e) {
@@ -145,5 +149,14 @@ export async function main(argv: readonly string[]): Promise<number> {
   writeAtomically(config.output, `${JSON.stringify(results, null, 2)}\n`);
   out(formatSummary(result, results));
   out(`Results saved to ${config.output} (${(JSON.stringify(results).length / GiB < 1 ? 'ok' : 'large')})`);
+  if (config.xlsxOutput !== undefined) {
+    try {
+      await writeSpreadsheet(config.xlsxOutput, results, config);
+      out(`Spreadsheet saved to ${config.xlsxOutput}`);
+    } catch (e: unknown) {
+      process.stderr.write(`kv-cache: could not write --xlsx-output ${config.xlsxOutput}: ${(e as Error).message}\n`);
+      if (code === 0) code = 1;
+    }
+  }
   return code !== 0 ? code : signalCode;
 }
