@@ -1,6 +1,7 @@
 // The `kv-cache` command: arguments → RunConfig → run → results file and console summary.
 // Exit codes: 0 success, 2 bad input (one message, no stack trace, nothing written), 1 failure
-// during the run (results gathered so far are still saved), 130/143 interrupted (results saved).
+// during the run or while writing the spreadsheet (the JSON results are still saved),
+// 130/143 interrupted (results saved).
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync, accessSync, constants } from 'node:fs';
 import { dirname } from 'node:path';
 import { monotonicClock } from '../util/clock.js';
