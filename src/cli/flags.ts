@@ -65,7 +65,7 @@ export const FLAGS: readonly FlagSpec[] = [
   flag('duration', 'durationSec', 'int', R, 'Measured run length in seconds (1 … validation_limits.max_duration_seconds)'),
   flag('max-requests', 'maxRequests', 'int', R, 'Stop after this many completed requests (0 = no limit)'),
   flag('seed', 'seed', 'int', R, 'Seed of every random stream', { defaultText: 'random, chosen at startup and recorded' }),
-  flag('precondition', 'precondition', 'bool', R, 'Fill the storage tier before measuring [not implemented yet]'),
+  flag('precondition', 'precondition', 'bool', R, 'Fill the storage tier before measuring'),
   flag('precondition-size-gb', 'preconditionSizeGb', 'float', R, 'Bytes to write when preconditioning, in GiB (0 = 2 × storage capacity)'),
   flag('precondition-threads', 'preconditionThreads', 'int', R, 'Preconditioning writers (0 = CPU count)'),
   flag('config', 'config', 'string', R, 'YAML file with workload settings and extra models', { defaultText: 'none: built-in defaults', metavar: 'FILE' }),
@@ -78,7 +78,7 @@ export const FLAGS: readonly FlagSpec[] = [
   flag('log-level', 'logLevel', 'choice', O, 'Logging verbosity', { choices: LOG_LEVELS }),
 
   flag('prefill-only', 'prefillOnly', 'bool', M, 'Disaggregated prefill node: writes only (excludes --decode-only)'),
-  flag('decode-only', 'decodeOnly', 'bool', M, 'Disaggregated decode node: reads only (excludes --prefill-only) [not implemented yet]'),
+  flag('decode-only', 'decodeOnly', 'bool', M, 'Disaggregated decode node: reads only (excludes --prefill-only)'),
   flag('enable-autoscaling', 'enableAutoscaling', 'bool', M, 'Adjust the number of users during the run [not implemented yet]'),
   flag('autoscaler-mode', 'autoscalerMode', 'choice', M, 'Autoscaler goal', { choices: AUTOSCALER_MODES }),
   flag('target-saturation', 'targetSaturation', 'float', M, 'Storage saturation the QoS autoscaler aims for (0.0 … 1.0)'),

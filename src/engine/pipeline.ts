@@ -66,7 +66,8 @@ export async function processRequest(req: Request, o: PipelineOptions, rng: Rng)
       checkStop();
       const match = o.prefix.record(req.systemPrompt);
       const key = req.systemPrompt.key;
-      if (match.firstSight) step(await cache.allocate(key, req.systemPrompt.tokens, 'prefill'));
+      // First sight writes the prompt's entry, unless it was pre-populated (decode-only runs).
+      if (match.firstSight && cache.locate(key) === null) step(await cache.allocate(key, req.systemPrompt.tokens, 'prefill'));
       else if (step(await cache.access(key, req.phase, 'system')).tier === null) {
         step(await cache.allocate(key, req.systemPrompt.tokens, 'prefill')); // evicted: write it again
       }

@@ -21,6 +21,9 @@ import { processRequest } from './pipeline.js';
 import type { RunConfig } from './run-config.js';
 import { setupRun } from './setup.js';
 import type { RunSetup } from './setup.js';
+import { precondition, prepopulate, PREPARE_ENTRY_TOKENS, PREPOP_ENTRIES_PER_USER } from './prepare.js';
+import { availableParallelism } from 'node:os';
+import { GiB } from '../util/units.js';
 
 export interface ProgressSnapshot {
   readonly elapsedSec: number;
@@ -73,8 +76,9 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
     ...(rag !== undefined ? { rag } : {}),
   });
   const sources = cfg.maxRequests > 0 ? firstRequestsInScheduleOrder(sessions, cfg.maxRequests) : sessions.map(sessionSource);
+  const prepared = await prepareStorage(cfg, env, setup, recorder, prefix);
 
-  // Setup traffic (RAG ingestion) is not part of the measurement.
+  // Setup traffic (RAG ingestion, pre-population, preconditioning) is not part of the measurement.
   recorder.reset();
   const qosTargets = Object.fromEntries(Object.entries(cfg.settings.qosProfiles).map(([k, v]) => [k, { targetP95Ms: v.targetP95Ms }]));
   const run = new RunMetrics(qosTargets, cfg.keepLatencySamples);
@@ -88,6 +92,7 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
   };
   const onInterrupt = (): void => stopWith('interrupted');
   env.interrupt?.addEventListener('abort', onInterrupt, { once: true });
+  if (env.interrupt?.aborted === true) stopWith('interrupted'); // interrupted while preparing
   let failure: unknown;
 
   const watch = await DiskWatch.forPath(setup.storage.dir).catch(() => undefined);
@@ -112,6 +117,7 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
           multiTurn: conversations !== undefined,
           prefillOnly: cfg.prefillOnly,
           decodeOnly: cfg.decodeOnly,
+          prepopulatedKeys: prepared.prepopulatedKeys,
           decodeBatchSize: ws.decode.batchSize,
           secondsPerToken,
           sleep: (ms) => sleep(ms, undefined, { signal: stop.signal }).catch(() => undefined),
@@ -160,7 +166,7 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
   // The window ends when the last I/O of the run has completed, tail included.
   const elapsedSec = (clock.now() - startMs) / 1000;
   const diskAfter = diskBefore === undefined ? undefined : await watch?.snapshot().catch(() => undefined);
-  const warnings = [...setup.warnings];
+  const warnings = [...setup.warnings, ...prepared.warnings];
   if (failure !== undefined) warnings.push(`run stopped by an error: ${failure instanceof Error ? failure.message : String(failure)}`);
 
   const result: RunResult = {
@@ -199,6 +205,40 @@ export class RunFailedError extends Error {
     super(`run failed: ${cause instanceof Error ? cause.message : String(cause)}`);
     this.name = 'RunFailedError';
   }
+}
+
+interface Prepared {
+  readonly prepopulatedKeys: readonly string[];
+  readonly warnings: readonly string[];
+}
+
+/** Pre-population (--decode-only) and preconditioning (--precondition), before the timer starts. */
+async function prepareStorage(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, recorder: Recorder, prefix: PrefixMatcher | undefined): Promise<Prepared> {
+  const signal = env.interrupt ?? new AbortController().signal;
+  const warnings: string[] = [];
+  let prepopulatedKeys: string[] = [];
+  const writers = Math.max(1, availableParallelism());
+  if (cfg.decodeOnly) {
+    const n = cfg.numUsers * PREPOP_ENTRIES_PER_USER;
+    env.log(`Pre-populating ${n} entries of ${PREPARE_ENTRY_TOKENS} tokens for decode-only mode…`);
+    prepopulatedKeys = await prepopulate(setup.cache, n, writers, signal);
+    // Shared prompts too, so a decode-only run reads them and writes nothing while measured.
+    for (const p of prefix?.prompts ?? []) await setup.cache.allocate(p.key, p.tokens, 'prefill');
+    env.log(`Pre-populated ${prepopulatedKeys.length} entries`);
+  }
+  if (cfg.precondition) {
+    const limit = setup.cache.limitBytes('storage');
+    const target = cfg.preconditionSizeGb > 0 ? cfg.preconditionSizeGb * GiB : 2 * limit;
+    if (!Number.isFinite(target)) warnings.push('preconditioning skipped: the storage capacity is unknown (give --storage-capacity-gb or --precondition-size-gb)');
+    else {
+      const threads = cfg.preconditionThreads > 0 ? cfg.preconditionThreads : writers;
+      env.log(`Preconditioning: writing ${(target / GiB).toFixed(1)} GiB in ${PREPARE_ENTRY_TOKENS}-token entries with ${threads} writers…`);
+      const r = await precondition(setup.cache, recorder, target, threads, signal, env.log, () => env.clock.now());
+      env.log(`Preconditioning done: ${(r.writtenBytes / GiB).toFixed(2)} GiB, ${r.entries} entries in ${r.seconds.toFixed(1)} s`);
+      if (r.gaveUp) warnings.push(`preconditioning stopped early after repeated allocation failures (${(r.writtenBytes / GiB).toFixed(2)} GiB written)`);
+    }
+  }
+  return { prepopulatedKeys, warnings };
 }
 
 /** RAG documents are written before the measured phase (the reference ingested during it). */

@@ -1,0 +1,59 @@
+// Disaggregated modes and preconditioning through the real CLI.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli } from './run-cli.js';
+
+type Obj = Record<string, unknown>;
+
+const SMALL_USERS = `user_templates:
+  chatbot: { context_range: [64, 512], generation_range: [16, 64], think_time_range: [0.01, 0.05] }
+  coding: { context_range: [256, 1024], generation_range: [16, 64], think_time_range: [0.01, 0.05] }
+  document: { context_range: [256, 1024], generation_range: [16, 64], think_time_range: [0.01, 0.05] }
+`;
+
+async function run(args: string[]): Promise<{ json: Obj; stdout: string }> {
+  const dir = await mkdtemp(join(tmpdir(), 'kvcache-modes-'));
+  try {
+    const config = join(dir, 'small.yaml');
+    await writeFile(config, SMALL_USERS);
+    const out = join(dir, 'r.json');
+    const r = await runCli(['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--config', config, '--num-users', '3', '--duration', '2', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--cache-dir', join(dir, 'c'), '--output', out, ...args]);
+    assert.equal(r.code, 0, r.stderr);
+    return { json: JSON.parse(await readFile(out, 'utf8')) as Obj, stdout: r.stdout };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const cacheStats = (j: Obj): Obj => (j.summary as Obj).cache_stats as Obj;
+
+test('decode-only: pre-populated entries are read, nothing is written while measured', async () => {
+  const { json, stdout } = await run(['--decode-only']);
+  assert.match(stdout, /Pre-populated 30 entries/);
+  const cs = cacheStats(json);
+  assert.equal(cs.write_iops, 0);
+  assert.equal(cs.total_write_bytes, 0);
+  assert.ok((cs.read_iops as number) > 0);
+  assert.ok((cs.cache_hits as number) > 0);
+});
+
+test('prefill-only without multi-turn and prefix caching: writes only, no read at all', async () => {
+  const { json } = await run(['--prefill-only', '--disable-multi-turn', '--disable-prefix-caching']);
+  const cs = cacheStats(json);
+  assert.equal(cs.read_iops, 0);
+  assert.equal(cs.total_read_bytes, 0);
+  assert.ok((cs.write_iops as number) > 0);
+});
+
+test('preconditioning writes before the measured phase and is not counted in it', async () => {
+  const { json, stdout } = await run(['--precondition', '--precondition-size-gb', '0.2', '--precondition-threads', '2', '--prefill-only', '--disable-multi-turn', '--disable-prefix-caching']);
+  assert.match(stdout, /Preconditioning done: 0\.2\d GiB/);
+  const cs = cacheStats(json);
+  // Only the measured phase's writes are counted: each is a request's own entry.
+  assert.equal(cs.write_iops, cs.prefill_writes);
+  assert.ok((cs.write_iops as number) <= (json.requests_completed as number) + ((json.kvcache_bench as Obj).requests_aborted_at_stop as number));
+  assert.ok((cs.storage_entries as number) > (cs.write_iops as number), 'preconditioning entries occupy the tier');
+});
