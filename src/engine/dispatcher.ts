@@ -8,13 +8,25 @@ import type { Request } from '../workload/request.js';
 import { RequestQueue } from '../workload/queue.js';
 import type { SessionStep } from '../workload/session.js';
 
-/** Where a user's steps come from: a live session, or a precomputed list (--max-requests). */
+/** Where a user's steps come from: a live session, a precomputed list (--max-requests), a trace. */
 export interface StepSource {
-  next(): SessionStep | undefined;
+  next(): SessionStep | undefined | Promise<SessionStep | undefined>;
+}
+
+/** Hands out user i's step source; asked once per user, when the user first becomes active. */
+export type UserPool = (index: number) => StepSource;
+
+/** Live control of a running dispatch (the autoscaler's handle). */
+export interface DispatchControl {
+  /** Runs users 0 … n−1: new users start at once, users ≥ n stop after their current request. */
+  scaleTo(n: number): void;
+  readonly activeUsers: number;
+  readonly queueDepth: number;
 }
 
 export interface DispatchOptions {
-  readonly sources: readonly StepSource[];
+  readonly users: UserPool;
+  readonly initialUsers: number;
   readonly workers: number;
   readonly clock: Clock;
   /** Measured-phase start on `clock`; scheduled times are offsets from it. */
@@ -24,6 +36,8 @@ export interface DispatchOptions {
   readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Aborted when the run must stop issuing (duration over, interrupted, request budget met). */
   readonly stop: AbortSignal;
+  /** Receives the control handle once users and workers are running. */
+  readonly onStart?: (control: DispatchControl) => void;
 }
 
 interface Queued {
@@ -34,11 +48,14 @@ interface Queued {
   readonly done: () => void;
 }
 
-/** Runs users and workers until every source is exhausted or `stop` fires, then drains in-flight work. */
+/** Runs users and workers until every active source is exhausted or `stop` fires, then drains in-flight work. */
 export async function dispatch(o: DispatchOptions): Promise<void> {
   const queue = new RequestQueue<Queued>();
+  const sources = new Map<number, StepSource>();
+  const running = new Set<number>();
+  const userTasks: Array<Promise<void>> = [];
+  let target = o.initialUsers;
   let wake: (() => void) | undefined;
-  let usersLeft = o.sources.length;
   const notify = (): void => {
     const w = wake;
     wake = undefined;
@@ -58,9 +75,16 @@ export async function dispatch(o: DispatchOptions): Promise<void> {
       notify();
     });
 
-  const user = async (source: StepSource): Promise<void> => {
+  const user = async (index: number): Promise<void> => {
+    let source = sources.get(index);
+    if (source === undefined) {
+      source = o.users(index);
+      sources.set(index, source);
+    }
     try {
-      for (let step = source.next(); step !== undefined && !o.stop.aborted; step = source.next()) {
+      while (index < target && !o.stop.aborted) {
+        const step = await source.next();
+        if (step === undefined) break;
         const wait = o.startMs + step.request.scheduledAtMs - o.clock.now();
         if (wait > 0) await o.sleep(wait, o.stop).catch(() => undefined);
         if (o.stop.aborted) break;
@@ -69,8 +93,15 @@ export async function dispatch(o: DispatchOptions): Promise<void> {
         await Promise.all(pending);
       }
     } finally {
-      usersLeft--;
+      running.delete(index);
       notify();
+    }
+  };
+  const startUsers = (): void => {
+    for (let i = 0; i < target; i++) {
+      if (running.has(i)) continue;
+      running.add(i);
+      userTasks.push(user(i));
     }
   };
 
@@ -78,7 +109,7 @@ export async function dispatch(o: DispatchOptions): Promise<void> {
     for (;;) {
       const item = queue.pop();
       if (item === undefined) {
-        if (usersLeft === 0 || o.stop.aborted) return;
+        if (running.size === 0 || o.stop.aborted) return;
         await new Promise<void>((resolve) => {
           const prev = wake;
           wake = () => {
@@ -97,7 +128,23 @@ export async function dispatch(o: DispatchOptions): Promise<void> {
   };
 
   try {
-    await Promise.all([...o.sources.map(user), ...Array.from({ length: o.workers }, worker)]);
+    startUsers();
+    const workers = Array.from({ length: o.workers }, worker);
+    o.onStart?.({
+      scaleTo: (n) => {
+        target = Math.max(0, n);
+        if (!o.stop.aborted) startUsers();
+        notify();
+      },
+      get activeUsers() {
+        return Math.min(target, running.size);
+      },
+      get queueDepth() {
+        return queue.size;
+      },
+    });
+    await Promise.all(workers);
+    await Promise.all(userTasks);
   } finally {
     o.stop.removeEventListener('abort', onStop);
   }

@@ -149,7 +149,8 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
 
   try {
     await dispatch({
-      sources,
+      users: (i) => sources[i] ?? { next: () => undefined },
+      initialUsers: sources.length,
       workers: setup.workers,
       clock,
       startMs,

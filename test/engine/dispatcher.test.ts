@@ -34,12 +34,16 @@ test('the first N requests are chosen by scheduled time across users', () => {
   const sources = firstRequestsInScheduleOrder([fakeSession('a', [10, 20, 30, 40]), fakeSession('b', [5, 25, 26, 27])], 5);
   const ids = (s: StepSource): string[] => {
     const out: string[] = [];
-    for (let x = s.next(); x !== undefined; x = s.next()) out.push(`${x.request.scheduledAtMs}`);
+    for (let x = s.next(); x !== undefined && !(x instanceof Promise); x = s.next()) out.push(`${x.request.scheduledAtMs}`);
     return out;
   };
   assert.deepEqual(ids(sources[0] as StepSource), ['10', '20']);
   assert.deepEqual(ids(sources[1] as StepSource), ['5', '25', '26']);
 });
+
+function pool(sources: StepSource[]): { users: (i: number) => StepSource; initialUsers: number } {
+  return { users: (i) => sources[i] as StepSource, initialUsers: sources.length };
+}
 
 function listSource(steps: SessionStep[]): StepSource {
   let i = 0;
@@ -51,7 +55,7 @@ test('closed loop: a user never has two requests in flight, and every request ru
   const done: string[] = [];
   const stop = new AbortController();
   await dispatch({
-    sources: ['a', 'b', 'c'].map((u) => listSource([0, 1, 2, 3].map((n) => step(u, n, 0)))),
+    ...pool(['a', 'b', 'c'].map((u) => listSource([0, 1, 2, 3].map((n) => step(u, n, 0))))),
     workers: 3,
     clock: monotonicClock,
     startMs: monotonicClock.now(),
@@ -76,7 +80,7 @@ test('a request is not issued before its scheduled time', async () => {
   const start = monotonicClock.now();
   const issued: number[] = [];
   await dispatch({
-    sources: [listSource([step('a', 0, 0), step('a', 1, 60)])],
+    ...pool([listSource([step('a', 0, 0), step('a', 1, 60)])]),
     workers: 1,
     clock: monotonicClock,
     startMs: start,
@@ -93,7 +97,7 @@ test('higher priority is served first when workers are scarce', async () => {
   let release: () => void = () => undefined;
   const gate = new Promise<void>((r) => (release = r));
   const p = dispatch({
-    sources: [listSource([step('blocker', 0, 0)]), listSource([step('low', 0, 1, 1)]), listSource([step('high', 0, 2, 3)])],
+    ...pool([listSource([step('blocker', 0, 0)]), listSource([step('low', 0, 1, 1)]), listSource([step('high', 0, 2, 3)])]),
     workers: 1,
     clock: monotonicClock,
     startMs: monotonicClock.now(),
@@ -114,7 +118,7 @@ test('stop drops queued requests and returns once in-flight work ends', async ()
   const stop = new AbortController();
   let processed = 0;
   const p = dispatch({
-    sources: [listSource(Array.from({ length: 100 }, (_, n) => step('a', n, n * 1000)))],
+    ...pool([listSource(Array.from({ length: 100 }, (_, n) => step('a', n, n * 1000)))]),
     workers: 2,
     clock: monotonicClock,
     startMs: monotonicClock.now(),
