@@ -131,3 +131,42 @@ test('stop drops queued requests and returns once in-flight work ends', async ()
   await p;
   assert.equal(processed, 1);
 });
+
+test('scaleTo really changes the number of users issuing requests', async () => {
+  const perUser = new Map<string, number>();
+  const stop = new AbortController();
+  const endless = (u: string): StepSource => {
+    let n = 0;
+    return { next: () => step(u, n++, 0) };
+  };
+  let control: { scaleTo(n: number): void; readonly activeUsers: number } | undefined;
+  const p = dispatch({
+    users: (i) => endless(`u${i}`),
+    initialUsers: 1,
+    workers: 8,
+    clock: monotonicClock,
+    startMs: monotonicClock.now(),
+    process: async (req) => {
+      perUser.set(req.userId, (perUser.get(req.userId) ?? 0) + 1);
+      await sleep(2);
+    },
+    sleep: (ms, signal) => sleep(ms, undefined, { signal }),
+    stop: stop.signal,
+    onStart: (c) => (control = c),
+  });
+  await sleep(60);
+  assert.deepEqual([...perUser.keys()], ['u0']);
+  control?.scaleTo(4);
+  await sleep(60);
+  assert.equal(control?.activeUsers, 4);
+  assert.deepEqual([...perUser.keys()].sort(), ['u0', 'u1', 'u2', 'u3']);
+  control?.scaleTo(2);
+  await sleep(20); // users 2 and 3 finish their current request
+  const before = new Map(perUser);
+  await sleep(60);
+  assert.equal(perUser.get('u2'), before.get('u2'));
+  assert.equal(perUser.get('u3'), before.get('u3'));
+  assert.ok((perUser.get('u0') ?? 0) > (before.get('u0') ?? 0));
+  stop.abort();
+  await p;
+});

@@ -1,0 +1,399 @@
+// BurstGPT trace replay source (spec §4.9): find the trace files, stream their rows, and turn them
+// into a lazily pulled timeline of (row, pass, index, scheduled time). The real trace has millions
+// of rows, so nothing here holds more than one read chunk (64 KiB) of a file: lines are split from
+// the file stream's own async iterator, which reads the next chunk only when the consumer asks for
+// it, so a paced (slow) consumer never makes the file pile up in memory.
+//
+// CSV parsing is hand-written rather than a package (csv-parse, fast-csv): BurstGPT files are plain
+// one-record-per-line CSV (Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type),
+// the whole need is a field splitter with RFC 4180 quoting, and doing it here gives exact file line
+// numbers for the skipped-row report. A quoted field spanning lines is not supported: its pieces are
+// skipped and counted like any other malformed row.
+//
+// Differences from the reference, on purpose: unparsable rows are counted and reported (it skipped
+// them silently); the timeline gives absolute schedule times rather than per-row sleeps, so oversleep
+// does not accumulate; a backwards step in time (a later file restarting its clock) costs no delay,
+// which is what the reference's "sleep only when positive" did.
+import { open, readdir, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/** A trace that cannot be found or read as BurstGPT CSV; the CLI reports it and exits 2. */
+export class TraceError extends Error {
+  readonly path: string;
+
+  constructor(message: string, path: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TraceError';
+    this.path = path;
+  }
+}
+
+const VALID_TRACE_PATHS = 'a BurstGPT CSV file, a directory holding *.csv files, or a glob such as data/BurstGPT_*.csv';
+
+// ---------------------------------------------------------------------------------------------
+// Finding the files
+
+/** True when the text holds a glob metacharacter (`*`, `?`, `[`). */
+export function hasGlobChars(text: string): boolean {
+  return /[*?[]/.test(text);
+}
+
+/**
+ * A file-name glob as an anchored RegExp, with fnmatch/Python-glob rules: `*` any run, `?` one
+ * character, `[abc]`, `[a-z]`, `[!x]`/`[^x]` classes (an unclosed `[` is literal), and a leading `.`
+ * matched only by a pattern that itself starts with `.` (so `*.csv` skips hidden files).
+ */
+export function globToRegExp(pattern: string): RegExp {
+  let src = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern.charAt(i);
+    if (c === '*') src += '.*';
+    else if (c === '?') src += '.';
+    else if (c === '[') {
+      let j = i + 1;
+      const negated = pattern[j] === '!' || pattern[j] === '^';
+      if (negated) j++;
+      const contentStart = j;
+      if (pattern[j] === ']') j++; // a `]` first in the class is literal
+      const close = pattern.indexOf(']', j);
+      if (close === -1) {
+        src += '\\[';
+        continue;
+      }
+      const content = pattern.slice(contentStart, close).replace(/[\\\]^[]/g, '\\$&');
+      src += `[${negated ? '^' : ''}${content}]`;
+      i = close;
+    } else src += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  }
+  const hidden = pattern.startsWith('.') ? '' : '(?!\\.)';
+  return new RegExp(`^${hidden}${src}$`, 's');
+}
+
+async function statOrUndefined(path: string): Promise<Stats | undefined> {
+  try {
+    return await stat(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Regular files (or links to them) in `dir` whose names match, as `dir/name`, sorted by name. */
+async function filesMatching(dir: string, pattern: RegExp): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const names: string[] = [];
+  for (const entry of entries) {
+    if (!pattern.test(entry.name)) continue;
+    const isFile = entry.isFile() || (entry.isSymbolicLink() && (await statOrUndefined(join(dir, entry.name)))?.isFile() === true);
+    if (isFile) names.push(entry.name);
+  }
+  names.sort();
+  return names.map((name) => join(dir, name));
+}
+
+/**
+ * `--burst-trace-path` → the files to replay, in replay order: a file → [it]; a directory → its
+ * `*.csv` files sorted by name; a glob (metacharacters in the last path component only) → the
+ * matching files sorted. An existing path is taken literally even if it contains `[`.
+ */
+export async function resolveBurstFiles(pathOrDirOrGlob: string): Promise<string[]> {
+  const spec = pathOrDirOrGlob;
+  const info = await statOrUndefined(spec);
+  if (info?.isDirectory()) {
+    const files = await filesMatching(spec, globToRegExp('*.csv'));
+    if (files.length === 0) throw new TraceError(`BurstGPT trace directory "${spec}" holds no *.csv files (expected ${VALID_TRACE_PATHS})`, spec);
+    return files;
+  }
+  if (info?.isFile()) return [spec];
+  if (info) throw new TraceError(`BurstGPT trace path "${spec}" is not a regular file or directory (expected ${VALID_TRACE_PATHS})`, spec);
+  if (!hasGlobChars(spec)) throw new TraceError(`BurstGPT trace not found: "${spec}" (expected ${VALID_TRACE_PATHS})`, spec);
+  const dir = dirname(spec);
+  if (hasGlobChars(dir)) throw new TraceError(`BurstGPT trace glob "${spec}": wildcards are supported in the file name only, not in directories (expected ${VALID_TRACE_PATHS})`, spec);
+  if (!(await statOrUndefined(dir))?.isDirectory()) throw new TraceError(`BurstGPT trace glob "${spec}": directory "${dir}" not found (expected ${VALID_TRACE_PATHS})`, spec);
+  const files = await filesMatching(dir, globToRegExp(basename(spec)));
+  if (files.length === 0) throw new TraceError(`BurstGPT trace glob "${spec}" matches no files (expected ${VALID_TRACE_PATHS})`, spec);
+  return files;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading rows
+
+/** One valid trace row; `line` is the 1-based line in `file` (the header is line 1). */
+export interface BurstRow {
+  readonly timestampS: number;
+  readonly requestTokens: number;
+  readonly responseTokens: number;
+  readonly totalTokens: number;
+  readonly file: string;
+  readonly line: number;
+}
+
+export interface SkippedRowExample {
+  readonly file: string;
+  readonly line: number;
+  readonly reason: string;
+}
+
+/** Filled in place while rows are read: valid rows yielded, rows skipped, the first few skips. */
+export interface BurstReadStats {
+  rows: number;
+  skipped: number;
+  readonly skippedExamples: SkippedRowExample[];
+}
+
+export const MAX_SKIPPED_EXAMPLES = 5;
+const READ_CHUNK_BYTES = 64 * 1024;
+/** A "line" longer than this is not CSV text: the file is rejected rather than buffered. */
+const MAX_LINE_CHARS = 1024 * 1024;
+
+export function createBurstReadStats(): BurstReadStats {
+  return { rows: 0, skipped: 0, skippedExamples: [] };
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The file's lines without their `\n` / `\r\n`, streamed one read chunk at a time. */
+async function* readLines(file: string): AsyncGenerator<string> {
+  let handle: FileHandle;
+  try {
+    handle = await open(file, 'r');
+  } catch (err) {
+    throw new TraceError(`cannot open BurstGPT trace file "${file}": ${errorText(err)}`, file, { cause: err });
+  }
+  const stream = handle.createReadStream({ encoding: 'utf8', highWaterMark: READ_CHUNK_BYTES });
+  let partial = '';
+  let lineNo = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<string>) {
+      const data = partial + chunk;
+      let start = 0;
+      for (let nl = data.indexOf('\n'); nl !== -1; nl = data.indexOf('\n', start)) {
+        lineNo++;
+        yield data.charCodeAt(nl - 1) === 13 && nl > start ? data.slice(start, nl - 1) : data.slice(start, nl);
+        start = nl + 1;
+      }
+      partial = data.slice(start);
+      if (partial.length > MAX_LINE_CHARS) throw new TraceError(`BurstGPT trace file "${file}": line ${lineNo + 1} is longer than ${MAX_LINE_CHARS} characters; not a CSV trace`, file);
+    }
+    if (partial.length > 0) yield partial.endsWith('\r') ? partial.slice(0, -1) : partial;
+  } catch (err) {
+    if (err instanceof TraceError) throw err;
+    throw new TraceError(`cannot read BurstGPT trace file "${file}": ${errorText(err)}`, file, { cause: err });
+  } finally {
+    stream.destroy();
+  }
+}
+
+function skipBlanks(line: string, from: number): number {
+  let i = from;
+  while (line[i] === ' ' || line[i] === '\t') i++;
+  return i;
+}
+
+/**
+ * Fields of one CSV record (RFC 4180 quotes, `""` escapes; blanks around a quoted field are
+ * tolerated and dropped); undefined if a quote is malformed.
+ */
+export function splitCsvLine(line: string): string[] | undefined {
+  const fields: string[] = [];
+  let i = 0;
+  for (;;) {
+    const quote = skipBlanks(line, i);
+    if (line[quote] === '"') {
+      let value = '';
+      i = quote + 1;
+      for (;;) {
+        const q = line.indexOf('"', i);
+        if (q === -1) return undefined;
+        value += line.slice(i, q);
+        i = q + 1;
+        if (line[i] !== '"') break;
+        value += '"';
+        i++;
+      }
+      i = skipBlanks(line, i);
+      if (i < line.length && line[i] !== ',') return undefined;
+      fields.push(value);
+    } else {
+      const comma = line.indexOf(',', i);
+      const end = comma === -1 ? line.length : comma;
+      fields.push(line.slice(i, end));
+      i = end;
+    }
+    if (i >= line.length) return fields;
+    i++; // past the comma: another field follows, possibly empty
+  }
+}
+
+/** Column positions from a header; Timestamp and Total tokens are optional. */
+interface BurstColumns {
+  readonly count: number;
+  readonly timestamp: number | undefined;
+  readonly request: number;
+  readonly response: number;
+  readonly total: number | undefined;
+}
+
+function columnsOf(headerLine: string, file: string): BurstColumns {
+  const text = headerLine.replace(/^\uFEFF/, '');
+  const names = (splitCsvLine(text) ?? [text]).map((n) => n.trim());
+  const find = (name: string): number | undefined => {
+    const i = names.indexOf(name);
+    return i === -1 ? undefined : i;
+  };
+  const request = find('Request tokens');
+  const response = find('Response tokens');
+  if (request === undefined || response === undefined) {
+    const missing = [request === undefined ? '"Request tokens"' : '', response === undefined ? '"Response tokens"' : ''].filter(Boolean);
+    const found = names.map((n) => JSON.stringify(n)).join(', ');
+    throw new TraceError(`BurstGPT trace file "${file}" has no ${missing.join(' or ')} column${missing.length > 1 ? 's' : ''} (columns found: ${found}); expected a header like Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type`, file);
+  }
+  return { count: names.length, timestamp: find('Timestamp'), request, response, total: find('Total tokens') };
+}
+
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
+
+function parseNumber(column: string, raw: string, integer: boolean): Parsed<number> {
+  const text = raw.trim();
+  if (!DECIMAL.test(text)) return { ok: false, reason: `${column}: ${JSON.stringify(raw)} is not a number` };
+  const value = Number(text);
+  if (!Number.isFinite(value)) return { ok: false, reason: `${column}: ${JSON.stringify(raw)} is out of range` };
+  if (value < 0) return { ok: false, reason: `${column}: ${text} is negative` };
+  if (integer && !Number.isSafeInteger(value)) return { ok: false, reason: `${column}: ${text} is not a whole token count` };
+  return { ok: true, value };
+}
+
+/** A data line → a row, or why it is skipped. Empty Timestamp → 0; empty/absent Total → sum. */
+function parseRow(line: string, columns: BurstColumns, file: string, lineNo: number): Parsed<BurstRow> {
+  const fields = splitCsvLine(line);
+  if (fields === undefined) return { ok: false, reason: 'malformed quoted field' };
+  if (fields.length !== columns.count) return { ok: false, reason: `expected ${columns.count} fields, found ${fields.length}` };
+  const tsText = columns.timestamp === undefined ? '' : (fields[columns.timestamp] ?? '');
+  const ts = tsText.trim() === '' ? ({ ok: true, value: 0 } as const) : parseNumber('Timestamp', tsText, false);
+  if (!ts.ok) return ts;
+  const req = parseNumber('Request tokens', fields[columns.request] ?? '', true);
+  if (!req.ok) return req;
+  const resp = parseNumber('Response tokens', fields[columns.response] ?? '', true);
+  if (!resp.ok) return resp;
+  const totalText = columns.total === undefined ? '' : (fields[columns.total] ?? '');
+  const total = totalText.trim() === '' ? ({ ok: true, value: req.value + resp.value } as const) : parseNumber('Total tokens', totalText, true);
+  if (!total.ok) return total;
+  return { ok: true, value: { timestampS: ts.value, requestTokens: req.value, responseTokens: resp.value, totalTokens: total.value, file, line: lineNo } };
+}
+
+function recordSkip(stats: BurstReadStats, example: SkippedRowExample): void {
+  stats.skipped++;
+  if (stats.skippedExamples.length < MAX_SKIPPED_EXAMPLES) stats.skippedExamples.push(example);
+}
+
+/**
+ * The valid rows of the files, in file order then line order, read lazily in constant memory.
+ * Each file keeps its own timestamps (see `monotonicTimestamps`). Blank lines are ignored; other
+ * unparsable rows are skipped and counted in `stats`; rows with 0 response tokens (failed requests
+ * in BurstGPT) are kept. A missing/unreadable file, an empty file, or a header without `Request
+ * tokens` / `Response tokens` throws TraceError when that file is reached.
+ */
+export async function* readBurstRows(files: readonly string[], stats: BurstReadStats = createBurstReadStats()): AsyncGenerator<BurstRow> {
+  for (const file of files) {
+    let columns: BurstColumns | undefined;
+    let lineNo = 0;
+    for await (const line of readLines(file)) {
+      lineNo++;
+      if (columns === undefined) {
+        columns = columnsOf(line, file);
+        continue;
+      }
+      if (line.trim() === '') continue;
+      const parsed = parseRow(line, columns, file, lineNo);
+      if (parsed.ok) {
+        stats.rows++;
+        yield parsed.value;
+      } else recordSkip(stats, { file, line: lineNo, reason: parsed.reason });
+    }
+    if (columns === undefined) throw new TraceError(`BurstGPT trace file "${file}" is empty (no header line)`, file);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Time across files and passes
+
+/**
+ * Makes a timestamp sequence non-decreasing the way the reference's pacing behaved: it slept
+ * (ts − previous ts) only when positive, so a step back in time (typically a later file whose
+ * clock restarts) costs no delay and the following steps keep their spacing. Equivalently, from a
+ * step back on, timestamps are shifted forward by how far they stepped back. A trace whose files
+ * continue each other's clock (the real BurstGPT split, the test fixture) is left unchanged.
+ */
+export class MonotonicClock {
+  private offsetS = 0;
+  private lastRawS: number | undefined;
+  private lastS = 0;
+
+  next(rawS: number): number {
+    if (this.lastRawS !== undefined && rawS < this.lastRawS) this.offsetS += this.lastRawS - rawS;
+    this.lastRawS = rawS;
+    this.lastS = Math.max(this.lastS, rawS + this.offsetS); // guards against rounding by one ulp
+    return this.lastS;
+  }
+}
+
+/** The rows with `timestampS` made non-decreasing across file boundaries (see MonotonicClock). */
+export async function* monotonicTimestamps(rows: AsyncIterable<BurstRow>): AsyncGenerator<BurstRow> {
+  const clock = new MonotonicClock();
+  for await (const row of rows) yield { ...row, timestampS: clock.next(row.timestampS) };
+}
+
+export interface BurstReplayOptions {
+  /** `--trace-speedup`: trace seconds per replay second; 0 = no pacing (everything at 0 ms). */
+  readonly speedup: number;
+  /** `--replay-cycles`: passes over the files; 0 = until the consumer stops pulling. */
+  readonly replayCycles: number;
+}
+
+export interface BurstTimelineItem {
+  /** The row as read (its own timestamp, not the adjusted one). */
+  readonly row: BurstRow;
+  /** 0-based pass over the files. */
+  readonly pass: number;
+  /** 0-based sequence number across all passes: unique per request of the run. */
+  readonly index: number;
+  /** When to issue it, in ms from the replay start; non-decreasing across rows, files and passes. */
+  readonly scheduledAtMs: number;
+}
+
+/**
+ * The replay schedule, pulled lazily: every valid row of every pass, in order, with
+ * scheduledAtMs = pass offset + (adjusted ts − first adjusted ts of the pass) × 1000 / speedup.
+ * Timestamps restart at each pass and the next pass's first row is due when the previous pass's
+ * last row was (the reference reset prev_ts, so no sleep between passes). The consumer should wait
+ * until start + scheduledAtMs (an absolute time, so late wake-ups do not add up), in short slices
+ * if it must honour a stop. A pass with no valid rows ends the timeline, even with replayCycles 0.
+ * `stats` describe the trace itself: they are filled during the first pass only, since later passes
+ * re-read the same files.
+ */
+export async function* burstTimeline(files: readonly string[], options: BurstReplayOptions, stats: BurstReadStats = createBurstReadStats()): AsyncGenerator<BurstTimelineItem> {
+  const { speedup, replayCycles } = options;
+  if (!Number.isFinite(speedup) || speedup < 0) throw new RangeError(`trace speedup must be a finite number ≥ 0, got ${speedup}`);
+  if (!Number.isSafeInteger(replayCycles) || replayCycles < 0) throw new RangeError(`replay cycles must be an integer ≥ 0, got ${replayCycles}`);
+  let index = 0;
+  let passOffsetMs = 0;
+  for (let pass = 0; replayCycles === 0 || pass < replayCycles; pass++) {
+    const clock = new MonotonicClock();
+    let firstS: number | undefined;
+    let lastMs = passOffsetMs;
+    for await (const row of readBurstRows(files, pass === 0 ? stats : createBurstReadStats())) {
+      const ts = clock.next(row.timestampS);
+      firstS ??= ts;
+      const scheduledAtMs = speedup === 0 ? 0 : passOffsetMs + ((ts - firstS) * 1000) / speedup;
+      lastMs = scheduledAtMs;
+      yield { row, pass, index: index++, scheduledAtMs };
+    }
+    if (firstS === undefined) return;
+    passOffsetMs = lastMs;
+  }
+}
