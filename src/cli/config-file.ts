@@ -31,8 +31,8 @@ const INERT_KEYS: ReadonlyArray<readonly [string, string]> = [
   ['gpu_backend', 'there is no CUDA backend; the GPU tier is the bandwidth model (--gpu-bandwidth-gbs)'],
   ['prefix_cache.min_prefix_length', 'the three system prompts are shorter than any useful minimum (the reference ignores it too)'],
   ['prefix_cache.max_prefix_entries', 'there are only three system prompts (the reference ignores it too)'],
-  ['autoscaler', 'autoscaling is not implemented yet'],
-  ['saturation_detection', 'autoscaling is not implemented yet'],
+  ['saturation_detection.write_latency_p95_threshold_ms', 'saturation is judged on read latency and bandwidth, as the reference'],
+  ['saturation_detection.queue_depth_threshold', 'saturation is judged on read latency and bandwidth, as the reference'],
   ['sharegpt', 'ShareGPT replay is not implemented yet'],
 ];
 

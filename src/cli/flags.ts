@@ -79,9 +79,10 @@ export const FLAGS: readonly FlagSpec[] = [
 
   flag('prefill-only', 'prefillOnly', 'bool', M, 'Disaggregated prefill node: writes only (excludes --decode-only)'),
   flag('decode-only', 'decodeOnly', 'bool', M, 'Disaggregated decode node: reads only (excludes --prefill-only)'),
-  flag('enable-autoscaling', 'enableAutoscaling', 'bool', M, 'Adjust the number of users during the run [not implemented yet]'),
+  flag('enable-autoscaling', 'enableAutoscaling', 'bool', M, 'Adjust the number of active users during the run (qos: hold storage saturation at the target; capacity: find the peak)'),
   flag('autoscaler-mode', 'autoscalerMode', 'choice', M, 'Autoscaler goal', { choices: AUTOSCALER_MODES }),
   flag('target-saturation', 'targetSaturation', 'float', M, 'Storage saturation the QoS autoscaler aims for (0.0 … 1.0)'),
+  flag('autoscale-interval', 'autoscaleIntervalSec', 'float', M, 'Seconds between autoscaler samples (the reference: 10)'),
   flag('io-trace-log', 'ioTraceLog', 'string', M, 'Trace mode: no real I/O, log every tier operation to this file [not implemented yet]', { defaultText: 'none', metavar: 'FILE' }),
   flag('enable-latency-tracing', 'enableLatencyTracing', 'bool', M, 'Trace block-layer latencies with bpftrace (needs root) [not implemented yet]'),
 ];

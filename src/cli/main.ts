@@ -34,7 +34,6 @@ function notImplemented(c: RunConfig): string[] {
   };
   no(c.datasetPath !== undefined, '--dataset-path (ShareGPT replay)');
   no(c.useBurstTrace, '--use-burst-trace (BurstGPT replay)');
-  no(c.enableAutoscaling, '--enable-autoscaling');
   no(c.ioTraceLog !== undefined, '--io-trace-log');
   no(c.enableLatencyTracing, '--enable-latency-tracing');
   no(c.validationTrace !== undefined, '--validation-trace');

@@ -77,6 +77,7 @@ function readFlags(r: FlagReader, now: Date, seed: number): RunFlags {
     ioTraceLog: r.str('io-trace-log'),
     enableLatencyTracing: r.bool('enable-latency-tracing'),
     gpuBandwidthGbs: r.float('gpu-bandwidth-gbs', d.gpuBandwidthGbs),
+    autoscaleIntervalSec: r.float('autoscale-interval', d.autoscaleIntervalSec),
     ioMode: r.choice('io-mode', IO_MODES, d.ioMode),
     keepLatencySamples: r.bool('keep-latency-samples'),
     noProgress: r.bool('no-progress'),

@@ -64,6 +64,9 @@ function rangeChecks(f: CheckedFlags, limits: Limits, problems: string[]): void 
   if (numberShape('max-conversations', f.maxConversations, true, problems) && f.maxConversations <= 0) {
     problems.push(`max-conversations must be positive (got ${f.maxConversations})`);
   }
+  if (numberShape('autoscale-interval', f.autoscaleIntervalSec, false, problems) && !(f.autoscaleIntervalSec >= 0.1)) {
+    problems.push(`autoscale-interval must be at least 0.1 s (got ${f.autoscaleIntervalSec})`);
+  }
   if (numberShape('gpu-bandwidth-gbs', f.gpuBandwidthGbs, false, problems) && f.gpuBandwidthGbs <= 0) {
     problems.push(`gpu-bandwidth-gbs must be positive (got ${f.gpuBandwidthGbs})`);
   }

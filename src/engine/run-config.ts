@@ -130,6 +130,8 @@ export interface RunFlags {
   readonly ioTraceLog?: string;
   readonly enableLatencyTracing: boolean;
   readonly gpuBandwidthGbs: number;
+  /** Seconds between autoscaler samples (additive flag; the reference hard-codes 10). */
+  readonly autoscaleIntervalSec: number;
   // Additive flags (not in the reference).
   readonly ioMode: IoMode;
   readonly keepLatencySamples: boolean;
@@ -186,6 +188,7 @@ export const FLAG_DEFAULTS = {
   decodeOnly: false,
   enableLatencyTracing: false,
   gpuBandwidthGbs: 64.0,
+  autoscaleIntervalSec: 10,
   ioMode: 'direct',
   keepLatencySamples: false,
   noProgress: false,

@@ -14,9 +14,14 @@ import { ConversationManager } from '../workload/conversation.js';
 import { PrefixMatcher } from '../workload/prefix.js';
 import { RagDocumentManager } from '../workload/rag.js';
 import type { Request } from '../workload/request.js';
-import { createSessions } from '../workload/session.js';
-import { generateUsers } from '../workload/users.js';
 import { dispatch, firstRequestsInScheduleOrder, sessionSource } from './dispatcher.js';
+import type { DispatchControl, StepSource } from './dispatcher.js';
+import { Autoscaler } from './autoscaler.js';
+import type { AutoscalerSettings } from './autoscaler.js';
+import { startAutoscaleLoop } from './autoscale-loop.js';
+import type { TimelinePoint } from './autoscale-loop.js';
+import { createSessions, sessionStream, UserSession } from '../workload/session.js';
+import { generateUser, generateUsers, userId, userStream } from '../workload/users.js';
 import { processRequest } from './pipeline.js';
 import type { RunConfig } from './run-config.js';
 import { setupRun } from './setup.js';
@@ -69,13 +74,23 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
   const prefix = cfg.disablePrefixCaching ? undefined : new PrefixMatcher(bpt, ws.prefixCache);
   const rag = cfg.enableRag ? new RagDocumentManager(cfg.model, ws.rag) : undefined;
   if (rag !== undefined) await ingestRag(rag, cfg.ragNumDocs, rng.fork('rag'), setup, env);
-  const sessions = createSessions(users, rng.fork('sessions'), {
+  const sessionOptions = {
     settings: ws,
     ...(conversations !== undefined ? { conversations } : {}),
     ...(prefix !== undefined ? { prefix } : {}),
     ...(rag !== undefined ? { rag } : {}),
-  });
+  };
+  const sessions = createSessions(users, rng.fork('sessions'), sessionOptions);
   const sources = cfg.maxRequests > 0 ? firstRequestsInScheduleOrder(sessions, cfg.maxRequests) : sessions.map(sessionSource);
+  // Users the autoscaler adds beyond --num-users: drawn from the same per-user streams, on demand.
+  const extraUser = (i: number): StepSource => {
+    const id = userId(i);
+    const profile = generateUser(id, userStream(rng.fork('users'), id), ws);
+    return sessionSource(new UserSession({ ...sessionOptions, profile, rng: sessionStream(rng.fork('sessions'), id) }));
+  };
+  const autoscaler = cfg.enableAutoscaling ? new Autoscaler(autoscalerSettings(cfg), cfg.numUsers) : undefined;
+  const timeline: TimelinePoint[] = [];
+  let stopAutoscaling = (): void => undefined;
   const prepared = await prepareStorage(cfg, env, setup, recorder, prefix);
 
   // Setup traffic (RAG ingestion, pre-population, preconditioning) is not part of the measurement.
@@ -129,6 +144,7 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
         run.recordAborted(out.multiTurnHits, out.multiTurnMisses);
         return;
       }
+      if (cfg.maxRequests > 0 && run.requestsCompleted >= cfg.maxRequests) return stopWith('max_requests');
       run.record({
         qos: req.qos,
         e2eMs: clock.now() - enqueuedMs,
@@ -149,8 +165,25 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
 
   try {
     await dispatch({
-      users: (i) => sources[i] ?? { next: () => undefined },
+      users: (i) => sources[i] ?? extraUser(i),
       initialUsers: sources.length,
+      ...(autoscaler !== undefined
+        ? {
+            onStart: (control: DispatchControl) => {
+              stopAutoscaling = startAutoscaleLoop({
+                autoscaler,
+                control,
+                recorder,
+                run,
+                clock,
+                startMs,
+                intervalMs: cfg.autoscaleIntervalSec * 1000,
+                onPeak: () => stopWith('capacity_peak'),
+                timeline,
+              });
+            },
+          }
+        : {}),
       workers: setup.workers,
       clock,
       startMs,
@@ -159,6 +192,7 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
       stop: stop.signal,
     });
   } finally {
+    stopAutoscaling();
     clearTimeout(durationTimer);
     clearInterval(progressTimer);
     loopDelay.disable();
@@ -192,6 +226,7 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
     storage: { dir: setup.storage.dir, ioMode: setup.storage.effectiveIoMode, fileSystem: setup.storage.fileSystem },
     workers: setup.workers,
     warnings,
+    ...(autoscaler !== undefined ? { autoscaling: { events: autoscaler.events, summary: autoscaler.summary(), timeline } } : {}),
   };
   if (failure !== undefined) throw new RunFailedError(result, failure);
   return result;
@@ -206,6 +241,22 @@ export class RunFailedError extends Error {
     super(`run failed: ${cause instanceof Error ? cause.message : String(cause)}`);
     this.name = 'RunFailedError';
   }
+}
+
+function autoscalerSettings(cfg: RunConfig): AutoscalerSettings {
+  const a = cfg.settings.autoscaler;
+  const sd = cfg.settings.saturationDetection;
+  return {
+    mode: cfg.autoscalerMode,
+    targetSaturation: cfg.targetSaturation,
+    minUsers: a.minUsers,
+    maxUsers: Math.min(a.maxUsers, cfg.settings.validationLimits.maxUsers),
+    scaleUpFactor: a.scaleUpFactor,
+    scaleDownFactor: a.scaleDownFactor,
+    consecutiveSamplesRequired: a.consecutiveSamplesRequired,
+    readLatencyP95ThresholdMs: sd.readLatencyP95ThresholdMs,
+    historyWindowSize: sd.historyWindowSize,
+  };
 }
 
 interface Prepared {

@@ -54,7 +54,9 @@ export function workloadSettingsOf(cfg: RunConfig): WorkloadSettings {
 
 export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock): Promise<RunSetup> {
   const warnings: string[] = [];
-  const workers = Math.min(cfg.numUsers, MAX_WORKERS);
+  // Autoscaling may add users up to its maximum: enough workers for them (idle workers cost nothing).
+  const users = cfg.enableAutoscaling ? Math.max(cfg.numUsers, cfg.settings.autoscaler.maxUsers) : cfg.numUsers;
+  const workers = Math.min(users, MAX_WORKERS);
   // One staging buffer per concurrent storage operation, bounded to keep memory predictable.
   const stagingSlots = Math.max(4, Math.min(workers + 4, 64));
   const payloadSlots = Math.max(8, Math.min(2 * workers, 64));

@@ -96,6 +96,8 @@ export class Recorder {
   counters: CacheCounters = emptyCounters();
   readonly traffic: Record<TierName, TierTraffic> = { gpu: emptyTraffic(), cpu: emptyTraffic(), storage: emptyTraffic() };
   private readonly histograms = new Map<string, LatencyHistogram>();
+  /** Placement-write and hit-read totals since the last takeWindow(), per `<tier>_<op>`. */
+  private window = new Map<string, LatencyHistogram>();
 
   /** The histogram called `name`, created empty on first use. */
   latency(name: string): LatencyHistogram {
@@ -120,8 +122,20 @@ export class Recorder {
   /** Records an operation's total, host and device times under `<tier>_<op>[_host|_device]`. */
   recordIo(tier: TierName, op: TierOp, t: IOTiming): void {
     this.latency(`${tier}_${op}`).recordMs(t.totalMs);
+    if (op === 'read' || op === 'write') {
+      let w = this.window.get(`${tier}_${op}`);
+      if (w === undefined) this.window.set(`${tier}_${op}`, (w = new LatencyHistogram()));
+      w.recordMs(t.totalMs);
+    }
     this.latency(`${tier}_${op}_device`).recordMs(t.deviceMs);
     this.latency(`${tier}_${op}_host`).recordMs(t.hostMs);
+  }
+
+  /** The latencies recorded since the previous call (windowed percentiles for the autoscaler). */
+  takeWindow(): ReadonlyMap<string, LatencyHistogram> {
+    const w = this.window;
+    this.window = new Map();
+    return w;
   }
 
   /** Zeroes every counter and histogram (after preconditioning); cache contents are not touched. */
@@ -129,5 +143,6 @@ export class Recorder {
     this.counters = emptyCounters();
     for (const t of TIER_NAMES) Object.assign(this.traffic[t], emptyTraffic());
     for (const h of this.histograms.values()) h.reset();
+    this.window = new Map();
   }
 }

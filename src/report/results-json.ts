@@ -41,8 +41,8 @@ export function buildSummary(r: RunResult): Record<string, unknown> {
             common_phrase_reuse: r.prefix.commonPhraseReuse,
             bytes_saved: r.prefix.bytesSaved,
           },
-    autoscaling_stats: [],
-    autoscaling_summary: null,
+    autoscaling_stats: r.autoscaling?.events ?? [],
+    autoscaling_summary: r.autoscaling?.summary ?? null,
     multi_turn_stats: {
       cache_hits: m.multiTurnHits,
       cache_misses: m.multiTurnMisses,
@@ -128,7 +128,7 @@ export function buildResultsJson(r: RunResult): Record<string, unknown> {
   };
   if (m.raw !== undefined) Object.assign(out, m.raw);
   Object.assign(out, {
-    throughput_timeline: [],
+    throughput_timeline: r.autoscaling?.timeline ?? [],
     multi_turn_cache_hits: m.multiTurnHits,
     multi_turn_cache_misses: m.multiTurnMisses,
     seed: r.seed,

@@ -57,3 +57,17 @@ test('preconditioning writes before the measured phase and is not counted in it'
   assert.ok((cs.write_iops as number) <= (json.requests_completed as number) + ((json.kvcache_bench as Obj).requests_aborted_at_stop as number));
   assert.ok((cs.storage_entries as number) > (cs.write_iops as number), 'preconditioning entries occupy the tier');
 });
+
+test('autoscaling records its events, summary and throughput timeline', async () => {
+  const { json } = await run(['--enable-autoscaling', '--autoscaler-mode', 'capacity', '--autoscale-interval', '0.5']);
+  const s = json.summary as Obj;
+  const events = s.autoscaling_stats as Obj[];
+  assert.ok(events.length >= 2, `${events.length} events`);
+  assert.equal(events[0]?.mode, 'capacity');
+  assert.equal(events[0]?.action, 'scale_up');
+  const summary = s.autoscaling_summary as Obj;
+  assert.equal(summary.initial_users, 3);
+  assert.ok('peak_user_count' in summary && 'peak_throughput_tokens_per_sec' in summary);
+  assert.ok((json.throughput_timeline as Obj[]).length >= 2);
+  assert.ok((summary.final_users as number) > 3, 'capacity mode added users');
+});

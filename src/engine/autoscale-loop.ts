@@ -1,0 +1,60 @@
+// Feeds the autoscaler one windowed sample per interval and applies its decision to the running
+// dispatch: more or fewer users really issue requests. Also records the throughput timeline.
+import type { Recorder } from '../metrics/recorder.js';
+import type { RunMetrics } from '../metrics/run-metrics.js';
+import type { Clock } from '../util/clock.js';
+import type { Autoscaler } from './autoscaler.js';
+import type { DispatchControl } from './dispatcher.js';
+
+export interface TimelinePoint {
+  readonly timestamp: number;
+  readonly throughput_tokens_per_sec: number;
+  readonly users: number;
+}
+
+export interface AutoscaleLoopOptions {
+  readonly autoscaler: Autoscaler;
+  readonly control: DispatchControl;
+  readonly recorder: Recorder;
+  readonly run: RunMetrics;
+  readonly clock: Clock;
+  readonly startMs: number;
+  readonly intervalMs: number;
+  /** Called when capacity mode has found its peak. */
+  readonly onPeak: () => void;
+  readonly timeline: TimelinePoint[];
+}
+
+/** Starts sampling; returns the function that stops it. */
+export function startAutoscaleLoop(o: AutoscaleLoopOptions): () => void {
+  const storageBytes = (): number => {
+    const t = o.recorder.traffic.storage;
+    return t.readBytes + t.writeBytes + t.demoteInBytes + t.demoteOutBytes;
+  };
+  let lastMs = o.clock.now();
+  let lastBytes = storageBytes();
+  let lastTokens = o.run.tokensGenerated;
+  o.recorder.takeWindow(); // the first window starts now
+  const timer = setInterval(() => {
+    const now = o.clock.now();
+    const sec = Math.max(1e-9, (now - lastMs) / 1000);
+    const w = o.recorder.takeWindow();
+    const p95 = (name: string): number => w.get(name)?.percentileMs(95) ?? 0;
+    const tokensPerSec = (o.run.tokensGenerated - lastTokens) / sec;
+    const event = o.autoscaler.observe({
+      atSec: (now - o.startMs) / 1000,
+      readP95Ms: p95('storage_read'),
+      writeP95Ms: p95('storage_write'),
+      storageBytesPerSec: (storageBytes() - lastBytes) / sec,
+      tokensPerSec,
+      queueDepth: o.control.queueDepth,
+    });
+    o.timeline.push({ timestamp: event.timestamp, throughput_tokens_per_sec: tokensPerSec, users: o.control.activeUsers });
+    lastMs = now;
+    lastBytes = storageBytes();
+    lastTokens = o.run.tokensGenerated;
+    if (event.action === 'stop') o.onPeak();
+    else o.control.scaleTo(event.users);
+  }, o.intervalMs);
+  return () => clearInterval(timer);
+}

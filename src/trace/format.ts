@@ -1,0 +1,146 @@
+// The I/O trace's CSV row format (spec §7), as pure functions so the writer, the reader and a future
+// replayer agree byte for byte. Columns are the reference's; Operation adds `Delete` (entries removed
+// from the last tier, and explicit deletes), which the reference never logged.
+//
+// Quoting follows RFC 4180 / Python's csv.QUOTE_MINIMAL (what the reference's csv.writer emits): a
+// field holding a comma, a quote, CR or LF is wrapped in quotes with inner quotes doubled. Only the
+// Key can need it. The reference ends lines with CRLF (csv.writer's default); we write LF and read both.
+//
+// The trace's own types are declared here, structurally identical to the cache's IoEvent, so this
+// layer does not import from the layers above it (design §2); a test checks the two stay compatible.
+import { TraceFormatError } from './errors.js';
+
+export type TraceOp = 'Write' | 'Read' | 'Delete';
+export type TraceTier = 'gpu' | 'cpu' | 'storage';
+export type TracePhase = 'Prefill' | 'Decode' | 'Both' | 'Evict';
+
+/** One traced I/O, as the cache reports it (same shape as the cache's IoEvent). */
+export interface TraceEvent {
+  readonly op: TraceOp;
+  readonly tier: TraceTier;
+  readonly key: string;
+  /** Bytes of the object (per rank: already divided by tensor parallelism). */
+  readonly size: number;
+  readonly phase: TracePhase;
+}
+
+/** A row read back from a trace. */
+export interface TraceRow extends TraceEvent {
+  /** Unix epoch seconds (microsecond precision in the file). */
+  readonly timestamp: number;
+}
+
+export const TRACE_COLUMNS = ['Timestamp', 'Operation', 'Object_Size_Bytes', 'Tier', 'Key', 'Phase'] as const;
+export const TRACE_HEADER = TRACE_COLUMNS.join(',');
+/** Line terminator we write. */
+export const TRACE_EOL = '\n';
+
+const TIER_LABEL: Readonly<Record<TraceTier, string>> = { gpu: 'Tier-0', cpu: 'Tier-1', storage: 'Tier-2' };
+const TIER_BY_LABEL: ReadonlyMap<string, TraceTier> = new Map(
+  (Object.keys(TIER_LABEL) as TraceTier[]).map((t) => [TIER_LABEL[t], t]),
+);
+const OPS: ReadonlySet<string> = new Set<TraceOp>(['Write', 'Read', 'Delete']);
+const PHASES: ReadonlySet<string> = new Set<TracePhase>(['Prefill', 'Decode', 'Both', 'Evict']);
+
+/** `Tier-0` / `Tier-1` / `Tier-2` for gpu / cpu / storage. */
+export function tierLabel(tier: TraceTier): string {
+  return TIER_LABEL[tier];
+}
+
+const NEEDS_QUOTES = /[",\r\n]/;
+
+/** One CSV field, quoted only when it must be. */
+export function csvField(text: string): string {
+  return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+}
+
+/** A row's text without its line terminator. Throws RangeError on a non-integer size or bad time. */
+export function formatRow(event: TraceEvent, epochSeconds: number): string {
+  if (!Number.isFinite(epochSeconds) || epochSeconds < 0) throw new RangeError(`bad trace timestamp ${epochSeconds}`);
+  if (!Number.isSafeInteger(event.size) || event.size < 0) throw new RangeError(`bad trace object size ${event.size}`);
+  return `${epochSeconds.toFixed(6)},${event.op},${event.size},${TIER_LABEL[event.tier]},${csvField(event.key)},${event.phase}`;
+}
+
+/** Splits one CSV record into fields; a string result is the reason it is malformed. */
+export function splitFields(record: string): string[] | string {
+  if (!record.includes('"')) return record.split(',');
+  const fields: string[] = [];
+  let i = 0;
+  for (;;) {
+    if (record[i] === '"') {
+      let text = '';
+      let j = i + 1;
+      for (;;) {
+        const close = record.indexOf('"', j);
+        if (close === -1) return `unterminated quoted field at column ${fields.length + 1}`;
+        text += record.slice(j, close);
+        if (record[close + 1] === '"') {
+          text += '"';
+          j = close + 2;
+          continue;
+        }
+        i = close + 1;
+        break;
+      }
+      fields.push(text);
+      if (i === record.length) return fields;
+      if (record[i] !== ',') return `unexpected text after the closing quote of column ${fields.length}`;
+      i++;
+    } else {
+      const comma = record.indexOf(',', i);
+      const text = comma === -1 ? record.slice(i) : record.slice(i, comma);
+      if (text.includes('"')) return `stray quote in column ${fields.length + 1}`;
+      fields.push(text);
+      if (comma === -1) return fields;
+      i = comma + 1;
+    }
+  }
+}
+
+const DECIMAL = /^\d+(\.\d+)?$/;
+const INTEGER = /^\d+$/;
+
+/** Shown in errors: the offending text, shortened. */
+function quoteForError(text: string): string {
+  const short = text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  return JSON.stringify(short);
+}
+
+/**
+ * Parses one record (a line without its terminator; a quoted Key may span lines). `lineNumber` and
+ * `file` only label the TraceFormatError thrown for a malformed record.
+ */
+export function parseRow(line: string, lineNumber = 1, file?: string): TraceRow {
+  const fail = (reason: string): never => {
+    throw new TraceFormatError(file, lineNumber, reason);
+  };
+  const fields = splitFields(line);
+  if (typeof fields === 'string') return fail(`${fields}: ${quoteForError(line)}`);
+  if (fields.length !== TRACE_COLUMNS.length) {
+    return fail(`expected ${TRACE_COLUMNS.length} fields, found ${fields.length}: ${quoteForError(line)}`);
+  }
+  const [ts, op, size, tier, key, phase] = fields as [string, string, string, string, string, string];
+  if (!DECIMAL.test(ts)) return fail(`bad Timestamp ${quoteForError(ts)} (epoch seconds expected)`);
+  if (!OPS.has(op)) return fail(`bad Operation ${quoteForError(op)} (Write, Read or Delete expected)`);
+  const bytes = Number(size);
+  if (!INTEGER.test(size) || !Number.isSafeInteger(bytes)) return fail(`bad Object_Size_Bytes ${quoteForError(size)}`);
+  const tierName = TIER_BY_LABEL.get(tier);
+  if (tierName === undefined) return fail(`bad Tier ${quoteForError(tier)} (Tier-0, Tier-1 or Tier-2 expected)`);
+  if (!PHASES.has(phase)) return fail(`bad Phase ${quoteForError(phase)} (Prefill, Decode, Both or Evict expected)`);
+  return {
+    timestamp: Number(ts),
+    op: op as TraceOp,
+    size: bytes,
+    tier: tierName,
+    key,
+    phase: phase as TracePhase,
+  };
+}
+
+/** Checks a trace's first record (a leading UTF-8 byte-order mark is tolerated). */
+export function checkHeader(line: string, lineNumber = 1, file?: string): void {
+  const text = line.startsWith('\uFEFF') ? line.slice(1) : line;
+  if (text !== TRACE_HEADER) {
+    throw new TraceFormatError(file, lineNumber, `expected the header ${quoteForError(TRACE_HEADER)}, found ${quoteForError(text)}`);
+  }
+}

@@ -1,0 +1,110 @@
+// Where the trace writer's batches go: a plain file, or a zstd process whose output is the file.
+// Both are Node Writables underneath; this hides backpressure ('drain') and the asynchronous ways a
+// stream fails behind two awaitable calls, and remembers the first failure so none is lost.
+import { mkdir, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Writable } from 'node:stream';
+import { startZstd } from './zstd.js';
+import type { ZstdProcess } from './zstd.js';
+
+export interface ByteSink {
+  /** Resolves once `text` is accepted (after a 'drain' if the stream pushed back); rejects on failure. */
+  write(text: string): Promise<void>;
+  /** Flushes and finalizes (closes the file, ends the zstd frame); rejects with the first failure. */
+  end(): Promise<void>;
+  /** Gives up after a failure: releases the file and stops the process, never throws. */
+  abort(): Promise<void>;
+}
+
+/** Opens `path` for writing, creating its parent directories. */
+export async function createFile(path: string): Promise<FileHandle> {
+  await mkdir(dirname(path), { recursive: true });
+  return open(path, 'w');
+}
+
+/** Waits until `out` can take more, or rejects if it fails or closes first. */
+function drained(out: Writable, failure: () => Error | null): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const settle = (): void => {
+      out.off('drain', settle);
+      out.off('error', settle);
+      out.off('close', settle);
+      const err = failure();
+      if (err !== null) reject(err);
+      else if (out.destroyed) reject(new Error('the output stream closed unexpectedly'));
+      else resolve();
+    };
+    out.on('drain', settle);
+    out.on('error', settle);
+    out.on('close', settle);
+  });
+}
+
+/** Waits for a stream's 'close' (immediately if it already closed). */
+function closed(out: Writable): Promise<void> {
+  if (out.closed) return Promise.resolve();
+  return new Promise<void>((resolve) => out.once('close', () => resolve()));
+}
+
+/** A Writable plus how to learn that the bytes really landed once it has ended. */
+class StreamSink implements ByteSink {
+  private failure: Error | null = null;
+
+  constructor(
+    private readonly out: Writable,
+    /** After the stream closed: resolves with the final failure (e.g. zstd's exit), if any. */
+    private readonly settled: () => Promise<Error | null>,
+    private readonly stop: () => void,
+  ) {
+    out.on('error', (err: Error) => {
+      this.failure ??= err;
+    });
+  }
+
+  async write(text: string): Promise<void> {
+    if (this.failure !== null) throw this.failure;
+    if (!this.out.write(text)) await drained(this.out, () => this.failure);
+    if (this.failure !== null) throw this.failure;
+  }
+
+  async end(): Promise<void> {
+    if (this.failure === null) this.out.end();
+    await closed(this.out);
+    const last = await this.settled();
+    const err = last ?? this.failure;
+    if (err !== null) throw err;
+  }
+
+  async abort(): Promise<void> {
+    this.out.destroy();
+    this.stop();
+    await closed(this.out);
+    await this.settled();
+  }
+}
+
+export function fileSink(handle: FileHandle): ByteSink {
+  const out = handle.createWriteStream({ encoding: 'utf8' });
+  return new StreamSink(out, async () => null, () => undefined);
+}
+
+/**
+ * zstd at `level` reading our text on stdin and writing the frame straight into `handle`'s file. The
+ * child gets its own copy of the descriptor, so ours is closed as soon as it runs.
+ */
+export async function zstdSink(handle: FileHandle, level: number, command: string): Promise<ByteSink> {
+  let proc: ZstdProcess;
+  try {
+    proc = await startZstd(command, [`-${level}`, '-q', '-c'], ['pipe', handle.fd, 'pipe']);
+  } finally {
+    await handle.close();
+  }
+  const stdin = proc.child.stdin;
+  if (stdin === null) throw new Error('zstd started without a stdin pipe');
+  stdin.setDefaultEncoding('utf8');
+  // zstd's own message (e.g. "No space left on device") beats the EPIPE its death causes on stdin.
+  return new StreamSink(stdin, () => proc.outcome, () => {
+    if (!proc.exited()) proc.child.kill();
+  });
+}

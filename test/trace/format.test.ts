@@ -1,0 +1,104 @@
+// Row format (spec §7): the header, exact row text (6-decimal epoch seconds, Tier-N names), CSV
+// quoting of keys, parsing and its line-numbered errors, and that the cache's IoEvent fits the trace.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { IoEvent } from '../../src/cache/tiered-cache.js';
+import { TraceFormatError } from '../../src/trace/errors.js';
+import { TRACE_HEADER, checkHeader, csvField, formatRow, parseRow, splitFields } from '../../src/trace/format.js';
+import type { TraceEvent } from '../../src/trace/format.js';
+
+describe('trace row format', () => {
+  test('header is the reference column list', () => {
+    assert.equal(TRACE_HEADER, 'Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase');
+  });
+
+  test('a row has 6 decimals and Tier-N names', () => {
+    const e: TraceEvent = { op: 'Write', tier: 'storage', key: 'user_3_req_0042', size: 131072, phase: 'Prefill' };
+    assert.equal(formatRow(e, 1732233600.5), '1732233600.500000,Write,131072,Tier-2,user_3_req_0042,Prefill');
+    assert.equal(formatRow({ ...e, tier: 'gpu', op: 'Read', phase: 'Decode' }, 1732233600.1234567), '1732233600.123457,Read,131072,Tier-0,user_3_req_0042,Decode');
+    assert.equal(formatRow({ ...e, tier: 'cpu', op: 'Delete', phase: 'Evict', size: 0 }, 1), '1.000000,Delete,0,Tier-1,user_3_req_0042,Evict');
+  });
+
+  test('the cache IoEvent is a TraceEvent', () => {
+    const e: IoEvent = { op: 'Delete', tier: 'cpu', key: 'k', size: 1, phase: 'Both' };
+    const asTrace: TraceEvent = e;
+    assert.equal(formatRow(asTrace, 2), '2.000000,Delete,1,Tier-1,k,Both');
+  });
+
+  test('keys are quoted only when needed, quotes doubled', () => {
+    assert.equal(csvField('plain_key'), 'plain_key');
+    assert.equal(csvField('a,b'), '"a,b"');
+    assert.equal(csvField('say "hi"'), '"say ""hi"""');
+    assert.equal(csvField('two\nlines'), '"two\nlines"');
+    const e: TraceEvent = { op: 'Read', tier: 'cpu', key: 'a,"b"', size: 5, phase: 'Decode' };
+    const line = formatRow(e, 10);
+    assert.equal(line, '10.000000,Read,5,Tier-1,"a,""b""",Decode');
+    assert.deepEqual(parseRow(line), { ...e, timestamp: 10 });
+  });
+
+  test('bad sizes and times are refused when formatting', () => {
+    const e: TraceEvent = { op: 'Read', tier: 'cpu', key: 'k', size: 1.5, phase: 'Decode' };
+    assert.throws(() => formatRow(e, 1), RangeError);
+    assert.throws(() => formatRow({ ...e, size: 1 }, Number.NaN), RangeError);
+  });
+
+  test('parses every field', () => {
+    assert.deepEqual(parseRow('1732233600.123456,Write,262144,Tier-1,user_1_req_0001,Evict'), {
+      timestamp: 1732233600.123456,
+      op: 'Write',
+      size: 262144,
+      tier: 'cpu',
+      key: 'user_1_req_0001',
+      phase: 'Evict',
+    });
+    assert.equal(parseRow('1.0,Read,1,Tier-0,,Both').key, '');
+  });
+
+  test('6-decimal timestamps survive a parse/format round trip', () => {
+    for (const ts of ['1732233600.000001', '1732233600.999999', '1999999999.123456', '0.000000']) {
+      const row = parseRow(`${ts},Read,1,Tier-0,k,Decode`);
+      assert.equal(formatRow(row, row.timestamp), `${ts},Read,1,Tier-0,k,Decode`);
+    }
+  });
+
+  test('splitFields handles quoting', () => {
+    assert.deepEqual(splitFields('a,"b,c",d'), ['a', 'b,c', 'd']);
+    assert.deepEqual(splitFields('"x""y",'), ['x"y', '']);
+    assert.equal(typeof splitFields('a,"b'), 'string');
+    assert.equal(typeof splitFields('a,"b"c'), 'string');
+    assert.equal(typeof splitFields('a,b"c'), 'string');
+  });
+
+  const bad: readonly [string, RegExp][] = [
+    ['1.0,Write,1,Tier-0,k', /expected 6 fields, found 5/],
+    ['1.0,Write,1,Tier-0,k,Prefill,extra', /expected 6 fields, found 7/],
+    ['soon,Write,1,Tier-0,k,Prefill', /bad Timestamp "soon"/],
+    ['1.0,Update,1,Tier-0,k,Prefill', /bad Operation "Update"/],
+    ['1.0,Write,-1,Tier-0,k,Prefill', /bad Object_Size_Bytes "-1"/],
+    ['1.0,Write,1.5,Tier-0,k,Prefill', /bad Object_Size_Bytes/],
+    ['1.0,Write,1,nvme,k,Prefill', /bad Tier "nvme"/],
+    ['1.0,Write,1,Tier-0,k,prefill', /bad Phase "prefill"/],
+    ['1.0,Write,1,Tier-0,"k,Prefill', /unterminated quoted field/],
+  ];
+  for (const [line, why] of bad) {
+    test(`malformed: ${JSON.stringify(line)}`, () => {
+      assert.throws(
+        () => parseRow(line, 17, 'trace.csv'),
+        (err: unknown) => {
+          assert.ok(err instanceof TraceFormatError);
+          assert.equal(err.line, 17);
+          assert.equal(err.file, 'trace.csv');
+          assert.match(err.message, /^trace\.csv:17: /);
+          assert.match(err.message, why);
+          return true;
+        },
+      );
+    });
+  }
+
+  test('header check tolerates a BOM and names the line otherwise', () => {
+    checkHeader(TRACE_HEADER);
+    checkHeader(`\uFEFF${TRACE_HEADER}`);
+    assert.throws(() => checkHeader('Timestamp,Operation', 1, 'f.csv'), /^TraceFormatError: f\.csv:1: expected the header/);
+  });
+});

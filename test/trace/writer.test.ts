@@ -1,0 +1,166 @@
+// Trace writer: 10,000-event round trips plain and .zst, the .zst opened by the system zstd gives the
+// same bytes as the plain file, close() counts rows, batching under backpressure, timed flushes, and
+// clear failures (unwritable path, a full device, a missing zstd, writing after close).
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, test } from 'node:test';
+import type { CacheOptions } from '../../src/cache/tiered-cache.js';
+import { TraceWriteError } from '../../src/trace/errors.js';
+import { TRACE_HEADER, formatRow } from '../../src/trace/format.js';
+import type { TraceEvent } from '../../src/trace/format.js';
+import { TraceWriter } from '../../src/trace/writer.js';
+import { ZSTD_MAGIC } from '../../src/trace/zstd.js';
+import { collect, sampleEvents, steppingClock, withTempDir, zstdDecompress } from './helpers.js';
+
+const N = 10_000;
+
+async function writeAll(path: string, events: readonly TraceEvent[], batchBytes?: number): Promise<number> {
+  const w = await TraceWriter.open(path, { epochSeconds: steppingClock(), ...(batchBytes === undefined ? {} : { batchBytes }) });
+  for (const e of events) w.write(e);
+  return w.close();
+}
+
+function expectedCsv(events: readonly TraceEvent[]): string {
+  const clock = steppingClock();
+  return [TRACE_HEADER, ...events.map((e) => formatRow(e, clock()))].join('\n') + '\n';
+}
+
+const EVENT: TraceEvent = { op: 'Write', tier: 'gpu', key: 'k', size: 1, phase: 'Prefill' };
+
+describe('TraceWriter', () => {
+  for (const name of ['nested/dir/trace.csv', 'nested/dir/trace.csv.zst']) {
+    test(`round trip of ${N} events: ${name}`, () =>
+      withTempDir(async (dir) => {
+        const events = sampleEvents(N);
+        const path = join(dir, name);
+        assert.equal(await writeAll(path, events), N);
+        const rows = await collect(path);
+        assert.equal(rows.length, N);
+        const clock = steppingClock();
+        rows.forEach((row, i) => {
+          const { timestamp, ...event } = row;
+          assert.deepEqual(event, events[i]);
+          assert.equal(timestamp.toFixed(6), clock().toFixed(6));
+        });
+      }));
+  }
+
+  test('plain output is exactly the formatted rows', () =>
+    withTempDir(async (dir) => {
+      const events = sampleEvents(300);
+      const path = join(dir, 't.csv');
+      await writeAll(path, events);
+      assert.equal(readFileSync(path, 'utf8'), expectedCsv(events));
+    }));
+
+  test('.zst output is a zstd frame that `zstd -d` turns into the identical CSV', () =>
+    withTempDir(async (dir) => {
+      const events = sampleEvents(N);
+      const plain = join(dir, 't.csv');
+      const packed = join(dir, 't.csv.zst');
+      await writeAll(plain, events);
+      await writeAll(packed, events, 4096);
+      const head = readFileSync(packed).subarray(0, 4);
+      assert.deepEqual([...head], ZSTD_MAGIC);
+      assert.ok(statSync(packed).size < statSync(plain).size / 3, 'compressed well');
+      assert.ok(zstdDecompress(packed).equals(readFileSync(plain)));
+    }));
+
+  test('tiny batches force many flushes and drains without losing or reordering rows', () =>
+    withTempDir(async (dir) => {
+      const events = sampleEvents(N);
+      const path = join(dir, 't.csv');
+      assert.equal(await writeAll(path, events, 1), N);
+      assert.equal(readFileSync(path, 'utf8'), expectedCsv(events));
+    }));
+
+  test('close() returns the row count; an empty trace is just the header', () =>
+    withTempDir(async (dir) => {
+      const w = await TraceWriter.open(join(dir, 'empty.csv'));
+      assert.equal(await w.close(), 0);
+      assert.equal(await w.close(), 0, 'close is idempotent');
+      assert.equal(readFileSync(join(dir, 'empty.csv'), 'utf8'), `${TRACE_HEADER}\n`);
+      const z = await TraceWriter.open(join(dir, 'empty.csv.zst'));
+      assert.equal(await z.close(), 0);
+      assert.equal(zstdDecompress(join(dir, 'empty.csv.zst')).toString('utf8'), `${TRACE_HEADER}\n`);
+      const seven = await TraceWriter.open(join(dir, 'seven.csv'));
+      for (let i = 0; i < 7; i++) seven.write(EVENT);
+      assert.equal(seven.rowCount, 7);
+      assert.equal(await seven.close(), 7);
+    }));
+
+  test('write() does no I/O itself; rows reach the file within the flush interval', () =>
+    withTempDir(async (dir) => {
+      const path = join(dir, 't.csv');
+      const w = await TraceWriter.open(path, { flushIntervalMs: 20 });
+      w.write(EVENT);
+      assert.equal(readFileSync(path, 'utf8'), '', 'nothing written synchronously');
+      let text = '';
+      for (let i = 0; i < 100 && !text.includes('Prefill'); i++) {
+        await sleep(20);
+        text = readFileSync(path, 'utf8');
+      }
+      assert.match(text, /^Timestamp,.*\n\d+\.\d{6},Write,1,Tier-0,k,Prefill\n$/);
+      assert.equal(await w.close(), 1);
+    }));
+
+  test('observe is usable as the cache observer', () =>
+    withTempDir(async (dir) => {
+      const w = await TraceWriter.open(join(dir, 't.csv'));
+      const observer: CacheOptions['observer'] = w.observe;
+      observer?.({ op: 'Delete', tier: 'storage', key: 'gone', size: 9, phase: 'Evict' });
+      assert.equal(await w.close(), 1);
+      assert.match(readFileSync(join(dir, 't.csv'), 'utf8'), /,Delete,9,Tier-2,gone,Evict\n$/);
+    }));
+
+  test('writing after close throws', () =>
+    withTempDir(async (dir) => {
+      const w = await TraceWriter.open(join(dir, 't.csv'));
+      await w.close();
+      assert.throws(() => w.write(EVENT), /is closed/);
+    }));
+
+  test('an unwritable path fails at open with a clear error', () =>
+    withTempDir(async (dir) => {
+      await writeFile(join(dir, 'a-file'), 'x');
+      for (const path of [join(dir, 'a-file', 'trace.csv'), join(dir, 'a-file', 'sub', 'trace.csv.zst'), dir]) {
+        await assert.rejects(TraceWriter.open(path), (err: unknown) => {
+          assert.ok(err instanceof TraceWriteError);
+          assert.ok(err.message.startsWith(`I/O trace log ${path}: cannot create: `), err.message);
+          assert.match(err.message, /ENOTDIR|EISDIR|EEXIST/);
+          return true;
+        });
+      }
+    }));
+
+  test('a missing zstd binary fails at open and says how to install it', () =>
+    withTempDir(async (dir) => {
+      const path = join(dir, 't.csv.zst');
+      await assert.rejects(TraceWriter.open(path, { zstdCommand: join(dir, 'no-such-zstd') }), /cannot create: cannot run .*ENOENT.*apt-get install zstd/);
+    }));
+
+  for (const name of ['full.csv', 'full.csv.zst']) {
+    test(`a write error (device full) surfaces on close and stops accepting rows: ${name}`, async (t) => {
+      if (!existsSync('/dev/full')) return t.skip('no /dev/full');
+      await withTempDir(async (dir) => {
+        const path = join(dir, name);
+        await symlink('/dev/full', path);
+        const w = await TraceWriter.open(path, { batchBytes: 1024 });
+        for (let i = 0; i < 2000; i++) w.write(EVENT);
+        for (let i = 0; i < 100 && w.droppedRows === 0; i++) {
+          await sleep(10);
+          w.write(EVENT);
+        }
+        assert.ok(w.droppedRows > 0, 'rows are refused once a write failed');
+        await assert.rejects(w.close(), (err: unknown) => {
+          assert.ok(err instanceof TraceWriteError);
+          assert.match(err.message, new RegExp(`^I/O trace log ${path}: write failed: .*(ENOSPC|No space left)`));
+          return true;
+        });
+      });
+    });
+  }
+});
