@@ -13,9 +13,14 @@ export interface ByteSink {
   write(text: string): Promise<void>;
   /** Flushes and finalizes (closes the file, ends the zstd frame); rejects with the first failure. */
   end(): Promise<void>;
-  /** Gives up after a failure: releases the file and stops the process, never throws. */
-  abort(): Promise<void>;
+  /**
+   * Gives up after a failure: releases the file and stops the process, never throws. Resolves with
+   * the root cause when the sink knows a better one than the stream error (zstd's own message).
+   */
+  abort(): Promise<Error | null>;
 }
+
+const ABORT_GRACE_MS = 2000;
 
 /** Opens `path` for writing, creating its parent directories. */
 export async function createFile(path: string): Promise<FileHandle> {
@@ -25,6 +30,10 @@ export async function createFile(path: string): Promise<FileHandle> {
 
 /** Waits until `out` can take more, or rejects if it fails or closes first. */
 function drained(out: Writable, failure: () => Error | null): Promise<void> {
+  const early = failure();
+  if (early !== null) return Promise.reject(early);
+  // A destroyed stream emits nothing more for a refused write: do not wait for it.
+  if (out.destroyed) return Promise.reject(new Error('the output stream closed unexpectedly'));
   return new Promise<void>((resolve, reject) => {
     const settle = (): void => {
       out.off('drain', settle);
@@ -64,6 +73,7 @@ class StreamSink implements ByteSink {
 
   async write(text: string): Promise<void> {
     if (this.failure !== null) throw this.failure;
+    if (this.out.destroyed) throw new Error('the output stream closed unexpectedly');
     if (!this.out.write(text)) await drained(this.out, () => this.failure);
     if (this.failure !== null) throw this.failure;
   }
@@ -76,11 +86,18 @@ class StreamSink implements ByteSink {
     if (err !== null) throw err;
   }
 
-  async abort(): Promise<void> {
+  async abort(): Promise<Error | null> {
     this.out.destroy();
-    this.stop();
     await closed(this.out);
-    await this.settled();
+    // A process that failed on its own is exiting with its reason: give it a moment before stopping it.
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ABORT_GRACE_MS);
+    });
+    await Promise.race([this.settled(), grace]);
+    clearTimeout(timer);
+    this.stop();
+    return this.settled();
   }
 }
 

@@ -154,9 +154,9 @@ export class TraceWriter {
       }
     }
     if (this.failure !== null) {
-      await this.sink.abort();
+      const cause = (await this.sink.abort()) ?? this.failure;
       const lost = this.dropped > 0 ? ` (${this.dropped} later rows dropped)` : '';
-      throw new TraceWriteError(this.path, `write failed: ${this.failure.message}${lost}`, { cause: this.failure });
+      throw new TraceWriteError(this.path, `write failed: ${cause.message}${lost}`, { cause });
     }
     return this.rows;
   }
