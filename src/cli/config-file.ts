@@ -33,7 +33,6 @@ const INERT_KEYS: ReadonlyArray<readonly [string, string]> = [
   ['prefix_cache.max_prefix_entries', 'there are only three system prompts (the reference ignores it too)'],
   ['saturation_detection.write_latency_p95_threshold_ms', 'saturation is judged on read latency and bandwidth, as the reference'],
   ['saturation_detection.queue_depth_threshold', 'saturation is judged on read latency and bandwidth, as the reference'],
-  ['sharegpt', 'ShareGPT replay is not implemented yet'],
 ];
 
 function inertKeyWarnings(input: unknown, source: string): string[] {

@@ -1,6 +1,6 @@
 // The flag table: spelling, kind, group and help of every `kv-cache run` flag (spec §9.1 plus our
 // additive ones). The argv parser, the help text and the "did you mean" hints all read this one table.
-import { AUTOSCALER_MODES, FLAG_DEFAULTS, GENERATION_MODES, IO_MODES, LOG_LEVELS, PERFORMANCE_PROFILES } from '../engine/run-config.js';
+import { AUTOSCALER_MODES, FLAG_DEFAULTS, GENERATION_MODES, IO_MODES, LOG_LEVELS, PERFORMANCE_PROFILES, TOKENIZERS } from '../engine/run-config.js';
 import type { RunFlags } from '../engine/run-config.js';
 
 export type FlagKind = 'int' | 'float' | 'string' | 'choice' | 'bool';
@@ -53,10 +53,10 @@ export const FLAGS: readonly FlagSpec[] = [
   flag('max-concurrent-allocs', 'maxConcurrentAllocs', 'int', T, 'Bound on concurrent allocations (0 = unlimited)'),
   flag('io-mode', 'ioMode', 'choice', T, 'Storage tier file I/O: direct = O_DIRECT, reads never served by the page cache; buffered = as the reference', { choices: IO_MODES }),
 
-  flag('dataset-path', 'datasetPath', 'string', S, 'ShareGPT JSON file to replay instead of synthetic users [not implemented yet]', { defaultText: 'none', metavar: 'FILE' }),
+  flag('dataset-path', 'datasetPath', 'string', S, 'ShareGPT JSON file to replay instead of synthetic users', { defaultText: 'none', metavar: 'FILE' }),
   flag('max-conversations', 'maxConversations', 'int', S, 'Conversations to load from the ShareGPT file (> 0)'),
   flag('request-rate', 'requestRate', 'float', S, 'ShareGPT requests per second (0 = as fast as possible)'),
-  flag('use-burst-trace', 'useBurstTrace', 'bool', S, 'Replay a BurstGPT trace instead of synthetic users [not implemented yet]'),
+  flag('use-burst-trace', 'useBurstTrace', 'bool', S, 'Replay a BurstGPT trace instead of synthetic users'),
   flag('burst-trace-path', 'burstTracePath', 'string', S, 'BurstGPT CSV file, directory or glob', { metavar: 'PATH' }),
   flag('trace-speedup', 'traceSpeedup', 'float', S, 'BurstGPT replay speed-up (0 = no pacing delays)'),
   flag('replay-cycles', 'replayCycles', 'int', S, 'BurstGPT replay cycles (0 = until the duration ends)'),
@@ -82,6 +82,7 @@ export const FLAGS: readonly FlagSpec[] = [
   flag('enable-autoscaling', 'enableAutoscaling', 'bool', M, 'Adjust the number of active users during the run (qos: hold storage saturation at the target; capacity: find the peak)'),
   flag('autoscaler-mode', 'autoscalerMode', 'choice', M, 'Autoscaler goal', { choices: AUTOSCALER_MODES }),
   flag('target-saturation', 'targetSaturation', 'float', M, 'Storage saturation the QoS autoscaler aims for (0.0 … 1.0)'),
+  flag('tokenizer', 'tokenizer', 'choice', S, 'Token counts of ShareGPT text: a real cl100k_base tokenizer, or characters ÷ sharegpt.chars_per_token_estimate', { choices: TOKENIZERS }),
   flag('autoscale-interval', 'autoscaleIntervalSec', 'float', M, 'Seconds between autoscaler samples (the reference: 10)'),
   flag('io-trace-log', 'ioTraceLog', 'string', M, 'Trace mode: no real I/O, log every tier operation to this file [not implemented yet]', { defaultText: 'none', metavar: 'FILE' }),
   flag('enable-latency-tracing', 'enableLatencyTracing', 'bool', M, 'Trace block-layer latencies with bpftrace (needs root) [not implemented yet]'),

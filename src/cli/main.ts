@@ -15,6 +15,8 @@ import { formatSummary } from '../report/console.js';
 import { writeSpreadsheet } from '../report/spreadsheet.js';
 import { kvBytesPerToken } from '../model/models.js';
 import { ConfigError } from './errors.js';
+import { DatasetError } from '../workload/sharegpt.js';
+import { TraceError } from '../workload/burstgpt.js';
 import { helpText, parseRunArgs, wantsHelp } from './run-args.js';
 
 function toolVersion(): string {
@@ -32,8 +34,6 @@ function notImplemented(c: RunConfig): string[] {
   const no = (on: boolean, flag: string): void => {
     if (on) out.push(`${flag} is not implemented yet`);
   };
-  no(c.datasetPath !== undefined, '--dataset-path (ShareGPT replay)');
-  no(c.useBurstTrace, '--use-burst-trace (BurstGPT replay)');
   no(c.ioTraceLog !== undefined, '--io-trace-log');
   no(c.enableLatencyTracing, '--enable-latency-tracing');
   no(c.validationTrace !== undefined, '--validation-trace');
@@ -134,6 +134,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...(showProgress ? { onProgress: (p: ProgressSnapshot) => void process.stderr.write(progressLine(p)) } : {}),
     });
   } catch (e) {
+    if (e instanceof DatasetError || e instanceof TraceError) {
+      process.stderr.write(`kv-cache: error: ${e.message}\n`);
+      return 2;
+    }
     if (!(e instanceof RunFailedError)) throw e;
     process.stderr.write(`kv-cache: ${e.message}\n`);
     result = e.partial;

@@ -9,6 +9,7 @@ export const PERFORMANCE_PROFILES = ['latency', 'throughput'] as const;
 export const AUTOSCALER_MODES = ['qos', 'capacity'] as const;
 export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
 export const IO_MODES = ['direct', 'buffered'] as const;
+export const TOKENIZERS = ['cl100k_base', 'chars'] as const;
 export const RETRIEVAL_DISTRIBUTIONS = ['zipfian', 'uniform'] as const;
 export const USER_TYPES = ['chatbot', 'coding', 'document'] as const;
 export const QOS_CLASSES = ['interactive', 'responsive', 'batch'] as const;
@@ -19,6 +20,7 @@ export type AutoscalerMode = (typeof AUTOSCALER_MODES)[number];
 export type LogLevel = (typeof LOG_LEVELS)[number];
 /** direct = O_DIRECT with aligned buffers (reads never come from the page cache); buffered = the reference's behaviour. */
 export type IoMode = (typeof IO_MODES)[number];
+export type Tokenizer = (typeof TOKENIZERS)[number];
 export type RetrievalDistribution = (typeof RETRIEVAL_DISTRIBUTIONS)[number];
 export type UserType = (typeof USER_TYPES)[number];
 export type QosClass = (typeof QOS_CLASSES)[number];
@@ -132,6 +134,8 @@ export interface RunFlags {
   readonly gpuBandwidthGbs: number;
   /** Seconds between autoscaler samples (additive flag; the reference hard-codes 10). */
   readonly autoscaleIntervalSec: number;
+  /** How ShareGPT text becomes token counts (additive flag; the reference fell back to chars/4 without tiktoken). */
+  readonly tokenizer: Tokenizer;
   // Additive flags (not in the reference).
   readonly ioMode: IoMode;
   readonly keepLatencySamples: boolean;
@@ -189,6 +193,7 @@ export const FLAG_DEFAULTS = {
   enableLatencyTracing: false,
   gpuBandwidthGbs: 64.0,
   autoscaleIntervalSec: 10,
+  tokenizer: 'cl100k_base',
   ioMode: 'direct',
   keepLatencySamples: false,
   noProgress: false,

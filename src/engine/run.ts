@@ -23,6 +23,10 @@ import type { TimelinePoint } from './autoscale-loop.js';
 import { createSessions, sessionStream, UserSession } from '../workload/session.js';
 import { generateUser, generateUsers, userId, userStream } from '../workload/users.js';
 import { processRequest } from './pipeline.js';
+import { describeSource, openWorkloadSource } from './workload-source.js';
+import type { WorkloadSource } from './workload-source.js';
+import { burstUsers, shareGptUsers } from './trace-sources.js';
+import { shareGptTimeline } from '../workload/sharegpt.js';
 import type { RunConfig } from './run-config.js';
 import { setupRun } from './setup.js';
 import type { RunSetup } from './setup.js';
@@ -53,17 +57,23 @@ const PROGRESS_INTERVAL_MS = 1000;
 const LOOP_DELAY_RESOLUTION_MS = 10;
 
 export async function runBenchmark(cfg: RunConfig, env: RunEnvironment): Promise<RunResult> {
+  const source = await openWorkloadSource(cfg); // bad datasets and traces fail before anything is set up
+  if (source.kind === 'sharegpt') {
+    const st = source.dataset.stats;
+    env.log(`ShareGPT: ${st.conversationsLoaded} conversations, ${st.turns} turns from ${source.path} (${source.tokenizer} tokens; ${st.skippedPairs} misaligned pairs and ${st.skippedRecords} records skipped)`);
+  }
+  if (source.kind === 'burstgpt') env.log(`BurstGPT: ${source.files.length} file(s), speed-up ${cfg.traceSpeedup}, cycles ${cfg.replayCycles || 'unlimited'}`);
   const recorder = new Recorder();
   const setup = await setupRun(cfg, recorder, env.clock);
   try {
     for (const line of setup.memory.lines) env.log(line);
-    return await measure(cfg, env, setup, recorder);
+    return await measure(cfg, env, setup, recorder, source);
   } finally {
     await setup.close();
   }
 }
 
-async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, recorder: Recorder): Promise<RunResult> {
+async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, recorder: Recorder, source: WorkloadSource): Promise<RunResult> {
   const cache = setup.cache;
   const clock = env.clock;
   const bpt = kvBytesPerToken(cfg.model);
@@ -82,6 +92,17 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
   };
   const sessions = createSessions(users, rng.fork('sessions'), sessionOptions);
   const sources = cfg.maxRequests > 0 ? firstRequestsInScheduleOrder(sessions, cfg.maxRequests) : sessions.map(sessionSource);
+  const traceContext = { settings: ws, rng: rng.fork('trace'), multiTurn: !cfg.disableMultiTurn, ...(prefix !== undefined ? { prefix } : {}), ...(rag !== undefined ? { rag } : {}) };
+  let sourceFailure: unknown;
+  const tracePool =
+    source.kind === 'sharegpt'
+      ? shareGptUsers(shareGptTimeline(source.dataset.conversations, { requestRate: cfg.requestRate, replayCycles: cfg.replayCycles, rng: rng.fork('sharegpt') }), traceContext)
+      : source.kind === 'burstgpt'
+        ? burstUsers(source.items, traceContext, (e) => {
+            sourceFailure = e;
+            stopWith('failed');
+          })
+        : undefined;
   // Users the autoscaler adds beyond --num-users: drawn from the same per-user streams, on demand.
   const extraUser = (i: number): StepSource => {
     const id = userId(i);
@@ -165,7 +186,7 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
 
   try {
     await dispatch({
-      users: (i) => sources[i] ?? extraUser(i),
+      users: tracePool ?? ((i) => sources[i] ?? extraUser(i)),
       initialUsers: sources.length,
       ...(autoscaler !== undefined
         ? {
@@ -198,6 +219,8 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
     loopDelay.disable();
     env.interrupt?.removeEventListener('abort', onInterrupt);
   }
+  if (!stop.signal.aborted) stopReason = 'workload_complete'; // every source ran out (e.g. --replay-cycles)
+  failure ??= sourceFailure;
   // The window ends when the last I/O of the run has completed, tail included.
   const elapsedSec = (clock.now() - startMs) / 1000;
   const diskAfter = diskBefore === undefined ? undefined : await watch?.snapshot().catch(() => undefined);
@@ -226,6 +249,7 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
     storage: { dir: setup.storage.dir, ioMode: setup.storage.effectiveIoMode, fileSystem: setup.storage.fileSystem },
     workers: setup.workers,
     warnings,
+    workloadSource: describeSource(source),
     ...(autoscaler !== undefined ? { autoscaling: { events: autoscaler.events, summary: autoscaler.summary(), timeline } } : {}),
   };
   if (failure !== undefined) throw new RunFailedError(result, failure);

@@ -6,7 +6,7 @@ import type { Recorder } from './recorder.js';
 import type { RunMetrics } from './run-metrics.js';
 import type { DiskDelta } from './diskstats.js';
 
-export type StopReason = 'duration' | 'max_requests' | 'interrupted' | 'failed' | 'capacity_peak';
+export type StopReason = 'duration' | 'max_requests' | 'interrupted' | 'failed' | 'capacity_peak' | 'workload_complete';
 
 export interface DelaySummaryMs {
   readonly mean: number;
@@ -56,6 +56,8 @@ export interface RunResult {
   readonly storage: { readonly dir: string; readonly ioMode: string; readonly fileSystem: string };
   readonly workers: number;
   readonly warnings: readonly string[];
+  /** Where requests came from (synthetic, ShareGPT, BurstGPT) with counts of skipped input. */
+  readonly workloadSource: Record<string, unknown>;
   /** Autoscaler events (the reference's autoscaling_stats), summary and throughput timeline. */
   readonly autoscaling?: { readonly events: readonly object[]; readonly summary: object; readonly timeline: readonly object[] };
 }

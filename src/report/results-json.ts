@@ -105,6 +105,7 @@ export function buildAdditions(r: RunResult): Record<string, unknown> {
             write_bytes_per_sec: perSec(r.device.delta.writeBytes),
             note: 'whole-device counters from /proc/diskstats over the measured window; include any other I/O to that device',
           },
+    workload_source: r.workloadSource,
     storage_dir: r.storage.dir,
     storage_io_mode: r.storage.ioMode,
     storage_file_system: r.storage.fileSystem,

@@ -1,0 +1,104 @@
+// ShareGPT and BurstGPT replays through the real CLI, on small fixture files made here.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli } from './run-cli.js';
+
+type Obj = Record<string, unknown>;
+
+async function inTemp<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'kvcache-traces-'));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const COMMON = ['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--num-users', '2', '--duration', '60', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--disable-prefix-caching', '--tokenizer', 'chars'];
+
+function shareGpt(): string {
+  const conv = (id: string, turns: number) => ({
+    id,
+    conversations: Array.from({ length: turns }, (_, t) => [
+      { from: 'human', value: `question ${t} `.repeat(40) },
+      { from: 'gpt', value: `answer ${t} `.repeat(20) },
+    ]).flat(),
+  });
+  return JSON.stringify([conv('a', 3), conv('b', 2), conv('c', 1)]);
+}
+
+test('ShareGPT: one replay cycle completes every turn, and later turns reload earlier ones', async () => {
+  await inTemp(async (dir) => {
+    const data = join(dir, 'sg.json');
+    await writeFile(data, shareGpt());
+    const out = join(dir, 'r.json');
+    const r = await runCli([...COMMON, '--dataset-path', data, '--replay-cycles', '1', '--cache-dir', join(dir, 'c'), '--output', out]);
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(await readFile(out, 'utf8')) as Obj;
+    const add = j.kvcache_bench as Obj;
+    assert.equal(add.stop_reason, 'workload_complete');
+    assert.equal(j.requests_completed, 6);
+    const src = add.workload_source as Obj;
+    assert.equal(src.kind, 'sharegpt');
+    assert.equal(src.turns, 6);
+    // Turn 2 of 'a' reloads 1, turn 3 reloads 2, turn 2 of 'b' reloads 1: four reloads, all hits.
+    assert.equal(j.multi_turn_cache_hits, 4);
+    assert.equal(j.multi_turn_cache_misses, 0);
+  });
+});
+
+test('ShareGPT with --disable-multi-turn runs (the reference killed every worker)', async () => {
+  await inTemp(async (dir) => {
+    const data = join(dir, 'sg.json');
+    await writeFile(data, shareGpt());
+    const out = join(dir, 'r.json');
+    const r = await runCli([...COMMON, '--dataset-path', data, '--replay-cycles', '1', '--disable-multi-turn', '--cache-dir', join(dir, 'c'), '--output', out]);
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(await readFile(out, 'utf8')) as Obj;
+    assert.equal(j.requests_completed, 6);
+    assert.equal(j.multi_turn_cache_hits, 0);
+  });
+});
+
+test('a missing or malformed dataset is bad input: exit 2, the file named, nothing written', async () => {
+  await inTemp(async (dir) => {
+    const out = join(dir, 'r.json');
+    const missing = await runCli([...COMMON, '--dataset-path', join(dir, 'nope.json'), '--output', out]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /nope\.json/);
+    const bad = join(dir, 'bad.json');
+    await writeFile(bad, '[{"conversations": [}');
+    const malformed = await runCli([...COMMON, '--dataset-path', bad, '--output', out]);
+    assert.equal(malformed.code, 2);
+    assert.match(malformed.stderr, /bad\.json/);
+    assert.doesNotMatch(malformed.stderr, /\n\s+at /);
+    assert.equal(existsSync(out), false);
+  });
+});
+
+test('BurstGPT: a directory replays every valid row once, malformed rows are counted', async () => {
+  await inTemp(async (dir) => {
+    const traces = join(dir, 'burst');
+    await mkdir(traces);
+    const header = 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type';
+    await writeFile(join(traces, 'BurstGPT_1.csv'), [header, ...[0, 1, 2, 3, 4].map((i) => `${i * 0.01},ChatGPT,${(i + 1) * 100},${(i + 1) * 20},${(i + 1) * 120},Conversation log`), '0.05,ChatGPT,abc,20,,Conversation log'].join('\n'));
+    await writeFile(join(traces, 'BurstGPT_2.csv'), [header, ...[5, 6, 7].map((i) => `${i * 0.01},ChatGPT,${(i + 1) * 100},${(i + 1) * 20},${(i + 1) * 120},Conversation log`)].join('\n'));
+    const out = join(dir, 'r.json');
+    const r = await runCli([...COMMON, '--use-burst-trace', '--burst-trace-path', traces, '--trace-speedup', '0', '--replay-cycles', '1', '--cache-dir', join(dir, 'c'), '--output', out]);
+    assert.equal(r.code, 0, r.stderr);
+    const j = JSON.parse(await readFile(out, 'utf8')) as Obj;
+    const add = j.kvcache_bench as Obj;
+    assert.equal(add.stop_reason, 'workload_complete');
+    assert.equal(j.requests_completed, 8);
+    const src = add.workload_source as Obj;
+    assert.equal(src.rows, 8);
+    assert.equal(src.skipped_rows, 1);
+    const missing = await runCli([...COMMON, '--use-burst-trace', '--burst-trace-path', join(dir, 'none', '*.csv'), '--output', join(dir, 'x.json')]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /none/);
+  });
+});
