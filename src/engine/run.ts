@@ -219,7 +219,8 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
     loopDelay.disable();
     env.interrupt?.removeEventListener('abort', onInterrupt);
   }
-  if (!stop.signal.aborted) stopReason = 'workload_complete'; // every source ran out (e.g. --replay-cycles)
+  // Every source ran out: the request budget was met, or a replay finished its cycles.
+  if (!stop.signal.aborted) stopReason = cfg.maxRequests > 0 ? 'max_requests' : 'workload_complete';
   failure ??= sourceFailure;
   // The window ends when the last I/O of the run has completed, tail included.
   const elapsedSec = (clock.now() - startMs) / 1000;

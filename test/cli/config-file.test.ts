@@ -84,7 +84,7 @@ test('no config file: every section has the documented defaults', () => {
   assert.deepEqual(s.conversation, { maxConversations: 1000, maxTurnsPerConv: 50, endConversationProbability: 0.2 });
   assert.deepEqual(s.autoscaler, { minUsers: 1, maxUsers: 10000, scaleUpFactor: 1.2, scaleDownFactor: 0.8, consecutiveSamplesRequired: 2 });
   assert.deepEqual(s.decode, { batchSize: 32 });
-  assert.deepEqual(s.sharegpt, { maxContextTokens: 8192, maxGenerationTokens: 2048, charsPerTokenEstimate: 4 });
+  assert.deepEqual(s.sharegpt, { maxContextTokens: 16384, maxGenerationTokens: 2048, charsPerTokenEstimate: 4 });
   assert.deepEqual(s.saturationDetection, { readLatencyP95ThresholdMs: 100, writeLatencyP95ThresholdMs: 50, queueDepthThreshold: 100, historyWindowSize: 10 });
   assert.deepEqual(s.validationLimits, { maxUsers: 100000, maxDurationSeconds: 86400, maxGpuMemoryGb: 65536, maxCpuMemoryGb: 131072 });
   assert.deepEqual([...parse([]).config.models.keys()].sort(), [...BUILTIN_MODELS.keys()].sort());

@@ -18,7 +18,7 @@ const REFERENCE_FLAGS = [
   'xlsx-output', 'config', 'storage-capacity-gb', 'precondition', 'precondition-size-gb', 'precondition-threads',
   'trace-speedup', 'replay-cycles', 'prefill-only', 'decode-only', 'io-trace-log', 'enable-latency-tracing', 'gpu-bandwidth-gbs',
 ] as const;
-const OUR_FLAGS = ['io-mode', 'keep-latency-samples', 'no-progress'] as const;
+const OUR_FLAGS = ['io-mode', 'keep-latency-samples', 'no-progress', 'autoscale-interval', 'tokenizer'] as const;
 
 function configSeed(u: number): number {
   return realParse([], new Date(), () => u).config.seed;
@@ -71,7 +71,7 @@ test('every reference flag and every new flag is accepted with a value of its ty
     'max-requests': '100', 'xlsx-output': 'out.xlsx', 'storage-capacity-gb': '10', precondition: null,
     'precondition-size-gb': '1.5', 'precondition-threads': '2', 'trace-speedup': '0', 'replay-cycles': '3', 'prefill-only': null,
     'io-trace-log': 'trace.log', 'enable-latency-tracing': null, 'gpu-bandwidth-gbs': '3350', 'io-mode': 'buffered',
-    'keep-latency-samples': null, 'no-progress': null,
+    'keep-latency-samples': null, 'no-progress': null, 'autoscale-interval': '2.5', tokenizer: 'chars',
   };
   const argv = Object.entries(values).flatMap(([k, v]) => (v === null ? [`--${k}`] : [`--${k}`, v]));
   const { config } = parse(argv);

@@ -41,7 +41,7 @@ test('bad input: exit 2, every problem in one message, no stack trace, nothing w
     const unknown = await runCli(['--num-userz', '3']);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /--num-userz/);
-    const later = await runCli(['--use-burst-trace', '--output', out]);
+    const later = await runCli(['--enable-latency-tracing', '--output', out]);
     assert.equal(later.code, 2);
     assert.match(later.stderr, /not implemented yet/);
     assert.deepEqual(await readdir(dir), []);
