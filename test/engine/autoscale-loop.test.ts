@@ -46,8 +46,8 @@ test('qos autoscaling: user count rises then falls as latency grows with users, 
       // The storage reports a read latency that grows with the active users (10 ms per user).
       const latency = 10 * (control?.activeUsers ?? 1);
       recorder.recordIo('storage', 'read', { totalMs: latency, hostMs: 0, deviceMs: latency });
-      // A saturated device: the bandwidth stays flat however many users share it.
-      recorder.traffic.storage.readBytes += 1e6 / (control?.activeUsers ?? 1);
+      // A saturated device: the bandwidth stays flat (1 GB/s) however many users share it.
+      recorder.traffic.storage.readBytes = Math.round(1e6 * (monotonicClock.now() - startMs));
       run.record({ qos: req.qos, e2eMs: 4, queueMs: 0, storageMs: latency, generationMs: 0, generatedTokens: req.generationTokens, multiTurnHits: 0, multiTurnMisses: 0 });
     },
     sleep: (ms, signal) => sleep(ms, undefined, { signal }),
