@@ -84,7 +84,7 @@ export const FLAGS: readonly FlagSpec[] = [
   flag('target-saturation', 'targetSaturation', 'float', M, 'Storage saturation the QoS autoscaler aims for (0.0 … 1.0)'),
   flag('tokenizer', 'tokenizer', 'choice', S, 'Token counts of ShareGPT text: a real cl100k_base tokenizer, or characters ÷ sharegpt.chars_per_token_estimate', { choices: TOKENIZERS }),
   flag('autoscale-interval', 'autoscaleIntervalSec', 'float', M, 'Seconds between autoscaler samples (the reference: 10)'),
-  flag('io-trace-log', 'ioTraceLog', 'string', M, 'Trace mode: no real I/O, log every tier operation to this file [not implemented yet]', { defaultText: 'none', metavar: 'FILE' }),
+  flag('io-trace-log', 'ioTraceLog', 'string', M, 'Trace mode: no real I/O; log every tier operation (incl. deletions) to this CSV (.zst: compressed)', { defaultText: 'none', metavar: 'FILE' }),
   flag('enable-latency-tracing', 'enableLatencyTracing', 'bool', M, 'Trace block-layer latencies with bpftrace (needs root) [not implemented yet]'),
 ];
 

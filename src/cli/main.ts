@@ -18,6 +18,7 @@ import { ConfigError } from './errors.js';
 import { DatasetError } from '../workload/sharegpt.js';
 import { TraceError } from '../workload/burstgpt.js';
 import { helpText, parseRunArgs, wantsHelp } from './run-args.js';
+import { replayMain } from './replay.js';
 
 function toolVersion(): string {
   try {
@@ -34,7 +35,6 @@ function notImplemented(c: RunConfig): string[] {
   const no = (on: boolean, flag: string): void => {
     if (on) out.push(`${flag} is not implemented yet`);
   };
-  no(c.ioTraceLog !== undefined, '--io-trace-log');
   no(c.enableLatencyTracing, '--enable-latency-tracing');
   no(c.validationTrace !== undefined, '--validation-trace');
   return out;
@@ -80,8 +80,9 @@ function progressLine(p: ProgressSnapshot): string {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const args = argv[0] === 'run' ? argv.slice(1) : argv;
   const version = toolVersion();
+  if (argv[0] === 'replay') return replayMain(argv.slice(1), version);
+  const args = argv[0] === 'run' ? argv.slice(1) : argv;
   if (args.includes('--version')) {
     process.stdout.write(`${version}\n`);
     return 0;
@@ -98,6 +99,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...notImplemented(config),
       ...outputProblems(config.output),
       ...(config.xlsxOutput !== undefined ? outputProblems(config.xlsxOutput, '--xlsx-output') : []),
+      ...(config.ioTraceLog !== undefined ? outputProblems(config.ioTraceLog, '--io-trace-log') : []),
     ];
     if (problems.length > 0) throw new ConfigError(problems);
     for (const w of parsed.warnings) process.stderr.write(`kv-cache: warning: ${w}\n`);

@@ -131,7 +131,8 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
   if (env.interrupt?.aborted === true) stopWith('interrupted'); // interrupted while preparing
   let failure: unknown;
 
-  const watch = await DiskWatch.forPath(setup.storage.dir).catch(() => undefined);
+  const storageDir = setup.storage.dir;
+  const watch = storageDir === undefined ? undefined : await DiskWatch.forPath(storageDir).catch(() => undefined);
   const diskBefore = await watch?.snapshot().catch(() => undefined);
   const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
   loopDelay.enable();
@@ -226,6 +227,14 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
   const elapsedSec = (clock.now() - startMs) / 1000;
   const diskAfter = diskBefore === undefined ? undefined : await watch?.snapshot().catch(() => undefined);
   const warnings = [...setup.warnings, ...prepared.warnings];
+  if (setup.trace !== undefined) {
+    try {
+      const rows = await setup.trace.close();
+      env.log(`I/O trace: ${rows} rows written to ${cfg.ioTraceLog ?? ''}`);
+    } catch (e) {
+      warnings.push(`the I/O trace could not be written completely: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
   if (failure !== undefined) warnings.push(`run stopped by an error: ${failure instanceof Error ? failure.message : String(failure)}`);
 
   const result: RunResult = {
@@ -247,7 +256,7 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
     conversationsLost: sessions.reduce((n, s) => n + s.conversationsLost, 0),
     eventLoopDelayMs: delaySummary(loopDelay),
     ...(watch !== undefined && diskBefore !== undefined && diskAfter !== undefined ? { device: { name: watch.device.name, delta: diskDelta(diskBefore, diskAfter) } } : {}),
-    storage: { dir: setup.storage.dir, ioMode: setup.storage.effectiveIoMode, fileSystem: setup.storage.fileSystem },
+    storage: { dir: setup.storage.dir ?? '(none: trace mode)', ioMode: setup.storage.ioMode, fileSystem: setup.storage.fileSystem },
     workers: setup.workers,
     warnings,
     workloadSource: describeSource(source),

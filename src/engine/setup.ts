@@ -13,6 +13,9 @@ import { MemoryBackend } from '../tiers/memory.js';
 import { SimulatedGpuBackend } from '../tiers/simulated-gpu.js';
 import type { Clock } from '../util/clock.js';
 import { Semaphore } from '../util/lock.js';
+import { NullBackend } from '../tiers/null.js';
+import type { ChunkSource } from '../tiers/backend.js';
+import { TraceWriter } from '../trace/writer.js';
 import { GiB, MiB } from '../util/units.js';
 import { resolveWorkloadSettings } from '../workload/settings.js';
 import type { WorkloadSettings } from '../workload/settings.js';
@@ -25,11 +28,19 @@ export const IO_CHUNK_BYTES = 4 * MiB;
 /** Worker (logical) count cap, as the reference. */
 export const MAX_WORKERS = 500;
 
+/** Where the storage tier lives; `dir` undefined in trace mode (no real I/O). */
+export interface StorageInfo {
+  readonly dir?: string;
+  readonly ioMode: string;
+  readonly fileSystem: string;
+}
+
 export interface RunSetup {
   readonly cache: TieredCache;
-  readonly storage: FileBackend;
-  readonly payload: PayloadPool;
+  readonly storage: StorageInfo;
   readonly memory: MemoryPlan;
+  /** The I/O trace being written (--io-trace-log); closed by the run, which reports its row count. */
+  readonly trace?: TraceWriter;
   readonly workers: number;
   readonly workload: WorkloadSettings;
   readonly warnings: string[];
@@ -52,7 +63,46 @@ export function workloadSettingsOf(cfg: RunConfig): WorkloadSettings {
   });
 }
 
+/**
+ * Trace mode (spec §3.7): every tier is a NullBackend (sizes only, no time), the GPU tier always
+ * exists, storage is unlimited unless --storage-capacity-gb; every tier operation goes to the trace.
+ */
+async function setupTraceMode(cfg: RunConfig, recorder: Recorder, clock: Clock, tracePath: string): Promise<RunSetup> {
+  const trace = await TraceWriter.open(tracePath);
+  const noBytes: ChunkSource = { size: 0, chunks: async function* () {} };
+  const cache = new TieredCache({
+    tiers: [
+      { backend: new NullBackend('gpu'), limitBytes: cfg.gpuMemGb * cfg.numGpus * GiB },
+      { backend: new NullBackend('cpu'), limitBytes: cfg.cpuMemGb * GiB },
+      { backend: new NullBackend('storage'), limitBytes: cfg.storageCapacityGb > 0 ? cfg.storageCapacityGb * GiB : Infinity },
+    ],
+    bytesPerToken: kvBytesPerToken(cfg.model),
+    tensorParallel: cfg.tensorParallel,
+    payload: (_k, n) => ({ ...noBytes, size: n }),
+    recorder,
+    clock,
+    eviction: cfg.settings.eviction,
+    observer: trace.observe,
+    ...(cfg.maxConcurrentAllocs > 0 ? { allocSemaphore: new Semaphore(cfg.maxConcurrentAllocs) } : {}),
+  });
+  const users = cfg.enableAutoscaling ? Math.max(cfg.numUsers, cfg.settings.autoscaler.maxUsers) : cfg.numUsers;
+  return {
+    cache,
+    storage: { ioMode: 'none (trace mode)', fileSystem: 'none' },
+    memory: planMemory(0, 0, availableMemoryBytes()),
+    trace,
+    workers: Math.min(users, MAX_WORKERS),
+    workload: workloadSettingsOf(cfg),
+    warnings: [],
+    close: async () => {
+      await cache.close();
+      await trace.close().catch(() => undefined); // closed (and reported) by the run normally
+    },
+  };
+}
+
 export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock): Promise<RunSetup> {
+  if (cfg.ioTraceLog !== undefined) return setupTraceMode(cfg, recorder, clock, cfg.ioTraceLog);
   const warnings: string[] = [];
   // Autoscaling may add users up to its maximum: enough workers for them (idle workers cost nothing).
   const users = cfg.enableAutoscaling ? Math.max(cfg.numUsers, cfg.settings.autoscaler.maxUsers) : cfg.numUsers;
@@ -92,8 +142,7 @@ export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock)
     closers.splice(closers.length - 1, 1, () => cache.close());
     return {
       cache,
-      storage,
-      payload,
+      storage: { dir: storage.dir, ioMode: storage.effectiveIoMode, fileSystem: storage.fileSystem },
       memory,
       workers,
       workload: workloadSettingsOf(cfg),

@@ -102,3 +102,30 @@ test('BurstGPT: a directory replays every valid row once, malformed rows are cou
     assert.match(missing.stderr, /none/);
   });
 });
+
+test('a run in trace mode writes a .zst I/O trace that replays with the same reads, writes and bytes', async () => {
+  await inTemp(async (dir) => {
+    const config = join(dir, 'small.yaml');
+    await writeFile(
+      config,
+      'user_templates:\n  chatbot: { context_range: [64, 512], generation_range: [16, 64], think_time_range: [0.01, 0.05] }\n  coding: { context_range: [256, 1024], generation_range: [16, 64], think_time_range: [0.01, 0.05] }\n  document: { context_range: [256, 1024], generation_range: [16, 64], think_time_range: [0.01, 0.05] }\n',
+    );
+    const trace = join(dir, 'io', 'trace.csv.zst');
+    const out = join(dir, 'run.json');
+    const r = await runCli(['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--config', config, '--num-users', '3', '--duration', '30', '--max-requests', '20', '--seed', '5', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--io-trace-log', trace, '--output', out]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /I\/O trace: \d+ rows written/);
+    const run = JSON.parse(await readFile(out, 'utf8')) as Obj;
+    const cs = (run.summary as Obj).cache_stats as Obj;
+    const replayOut = join(dir, 'replay.json');
+    const rp = await runCli(['replay', trace, '--cache-dir', join(dir, 'c'), '--concurrency', '4', '--output', replayOut]);
+    assert.equal(rp.code, 0, rp.stderr);
+    const replay = (JSON.parse(await readFile(replayOut, 'utf8')) as Obj).replay as Obj;
+    assert.equal(replay.writes, cs.write_iops);
+    assert.equal(replay.reads, cs.read_iops);
+    assert.equal(replay.write_bytes, cs.total_write_bytes);
+    assert.equal(replay.read_bytes, cs.total_read_bytes);
+    assert.equal(replay.missing_keys, 0);
+    assert.ok((replay.writes as number) > 0 && (replay.reads as number) > 0);
+  });
+});
