@@ -1,35 +1,20 @@
 // End-to-end: the CLI run for a few seconds on tiny-1b in a temp dir, checked through its JSON.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from './run-cli.js';
+import { inTempDir, runCli, SMALL_USERS } from './run-cli.js';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => v as Obj;
 
-async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(join(tmpdir(), 'kvcache-e2e-'));
-  try {
-    return await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 const BASE = ['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress'];
 
-/** Small, quick users so that a test run moves megabytes, not gigabytes. */
-const SMALL_USERS = `user_templates:
-  chatbot: { context_range: [64, 512], generation_range: [16, 64], think_time_range: [0.01, 0.05] }
-  coding: { context_range: [256, 1024], generation_range: [16, 64], think_time_range: [0.01, 0.05] }
-  document: { context_range: [256, 1024], generation_range: [16, 64], think_time_range: [0.01, 0.05] }
-`;
 
 test('bad input: exit 2, every problem in one message, no stack trace, nothing written', async () => {
-  await withTempDir(async (dir) => {
+  await inTempDir(async (dir) => {
     const out = join(dir, 'r.json');
     const r = await runCli(['--num-users', '-1', '--duration', '0', '--gpu-mem-gb', '-1', '--output', out]);
     assert.equal(r.code, 2);
@@ -55,7 +40,7 @@ test('help lists the flags by group and exits 0', async () => {
 });
 
 test('a short storage-only run writes a consistent, reference-shaped results file and leaves no files', async () => {
-  await withTempDir(async (dir) => {
+  await inTempDir(async (dir) => {
     const out = join(dir, 'r.json');
     const cache = join(dir, 'cache');
     const config = join(dir, 'small.yaml');
@@ -99,7 +84,7 @@ test('a short storage-only run writes a consistent, reference-shaped results fil
 });
 
 test('same seed, generation none and --max-requests: identical requests, reads, writes, hits and bytes', async () => {
-  await withTempDir(async (dir) => {
+  await inTempDir(async (dir) => {
     const config = join(dir, 'small.yaml');
     await writeFile(config, SMALL_USERS);
     const run = async (name: string): Promise<Obj> => {
@@ -127,7 +112,7 @@ test('same seed, generation none and --max-requests: identical requests, reads, 
 });
 
 test('SIGINT mid-run stops promptly and leaves a valid results file marked interrupted', async () => {
-  await withTempDir(async (dir) => {
+  await inTempDir(async (dir) => {
     const out = join(dir, 'r.json');
     const r = await runCli([...BASE, '--num-users', '4', '--duration', '120', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--cache-dir', join(dir, 'c'), '--output', out], {
       onStart: (kill) => void setTimeout(() => kill('SIGINT'), 2500),

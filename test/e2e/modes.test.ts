@@ -1,31 +1,22 @@
 // Disaggregated modes and preconditioning through the real CLI.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runCli } from './run-cli.js';
+import { inTempDir, runCli, SMALL_USERS } from './run-cli.js';
 
 type Obj = Record<string, unknown>;
 
-const SMALL_USERS = `user_templates:
-  chatbot: { context_range: [64, 512], generation_range: [16, 64], think_time_range: [0.01, 0.05] }
-  coding: { context_range: [256, 1024], generation_range: [16, 64], think_time_range: [0.01, 0.05] }
-  document: { context_range: [256, 1024], generation_range: [16, 64], think_time_range: [0.01, 0.05] }
-`;
 
 async function run(args: string[]): Promise<{ json: Obj; stdout: string }> {
-  const dir = await mkdtemp(join(tmpdir(), 'kvcache-modes-'));
-  try {
+  return inTempDir(async (dir) => {
     const config = join(dir, 'small.yaml');
     await writeFile(config, SMALL_USERS);
     const out = join(dir, 'r.json');
     const r = await runCli(['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--config', config, '--num-users', '3', '--duration', '2', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--cache-dir', join(dir, 'c'), '--output', out, ...args]);
     assert.equal(r.code, 0, r.stderr);
     return { json: JSON.parse(await readFile(out, 'utf8')) as Obj, stdout: r.stdout };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 const cacheStats = (j: Obj): Obj => (j.summary as Obj).cache_stats as Obj;

@@ -1,6 +1,9 @@
 // Runs the real `kv-cache` command (through its bootstrap) in a child process.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export const BIN = fileURLToPath(new URL('../../../bin/kv-cache.cjs', import.meta.url));
 
@@ -23,4 +26,21 @@ export function runCli(args: readonly string[], opts: { cwd?: string; onStart?: 
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
     opts.onStart?.((s) => child.kill(s));
   });
+}
+
+/** Small, quick users so that a test run moves megabytes, not gigabytes (a --config file's text). */
+export const SMALL_USERS = `user_templates:
+  chatbot: { context_range: [64, 512], generation_range: [16, 64], think_time_range: [0.01, 0.05] }
+  coding: { context_range: [256, 1024], generation_range: [16, 64], think_time_range: [0.01, 0.05] }
+  document: { context_range: [256, 1024], generation_range: [16, 64], think_time_range: [0.01, 0.05] }
+`;
+
+/** Runs `fn` in a fresh temp dir that is removed afterwards, whatever happens. */
+export async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'kvcache-e2e-'));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

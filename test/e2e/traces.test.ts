@@ -1,22 +1,13 @@
 // ShareGPT and BurstGPT replays through the real CLI, on small fixture files made here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from './run-cli.js';
+import { inTempDir, runCli, SMALL_USERS } from './run-cli.js';
 
 type Obj = Record<string, unknown>;
 
-async function inTemp<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(join(tmpdir(), 'kvcache-traces-'));
-  try {
-    return await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 const COMMON = ['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--num-users', '2', '--duration', '60', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--disable-prefix-caching', '--tokenizer', 'chars'];
 
@@ -32,7 +23,7 @@ function shareGpt(): string {
 }
 
 test('ShareGPT: one replay cycle completes every turn, and later turns reload earlier ones', async () => {
-  await inTemp(async (dir) => {
+  await inTempDir(async (dir) => {
     const data = join(dir, 'sg.json');
     await writeFile(data, shareGpt());
     const out = join(dir, 'r.json');
@@ -52,7 +43,7 @@ test('ShareGPT: one replay cycle completes every turn, and later turns reload ea
 });
 
 test('ShareGPT with --disable-multi-turn runs (the reference killed every worker)', async () => {
-  await inTemp(async (dir) => {
+  await inTempDir(async (dir) => {
     const data = join(dir, 'sg.json');
     await writeFile(data, shareGpt());
     const out = join(dir, 'r.json');
@@ -65,7 +56,7 @@ test('ShareGPT with --disable-multi-turn runs (the reference killed every worker
 });
 
 test('a missing or malformed dataset is bad input: exit 2, the file named, nothing written', async () => {
-  await inTemp(async (dir) => {
+  await inTempDir(async (dir) => {
     const out = join(dir, 'r.json');
     const missing = await runCli([...COMMON, '--dataset-path', join(dir, 'nope.json'), '--output', out]);
     assert.equal(missing.code, 2);
@@ -81,7 +72,7 @@ test('a missing or malformed dataset is bad input: exit 2, the file named, nothi
 });
 
 test('BurstGPT: a directory replays every valid row once, malformed rows are counted', async () => {
-  await inTemp(async (dir) => {
+  await inTempDir(async (dir) => {
     const traces = join(dir, 'burst');
     await mkdir(traces);
     const header = 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type';
@@ -104,12 +95,9 @@ test('BurstGPT: a directory replays every valid row once, malformed rows are cou
 });
 
 test('a run in trace mode writes a .zst I/O trace that replays with the same reads, writes and bytes', async () => {
-  await inTemp(async (dir) => {
+  await inTempDir(async (dir) => {
     const config = join(dir, 'small.yaml');
-    await writeFile(
-      config,
-      'user_templates:\n  chatbot: { context_range: [64, 512], generation_range: [16, 64], think_time_range: [0.01, 0.05] }\n  coding: { context_range: [256, 1024], generation_range: [16, 64], think_time_range: [0.01, 0.05] }\n  document: { context_range: [256, 1024], generation_range: [16, 64], think_time_range: [0.01, 0.05] }\n',
-    );
+    await writeFile(config, SMALL_USERS);
     const trace = join(dir, 'io', 'trace.csv.zst');
     const out = join(dir, 'run.json');
     const r = await runCli(['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--config', config, '--num-users', '3', '--duration', '30', '--max-requests', '20', '--seed', '5', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--io-trace-log', trace, '--output', out]);
