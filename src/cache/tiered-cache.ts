@@ -190,7 +190,7 @@ export class TieredCache {
       c.cacheMisses++;
       return { tier: null, latencyMs: 0 };
     }
-    await this.locks.lock(key);
+    if (!this.locks.tryLock(key)) await this.locks.lock(key);
     try {
       const meta = this.entries.get(key);
       if (meta === undefined) {

@@ -3,6 +3,7 @@
 // (the sum of its think times) or when its previous request finished, whichever is later, so a
 // conversation's next turn never starts before the previous one has been written. Logical workers
 // (async tasks) take requests from the QoS priority queue.
+import { setImmediate } from 'node:timers/promises';
 import type { Clock } from '../util/clock.js';
 import type { Request } from '../workload/request.js';
 import { RequestQueue } from '../workload/queue.js';
@@ -55,16 +56,17 @@ export async function dispatch(o: DispatchOptions): Promise<void> {
   const running = new Set<number>();
   const userTasks: Array<Promise<void>> = [];
   let target = o.initialUsers;
-  let wake: (() => void) | undefined;
-  const notify = (): void => {
-    const w = wake;
-    wake = undefined;
-    w?.();
+  // Idle workers wait here; one queued request wakes one worker (waking all of them for every request
+  // made hundreds of idle workers spin), the end of the run wakes them all.
+  const idle: Array<() => void> = [];
+  const notify = (): void => idle.shift()?.();
+  const notifyAll = (): void => {
+    for (const w of idle.splice(0)) w();
   };
   const onStop = (): void => {
     // Requests still queued are never started: release their users.
     while (queue.size > 0) queue.pop()?.done();
-    notify();
+    notifyAll();
   };
   o.stop.addEventListener('abort', onStop, { once: true });
 
@@ -87,6 +89,9 @@ export async function dispatch(o: DispatchOptions): Promise<void> {
         if (step === undefined) break;
         const wait = o.startMs + step.request.scheduledAtMs - o.clock.now();
         if (wait > 0) await o.sleep(wait, o.stop).catch(() => undefined);
+        // With no think time and back-ends that never block (trace mode), requests would chain through
+        // microtasks only and starve timers and I/O (the duration timer, the trace flush): yield.
+        else await setImmediate();
         if (o.stop.aborted) break;
         const pending = [enqueue(step.request)];
         if (step.ragRequest !== undefined) pending.push(enqueue(step.ragRequest));
@@ -94,7 +99,7 @@ export async function dispatch(o: DispatchOptions): Promise<void> {
       }
     } finally {
       running.delete(index);
-      notify();
+      if (running.size === 0) notifyAll();
     }
   };
   const startUsers = (): void => {
@@ -110,13 +115,7 @@ export async function dispatch(o: DispatchOptions): Promise<void> {
       const item = queue.pop();
       if (item === undefined) {
         if (running.size === 0 || o.stop.aborted) return;
-        await new Promise<void>((resolve) => {
-          const prev = wake;
-          wake = () => {
-            prev?.();
-            resolve();
-          };
-        });
+        await new Promise<void>((resolve) => idle.push(resolve));
         continue;
       }
       try {
@@ -134,7 +133,6 @@ export async function dispatch(o: DispatchOptions): Promise<void> {
       scaleTo: (n) => {
         target = Math.max(0, n);
         if (!o.stop.aborted) startUsers();
-        notify();
       },
       get activeUsers() {
         return Math.min(target, running.size);

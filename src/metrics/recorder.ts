@@ -92,10 +92,23 @@ function emptyCounters(): CacheCounters {
   };
 }
 
+const OPS: readonly TierOp[] = ['write', 'read', 'demote_write', 'demote_read'];
+/** Histogram names per tier and operation, built once (the hot path must not format strings). */
+const IO_NAMES = Object.fromEntries(
+  TIER_NAMES.map((t) => [t, Object.fromEntries(OPS.map((op) => [op, `${t}_${op}`])) as Record<TierOp, string>]),
+) as Record<TierName, Record<TierOp, string>>;
+
+interface IoHistograms {
+  readonly total: LatencyHistogram;
+  readonly device?: LatencyHistogram;
+  readonly host?: LatencyHistogram;
+}
+
 export class Recorder {
   counters: CacheCounters = emptyCounters();
   readonly traffic: Record<TierName, TierTraffic> = { gpu: emptyTraffic(), cpu: emptyTraffic(), storage: emptyTraffic() };
   private readonly histograms = new Map<string, LatencyHistogram>();
+  private readonly io: Record<TierName, Partial<Record<TierOp, IoHistograms>>> = { gpu: {}, cpu: {}, storage: {} };
   /** Placement-write and hit-read totals since the last takeWindow(), per `<tier>_<op>`. */
   private window = new Map<string, LatencyHistogram>();
 
@@ -119,16 +132,33 @@ export class Recorder {
     return [...this.histograms.keys()];
   }
 
-  /** Records an operation's total, host and device times under `<tier>_<op>[_host|_device]`. */
+  /**
+   * Records an operation's total time under `<tier>_<op>`, and for the storage tier also its device and
+   * host parts under `storage_<op>_device|_host` (the only split the reports use; the memory tiers'
+   * parts are trivial).
+   */
   recordIo(tier: TierName, op: TierOp, t: IOTiming): void {
-    this.latency(`${tier}_${op}`).recordMs(t.totalMs);
+    const h = this.ioHistograms(tier, op);
+    h.total.recordMs(t.totalMs);
     if (op === 'read' || op === 'write') {
-      let w = this.window.get(`${tier}_${op}`);
-      if (w === undefined) this.window.set(`${tier}_${op}`, (w = new LatencyHistogram()));
+      const name = IO_NAMES[tier][op];
+      let w = this.window.get(name);
+      if (w === undefined) this.window.set(name, (w = new LatencyHistogram()));
       w.recordMs(t.totalMs);
     }
-    this.latency(`${tier}_${op}_device`).recordMs(t.deviceMs);
-    this.latency(`${tier}_${op}_host`).recordMs(t.hostMs);
+    h.device?.recordMs(t.deviceMs);
+    h.host?.recordMs(t.hostMs);
+  }
+
+  /** The histograms of one tier and operation, looked up by name once and then held directly. */
+  private ioHistograms(tier: TierName, op: TierOp): IoHistograms {
+    let h = this.io[tier][op];
+    if (h === undefined) {
+      const name = IO_NAMES[tier][op];
+      h = tier === 'storage' ? { total: this.latency(name), device: this.latency(`${name}_device`), host: this.latency(`${name}_host`) } : { total: this.latency(name) };
+      this.io[tier][op] = h;
+    }
+    return h;
   }
 
   /** The latencies recorded since the previous call (windowed percentiles for the autoscaler). */

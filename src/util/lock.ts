@@ -34,29 +34,42 @@ export class Semaphore {
   }
 }
 
+/** Held with nobody waiting: no array is allocated for the common, uncontended case. */
+const NO_WAITERS: ReadonlyArray<() => void> = Object.freeze([]);
+
 /** One exclusive lock per key; entries exist only while the key is held or awaited. */
 export class KeyedMutex {
-  private readonly queues = new Map<string, Array<() => void>>();
+  private readonly queues = new Map<string, ReadonlyArray<() => void>>();
 
   isLocked(key: string): boolean {
     return this.queues.has(key);
   }
 
-  async lock(key: string): Promise<void> {
-    const q = this.queues.get(key);
-    if (q === undefined) {
-      this.queues.set(key, []);
-      return;
-    }
-    await new Promise<void>((resolve) => q.push(resolve));
+  /** Takes the lock if it is free, synchronously; false if someone holds it. */
+  tryLock(key: string): boolean {
+    if (this.queues.has(key)) return false;
+    this.queues.set(key, NO_WAITERS);
+    return true;
+  }
+
+  lock(key: string): Promise<void> {
+    if (this.tryLock(key)) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const q = this.queues.get(key) ?? NO_WAITERS;
+      this.queues.set(key, q === NO_WAITERS ? [resolve] : [...q, resolve]);
+    });
   }
 
   unlock(key: string): void {
     const q = this.queues.get(key);
     if (q === undefined) throw new Error(`unlock of '${key}' which is not locked`);
-    const next = q.shift();
-    if (next !== undefined) next();
-    else this.queues.delete(key);
+    const [next, ...rest] = q;
+    if (next === undefined) {
+      this.queues.delete(key);
+      return;
+    }
+    this.queues.set(key, rest.length === 0 ? NO_WAITERS : rest);
+    next();
   }
 
   async with<T>(key: string, fn: () => Promise<T>): Promise<T> {
