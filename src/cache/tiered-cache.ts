@@ -1,6 +1,7 @@
 // The tiered KV cache (spec §3.2–§3.6): new entries go to the fastest tier with room, older entries
 // are demoted down the waterfall GPU → CPU → storage by LRU, and the last tier deletes. No promotion
 // on a hit. Per-key locks make concurrent async operations on one key safe.
+import { IoAbortedError } from '../tiers/backend.js';
 import type { Backend, ChunkSource, TierName } from '../tiers/backend.js';
 import type { Recorder } from '../metrics/recorder.js';
 import type { Clock } from '../util/clock.js';
@@ -160,9 +161,12 @@ export class TieredCache {
       let t;
       try {
         t = await this.backend(tier).write(key, this.opts.payload(key, size));
-      } catch {
+      } catch (e) {
         this.release(tier, size);
-        traffic.failedOps++;
+        if (e instanceof IoAbortedError) {
+          traffic.abortedOps++;
+          traffic.writeBytes += e.bytes; // what reached the device before the stop
+        } else traffic.failedOps++;
         return { ok: false, tier: null, latencyMs: 0 };
       }
       this.entries.insert({ key, tier, size, lastAccess: this.opts.clock.now(), accessCount: 1 });
@@ -217,6 +221,13 @@ export class TieredCache {
         traffic.failedOps++;
         return { tier: null, latencyMs: 0 };
       }
+      if (r.bytes < meta.size) {
+        // Cut short by the end of the run: count the bytes that moved, not a whole-entry latency.
+        traffic.readBytes -= meta.size - r.bytes;
+        c.totalReadBytes -= meta.size - r.bytes;
+        traffic.abortedOps++;
+        return { tier: null, latencyMs: r.timing.totalMs };
+      }
       this.opts.recorder.recordIo(meta.tier, 'read', r.timing);
       if (meta.tier === 'storage') c.storageTokensProcessed += meta.size / this.tokenBytes;
       this.opts.observer?.({ op: 'Read', tier: meta.tier, key, size: meta.size, phase: ioPhase(phase) });
@@ -240,6 +251,11 @@ export class TieredCache {
     } finally {
       this.locks.unlock(key);
     }
+  }
+
+  /** The run is over: back-ends stop operations in flight at their next chunk. */
+  stopInFlight(): void {
+    for (const b of this.backends.values()) b.stopInFlight?.();
   }
 
   /** Closes every backend (their files and buffers); the cache is unusable afterwards. */

@@ -125,6 +125,7 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
     if (stop.signal.aborted) return;
     stopReason = reason;
     stop.abort();
+    cache.stopInFlight(); // a multi-GiB entry in flight must not hold the end of the run
   };
   const onInterrupt = (): void => stopWith('interrupted');
   env.interrupt?.addEventListener('abort', onInterrupt, { once: true });

@@ -136,6 +136,7 @@ function honestFields(rec: Recorder, occupancy: Partial<Record<TierName, TierOcc
       [`tier_${t}_evict_delete_ops`]: tr.evictDeleteOps,
       [`tier_${t}_explicit_delete_ops`]: tr.explicitDeleteOps,
       [`tier_${t}_failed_ops`]: tr.failedOps,
+      [`tier_${t}_aborted_ops`]: tr.abortedOps,
       [`tier_${t}_read_bytes_per_sec`]: elapsedSec > 0 ? (tr.readBytes + tr.demoteOutBytes) / elapsedSec : 0,
       [`tier_${t}_write_bytes_per_sec`]: elapsedSec > 0 ? (tr.writeBytes + tr.demoteInBytes) / elapsedSec : 0,
       [`tier_${t}_used_bytes`]: occ?.usedBytes ?? 0,

@@ -29,6 +29,8 @@ export interface TierTraffic {
   explicitDeleteBytes: number;
   /** Operations that failed in the backend (the entry was not stored / not read). */
   failedOps: number;
+  /** Operations cut short by the end of the run (their partial bytes are in the byte counts). */
+  abortedOps: number;
 }
 
 function emptyTraffic(): TierTraffic {
@@ -46,6 +48,7 @@ function emptyTraffic(): TierTraffic {
     explicitDeleteOps: 0,
     explicitDeleteBytes: 0,
     failedOps: 0,
+    abortedOps: 0,
   };
 }
 

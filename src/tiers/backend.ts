@@ -58,6 +58,19 @@ export interface Backend {
   keys(): Iterable<string>;
   /** Releases resources (buffers, worker threads, temp directories it created). */
   close(): Promise<void>;
+  /**
+   * The run is over: operations in flight stop at their next chunk. A read then returns the bytes it
+   * had read (fewer than the entry's size); a write throws IoAbortedError and stores nothing.
+   */
+  stopInFlight?(): void;
+}
+
+/** A write cut short by stopInFlight; `bytes` reached the medium before it stopped. */
+export class IoAbortedError extends Error {
+  constructor(readonly bytes: number) {
+    super(`operation stopped at the end of the run after ${bytes} bytes`);
+    this.name = 'IoAbortedError';
+  }
 }
 
 export class EntryNotFoundError extends Error {

@@ -26,7 +26,7 @@ import { performance } from 'node:perf_hooks';
 import { DIRECT_ALIGN, directView } from '../data/aligned.js';
 import { SlotPool } from '../data/slots.js';
 import { MiB, roundUp } from '../util/units.js';
-import { EntryNotFoundError, timing } from './backend.js';
+import { EntryNotFoundError, IoAbortedError, timing } from './backend.js';
 import type { Backend, ChunkSink, ChunkSource, IOTiming, ReadResult } from './backend.js';
 
 export type IoMode = 'direct' | 'buffered';
@@ -264,6 +264,7 @@ export class FileBackend implements Backend {
   private readonly sizes = new Map<string, number>();
   private readonly ctx: WriterContext;
   private closed = false;
+  private stopping = false;
 
   private constructor(
     readonly dir: string,
@@ -313,6 +314,11 @@ export class FileBackend implements Backend {
     return this.sizes.get(key);
   }
 
+  /** See Backend.stopInFlight: multi-GiB entries must not hold the end of a run for seconds. */
+  stopInFlight(): void {
+    this.stopping = true;
+  }
+
   async write(key: string, source: ChunkSource): Promise<IOTiming> {
     this.assertOpen();
     const path = this.pathFor(key);
@@ -334,7 +340,12 @@ export class FileBackend implements Backend {
       try {
         if (writer === undefined) await this.streamBuffered(key, source, fh, t);
         else {
-          for await (const [chunk, isLast] of sizedChunks(key, source)) await writer.add(chunk, isLast);
+          let handed = 0;
+          for await (const [chunk, isLast] of sizedChunks(key, source)) {
+            if (this.stopping) throw new IoAbortedError(handed);
+            await writer.add(chunk, isLast);
+            handed += chunk.length;
+          }
           await writer.finish(source.size);
         }
         await t.device(() => fh.sync());
@@ -374,6 +385,7 @@ export class FileBackend implements Backend {
     const direct = this.effectiveIoMode === 'direct';
     const slot = await this.ctx.slots.acquire(); // untimed: a harness limit, not storage
     const t = new SplitTimer();
+    let read = 0;
     try {
       let fh: FileHandle;
       try {
@@ -382,14 +394,14 @@ export class FileBackend implements Backend {
         throw errnoCode(e) === 'ENOENT' ? new EntryNotFoundError(this.tier, key) : e;
       }
       try {
-        await this.readInto(fh, size, slot, t, sink);
+        read = await this.readInto(fh, size, slot, t, sink);
       } finally {
         await t.host(() => fh.close());
       }
     } finally {
       this.ctx.slots.release(slot);
     }
-    return { timing: t.result(), bytes: size };
+    return { timing: t.result(), bytes: read };
   }
 
   /** Reads `size` bytes in slot-sized steps (whole blocks in direct mode), handing each to `sink`. */
@@ -399,10 +411,10 @@ export class FileBackend implements Backend {
     slot: Uint8Array,
     t: SplitTimer,
     sink: ChunkSink | undefined,
-  ): Promise<void> {
+  ): Promise<number> {
     const direct = this.effectiveIoMode === 'direct';
     let pos = 0;
-    while (pos < size) {
+    while (pos < size && !this.stopping) {
       const want = Math.min(slot.length, direct ? roundUp(size - pos, DIRECT_ALIGN) : size - pos);
       const { bytesRead } = await t.device(() => fh.read(slot, 0, want, pos));
       if (bytesRead <= 0) throw new Error(`file for entry is shorter than its ${size} bytes (EOF at ${pos})`);
@@ -410,6 +422,7 @@ export class FileBackend implements Backend {
       if (sink !== undefined) await sink(slot.subarray(0, real));
       pos += real;
     }
+    return pos;
   }
 
   async delete(key: string): Promise<void> {

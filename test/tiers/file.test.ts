@@ -225,3 +225,31 @@ describe('file tier, direct write paths and safety', () => {
     }
   });
 });
+
+test('stopInFlight: a write in flight stops and stores nothing; a read returns the bytes it had read', async () => {
+  const { FileBackend: FB } = await import('../../src/tiers/file.js');
+  const { IoAbortedError } = await import('../../src/tiers/backend.js');
+  const fb = await FB.create({ chunkBytes: 1024 * 1024, stagingSlots: 2 });
+  try {
+    const size = 16 * 1024 * 1024;
+    await fb.write('whole', { size, chunks: async function* () { for (let i = 0; i < 16; i++) yield new Uint8Array(1024 * 1024); } });
+    let handed = 0;
+    const slow = {
+      size,
+      chunks: async function* () {
+        for (let i = 0; i < 16; i++) {
+          if (i === 4) fb.stopInFlight();
+          handed++;
+          yield new Uint8Array(1024 * 1024);
+        }
+      },
+    };
+    await assert.rejects(fb.write('cut', slow), (e: unknown) => e instanceof IoAbortedError && e.bytes === 4 * 1024 * 1024);
+    assert.ok(handed < 16);
+    assert.equal(fb.sizeOf('cut'), undefined);
+    const r = await fb.read('whole');
+    assert.ok(r.bytes < size, `read ${r.bytes} of ${size} after the stop`);
+  } finally {
+    await fb.close();
+  }
+});
