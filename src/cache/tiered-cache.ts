@@ -166,6 +166,7 @@ export class TieredCache {
         if (e instanceof IoAbortedError) {
           traffic.abortedOps++;
           traffic.writeBytes += e.bytes; // what reached the device before the stop
+          c.totalWriteBytes -= size - e.bytes; // totals count bytes moved, as for cut reads
         } else traffic.failedOps++;
         return { ok: false, tier: null, latencyMs: 0 };
       }

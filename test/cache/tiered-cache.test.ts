@@ -246,3 +246,18 @@ test('a read of an entry whose write is in flight waits for it and hits', async 
   assert.equal(rec.counters.cacheMisses, 0);
   assert.equal(rec.counters.systemPromptHits, 1);
 });
+
+test('a write cut by the end of the run counts the bytes that moved, in every total', async () => {
+  const { IoAbortedError } = await import('../../src/tiers/backend.js');
+  const { cache, rec } = makeCache({ storageBytes: GiB });
+  cache.backend('storage').write = async () => {
+    throw new IoAbortedError(4096);
+  };
+  const r = await cache.allocate('cut', 10);
+  assert.equal(r.ok, false);
+  assert.equal(rec.traffic.storage.abortedOps, 1);
+  assert.equal(rec.traffic.storage.failedOps, 0);
+  assert.equal(rec.traffic.storage.writeBytes, 4096);
+  assert.equal(rec.counters.totalWriteBytes, 4096);
+  assert.equal(cache.usedBytes('storage'), 0);
+});
