@@ -19,7 +19,7 @@
 //                               [--rounds 2] [--io-kib 4096]
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, statfs } from 'node:fs/promises';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -353,6 +353,16 @@ function prepopBytes(opts: Options): number {
   return opts.users * PREPOP_ENTRIES_PER_USER * entryBytes(model, PREPARE_ENTRY_TOKENS);
 }
 
+/**
+ * A config file with zero think time: fio's jobs never pause, so the comparison at equal concurrency is
+ * about the data plane, not about simulated users idling between requests.
+ */
+function zeroThinkConfig(ctx: Context): string {
+  const path = join(ctx.root, 'zero-think.yaml');
+  writeFileSync(path, ['user_templates:', ...['chatbot', 'coding', 'document'].map((t) => `  ${t}: { think_time_range: [0, 0] }`)].join('\n'));
+  return path;
+}
+
 function kvArgs(ctx: Context, w: Workload, capacityGiB: number, output: string): string[] {
   const o = ctx.opts;
   return [
@@ -363,6 +373,7 @@ function kvArgs(ctx: Context, w: Workload, capacityGiB: number, output: string):
     '--gpu-mem-gb', '0',
     '--cpu-mem-gb', '0',
     '--generation-mode', 'none',
+    '--config', zeroThinkConfig(ctx),
     w === 'write' ? '--prefill-only' : '--decode-only',
     '--disable-multi-turn',
     '--disable-prefix-caching',
