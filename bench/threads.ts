@@ -1,0 +1,82 @@
+// Where the CPU goes during a write-heavy and a read-heavy storage run: CPU seconds per thread group
+// (the main thread, payload-generator workers, libuv's I/O threadpool, V8/other) sampled from
+// /proc/<pid>/task over the middle of the run, and cores per GiB/s moved at the device.
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { machineLine, numberArgs, runKvCache } from './common.js';
+
+const opts = numberArgs({ seconds: 20, users: 8 });
+const TICKS = 100; // USER_HZ on Linux
+
+/** CPU seconds per thread, keyed by tid, with the thread's name. */
+function threadTimes(pid: number): Map<string, { name: string; sec: number }> {
+  const out = new Map<string, { name: string; sec: number }>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      out.set(tid, { name: tid === String(pid) ? 'main (event loop)' : name, sec: (Number(fields[11]) + Number(fields[12])) / TICKS });
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
+
+function group(name: string): string {
+  if (name.startsWith('main')) return 'main (event loop)';
+  if (name.startsWith('libuv-worker')) return 'libuv threadpool (file I/O)';
+  if (name.startsWith('node') || name.startsWith('WorkerThread')) return 'worker threads (payload generation)';
+  return `other (${name})`;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'kv-threads-'));
+try {
+  console.log(machineLine());
+  const config = join(dir, 'zero-think.yaml');
+  writeFileSync(config, ['user_templates:', ...['chatbot', 'coding', 'document'].map((t) => `  ${t}: { think_time_range: [0, 0] }`)].join('\n'));
+  for (const mode of ['--prefill-only', '--decode-only']) {
+    const out = join(dir, 'r.json');
+    const args = ['--model', 'llama3.1-8b', '--num-users', String(opts.users), '--duration', String(opts.seconds), '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--generation-mode', 'none', '--config', config, mode, '--disable-multi-turn', '--disable-prefix-caching', '--cache-dir', join(dir, 'kv'), '--storage-capacity-gb', '30', '--seed', '1', '--no-progress', '--output', out];
+    console.log(`\ncommand: kv-cache ${args.join(' ')}`);
+    // Sample every second; the measured phase is the end of the run (after setup or pre-population).
+    const samples: Array<{ t: number; times: Map<string, { name: string; sec: number }> }> = [];
+    let timer: NodeJS.Timeout | undefined;
+    const res = await runKvCache(args, (pid) => {
+      timer = setInterval(() => {
+        try {
+          samples.push({ t: Date.now() / 1000, times: threadTimes(pid) });
+        } catch {
+          // exited
+        }
+      }, 1000);
+    });
+    if (timer !== undefined) clearInterval(timer);
+    const after = samples[samples.length - 3];
+    const before = after === undefined ? undefined : [...samples].reverse().find((x) => x.t <= after.t - (opts.seconds - 5));
+    const window = after !== undefined && before !== undefined ? after.t - before.t : 0;
+    if (res.code !== 0) throw new Error(`kv-cache failed: ${res.stderr}`);
+    const j = JSON.parse(readFileSync(out, 'utf8')) as { kvcache_bench: { device_io: { read_bytes_per_sec: number; write_bytes_per_sec: number } | null } };
+    const dev = j.kvcache_bench.device_io;
+    const gibps = dev === null ? 0 : (dev.read_bytes_per_sec + dev.write_bytes_per_sec) / 2 ** 30;
+    if (before === undefined || after === undefined || window <= 0) {
+      console.log('(too few samples; give more --seconds)');
+      continue;
+    }
+    const groups = new Map<string, number>();
+    for (const [tid, a] of after.times) {
+      const b = before.times.get(tid)?.sec ?? 0;
+      groups.set(group(a.name), (groups.get(group(a.name)) ?? 0) + a.sec - b);
+    }
+    let total = 0;
+    for (const [g, sec] of [...groups].sort((x, y) => y[1] - x[1])) {
+      total += sec;
+      console.log(`  ${g.padEnd(40)} ${(sec / window).toFixed(2)} cores`);
+    }
+    console.log(`  total ${(total / window).toFixed(2)} cores over ${window.toFixed(1)} s at ${gibps.toFixed(2)} GiB/s device → ${(total / window / Math.max(gibps, 1e-9)).toFixed(2)} cores per GiB/s (goal ≤ 0.5)`);
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
