@@ -1,7 +1,7 @@
 // Where the CPU goes during a write-heavy and a read-heavy storage run: CPU seconds per thread group
-// (the main thread, payload-generator workers, libuv's I/O threadpool, V8/other) sampled from
+// (the main thread vs all other threads: payload generators, libuv's I/O pool, V8) sampled from
 // /proc/<pid>/task over the middle of the run, and cores per GiB/s moved at the device.
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { machineLine, numberArgs, runKvCache } from './common.js';
@@ -25,10 +25,10 @@ function threadTimes(pid: number): Map<string, { name: string; sec: number }> {
   return out;
 }
 
+/** Node 20 names every thread 'node', so only the main thread can be told apart by name. */
 function group(name: string): string {
   if (name.startsWith('main')) return 'main (event loop)';
-  if (name.startsWith('libuv-worker')) return 'libuv threadpool (file I/O)';
-  if (name.startsWith('node') || name.startsWith('WorkerThread')) return 'worker threads (payload generation)';
+  if (name.startsWith('node')) return 'other threads (payload generators, libuv file I/O, V8)';
   return `other (${name})`;
 }
 
@@ -38,14 +38,16 @@ try {
   const config = join(dir, 'zero-think.yaml');
   writeFileSync(config, ['user_templates:', ...['chatbot', 'coding', 'document'].map((t) => `  ${t}: { think_time_range: [0, 0] }`)].join('\n'));
   for (const mode of ['--prefill-only', '--decode-only']) {
-    const out = join(dir, 'r.json');
+    const out = join(dir, `r${mode}.json`);
     const args = ['--model', 'llama3.1-8b', '--num-users', String(opts.users), '--duration', String(opts.seconds), '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--generation-mode', 'none', '--config', config, mode, '--disable-multi-turn', '--disable-prefix-caching', '--cache-dir', join(dir, 'kv'), '--storage-capacity-gb', '30', '--seed', '1', '--no-progress', '--output', out];
     console.log(`\ncommand: kv-cache ${args.join(' ')}`);
     // Sample every second; the measured phase is the end of the run (after setup or pre-population).
+    // The results file appears when the measurement ends (before teardown): sampling stops there.
     const samples: Array<{ t: number; times: Map<string, { name: string; sec: number }> }> = [];
     let timer: NodeJS.Timeout | undefined;
     const res = await runKvCache(args, (pid) => {
       timer = setInterval(() => {
+        if (existsSync(out)) return clearInterval(timer);
         try {
           samples.push({ t: Date.now() / 1000, times: threadTimes(pid) });
         } catch {
@@ -54,7 +56,7 @@ try {
       }, 1000);
     });
     if (timer !== undefined) clearInterval(timer);
-    const after = samples[samples.length - 3];
+    const after = samples[samples.length - 2];
     const before = after === undefined ? undefined : [...samples].reverse().find((x) => x.t <= after.t - (opts.seconds - 5));
     const window = after !== undefined && before !== undefined ? after.t - before.t : 0;
     if (res.code !== 0) throw new Error(`kv-cache failed: ${res.stderr}`);

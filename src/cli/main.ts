@@ -5,7 +5,7 @@
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync, accessSync, constants } from 'node:fs';
 import { dirname } from 'node:path';
 import { monotonicClock } from '../util/clock.js';
-import { GiB, MiB } from '../util/units.js';
+import { MiB } from '../util/units.js';
 import { runBenchmark, RunFailedError } from '../engine/run.js';
 import type { ProgressSnapshot } from '../engine/run.js';
 import type { RunConfig } from '../engine/run-config.js';
@@ -125,14 +125,36 @@ export async function main(argv: readonly string[]): Promise<number> {
   process.on('SIGTERM', onSignal);
   const showProgress = process.stderr.isTTY === true && !config.noProgress;
 
-  let result: RunResult;
+  // Results are saved as soon as the measurement ends (before the entry files are deleted), or from
+  // the partial result of a failed run.
+  let saved = false;
+  const save = async (result: RunResult): Promise<void> => {
+    if (saved) return;
+    saved = true;
+    if (showProgress) process.stderr.write('\n');
+    const results = buildResultsJson(result);
+    writeAtomically(config.output, `${JSON.stringify(results, null, 2)}\n`);
+    out(formatSummary(result, results));
+    out(`Results saved to ${config.output}`);
+    if (config.xlsxOutput !== undefined) {
+      try {
+        await writeSpreadsheet(config.xlsxOutput, results, config);
+        out(`Spreadsheet saved to ${config.xlsxOutput}`);
+      } catch (e) {
+        process.stderr.write(`kv-cache: error: spreadsheet ${config.xlsxOutput} not written: ${(e as Error).message}\n`);
+        spreadsheetFailed = true;
+      }
+    }
+  };
+  let spreadsheetFailed = false;
   let code = 0;
   try {
-    result = await runBenchmark(config, {
+    await runBenchmark(config, {
       clock: monotonicClock,
       toolVersion: version,
       log: out,
       interrupt: interrupt.signal,
+      onResult: save,
       ...(showProgress ? { onProgress: (p: ProgressSnapshot) => void process.stderr.write(progressLine(p)) } : {}),
     });
   } catch (e) {
@@ -142,25 +164,12 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     if (!(e instanceof RunFailedError)) throw e;
     process.stderr.write(`kv-cache: ${e.message}\n`);
-    result = e.partial;
+    await save(e.partial);
     code = 1;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    if (showProgress) process.stderr.write('\n');
   }
-  const results = buildResultsJson(result);
-  writeAtomically(config.output, `${JSON.stringify(results, null, 2)}\n`);
-  out(formatSummary(result, results));
-  out(`Results saved to ${config.output} (${(JSON.stringify(results).length / GiB < 1 ? 'ok' : 'large')})`);
-  if (config.xlsxOutput !== undefined) {
-    try {
-      await writeSpreadsheet(config.xlsxOutput, results, config);
-      out(`Spreadsheet saved to ${config.xlsxOutput}`);
-    } catch (e: unknown) {
-      process.stderr.write(`kv-cache: could not write --xlsx-output ${config.xlsxOutput}: ${(e as Error).message}\n`);
-      if (code === 0) code = 1;
-    }
-  }
+  if (spreadsheetFailed && code === 0) code = 1;
   return code !== 0 ? code : signalCode;
 }

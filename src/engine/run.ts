@@ -48,6 +48,8 @@ export interface RunEnvironment {
   readonly toolVersion: string;
   readonly log: (line: string) => void;
   readonly onProgress?: (p: ProgressSnapshot) => void;
+  /** Receives the results as soon as the measurement ends, before the run's files are removed. */
+  readonly onResult?: (result: RunResult) => void | Promise<void>;
   /** Aborting it stops the run early (SIGINT/SIGTERM); results so far are still returned. */
   readonly interrupt?: AbortSignal;
 }
@@ -67,7 +69,10 @@ export async function runBenchmark(cfg: RunConfig, env: RunEnvironment): Promise
   const setup = await setupRun(cfg, recorder, env.clock);
   try {
     for (const line of setup.memory.lines) env.log(line);
-    return await measure(cfg, env, setup, recorder, source);
+    const result = await measure(cfg, env, setup, recorder, source);
+    // Deleting a run's entry files can take many seconds: hand the results over first.
+    await env.onResult?.(result);
+    return result;
   } finally {
     await setup.close();
   }
