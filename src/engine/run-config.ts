@@ -3,6 +3,7 @@
 // defaults applied. Field names are the camelCase of the flag names, so flag ↔ field is mechanical.
 import type { ModelConfig } from '../model/models.js';
 import type { EvictionConfig } from '../cache/tiered-cache.js';
+import type { ConversationSettings, PrefixCacheSettings, QosDistribution, RagSettings } from '../workload/settings.js';
 
 export const GENERATION_MODES = ['none', 'fast', 'realistic'] as const;
 export const PERFORMANCE_PROFILES = ['latency', 'throughput'] as const;
@@ -48,22 +49,13 @@ export interface Settings {
   /** Seconds of simulated generation per token. */
   readonly generationTiming: Readonly<Record<GenerationMode, number>>;
   readonly qosProfiles: Readonly<Record<QosClass, QosProfile>>;
-  readonly qosDistribution: { readonly interactiveProbability: number; readonly responsiveThreshold: number };
+  readonly qosDistribution: QosDistribution;
   readonly eviction: EvictionConfig;
   readonly gpuBackend: { readonly memoryFraction: number; readonly maxEvictionAttempts: number; readonly freeMemoryThreshold: number };
-  readonly prefixCache: { readonly minPrefixLength: number; readonly maxPrefixEntries: number; readonly systemPromptHitProbability: number };
-  readonly rag: {
-    readonly chunkSizeTokens: number;
-    readonly topKChunks: number;
-    readonly maxChunkBytes: number;
-    readonly requestProbability: number;
-    readonly retrievalDistribution: RetrievalDistribution;
-    /** 0 = unlimited. */
-    readonly maxDocuments: number;
-    readonly largeModelDocTokens: Range;
-    readonly smallModelDocTokens: Range;
-  };
-  readonly conversation: { readonly maxConversations: number; readonly maxTurnsPerConv: number; readonly endConversationProbability: number };
+  readonly prefixCache: PrefixCacheSettings;
+  /** The workload layer's RAG settings; the RAG request's generation range is not configurable. */
+  readonly rag: Omit<RagSettings, 'ragGenerationTokens'>;
+  readonly conversation: ConversationSettings;
   readonly autoscaler: {
     readonly minUsers: number;
     readonly maxUsers: number;
