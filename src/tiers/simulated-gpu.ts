@@ -1,19 +1,18 @@
-// A GPU tier without a GPU (spec §3.8): keeps sizes only and takes size / bandwidth to move an entry,
-// so runs on machines without CUDA still have a first tier. Reads that feed a consumer (a demotion
-// to CPU or storage) regenerate the entry's payload, which is deterministic per key, so demoted data
-// is the same real data that was "written".
+// A GPU tier without a GPU (spec §3.8): keeps sizes only, like the null tier, and takes size ÷
+// bandwidth to move an entry, so runs on machines without CUDA still have a first tier. Reads that
+// feed a consumer (a demotion to CPU or storage) regenerate the entry's payload, which is
+// deterministic per key, so demoted data is the same real data that was "written".
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EntryNotFoundError, timing } from './backend.js';
-import type { Backend, ChunkSink, ChunkSource, IOTiming, ReadResult } from './backend.js';
+import { timing } from './backend.js';
+import type { ChunkSink, ChunkSource, IOTiming, ReadResult } from './backend.js';
+import { NullBackend } from './null.js';
 
 /** Default modelled bandwidth: 64 GB/s (10^9 bytes/s), PCIe 5.0 x16, as the reference's design note. */
 export const DEFAULT_GPU_BANDWIDTH_GBS = 64;
 
 export type PayloadSourceOf = (key: string, size: number) => ChunkSource;
 
-export class SimulatedGpuBackend implements Backend {
-  readonly tier = 'gpu' as const;
-  private readonly sizes = new Map<string, number>();
+export class SimulatedGpuBackend extends NullBackend {
   private readonly bytesPerMs: number;
 
   /**
@@ -25,6 +24,7 @@ export class SimulatedGpuBackend implements Backend {
     bandwidthGBs = DEFAULT_GPU_BANDWIDTH_GBS,
     private readonly realTime = true,
   ) {
+    super('gpu');
     if (!(bandwidthGBs > 0)) throw new RangeError('GPU bandwidth must be positive');
     this.bytesPerMs = bandwidthGBs * 1e6;
   }
@@ -35,35 +35,18 @@ export class SimulatedGpuBackend implements Backend {
     return timing(0, ms);
   }
 
-  async write(key: string, source: ChunkSource): Promise<IOTiming> {
+  override async write(key: string, source: ChunkSource): Promise<IOTiming> {
     const t = await this.transfer(source.size);
-    this.sizes.set(key, source.size);
+    await super.write(key, source);
     return t;
   }
 
-  async read(key: string, sink?: ChunkSink): Promise<ReadResult> {
-    const size = this.sizes.get(key);
-    if (size === undefined) throw new EntryNotFoundError(this.tier, key);
-    const t = await this.transfer(size);
+  override async read(key: string, sink?: ChunkSink): Promise<ReadResult> {
+    const { bytes } = await super.read(key); // throws EntryNotFoundError for an unknown key
+    const t = await this.transfer(bytes);
     if (sink !== undefined) {
-      for await (const chunk of this.payloadOf(key, size).chunks()) await sink(chunk);
+      for await (const chunk of this.payloadOf(key, bytes).chunks()) await sink(chunk);
     }
-    return { timing: t, bytes: size };
-  }
-
-  async delete(key: string): Promise<void> {
-    this.sizes.delete(key);
-  }
-
-  async clear(): Promise<void> {
-    this.sizes.clear();
-  }
-
-  keys(): Iterable<string> {
-    return this.sizes.keys();
-  }
-
-  async close(): Promise<void> {
-    this.sizes.clear();
+    return { timing: t, bytes };
   }
 }
