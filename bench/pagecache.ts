@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { SlotPool } from '../src/data/slots.js';
-import { entryKeyMaterial, fillPayload, payloadBytes } from '../src/data/payload.js';
+import { payloadBytes } from '../src/data/payload.js';
+import { slotPayloadSource } from '../src/data/inline-payload.js';
 import { DiskWatch } from '../src/metrics/diskstats.js';
 import type { DiskDelta } from '../src/metrics/diskstats.js';
-import type { ChunkSource } from '../src/tiers/backend.js';
 import { FileBackend } from '../src/tiers/file.js';
 import type { IoMode } from '../src/tiers/file.js';
 import { GiB, MiB } from '../src/util/units.js';
@@ -27,25 +27,6 @@ interface PhaseResult {
   readonly disk: DiskDelta | undefined;
 }
 
-/** Payload bytes generated into one reused aligned slot (generation is outside the tier's timing). */
-function payloadSource(slots: SlotPool, key: string, size: number): ChunkSource {
-  return {
-    size,
-    async *chunks() {
-      const slot = await slots.acquire();
-      try {
-        const material = entryKeyMaterial(SEED, key);
-        for (let off = 0; off < size; off += slot.length) {
-          const view = slot.subarray(0, Math.min(slot.length, size - off));
-          fillPayload(material, off, view);
-          yield view;
-        }
-      } finally {
-        slots.release(slot);
-      }
-    },
-  };
-}
 
 type Work = () => Promise<{ bytes: number; hostMs: number; deviceMs: number }>;
 
@@ -71,7 +52,7 @@ async function runMode(mode: IoMode, s: Setup): Promise<string[]> {
     const write = await phase(s.watch, async () => {
       const sum = { bytes: 0, hostMs: 0, deviceMs: 0 };
       for (const key of s.keys) {
-        const t = await backend.write(key, payloadSource(gen, key, s.entryBytes));
+        const t = await backend.write(key, slotPayloadSource(gen, SEED, key, s.entryBytes));
         sum.bytes += s.entryBytes;
         sum.hostMs += t.hostMs;
         sum.deviceMs += t.deviceMs;

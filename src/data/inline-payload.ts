@@ -4,6 +4,7 @@
 // tests and tiny runs; measured runs use the PayloadPool's worker threads.
 import type { ChunkSource } from '../tiers/backend.js';
 import { entryKeyMaterial, fillPayload } from './payload.js';
+import type { SlotPool } from './slots.js';
 
 /** Produces the bytes of KV entries as ChunkSources (deterministic per seed and key, lazy). */
 export interface PayloadFactory {
@@ -52,4 +53,28 @@ export class InlinePayloadFactory implements PayloadFactory {
       this.spare.push(buffer);
     }
   }
+}
+
+/**
+ * An entry's payload generated on the calling thread into one slot of `slots` (aligned, reused),
+ * so an O_DIRECT writer can take the chunks without a copy. For scripts and tests; runs use the pool.
+ */
+export function slotPayloadSource(slots: SlotPool, seed: number, key: string, size: number): ChunkSource {
+  checkEntrySize(size);
+  return {
+    size,
+    async *chunks() {
+      const slot = await slots.acquire();
+      try {
+        const material = entryKeyMaterial(seed, key);
+        for (let off = 0; off < size; off += slot.length) {
+          const view = slot.subarray(0, Math.min(slot.length, size - off));
+          fillPayload(material, off, view);
+          yield view;
+        }
+      } finally {
+        slots.release(slot);
+      }
+    },
+  };
 }

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { SlotPool } from '../../src/data/slots.js';
-import { entryKeyMaterial, fillPayload, payloadBytes } from '../../src/data/payload.js';
+import { payloadBytes } from '../../src/data/payload.js';
+import { slotPayloadSource } from '../../src/data/inline-payload.js';
 import { EntryNotFoundError } from '../../src/tiers/backend.js';
 import type { ChunkSource } from '../../src/tiers/backend.js';
 import { FileBackend, ForeignFileError, fileNameForKey } from '../../src/tiers/file.js';
@@ -31,25 +32,6 @@ function plainSource(bytes: Uint8Array, chunk = MiB + 7): ChunkSource {
   };
 }
 
-/** Payload generated into one reused aligned slot, as the cache's producers do. */
-function slotSource(pool: SlotPool, key: string, size: number): ChunkSource {
-  return {
-    size,
-    async *chunks() {
-      const slot = await pool.acquire();
-      try {
-        const material = entryKeyMaterial(SEED, key);
-        for (let off = 0; off < size; off += slot.length) {
-          const view = slot.subarray(0, Math.min(slot.length, size - off));
-          fillPayload(material, off, view);
-          yield view;
-        }
-      } finally {
-        pool.release(slot);
-      }
-    },
-  };
-}
 
 /** Byte equality without dumping megabytes into the failure message. */
 function assertBytes(actual: Uint8Array, expected: Uint8Array, what = ''): void {
@@ -119,8 +101,8 @@ for (const ioMode of ['direct', 'buffered'] as IoMode[]) {
       const pool = new SlotPool(1, 256 * 1024, dir);
       const key = 'conv_user_0012_turn_3';
       const size = 3 * MiB + 4097;
-      await backend.write(key, slotSource(pool, key, 5));
-      await backend.write(key, slotSource(pool, key, size));
+      await backend.write(key, slotPayloadSource(pool, SEED, key, 5));
+      await backend.write(key, slotPayloadSource(pool, SEED, key, size));
       assert.equal(statSync(backend.pathFor(key)).size, size);
       assertBytes(await readAll(backend, key), payloadBytes(SEED, key, size));
       if (ioMode === 'direct') {
