@@ -15,13 +15,13 @@ import { PrefixMatcher } from '../workload/prefix.js';
 import { RagDocumentManager } from '../workload/rag.js';
 import type { Request } from '../workload/request.js';
 import { dispatch, firstRequestsInScheduleOrder, sessionSource } from './dispatcher.js';
-import type { DispatchControl, StepSource } from './dispatcher.js';
+import type { DispatchControl, UserPool } from './dispatcher.js';
 import { Autoscaler } from './autoscaler.js';
 import type { AutoscalerSettings } from './autoscaler.js';
 import { startAutoscaleLoop } from './autoscale-loop.js';
 import type { TimelinePoint } from './autoscale-loop.js';
-import { createSessions, sessionStream, UserSession } from '../workload/session.js';
-import { generateUser, generateUsers, userId, userStream } from '../workload/users.js';
+import { sessionStream, UserSession } from '../workload/session.js';
+import { generateUser, userId, userStream } from '../workload/users.js';
 import { processRequest } from './pipeline.js';
 import { describeSource, openWorkloadSource } from './workload-source.js';
 import type { WorkloadSource } from './workload-source.js';
@@ -84,7 +84,6 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
   const bpt = kvBytesPerToken(cfg.model);
   const rng = new Rng(cfg.seed);
   const ws = setup.workload;
-  const users = generateUsers(cfg.numUsers, rng.fork('users'), ws);
   const conversations = cfg.disableMultiTurn ? undefined : new ConversationManager(ws.conversation);
   const prefix = cfg.disablePrefixCaching ? undefined : new PrefixMatcher(bpt, ws.prefixCache);
   const rag = cfg.enableRag ? new RagDocumentManager(cfg.model, ws.rag) : undefined;
@@ -95,8 +94,15 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
     ...(prefix !== undefined ? { prefix } : {}),
     ...(rag !== undefined ? { rag } : {}),
   };
-  const sessions = createSessions(users, rng.fork('sessions'), sessionOptions);
-  const sources = cfg.maxRequests > 0 ? firstRequestsInScheduleOrder(sessions, cfg.maxRequests) : sessions.map(sessionSource);
+  // Synthetic user i, drawn from its own streams: the same whenever it is made (autoscaling adds users
+  // beyond --num-users on demand). Made only when the workload is synthetic.
+  const sessions: UserSession[] = [];
+  const sessionFor = (i: number): UserSession => {
+    const id = userId(i);
+    const s = new UserSession({ ...sessionOptions, profile: generateUser(id, userStream(rng.fork('users'), id), ws), rng: sessionStream(rng.fork('sessions'), id) });
+    sessions.push(s);
+    return s;
+  };
   const traceContext = { settings: ws, rng: rng.fork('trace'), multiTurn: !cfg.disableMultiTurn, ...(prefix !== undefined ? { prefix } : {}), ...(rag !== undefined ? { rag } : {}) };
   let sourceFailure: unknown;
   const tracePool =
@@ -108,12 +114,12 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
             stopWith('failed');
           })
         : undefined;
-  // Users the autoscaler adds beyond --num-users: drawn from the same per-user streams, on demand.
-  const extraUser = (i: number): StepSource => {
-    const id = userId(i);
-    const profile = generateUser(id, userStream(rng.fork('users'), id), ws);
-    return sessionSource(new UserSession({ ...sessionOptions, profile, rng: sessionStream(rng.fork('sessions'), id) }));
+  const syntheticPool = (): UserPool => {
+    if (cfg.maxRequests === 0) return (i) => sessionSource(sessionFor(i));
+    const first = firstRequestsInScheduleOrder(Array.from({ length: cfg.numUsers }, (_, i) => sessionFor(i)), cfg.maxRequests);
+    return (i) => first[i] ?? sessionSource(sessionFor(i));
   };
+  const users = tracePool ?? syntheticPool();
   const autoscaler = cfg.enableAutoscaling ? new Autoscaler(autoscalerSettings(cfg), cfg.numUsers) : undefined;
   const timeline: TimelinePoint[] = [];
   let stopAutoscaling = (): void => undefined;
@@ -193,8 +199,8 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
 
   try {
     await dispatch({
-      users: tracePool ?? ((i) => sources[i] ?? extraUser(i)),
-      initialUsers: sources.length,
+      users,
+      initialUsers: cfg.numUsers,
       ...(autoscaler !== undefined
         ? {
             onStart: (control: DispatchControl) => {
