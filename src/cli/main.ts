@@ -2,7 +2,8 @@
 // Exit codes: 0 success, 2 bad input (one message, no stack trace, nothing written), 1 failure
 // during the run or while writing the spreadsheet (the JSON results are still saved),
 // 130/143 interrupted (results saved).
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync, accessSync, constants } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, accessSync, constants } from 'node:fs';
+import { writeFileAtomically } from '../util/files.js';
 import { dirname } from 'node:path';
 import { monotonicClock } from '../util/clock.js';
 import { MiB } from '../util/units.js';
@@ -52,12 +53,6 @@ function outputProblems(path: string, flag = '--output'): string[] {
   }
 }
 
-/** Writes the file whole or not at all: a crash mid-write never leaves a truncated JSON. */
-function writeAtomically(path: string, text: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}
 
 function banner(c: RunConfig, version: string): string[] {
   const bpt = kvBytesPerToken(c.model);
@@ -133,7 +128,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     saved = true;
     if (showProgress) process.stderr.write('\n');
     const results = buildResultsJson(result);
-    writeAtomically(config.output, `${JSON.stringify(results, null, 2)}\n`);
+    writeFileAtomically(config.output, `${JSON.stringify(results, null, 2)}\n`);
     out(formatSummary(result, results));
     out(`Results saved to ${config.output}`);
     if (config.xlsxOutput !== undefined) {

@@ -1,6 +1,7 @@
 // `kv-cache replay TRACE [options]`: parses its own flags, replays the trace, prints a storage
 // summary and writes a results JSON. Bad input exits 2 with every problem in one message.
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { writeFileAtomically } from '../util/files.js';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { replayTrace } from '../engine/replay.js';
@@ -164,9 +165,7 @@ export async function replayMain(argv: readonly string[], version: string): Prom
     process.stderr.write(`kv-cache replay: error: ${e.message}\n`);
     return 2;
   }
-  const tmp = `${args.output}.tmp-${process.pid}`;
-  writeFileSync(tmp, `${JSON.stringify(resultsJson(args, result, version), null, 2)}\n`);
-  renameSync(tmp, args.output);
+  writeFileAtomically(args.output, `${JSON.stringify(resultsJson(args, result, version), null, 2)}\n`);
   process.stdout.write(`${summaryText(result)}\nResults saved to ${args.output}\n`);
   return 0;
 }
