@@ -1,5 +1,5 @@
 // Shared pieces of the bench scripts: argument parsing, the machine line, running the CLI.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { cpus, release, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -35,4 +35,24 @@ export function runKvCache(args: readonly string[], onPid?: (pid: number) => voi
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     if (child.pid !== undefined) onPid?.(child.pid);
   });
+}
+
+function hasCommand(name: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** Installs fio with apt-get when missing; exits 1 with the reason (prefixed by `script`) when that fails. */
+export function ensureFio(script: string): void {
+  if (hasCommand('fio')) return;
+  const fail = (why: string): never => {
+    console.error(`${script}: cannot install fio: ${why}`);
+    process.exit(1);
+  };
+  console.log('fio not found: running `apt-get update && apt-get install -y fio`');
+  const r = spawnSync('sh', ['-c', 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y fio'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  if (r.error !== undefined) fail(r.error.message);
+  if (r.status !== 0) fail(`apt-get exited with ${r.status ?? r.signal ?? 'unknown status'} (root and network access are needed)`);
+  if (!hasCommand('fio')) fail('apt-get reported success but fio is still not on PATH');
 }

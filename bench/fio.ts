@@ -33,6 +33,7 @@ import { DiskWatch, diskDelta, parseDiskStats } from '../src/metrics/diskstats.j
 import type { DiskCounters, DiskDelta } from '../src/metrics/diskstats.js';
 import { BUILTIN_MODELS, entryBytes } from '../src/model/models.js';
 import { GiB, KiB, MiB } from '../src/util/units.js';
+import { ensureFio } from './common.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const KV_BIN = join(PROJECT_ROOT, 'bin', 'kv-cache.cjs');
@@ -83,25 +84,6 @@ function parseOptions(argv: readonly string[]): Options {
     rounds: positiveInt('rounds', values.rounds),
     ioBytes: ioKib * KiB,
   };
-}
-
-// ---------------------------------------------------------------------------------------------
-// fio presence
-
-function hasCommand(name: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
-}
-
-/** Installs fio with apt-get when missing; exits 1 with the reason when that fails. */
-function ensureFio(): void {
-  if (hasCommand('fio')) return;
-  console.log('fio not found: running `apt-get update && apt-get install -y fio`');
-  const r = spawnSync('sh', ['-c', 'apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y fio'], {
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  if (r.error !== undefined) fail(`cannot install fio: ${r.error.message}`);
-  if (r.status !== 0) fail(`cannot install fio: apt-get exited with ${r.status ?? r.signal ?? 'unknown status'} (root and network access are needed)`);
-  if (!hasCommand('fio')) fail('apt-get reported success but fio is still not on PATH');
 }
 
 function fail(message: string): never {
@@ -815,7 +797,7 @@ async function main(): Promise<void> {
   } catch (e) {
     fail(e instanceof Error ? e.message : String(e));
   }
-  ensureFio();
+  ensureFio('bench:fio');
   const parent = opts.dir ?? tmpdir();
   await mkdir(parent, { recursive: true });
   const root = await mkdtemp(join(parent, 'kv_fio_bench_'));

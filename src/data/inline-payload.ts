@@ -1,9 +1,9 @@
 // The PayloadFactory contract, and its simplest implementation: each chunk is generated on the calling
-// thread, on demand. That blocks the event loop for the time one chunk takes (about 1 ms per MiB on
+// thread, on demand. That blocks the event loop for the time one chunk takes (about 0.2 ms per MiB on
 // the 2-core dev VM), and a consumer that does no real I/O never lets timers run at all: fine for
 // tests and tiny runs; measured runs use the PayloadPool's worker threads.
 import type { ChunkSource } from '../tiers/backend.js';
-import { entryKeyMaterial, fillPayload } from './payload.js';
+import { entryKeyMaterial, fillPayload, payloadSource } from './payload.js';
 import type { SlotPool } from './slots.js';
 
 /** Produces the bytes of KV entries as ChunkSources (deterministic per seed and key, lazy). */
@@ -42,11 +42,12 @@ export class InlinePayloadFactory implements PayloadFactory {
   private async *generate(key: string, size: number): AsyncGenerator<Uint8Array> {
     if (size === 0) return;
     const material = entryKeyMaterial(this.seed, key);
+    const source = payloadSource(this.seed);
     const buffer = this.spare.pop() ?? new Uint8Array(this.chunkBytes);
     try {
       for (let offset = 0; offset < size; offset += this.chunkBytes) {
         const chunk = buffer.subarray(0, Math.min(this.chunkBytes, size - offset));
-        fillPayload(material, offset, chunk);
+        fillPayload(source, material, offset, chunk);
         yield chunk;
       }
     } finally {
@@ -67,9 +68,10 @@ export function slotPayloadSource(slots: SlotPool, seed: number, key: string, si
       const slot = await slots.acquire();
       try {
         const material = entryKeyMaterial(seed, key);
+        const source = payloadSource(seed);
         for (let off = 0; off < size; off += slot.length) {
           const view = slot.subarray(0, Math.min(slot.length, size - off));
-          fillPayload(material, off, view);
+          fillPayload(source, material, off, view);
           yield view;
         }
       } finally {

@@ -6,8 +6,8 @@ import { Worker } from 'node:worker_threads';
 import type { ChunkSource } from '../tiers/backend.js';
 import { DIRECT_ALIGN } from './aligned.js';
 import { checkEntrySize, type PayloadFactory } from './inline-payload.js';
-import { entryKeyMaterial } from './payload.js';
-import type { FillMessage, FromWorker, ToWorker } from './payload-worker.js';
+import { entryKeyMaterial, payloadSource } from './payload.js';
+import type { FillMessage, FromWorker, InitMessage, ToWorker } from './payload-worker.js';
 import { SlotPool } from './slots.js';
 
 export type { PayloadFactory } from './inline-payload.js';
@@ -53,7 +53,7 @@ class GeneratorThread {
   private readonly readyWaiter: { resolve: () => void; reject: (e: Error) => void };
   readonly ready: Promise<void>;
 
-  constructor(readonly index: number, private readonly worker: Worker, slab: SharedArrayBuffer, private readonly onIdle: () => void) {
+  constructor(readonly index: number, private readonly worker: Worker, init: Omit<InitMessage, 'type'>, private readonly onIdle: () => void) {
     let waiter: GeneratorThread['readyWaiter'] | undefined;
     this.ready = new Promise<void>((resolve, reject) => (waiter = { resolve, reject }));
     if (waiter === undefined) throw new Error('unreachable: Promise executors run synchronously');
@@ -63,8 +63,8 @@ class GeneratorThread {
     worker.on('exit', (code: number) => {
       if (!this.closing) this.fail(new Error(`payload worker ${index} exited unexpectedly with code ${code}`));
     });
-    const init: ToWorker = { type: 'init', slab };
-    worker.postMessage(init);
+    const msg: ToWorker = { type: 'init', ...init };
+    worker.postMessage(msg);
     // Referenced until ready, later only while a fill runs: an idle pool never keeps the process alive.
   }
 
@@ -152,11 +152,11 @@ export class PayloadPool implements PayloadFactory {
   static async create(options: PayloadPoolOptions): Promise<PayloadPool> {
     checkOptions(options);
     const slots = new SlotPool(options.slots, options.chunkBytes, options.probeDir);
-    const slab = slabOf(slots);
+    const init = { slab: slabOf(slots), source: sharedBufferOf(payloadSource(options.seed)) };
     const url = options.workerUrl ?? new URL('./payload-worker.js', import.meta.url);
     const pool = new PayloadPool(options, slots);
     try {
-      for (let i = 0; i < options.workers; i++) pool.threads.push(new GeneratorThread(i, new Worker(url), slab, () => pool.dispatch()));
+      for (let i = 0; i < options.workers; i++) pool.threads.push(new GeneratorThread(i, new Worker(url), init, () => pool.dispatch()));
       await Promise.all(pool.threads.map((t) => t.ready));
     } catch (e) {
       await pool.close();
@@ -285,6 +285,10 @@ function slabOf(slots: SlotPool): SharedArrayBuffer {
   const slot = slots.tryAcquire();
   if (slot === undefined) throw new Error('slot pool has no free slot to find its slab');
   slots.release(slot);
-  if (!(slot.buffer instanceof SharedArrayBuffer)) throw new Error('slot pool memory is not shared');
-  return slot.buffer;
+  return sharedBufferOf(slot);
+}
+
+function sharedBufferOf(view: Uint8Array): SharedArrayBuffer {
+  if (!(view.buffer instanceof SharedArrayBuffer)) throw new Error('payload pool memory is not shared');
+  return view.buffer;
 }

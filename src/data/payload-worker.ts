@@ -1,21 +1,16 @@
-// Generator thread of the PayloadPool. AES keystream generation is CPU-bound, so it runs here rather
-// than on the main event loop; it writes straight into the shared slab, so a filled slot needs no copy
-// before a tier writes it. The slab arrives once; each job then names only a byte range of it.
+// Generator thread of the PayloadPool. Filling a chunk is a memory copy from the shared random source
+// plus stamps (payload.ts), a millisecond or so per 4 MiB, so it runs here rather than on the main
+// event loop; it writes straight into the shared slab, so a filled slot needs no copy before a tier
+// writes it. The slab and the source arrive once; each job then names only a byte range of the slab.
 import { parentPort } from 'node:worker_threads';
 import { fillPayload } from './payload.js';
-
-/**
- * Bytes per fillPayload call. Each call's cipher output is a fresh buffer of up to this size; above
- * glibc's 128 KiB mmap threshold that is a fresh mapping per call, and the page faults cost as much
- * system time as the AES itself (measured: 1 GiB in 1 MiB calls ≈ 0.55 s sys, in 64 KiB calls
- * ≈ 0.04 s), and serialise threads on the address-space lock. The extra cipher set-ups are cheap.
- */
-const FILL_PIECE = 64 * 1024;
 
 /** Sent once, right after the worker starts. */
 export interface InitMessage {
   readonly type: 'init';
   readonly slab: SharedArrayBuffer;
+  /** payloadSource(seed) of the run, shared. */
+  readonly source: SharedArrayBuffer;
 }
 
 /** Fill `length` bytes at `byteOffset` of the slab with entry bytes starting at `entryOffset`. */
@@ -24,7 +19,7 @@ export interface FillMessage {
   readonly id: number;
   readonly byteOffset: number;
   readonly length: number;
-  /** The entry's 32-byte AES key (entryKeyMaterial); a copy, 32 bytes per message. */
+  /** The entry's key material (entryKeyMaterial); a copy, 32 bytes per message. */
   readonly material: Uint8Array;
   readonly entryOffset: number;
 }
@@ -38,21 +33,19 @@ export type FromWorker =
 
 function serve(port: NonNullable<typeof parentPort>): void {
   let slab: SharedArrayBuffer | undefined;
+  let source: Uint8Array | undefined;
   const reply = (msg: FromWorker): void => port.postMessage(msg);
 
   port.on('message', (msg: ToWorker) => {
     if (msg.type === 'init') {
       slab = msg.slab;
+      source = new Uint8Array(msg.source);
       reply({ type: 'ready' });
       return;
     }
     try {
-      if (slab === undefined) throw new Error('fill request before init');
-      const material = Buffer.from(msg.material.buffer, msg.material.byteOffset, msg.material.byteLength);
-      const target = new Uint8Array(slab, msg.byteOffset, msg.length);
-      for (let done = 0; done < target.length; done += FILL_PIECE) {
-        fillPayload(material, msg.entryOffset + done, target.subarray(done, done + FILL_PIECE));
-      }
+      if (slab === undefined || source === undefined) throw new Error('fill request before init');
+      fillPayload(source, msg.material, msg.entryOffset, new Uint8Array(slab, msg.byteOffset, msg.length));
       reply({ type: 'done', id: msg.id });
     } catch (e) {
       // A bad job fails alone; the thread stays up for the others.

@@ -4,9 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import { deflateSync } from 'node:zlib';
 import { InlinePayloadFactory } from '../../src/data/inline-payload.js';
-import { entryKeyMaterial, fillPayload, payloadBytes } from '../../src/data/payload.js';
+import { PAYLOAD_BLOCK, SOURCE_BYTES, entryKeyMaterial, fillPayload, payloadBytes, payloadSource } from '../../src/data/payload.js';
 import { BUILTIN_MODELS, kvBytesPerToken } from '../../src/model/models.js';
 import type { ChunkSource } from '../../src/tiers/backend.js';
 import { Rng } from '../../src/util/rng.js';
@@ -38,7 +39,7 @@ class BlockCensus {
   assertUnique(): void {
     assert.ok(this.blocks > 0);
     assert.ok(this.duplicates / this.blocks < 0.01, `${this.duplicates} of ${this.blocks} blocks duplicated`);
-    assert.equal(this.duplicates, 0, 'a keystream never repeats a 4 KiB block');
+    assert.equal(this.duplicates, 0, 'stamped blocks never repeat');
   }
 }
 
@@ -83,12 +84,13 @@ test('any byte range equals the same slice of the whole entry', () => {
   const size = 3 * MiB + 777;
   const whole = payloadBytes(7, 'ranges', size);
   const material = entryKeyMaterial(7, 'ranges');
+  const source = payloadSource(7);
   const rng = new Rng(7, 'ranges');
   for (let i = 0; i < 200; i++) {
     const offset = rng.int(0, size - 1);
     const length = rng.int(0, Math.min(size - offset, i % 2 === 0 ? 64 : 2 * MiB));
     const part = new Uint8Array(length);
-    fillPayload(material, offset, part);
+    fillPayload(source, material, offset, part);
     assert.ok(bytesEqual(part, whole.subarray(offset, offset + length)), `range ${offset}+${length}`);
   }
 });
@@ -150,8 +152,49 @@ test('dedup: 10 same-seed entries of 512 tokens', async () => {
   census.assertUnique();
 });
 
+test('incompressible: zstd -3 saves under 1% of an entry of 1.5 sources', () => {
+  const input = payloadBytes(42, 'zstd', SOURCE_BYTES + SOURCE_BYTES / 2);
+  const r = spawnSync('zstd', ['-3', '-c', '-q'], { input, maxBuffer: 2 * input.length });
+  assert.equal(r.status, 0, `zstd failed: ${r.error?.message ?? r.stderr?.toString()}`);
+  assert.ok(r.stdout.length > input.length * 0.99, `zstd -3 packed ${input.length} bytes into ${r.stdout.length}`);
+});
+
 test('incompressible: deflate level 6 saves under 1% of 8 MiB', () => {
   const input = payloadBytes(42, 'compress', 8 * MiB);
   const output = deflateSync(input, { level: 6 });
   assert.ok(output.length > input.length * 0.99, `deflated to ${output.length} of ${input.length}`);
+});
+
+test('an entry longer than the source wraps around it without repeating a 4 KiB block', () => {
+  const size = SOURCE_BYTES + 3 * MiB;
+  const census = new BlockCensus();
+  const material = entryKeyMaterial(8, 'long');
+  const source = payloadSource(8);
+  const chunk = new Uint8Array(4 * MiB);
+  for (let offset = 0; offset < size; offset += chunk.length) {
+    const view = chunk.subarray(0, Math.min(chunk.length, size - offset));
+    fillPayload(source, material, offset, view);
+    census.add(view);
+  }
+  assert.equal(census.blocks, size / PAYLOAD_BLOCK);
+  census.assertUnique();
+});
+
+test('two keys that start on the same source block still differ in every block (stamps)', () => {
+  // Find two keys whose first source block coincides: their blocks then share 4,080 source bytes.
+  const startOf = (key: string): number => entryKeyMaterial(9, key).readUInt32LE(16) % (SOURCE_BYTES / PAYLOAD_BLOCK);
+  const byStart = new Map<number, string>();
+  let pair: [string, string] | undefined;
+  for (let i = 0; pair === undefined; i++) {
+    const key = `k${i}`;
+    const other = byStart.get(startOf(key));
+    if (other !== undefined) pair = [other, key];
+    else byStart.set(startOf(key), key);
+  }
+  const [a, b] = pair.map((key) => payloadBytes(9, key, 64 * PAYLOAD_BLOCK));
+  assert.ok(a !== undefined && b !== undefined);
+  for (let at = 0; at < a.length; at += PAYLOAD_BLOCK) {
+    assert.ok(bytesEqual(a.subarray(at + 16, at + PAYLOAD_BLOCK), b.subarray(at + 16, at + PAYLOAD_BLOCK)), 'same source bytes after the stamp');
+    assert.ok(!bytesEqual(a.subarray(at, at + 16), b.subarray(at, at + 16)), `stamps of block ${at / PAYLOAD_BLOCK} differ`);
+  }
 });
