@@ -208,10 +208,11 @@ describe('file tier, direct write paths and safety', () => {
   });
 });
 
-test('stopInFlight: a write in flight stops and stores nothing; a read returns the bytes it had read', async () => {
+test('stopInFlight: a write in flight stops and stores nothing (its file goes at close); a read returns the bytes it had read', async () => {
   const { FileBackend: FB } = await import('../../src/tiers/file.js');
   const { IoAbortedError } = await import('../../src/tiers/backend.js');
-  const fb = await FB.create({ chunkBytes: 1024 * 1024, stagingSlots: 2 });
+  const dir = await mkdtemp(join(tmpdir(), 'kv-stop-'));
+  const fb = await FB.create({ dir, chunkBytes: 1024 * 1024, stagingSlots: 2 });
   try {
     const size = 16 * 1024 * 1024;
     await fb.write('whole', { size, chunks: async function* () { for (let i = 0; i < 16; i++) yield new Uint8Array(1024 * 1024); } });
@@ -231,7 +232,12 @@ test('stopInFlight: a write in flight stops and stores nothing; a read returns t
     assert.equal(fb.sizeOf('cut'), undefined);
     const r = await fb.read('whole');
     assert.ok(r.bytes < size, `read ${r.bytes} of ${size} after the stop`);
+    // Unlinking is teardown, not part of the run: the cut file stays until close.
+    assert.deepEqual(readdirSync(dir).sort(), [fileNameForKey('cut'), fileNameForKey('whole')]);
+    await fb.close();
+    assert.deepEqual(readdirSync(dir), []);
   } finally {
     await fb.close();
+    await rm(dir, { recursive: true, force: true });
   }
 });
