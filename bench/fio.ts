@@ -16,7 +16,7 @@
 // queue depth, flushes, CPU of the child and of the machine) hint at why one side is slower.
 //
 // Usage: node dist/bench/fio.js [--dir D] [--seconds 30] [--users 20] [--model llama3.1-8b]
-//                               [--rounds 2] [--io-kib 4096]
+//                               [--rounds 2] [--io-kib 4096] [--workloads write,read]
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -53,6 +53,7 @@ interface Options {
   readonly model: string;
   readonly rounds: number;
   readonly ioBytes: number;
+  readonly workloads: readonly Workload[];
 }
 
 function positiveInt(name: string, text: string): number {
@@ -71,8 +72,12 @@ function parseOptions(argv: readonly string[]): Options {
       model: { type: 'string', default: 'llama3.1-8b' },
       rounds: { type: 'string', default: '2' },
       'io-kib': { type: 'string', default: '4096' },
+      workloads: { type: 'string', default: 'write,read' },
     },
   });
+  const workloads = values.workloads.split(',').map((w) => w.trim());
+  const unknown = workloads.filter((w) => w !== 'write' && w !== 'read');
+  if (unknown.length > 0 || workloads.length === 0) throw new Error(`--workloads takes write, read or write,read; got '${values.workloads}'`);
   const ioKib = positiveInt('io-kib', values['io-kib']);
   if (ioKib % 4 !== 0) throw new Error(`--io-kib must be a multiple of 4 (O_DIRECT alignment), got ${ioKib}`);
   if (!BUILTIN_MODELS.has(values.model)) throw new Error(`unknown --model '${values.model}'`);
@@ -83,6 +88,7 @@ function parseOptions(argv: readonly string[]): Options {
     model: values.model,
     rounds: positiveInt('rounds', values.rounds),
     ioBytes: ioKib * KiB,
+    workloads: workloads as Workload[],
   };
 }
 
@@ -772,7 +778,7 @@ async function runRound(ctx: Context, round: number, layout: ReadLayout): Promis
   const check = (): void => {
     if (interrupted) throw new Error('interrupted');
   };
-  for (const w of ['write', 'read'] as const) {
+  for (const w of ctx.opts.workloads) {
     const steps = [
       async (): Promise<void> => {
         check();
