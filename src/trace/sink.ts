@@ -1,6 +1,6 @@
 // Where the trace writer's batches go: a plain file, or a zstd process whose output is the file.
-// Both are Node Writables underneath; this hides backpressure ('drain') and the asynchronous ways a
-// stream fails behind two awaitable calls, and remembers the first failure so none is lost.
+// Both are Node Writables underneath; this hides their write callbacks and the asynchronous ways a
+// stream fails behind awaitable calls, and remembers the first failure so none is lost.
 import { mkdir, open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -9,8 +9,8 @@ import { startZstd } from './zstd.js';
 import type { ZstdProcess } from './zstd.js';
 
 export interface ByteSink {
-  /** Resolves once `text` is accepted (after a 'drain' if the stream pushed back); rejects on failure. */
-  write(text: string): Promise<void>;
+  /** Resolves once `chunk` has been written (the caller may then reuse it); rejects on failure. */
+  write(chunk: Uint8Array): Promise<void>;
   /** Flushes and finalizes (closes the file, ends the zstd frame); rejects with the first failure. */
   end(): Promise<void>;
   /**
@@ -26,28 +26,6 @@ const ABORT_GRACE_MS = 2000;
 export async function createFile(path: string): Promise<FileHandle> {
   await mkdir(dirname(path), { recursive: true });
   return open(path, 'w');
-}
-
-/** Waits until `out` can take more, or rejects if it fails or closes first. */
-function drained(out: Writable, failure: () => Error | null): Promise<void> {
-  const early = failure();
-  if (early !== null) return Promise.reject(early);
-  // A destroyed stream emits nothing more for a refused write: do not wait for it.
-  if (out.destroyed) return Promise.reject(new Error('the output stream closed unexpectedly'));
-  return new Promise<void>((resolve, reject) => {
-    const settle = (): void => {
-      out.off('drain', settle);
-      out.off('error', settle);
-      out.off('close', settle);
-      const err = failure();
-      if (err !== null) reject(err);
-      else if (out.destroyed) reject(new Error('the output stream closed unexpectedly'));
-      else resolve();
-    };
-    out.on('drain', settle);
-    out.on('error', settle);
-    out.on('close', settle);
-  });
 }
 
 /** Waits for a stream's 'close' (immediately if it already closed). */
@@ -71,11 +49,17 @@ class StreamSink implements ByteSink {
     });
   }
 
-  async write(text: string): Promise<void> {
-    if (this.failure !== null) throw this.failure;
-    if (this.out.destroyed) throw new Error('the output stream closed unexpectedly');
-    if (!this.out.write(text)) await drained(this.out, () => this.failure);
-    if (this.failure !== null) throw this.failure;
+  write(chunk: Uint8Array): Promise<void> {
+    if (this.failure !== null) return Promise.reject(this.failure);
+    if (this.out.destroyed) return Promise.reject(new Error('the output stream closed unexpectedly'));
+    // The callback runs once the bytes left for the file or pipe, or with the stream's error.
+    return new Promise<void>((resolve, reject) => {
+      this.out.write(chunk, (err) => {
+        if (err !== null && err !== undefined) reject(this.failure ?? err);
+        else if (this.failure !== null) reject(this.failure);
+        else resolve();
+      });
+    });
   }
 
   async end(): Promise<void> {
@@ -102,7 +86,7 @@ class StreamSink implements ByteSink {
 }
 
 export function fileSink(handle: FileHandle): ByteSink {
-  const out = handle.createWriteStream({ encoding: 'utf8' });
+  const out = handle.createWriteStream();
   return new StreamSink(out, async () => null, () => undefined);
 }
 
@@ -119,7 +103,6 @@ export async function zstdSink(handle: FileHandle, level: number, command: strin
   }
   const stdin = proc.child.stdin;
   if (stdin === null) throw new Error('zstd started without a stdin pipe');
-  stdin.setDefaultEncoding('utf8');
   // zstd's own message (e.g. "No space left on device") beats the EPIPE its death causes on stdin.
   return new StreamSink(stdin, () => proc.outcome, () => {
     if (!proc.exited()) proc.child.kill();

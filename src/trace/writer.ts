@@ -1,8 +1,9 @@
 // The I/O trace log (--io-trace-log, spec §7). The cache calls its observer synchronously on its hot
-// path, so write() only formats a row and appends it to an in-memory batch; batches go out when they
-// reach `batchBytes` or `flushIntervalMs` after the first unflushed row, one at a time, waiting for
-// 'drain' when the file or the zstd process pushes back (rows keep collecting meanwhile, so memory
-// grows only while the disk is slower than the trace). A `.zst` path is compressed by the system
+// path, so write() only formats a row and encodes it into the current batch buffer; a batch goes out
+// when it is full (`batchBytes`) or `flushIntervalMs` after its first row, one batch at a time, and
+// its buffer is reused once written (fresh memory is slow on first touch here, and a trace-mode run
+// writes tens of MB/s). Rows keep collecting while a batch is in flight, so memory grows only while
+// the disk is slower than the trace. A `.zst` path is compressed by the system
 // zstd at level 3 (see zstd.ts for why); any other path is plain CSV. The first failure stops the
 // writer accepting rows and is thrown by close(), which otherwise resolves with the row count.
 import { performance } from 'node:perf_hooks';
@@ -16,7 +17,7 @@ import { DEFAULT_ZSTD_COMMAND, ZSTD_LEVEL, hasZstdSuffix } from './zstd.js';
 export interface TraceWriterOptions {
   /** Unix epoch seconds stamped on each row; default: wall-clock origin plus a monotonic clock (µs). */
   readonly epochSeconds?: () => number;
-  /** Characters buffered before a batch is written. Default 64 Ki. */
+  /** Bytes per batch buffer: a full buffer is written. Default 256 KiB. */
   readonly batchBytes?: number;
   /** Longest a row waits in memory before it is written. Default 1000 ms. */
   readonly flushIntervalMs?: number;
@@ -31,12 +32,19 @@ export function monotonicEpochSeconds(): number {
   return (performance.timeOrigin + performance.now()) / 1000;
 }
 
-const DEFAULT_BATCH_BYTES = 64 * 1024;
+const DEFAULT_BATCH_BYTES = 256 * 1024;
 const DEFAULT_FLUSH_MS = 1000;
+/** A UTF-16 code unit takes at most this many UTF-8 bytes. */
+const MAX_UTF8_PER_UNIT = 3;
+/** Written buffers kept for reuse; more are allocated only while the sink is behind. */
+const SPARE_BUFFERS = 2;
 
 export class TraceWriter {
-  private pending: string[] = [];
-  private pendingChars = 0;
+  private current: Buffer;
+  private used = 0;
+  /** Batches waiting for the sink, oldest first: a buffer and how many of its bytes are rows. */
+  private queued: Array<{ readonly buffer: Buffer; readonly length: number }> = [];
+  private readonly spare: Buffer[] = [];
   private rows = 0;
   private dropped = 0;
   private failure: Error | null = null;
@@ -53,8 +61,9 @@ export class TraceWriter {
     opts: TraceWriterOptions,
   ) {
     this.clock = opts.epochSeconds ?? monotonicEpochSeconds;
-    this.batchBytes = opts.batchBytes ?? DEFAULT_BATCH_BYTES;
+    this.batchBytes = Math.max(1024, opts.batchBytes ?? DEFAULT_BATCH_BYTES);
     this.flushMs = opts.flushIntervalMs ?? DEFAULT_FLUSH_MS;
+    this.current = Buffer.alloc(this.batchBytes);
     this.append(TRACE_HEADER + TRACE_EOL);
   }
 
@@ -103,42 +112,54 @@ export class TraceWriter {
   }
 
   private append(text: string): void {
-    this.pending.push(text);
-    this.pendingChars += text.length;
-    if (this.pendingChars >= this.batchBytes) this.kick();
-    else if (this.timer === null) {
+    if (this.used + text.length * MAX_UTF8_PER_UNIT > this.current.length) {
+      this.rotate();
+      // A row longer than a whole buffer (a pathological key) gets a buffer of its own.
+      if (text.length * MAX_UTF8_PER_UNIT > this.current.length) this.current = Buffer.alloc(text.length * MAX_UTF8_PER_UNIT);
+    }
+    this.used += this.current.write(text, this.used);
+    if (this.timer === null) {
       this.timer = setTimeout(() => {
         this.timer = null;
-        this.kick();
+        this.rotate();
       }, this.flushMs);
       this.timer.unref();
     }
   }
 
+  /** Queues the current batch (if it holds anything) and starts the flush loop. */
+  private rotate(): void {
+    if (this.used > 0) {
+      this.queued.push({ buffer: this.current, length: this.used });
+      this.current = this.spare.pop() ?? Buffer.alloc(this.batchBytes);
+      this.used = 0;
+    }
+    this.kick();
+  }
+
   /** Starts the flush loop unless it is already running. */
   private kick(): void {
-    if (this.flushing !== null || this.failure !== null) return;
+    if (this.flushing !== null || this.failure !== null || this.queued.length === 0) return;
     this.flushing = this.flushAll()
       .catch((err: unknown) => this.fail(err))
       .finally(() => {
         this.flushing = null;
+        this.kick(); // a batch queued just as the loop ended
       });
   }
 
-  /** Writes batches until nothing is pending; rows that arrive while a batch is in flight join the next. */
+  /** Writes queued batches in order; each buffer is reused once the sink has written it. */
   private async flushAll(): Promise<void> {
-    while (this.pending.length > 0 && this.failure === null) {
-      const batch = this.pending.join('');
-      this.pending = [];
-      this.pendingChars = 0;
-      await this.sink.write(batch);
+    for (let batch = this.queued.shift(); batch !== undefined && this.failure === null; batch = this.queued.shift()) {
+      await this.sink.write(batch.buffer.subarray(0, batch.length));
+      if (batch.buffer.length === this.batchBytes && this.spare.length < SPARE_BUFFERS) this.spare.push(batch.buffer);
     }
   }
 
   private fail(err: unknown): void {
     this.failure ??= err instanceof Error ? err : new Error(String(err));
-    this.pending = [];
-    this.pendingChars = 0;
+    this.queued = [];
+    this.used = 0;
   }
 
   private async finish(): Promise<number> {
@@ -147,6 +168,8 @@ export class TraceWriter {
     await this.flushing;
     if (this.failure === null) {
       try {
+        if (this.used > 0) this.queued.push({ buffer: this.current, length: this.used });
+        this.used = 0;
         await this.flushAll();
         await this.sink.end();
       } catch (err) {

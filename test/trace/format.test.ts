@@ -6,6 +6,7 @@ import type { IoEvent } from '../../src/cache/tiered-cache.js';
 import { TraceFormatError } from '../../src/trace/errors.js';
 import { TRACE_HEADER, checkHeader, csvField, formatRow, parseRow, splitFields } from '../../src/trace/format.js';
 import type { TraceEvent } from '../../src/trace/format.js';
+import { Rng } from '../../src/util/rng.js';
 
 describe('trace row format', () => {
   test('header is the reference column list', () => {
@@ -17,6 +18,18 @@ describe('trace row format', () => {
     assert.equal(formatRow(e, 1732233600.5), '1732233600.500000,Write,131072,Tier-2,user_3_req_0042,Prefill');
     assert.equal(formatRow({ ...e, tier: 'gpu', op: 'Read', phase: 'Decode' }, 1732233600.1234567), '1732233600.123457,Read,131072,Tier-0,user_3_req_0042,Decode');
     assert.equal(formatRow({ ...e, tier: 'cpu', op: 'Delete', phase: 'Evict', size: 0 }, 1), '1.000000,Delete,0,Tier-1,user_3_req_0042,Evict');
+  });
+
+  test('timestamps are exactly toFixed(6) (same second in a row, carries, huge values, seeded sweep)', () => {
+    const e: TraceEvent = { op: 'Read', tier: 'gpu', key: 'k', size: 1, phase: 'Decode' };
+    const stamp = (t: number): string => formatRow(e, t).split(',')[0] ?? '';
+    const rng = new Rng(5, 'timestamps');
+    const cases = [0, 0.0000004, 0.9999996, 1732233600.9999996, 1732233600.9999994, 1732233601, 2 ** 42 + 0.5, 1e15 + 0.25];
+    for (let i = 0; i < 100_000; i++) {
+      const whole = rng.int(0, 2_000_000_000);
+      cases.push(whole + rng.random(), whole + (rng.int(0, 999_999) + 0.5) / 1e6);
+    }
+    for (const t of cases) assert.equal(stamp(t), t.toFixed(6), `timestamp ${t}`);
   });
 
   test('the cache IoEvent is a TraceEvent', () => {
