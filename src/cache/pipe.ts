@@ -1,6 +1,6 @@
 // Streams one tier's read into another tier's write, one chunk in flight, so a demotion moves real
 // bytes without holding a whole (possibly multi-GiB) entry in memory.
-import type { Backend, ChunkSource, IOTiming } from '../tiers/backend.js';
+import type { Backend, ChunkSource, ImmediateOps, IOTiming } from '../tiers/backend.js';
 
 /** A one-slot hand-off: put() resolves when the consumer has finished with the chunk. */
 class Handoff implements AsyncIterable<Uint8Array> {
@@ -127,4 +127,11 @@ export async function copyEntry(src: Backend, dst: Backend, key: string, size: n
   if (r.status === 'rejected') throw r.reason;
   if (w.status === 'rejected') throw w.reason;
   return { read: r.value.timing, write: w.value, bytes: r.value.bytes };
+}
+
+/** copyEntry between two immediate tiers: the same result, synchronously. */
+export function copyNow(src: ImmediateOps, dst: ImmediateOps, key: string): CopyResult {
+  const r = src.readNow(key);
+  const w = dst.writeNow(key, r.bytes);
+  return { read: r.timing, write: w, bytes: r.bytes };
 }

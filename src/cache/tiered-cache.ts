@@ -1,14 +1,22 @@
 // The tiered KV cache (spec §3.2–§3.6): new entries go to the fastest tier with room, older entries
 // are demoted down the waterfall GPU → CPU → storage by LRU, and the last tier deletes. No promotion
 // on a hit. Per-key locks make concurrent async operations on one key safe.
+//
+// Operations are step functions (util/steps.ts): they run synchronously until something really has
+// to wait (a lock held by someone else, a tier's I/O), so with immediate tiers (trace mode) a whole
+// operation completes without a promise. The *Steps methods are for callers that are step functions
+// themselves (the request pipeline); allocate/access/delete wrap them in a promise for everyone else.
 import { IoAbortedError } from '../tiers/backend.js';
-import type { Backend, ChunkSource, TierName } from '../tiers/backend.js';
+import type { Backend, ChunkSource, IOTiming, ReadResult, TierName } from '../tiers/backend.js';
 import type { Recorder } from '../metrics/recorder.js';
 import type { Clock } from '../util/clock.js';
 import { KeyedMutex, Semaphore } from '../util/lock.js';
 import { EntryTable } from './entries.js';
 import type { EntryMeta } from './entries.js';
-import { copyEntry } from './pipe.js';
+import { copyEntry, copyNow } from './pipe.js';
+import type { CopyResult } from './pipe.js';
+import { run } from '../util/steps.js';
+import type { Steps } from '../util/steps.js';
 
 export type Phase = 'prefill' | 'decode' | 'both';
 /** What kind of data a read is for; selects the reference's per-type hit counter. */
@@ -77,6 +85,8 @@ export interface AccessResult {
   readonly latencyMs: number;
 }
 
+const MISS: AccessResult = Object.freeze({ tier: null, latencyMs: 0 });
+
 function ioPhase(p: Phase): IoPhase {
   return p === 'prefill' ? 'Prefill' : p === 'decode' ? 'Decode' : 'Both';
 }
@@ -129,15 +139,26 @@ export class TieredCache {
   }
 
   /** Writes a new entry of `tokens` tokens; an existing key is left as is (no write, latency 0). */
-  async allocate(key: string, tokens: number, phase: Phase = 'prefill'): Promise<AllocateResult> {
+  allocate(key: string, tokens: number, phase: Phase = 'prefill'): Promise<AllocateResult> {
+    return run(this.allocateSteps(key, tokens, phase));
+  }
+
+  /** allocate() as a step function. */
+  *allocateSteps(key: string, tokens: number, phase: Phase = 'prefill'): Steps<AllocateResult> {
     const existing = this.entries.get(key);
     if (existing !== undefined) return { ok: true, tier: existing.tier, latencyMs: 0 };
     const sem = this.opts.allocSemaphore;
-    return sem === undefined ? this.allocateLocked(key, tokens, phase) : sem.run(() => this.allocateLocked(key, tokens, phase));
+    if (sem === undefined) return yield* this.placeSteps(key, tokens, phase);
+    if (!sem.tryAcquire()) yield sem.acquire();
+    try {
+      return yield* this.placeSteps(key, tokens, phase);
+    } finally {
+      sem.release();
+    }
   }
 
-  private async allocateLocked(key: string, tokens: number, phase: Phase): Promise<AllocateResult> {
-    await this.locks.lock(key);
+  private *placeSteps(key: string, tokens: number, phase: Phase): Steps<AllocateResult> {
+    if (!this.locks.tryLock(key)) yield this.locks.lock(key);
     try {
       const existing = this.entries.get(key);
       if (existing !== undefined) return { ok: true, tier: existing.tier, latencyMs: 0 };
@@ -149,7 +170,7 @@ export class TieredCache {
 
       let tier: TierName | undefined;
       for (let i = 0; i < this.order.length && tier === undefined; i++) {
-        if (await this.ensureSpace(i, size, 0)) tier = this.order[i];
+        if (yield* this.ensureSpaceSteps(i, size, 0)) tier = this.order[i];
       }
       // Unreachable in practice: the last tier always accepts. Kept as the reference's safety net.
       if (tier === undefined) {
@@ -158,9 +179,11 @@ export class TieredCache {
       }
 
       const traffic = this.opts.recorder.traffic[tier];
-      let t;
+      const backend = this.backend(tier);
+      let t: IOTiming;
       try {
-        t = await this.backend(tier).write(key, this.opts.payload(key, size));
+        const now = backend.immediate;
+        t = now !== undefined ? now.writeNow(key, size) : ((yield backend.write(key, this.opts.payload(key, size))) as IOTiming);
       } catch (e) {
         this.release(tier, size);
         if (e instanceof IoAbortedError) {
@@ -187,20 +210,25 @@ export class TieredCache {
   }
 
   /** Reads the whole entry from the tier it lives in; a missing key is a miss (latency 0). */
-  async access(key: string, phase: Phase = 'decode', type: CacheType = 'user'): Promise<AccessResult> {
+  access(key: string, phase: Phase = 'decode', type: CacheType = 'user'): Promise<AccessResult> {
+    return run(this.accessSteps(key, phase, type));
+  }
+
+  /** access() as a step function. */
+  *accessSteps(key: string, phase: Phase = 'decode', type: CacheType = 'user'): Steps<AccessResult> {
     const c = this.opts.recorder.counters;
     // A key being written right now (its lock is held) is waited for rather than missed: a reader of
     // an entry whose prefill is in flight gets it when the write lands, whatever the timing.
     if (this.entries.get(key) === undefined && !this.locks.isLocked(key)) {
       c.cacheMisses++;
-      return { tier: null, latencyMs: 0 };
+      return MISS;
     }
-    if (!this.locks.tryLock(key)) await this.locks.lock(key);
+    if (!this.locks.tryLock(key)) yield this.locks.lock(key);
     try {
       const meta = this.entries.get(key);
       if (meta === undefined) {
         c.cacheMisses++; // deleted while we waited for its lock
-        return { tier: null, latencyMs: 0 };
+        return MISS;
       }
       this.entries.touch(meta, this.opts.clock.now());
       c.cacheHits++;
@@ -215,12 +243,14 @@ export class TieredCache {
       // Bytes are counted before the read is attempted, as the reference does.
       traffic.readOps++;
       traffic.readBytes += meta.size;
-      let r;
+      const backend = this.backend(meta.tier);
+      let r: ReadResult;
       try {
-        r = await this.backend(meta.tier).read(key);
+        const now = backend.immediate;
+        r = now !== undefined ? now.readNow(key) : ((yield backend.read(key)) as ReadResult);
       } catch {
         traffic.failedOps++;
-        return { tier: null, latencyMs: 0 };
+        return MISS;
       }
       if (r.bytes < meta.size) {
         // Cut short by the end of the run: count the bytes that moved, not a whole-entry latency.
@@ -239,12 +269,16 @@ export class TieredCache {
   }
 
   /** Removes an entry wherever it lives (the reference's missing `cache.delete`, spec §11.11). */
-  async delete(key: string): Promise<boolean> {
-    await this.locks.lock(key);
+  delete(key: string): Promise<boolean> {
+    return run(this.deleteSteps(key));
+  }
+
+  private *deleteSteps(key: string): Steps<boolean> {
+    if (!this.locks.tryLock(key)) yield this.locks.lock(key);
     try {
       const meta = this.entries.get(key);
       if (meta === undefined) return false;
-      await this.removeEntry(meta);
+      yield* this.removeEntrySteps(meta);
       const traffic = this.opts.recorder.traffic[meta.tier];
       traffic.explicitDeleteOps++;
       traffic.explicitDeleteBytes += meta.size;
@@ -272,11 +306,19 @@ export class TieredCache {
     this.reserved.set(tier, this.usedBytes(tier) - bytes);
   }
 
-  private async removeEntry(meta: EntryMeta): Promise<void> {
+  private *removeEntrySteps(meta: EntryMeta): Steps<void> {
     this.entries.remove(meta.key);
-    await this.backend(meta.tier).delete(meta.key);
+    yield* this.deleteFrom(meta.tier, meta.key);
     this.release(meta.tier, meta.size);
     this.opts.observer?.({ op: 'Delete', tier: meta.tier, key: meta.key, size: meta.size, phase: 'Evict' });
+  }
+
+  /** Deletes `key` from one tier's backend (synchronously if the tier is immediate). */
+  private *deleteFrom(tier: TierName, key: string): Steps<void> {
+    const backend = this.backend(tier);
+    const now = backend.immediate;
+    if (now !== undefined) now.deleteNow(key);
+    else yield backend.delete(key);
   }
 
   /** The least recently used entry of `tier` that no other eviction has claimed. */
@@ -289,7 +331,7 @@ export class TieredCache {
    * Makes room for `bytes` in the tier at `index` and reserves them, evicting LRU entries (demoting
    * them to the next tier, or deleting them from the last). False: the entry should try the next tier.
    */
-  private async ensureSpace(index: number, bytes: number, depth: number): Promise<boolean> {
+  private *ensureSpaceSteps(index: number, bytes: number, depth: number): Steps<boolean> {
     const tier = this.order[index] as TierName;
     const limit = this.limitBytes(tier);
     const isLast = index === this.order.length - 1;
@@ -314,8 +356,8 @@ export class TieredCache {
       if (victim === undefined) break;
       this.moving.add(victim.key);
       try {
-        if (isLast) await this.deleteVictim(victim, tier);
-        else if (!(await this.demoteVictim(victim, index, depth))) return false;
+        if (isLast) yield* this.deleteVictimSteps(victim, tier);
+        else if (!(yield* this.demoteVictimSteps(victim, index, depth))) return false;
       } finally {
         this.moving.delete(victim.key);
       }
@@ -328,12 +370,12 @@ export class TieredCache {
     return false;
   }
 
-  private async deleteVictim(victim: EntryMeta, tier: TierName): Promise<void> {
-    await this.locks.lock(victim.key);
+  private *deleteVictimSteps(victim: EntryMeta, tier: TierName): Steps<void> {
+    if (!this.locks.tryLock(victim.key)) yield this.locks.lock(victim.key);
     try {
       const meta = this.entries.get(victim.key);
       if (meta === undefined || meta.tier !== tier) return; // gone or moved meanwhile
-      await this.removeEntry(meta);
+      yield* this.removeEntrySteps(meta);
       this.opts.recorder.counters.evictions++;
       const traffic = this.opts.recorder.traffic[tier];
       traffic.evictDeleteOps++;
@@ -344,11 +386,11 @@ export class TieredCache {
   }
 
   /** Moves `victim` from the tier at `index` to the next one. False if there is no room below. */
-  private async demoteVictim(victim: EntryMeta, index: number, depth: number): Promise<boolean> {
+  private *demoteVictimSteps(victim: EntryMeta, index: number, depth: number): Steps<boolean> {
     const from = this.order[index] as TierName;
     const to = this.order[index + 1] as TierName;
-    if (!(await this.ensureSpace(index + 1, victim.size, depth + 1))) return false;
-    await this.locks.lock(victim.key);
+    if (!(yield* this.ensureSpaceSteps(index + 1, victim.size, depth + 1))) return false;
+    if (!this.locks.tryLock(victim.key)) yield this.locks.lock(victim.key);
     try {
       const meta = this.entries.get(victim.key);
       if (meta === undefined || meta.tier !== from) {
@@ -356,16 +398,25 @@ export class TieredCache {
         return true;
       }
       const rec = this.opts.recorder;
-      let copy;
+      const src = this.backend(from);
+      const dst = this.backend(to);
+      let copy: CopyResult;
       try {
-        copy = await copyEntry(this.backend(from), this.backend(to), meta.key, meta.size);
+        copy =
+          src.immediate !== undefined && dst.immediate !== undefined
+            ? copyNow(src.immediate, dst.immediate, meta.key)
+            : ((yield copyEntry(src, dst, meta.key, meta.size)) as CopyResult);
       } catch {
         this.release(to, meta.size);
         rec.traffic[to].failedOps++;
-        await this.backend(to).delete(meta.key).catch(() => undefined);
+        try {
+          yield* this.deleteFrom(to, meta.key);
+        } catch {
+          // the copy failed already; a leftover at the destination is not worth a second error
+        }
         return false;
       }
-      await this.backend(from).delete(meta.key);
+      yield* this.deleteFrom(from, meta.key);
       this.entries.move(meta, to);
       this.release(from, meta.size);
       const c = rec.counters;

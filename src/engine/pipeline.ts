@@ -6,6 +6,8 @@ import type { PrefixMatcher } from '../workload/prefix.js';
 import { decodeBatchReads, hasDecode, hasPrefill, prefillTokens } from '../workload/request.js';
 import type { Request } from '../workload/request.js';
 import type { Rng } from '../util/rng.js';
+import { run } from '../util/steps.js';
+import type { Steps } from '../util/steps.js';
 
 export interface PipelineOptions {
   readonly cache: TieredCache;
@@ -36,7 +38,15 @@ export interface PipelineOutcome {
 
 class Aborted extends Error {}
 
-export async function processRequest(req: Request, o: PipelineOptions, rng: Rng): Promise<PipelineOutcome> {
+export function processRequest(req: Request, o: PipelineOptions, rng: Rng): Promise<PipelineOutcome> {
+  return run(requestSteps(req, o, rng));
+}
+
+/**
+ * processRequest as a step function (util/steps.ts): with immediate tiers (trace mode) a whole
+ * request runs without a promise per cache operation.
+ */
+export function* requestSteps(req: Request, o: PipelineOptions, rng: Rng): Steps<PipelineOutcome> {
   const { cache } = o;
   let storageMs = 0;
   let multiTurnHits = 0;
@@ -67,9 +77,9 @@ export async function processRequest(req: Request, o: PipelineOptions, rng: Rng)
       const match = o.prefix.record(req.systemPrompt);
       const key = req.systemPrompt.key;
       // First sight writes the prompt's entry, unless it was pre-populated (decode-only runs).
-      if (match.firstSight && cache.locate(key) === null) step(await cache.allocate(key, req.systemPrompt.tokens, 'prefill'));
-      else if (step(await cache.access(key, req.phase, 'system')).tier === null) {
-        step(await cache.allocate(key, req.systemPrompt.tokens, 'prefill')); // evicted: write it again
+      if (match.firstSight && cache.locate(key) === null) step(yield* cache.allocateSteps(key, req.systemPrompt.tokens, 'prefill'));
+      else if (step(yield* cache.accessSteps(key, req.phase, 'system')).tier === null) {
+        step(yield* cache.allocateSteps(key, req.systemPrompt.tokens, 'prefill')); // evicted: write it again
       }
     }
     const context = o.prefix !== undefined ? prefillTokens(req) : req.contextTokens;
@@ -79,21 +89,21 @@ export async function processRequest(req: Request, o: PipelineOptions, rng: Rng)
       if (o.multiTurn && req.turn > 1) {
         for (const prev of req.previousTurnKeys) {
           checkStop();
-          if (step(await cache.access(prev, 'decode', 'multi_turn')).tier === null) multiTurnMisses++;
+          if (step(yield* cache.accessSteps(prev, 'decode', 'multi_turn')).tier === null) multiTurnMisses++;
           else multiTurnHits++;
         }
       }
       // 2b. Prefill: write this request's KV entry.
       if (hasPrefill(req.phase)) {
         checkStop();
-        prefillMs = step(await cache.allocate(req.cacheKey, context, 'prefill')).latencyMs;
+        prefillMs = step(yield* cache.allocateSteps(req.cacheKey, context, 'prefill')).latencyMs;
       }
     }
 
     // 3. RAG: read the retrieved chunks.
     for (const chunk of req.ragRetrieval?.chunks ?? []) {
       checkStop();
-      step(await cache.access(chunk.key, 'decode', 'user'));
+      step(yield* cache.accessSteps(chunk.key, 'decode', 'user'));
     }
 
     // 4. Decode: one probe, then the whole entry again per batch of generated tokens.
@@ -101,14 +111,14 @@ export async function processRequest(req: Request, o: PipelineOptions, rng: Rng)
       checkStop();
       const key = o.decodeOnly ? pickKey(o.prepopulatedKeys, rng) : req.cacheKey;
       const before = storageMs;
-      const probe = step(await cache.access(key, 'decode'));
+      const probe = step(yield* cache.accessSteps(key, 'decode'));
       if (probe.tier === null) {
-        if (!o.decodeOnly) step(await cache.allocate(key, context, 'prefill'));
+        if (!o.decodeOnly) step(yield* cache.allocateSteps(key, context, 'prefill'));
       } else {
         const reads = decodeBatchReads(req.generationTokens, o.decodeBatchSize);
         for (let i = 0; i < reads; i++) {
           checkStop();
-          step(await cache.access(key, 'decode'));
+          step(yield* cache.accessSteps(key, 'decode'));
         }
       }
       decodeMs = storageMs - before;
@@ -117,7 +127,7 @@ export async function processRequest(req: Request, o: PipelineOptions, rng: Rng)
     // 5. Generation: the worker is busy for the simulated decode time.
     checkStop();
     const generationMs = req.generationTokens * o.secondsPerToken * 1000;
-    if (generationMs > 0) await o.sleep(generationMs);
+    if (generationMs > 0) yield o.sleep(generationMs);
     checkStop(); // a generation cut short by the end of the run is not a completed request
     return outcome(true, generationMs);
   } catch (e) {

@@ -44,8 +44,22 @@ export interface ReadResult {
   readonly bytes: number;
 }
 
+/**
+ * Synchronous operations of a tier whose every operation completes at once (the null tier of trace
+ * mode), with the same effects as write/read/delete. The cache uses them to skip promise machinery:
+ * the simulation rate of trace mode is bounded by per-operation overhead.
+ */
+export interface ImmediateOps {
+  writeNow(key: string, size: number): IOTiming;
+  /** Throws EntryNotFoundError if `key` is not stored here. */
+  readNow(key: string): ReadResult;
+  deleteNow(key: string): void;
+}
+
 export interface Backend {
   readonly tier: TierName;
+  /** Present when every operation of this tier completes synchronously. */
+  readonly immediate?: ImmediateOps;
   /** Stores the entry under `key`, replacing any previous one. */
   write(key: string, source: ChunkSource): Promise<IOTiming>;
   /** Reads the whole entry; throws EntryNotFoundError if `key` is not stored here. */

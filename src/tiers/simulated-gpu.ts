@@ -24,7 +24,7 @@ export class SimulatedGpuBackend extends NullBackend {
     bandwidthGBs = DEFAULT_GPU_BANDWIDTH_GBS,
     private readonly realTime = true,
   ) {
-    super('gpu');
+    super('gpu', false); // its operations take modelled time: never immediate
     if (!(bandwidthGBs > 0)) throw new RangeError('GPU bandwidth must be positive');
     this.bytesPerMs = bandwidthGBs * 1e6;
   }

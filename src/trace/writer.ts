@@ -1,5 +1,5 @@
 // The I/O trace log (--io-trace-log, spec §7). The cache calls its observer synchronously on its hot
-// path, so write() only formats a row and encodes it into the current batch buffer; a batch goes out
+// path, so write() only encodes a row into the current batch buffer (format.ts encodeRow); a batch goes out
 // when it is full (`batchBytes`) or `flushIntervalMs` after its first row, one batch at a time, and
 // its buffer is reused once written (fresh memory is slow on first touch here, and a trace-mode run
 // writes tens of MB/s). Rows keep collecting while a batch is in flight, so memory grows only while
@@ -8,7 +8,7 @@
 // writer accepting rows and is thrown by close(), which otherwise resolves with the row count.
 import { performance } from 'node:perf_hooks';
 import { TraceWriteError, messageOf } from './errors.js';
-import { TRACE_EOL, TRACE_HEADER, formatRow } from './format.js';
+import { TRACE_EOL, TRACE_HEADER, encodeRow, maxRowBytes } from './format.js';
 import type { TraceEvent } from './format.js';
 import { createFile, fileSink, zstdSink } from './sink.js';
 import type { ByteSink } from './sink.js';
@@ -34,8 +34,6 @@ export function monotonicEpochSeconds(): number {
 
 const DEFAULT_BATCH_BYTES = 256 * 1024;
 const DEFAULT_FLUSH_MS = 1000;
-/** A UTF-16 code unit takes at most this many UTF-8 bytes. */
-const MAX_UTF8_PER_UNIT = 3;
 /** Written buffers kept for reuse; more are allocated only while the sink is behind. */
 const SPARE_BUFFERS = 2;
 
@@ -101,8 +99,10 @@ export class TraceWriter {
       this.dropped++;
       return;
     }
-    this.append(formatRow(event, this.clock()) + TRACE_EOL);
+    this.reserve(maxRowBytes(event));
+    this.used = encodeRow(event, this.clock(), this.current, this.used);
     this.rows++;
+    this.armTimer();
   }
 
   /** Writes what is buffered, ends the file (and the zstd frame); resolves with the row count. */
@@ -112,19 +112,28 @@ export class TraceWriter {
   }
 
   private append(text: string): void {
-    if (this.used + text.length * MAX_UTF8_PER_UNIT > this.current.length) {
+    const bytes = Buffer.byteLength(text, 'utf8');
+    this.reserve(bytes);
+    this.used += this.current.write(text, this.used, 'utf8');
+    this.armTimer();
+  }
+
+  /** Makes room for `bytes` more in the current buffer, queueing it for the sink if it is too full. */
+  private reserve(bytes: number): void {
+    if (this.used + bytes <= this.current.length) return;
+    this.rotate();
+    // A row longer than a whole buffer (a pathological key) gets a buffer of its own.
+    if (bytes > this.current.length) this.current = Buffer.alloc(bytes);
+  }
+
+  /** Rows wait at most flushMs in memory. */
+  private armTimer(): void {
+    if (this.timer !== null) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
       this.rotate();
-      // A row longer than a whole buffer (a pathological key) gets a buffer of its own.
-      if (text.length * MAX_UTF8_PER_UNIT > this.current.length) this.current = Buffer.alloc(text.length * MAX_UTF8_PER_UNIT);
-    }
-    this.used += this.current.write(text, this.used);
-    if (this.timer === null) {
-      this.timer = setTimeout(() => {
-        this.timer = null;
-        this.rotate();
-      }, this.flushMs);
-      this.timer.unref();
-    }
+    }, this.flushMs);
+    this.timer.unref();
   }
 
   /** Queues the current batch (if it holds anything) and starts the flush loop. */

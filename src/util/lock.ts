@@ -9,11 +9,15 @@ export class Semaphore {
     if (!(permits >= 1)) throw new RangeError('a semaphore needs at least one permit');
   }
 
+  /** Takes a permit if one is free, synchronously. */
+  tryAcquire(): boolean {
+    if (this.held >= this.permits) return false;
+    this.held++;
+    return true;
+  }
+
   async acquire(): Promise<void> {
-    if (this.held < this.permits) {
-      this.held++;
-      return;
-    }
+    if (this.tryAcquire()) return;
     await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
 
@@ -63,12 +67,12 @@ export class KeyedMutex {
   unlock(key: string): void {
     const q = this.queues.get(key);
     if (q === undefined) throw new Error(`unlock of '${key}' which is not locked`);
-    const [next, ...rest] = q;
+    const next = q[0];
     if (next === undefined) {
-      this.queues.delete(key);
+      this.queues.delete(key); // the common case: nobody waited, nothing to allocate
       return;
     }
-    this.queues.set(key, rest.length === 0 ? NO_WAITERS : rest);
+    this.queues.set(key, q.length === 1 ? NO_WAITERS : q.slice(1));
     next();
   }
 

@@ -4,9 +4,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { IoEvent } from '../../src/cache/tiered-cache.js';
 import { TraceFormatError } from '../../src/trace/errors.js';
-import { TRACE_HEADER, checkHeader, csvField, formatRow, parseRow, splitFields } from '../../src/trace/format.js';
+import { TRACE_HEADER, checkHeader, csvField, encodeRow, formatRow, maxRowBytes, parseRow, splitFields } from '../../src/trace/format.js';
 import type { TraceEvent } from '../../src/trace/format.js';
 import { Rng } from '../../src/util/rng.js';
+
+const EV: TraceEvent = { op: 'Read', tier: 'gpu', key: 'k', size: 1, phase: 'Decode' };
 
 describe('trace row format', () => {
   test('header is the reference column list', () => {
@@ -30,6 +32,32 @@ describe('trace row format', () => {
       cases.push(whole + rng.random(), whole + (rng.int(0, 999_999) + 0.5) / 1e6);
     }
     for (const t of cases) assert.equal(stamp(t), t.toFixed(6), `timestamp ${t}`);
+  });
+
+  test('encodeRow writes exactly formatRow + newline (odd keys, huge sizes, any tier/op/phase)', () => {
+    const rng = new Rng(6, 'encode');
+    const keys = ['user_3_req_0042', '', 'a,b', 'say "hi"', 'line\nbreak', 'tab\tkey', 'ключ_7', '鍵🔑', 'x'.repeat(300)];
+    const ops = ['Write', 'Read', 'Delete'] as const;
+    const tiers = ['gpu', 'cpu', 'storage'] as const;
+    const phases = ['Prefill', 'Decode', 'Both', 'Evict'] as const;
+    const buf = Buffer.alloc(8192);
+    for (let i = 0; i < 5000; i++) {
+      const event: TraceEvent = {
+        op: ops[i % 3] ?? 'Read',
+        tier: tiers[i % 3 === 0 ? 2 : i % 2] ?? 'gpu',
+        key: keys[i % keys.length] ?? '',
+        size: i % 7 === 0 ? Number.MAX_SAFE_INTEGER - i : rng.int(0, 2 ** 40),
+        phase: phases[i % 4] ?? 'Both',
+      };
+      const t = i % 11 === 0 ? rng.int(0, 10) : 1.7e9 + rng.random() * 1e8;
+      const at = i % 5; // not always at the start of the buffer
+      const end = encodeRow(event, t, buf, at);
+      assert.ok(end - at <= maxRowBytes(event));
+      assert.equal(buf.toString('utf8', at, end), `${formatRow(event, t)}\n`);
+    }
+    assert.throws(() => encodeRow({ ...EV, size: 1.5 }, 1, buf, 0), RangeError);
+    assert.throws(() => encodeRow(EV, Number.NaN, buf, 0), RangeError);
+    assert.throws(() => encodeRow(EV, -1, buf, 0), RangeError);
   });
 
   test('the cache IoEvent is a TraceEvent', () => {
