@@ -85,7 +85,8 @@ export async function dispatch(o: DispatchOptions): Promise<void> {
     }
     try {
       while (index < target && !o.stop.aborted) {
-        const step = await source.next();
+        const next = source.next();
+        const step = next instanceof Promise ? await next : next;
         if (step === undefined) break;
         const wait = o.startMs + step.request.scheduledAtMs - o.clock.now();
         if (wait > 0) await o.sleep(wait, o.stop).catch(() => undefined);
@@ -93,9 +94,8 @@ export async function dispatch(o: DispatchOptions): Promise<void> {
         // microtasks only and starve timers and I/O (the duration timer, the trace flush): yield.
         else await setImmediate();
         if (o.stop.aborted) break;
-        const pending = [enqueue(step.request)];
-        if (step.ragRequest !== undefined) pending.push(enqueue(step.ragRequest));
-        await Promise.all(pending);
+        if (step.ragRequest === undefined) await enqueue(step.request);
+        else await Promise.all([enqueue(step.request), enqueue(step.ragRequest)]);
       }
     } finally {
       running.delete(index);

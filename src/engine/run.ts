@@ -23,6 +23,7 @@ import type { TimelinePoint } from './autoscale-loop.js';
 import { sessionStream, UserSession } from '../workload/session.js';
 import { generateUser, userId, userStream } from '../workload/users.js';
 import { processRequest } from './pipeline.js';
+import type { PipelineOptions } from './pipeline.js';
 import { describeSource, openWorkloadSource } from './workload-source.js';
 import type { WorkloadSource } from './workload-source.js';
 import { burstUsers, shareGptUsers } from './trace-sources.js';
@@ -155,25 +156,23 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
   const pipelineRng = rng.fork('pipeline');
   const secondsPerToken = cfg.settings.generationTiming[cfg.generationMode];
 
+  const pipeline: PipelineOptions = {
+    cache,
+    ...(prefix !== undefined ? { prefix } : {}),
+    multiTurn: conversations !== undefined,
+    prefillOnly: cfg.prefillOnly,
+    decodeOnly: cfg.decodeOnly,
+    prepopulatedKeys: prepared.prepopulatedKeys,
+    decodeBatchSize: ws.decode.batchSize,
+    secondsPerToken,
+    sleep: (ms) => sleep(ms, undefined, { signal: stop.signal }).catch(() => undefined),
+    stopped: () => stop.signal.aborted,
+  };
+
   const processOne = async (req: Request, queueMs: number): Promise<void> => {
     const enqueuedMs = clock.now() - queueMs;
     try {
-      const out = await processRequest(
-        req,
-        {
-          cache,
-          ...(prefix !== undefined ? { prefix } : {}),
-          multiTurn: conversations !== undefined,
-          prefillOnly: cfg.prefillOnly,
-          decodeOnly: cfg.decodeOnly,
-          prepopulatedKeys: prepared.prepopulatedKeys,
-          decodeBatchSize: ws.decode.batchSize,
-          secondsPerToken,
-          sleep: (ms) => sleep(ms, undefined, { signal: stop.signal }).catch(() => undefined),
-          stopped: () => stop.signal.aborted,
-        },
-        pipelineRng,
-      );
+      const out = await processRequest(req, pipeline, pipelineRng);
       if (!out.completed) {
         run.recordAborted(out.multiTurnHits, out.multiTurnMisses);
         return;

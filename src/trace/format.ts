@@ -92,11 +92,14 @@ export function formatRow(event: TraceEvent, epochSeconds: number): string {
 const COMMA = 0x2c;
 const DOT = 0x2e;
 const ZERO = 0x30;
-const NEWLINE = 0x0a;
 const ascii = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0));
-const OP_BYTES: Readonly<Record<TraceOp, Uint8Array>> = { Write: ascii('Write'), Read: ascii('Read'), Delete: ascii('Delete') };
-const TIER_BYTES: Readonly<Record<TraceTier, Uint8Array>> = { gpu: ascii(TIER_LABEL.gpu), cpu: ascii(TIER_LABEL.cpu), storage: ascii(TIER_LABEL.storage) };
-const PHASE_BYTES: Readonly<Record<TracePhase, Uint8Array>> = { Prefill: ascii('Prefill'), Decode: ascii('Decode'), Both: ascii('Both'), Evict: ascii('Evict') };
+// Each constant carries its separators: "Read," then ",Tier-1," then ",Decode\n".
+const OP_BYTES: ReadonlyMap<TraceOp, Uint8Array> = new Map((['Write', 'Read', 'Delete'] as const).map((op) => [op, ascii(`${op},`)]));
+const TIER_BYTES: ReadonlyMap<TraceTier, Uint8Array> = new Map((['gpu', 'cpu', 'storage'] as const).map((t) => [t, ascii(`,${TIER_LABEL[t]},`)]));
+const PHASE_BYTES: ReadonlyMap<TracePhase, Uint8Array> = new Map(
+  (['Prefill', 'Decode', 'Both', 'Evict'] as const).map((p) => [p, ascii(`,${p}${TRACE_EOL}`)]),
+);
+const NO_BYTES = new Uint8Array(0);
 
 /** Bytes encodeRow may need for `event` (UTF-8 worst case, quoting included). */
 export function maxRowBytes(event: TraceEvent): number {
@@ -150,7 +153,7 @@ let encodedSecondBytes = new Uint8Array(0);
 
 function secondBytes(second: number): Uint8Array {
   if (second !== encodedSecond) {
-    const scratch = new Uint8Array(24);
+    const scratch = Buffer.alloc(24); // a Buffer like the rows', so the digit loops stay monomorphic
     const end = putDigits(scratch, 0, second);
     scratch[end] = DOT;
     encodedSecond = second;
@@ -188,18 +191,12 @@ export function encodeRow(event: TraceEvent, epochSeconds: number, buf: Buffer, 
   let p = putBytes(buf, at, secondBytes(second));
   p = putSixDigits(buf, p, micros);
   buf[p++] = COMMA;
-  p = putBytes(buf, p, OP_BYTES[event.op]);
-  buf[p++] = COMMA;
+  p = putBytes(buf, p, OP_BYTES.get(event.op) ?? NO_BYTES);
   p = putDigits(buf, p, event.size);
-  buf[p++] = COMMA;
-  p = putBytes(buf, p, TIER_BYTES[event.tier]);
-  buf[p++] = COMMA;
+  p = putBytes(buf, p, TIER_BYTES.get(event.tier) ?? NO_BYTES);
   const plain = putPlainKey(buf, p, event.key);
   p = plain >= 0 ? plain : p + buf.write(csvField(event.key), p, 'utf8');
-  buf[p++] = COMMA;
-  p = putBytes(buf, p, PHASE_BYTES[event.phase]);
-  buf[p++] = NEWLINE;
-  return p;
+  return putBytes(buf, p, PHASE_BYTES.get(event.phase) ?? NO_BYTES);
 }
 
 /** Splits one CSV record into fields; a string result is the reason it is malformed. */
