@@ -103,6 +103,11 @@ export class TieredCache {
   private readonly moving = new Set<string>();
   private readonly ev: EvictionConfig;
   private readonly tokenBytes: number;
+  /**
+   * Every tier completes its operations synchronously (trace mode): no operation can interleave with
+   * another, so per-key locks are skipped (they were a fifth of trace-mode CPU).
+   */
+  private readonly synchronous: boolean;
 
   constructor(private readonly opts: CacheOptions) {
     if (opts.tiers.length === 0) throw new RangeError('a cache needs at least one tier');
@@ -114,6 +119,7 @@ export class TieredCache {
       this.reserved.set(t.backend.tier, 0);
     }
     this.entries = new EntryTable(this.order);
+    this.synchronous = opts.tiers.every((t) => t.backend.immediate !== undefined);
     this.ev = { ...DEFAULT_EVICTION, ...opts.eviction };
     this.tokenBytes = opts.bytesPerToken / (opts.tensorParallel ?? 1);
   }
@@ -158,7 +164,7 @@ export class TieredCache {
   }
 
   private *placeSteps(key: string, tokens: number, phase: Phase): Steps<AllocateResult> {
-    if (!this.locks.tryLock(key)) yield this.locks.lock(key);
+    if (!this.synchronous && !this.locks.tryLock(key)) yield this.locks.lock(key);
     try {
       const existing = this.entries.get(key);
       if (existing !== undefined) return { ok: true, tier: existing.tier, latencyMs: 0 };
@@ -205,7 +211,7 @@ export class TieredCache {
       this.opts.observer?.({ op: 'Write', tier, key, size, phase: ioPhase(phase) });
       return { ok: true, tier, latencyMs: t.totalMs };
     } finally {
-      this.locks.unlock(key);
+      if (!this.synchronous) this.locks.unlock(key);
     }
   }
 
@@ -219,13 +225,16 @@ export class TieredCache {
     const c = this.opts.recorder.counters;
     // A key being written right now (its lock is held) is waited for rather than missed: a reader of
     // an entry whose prefill is in flight gets it when the write lands, whatever the timing.
-    if (this.entries.get(key) === undefined && !this.locks.isLocked(key)) {
+    let meta = this.entries.get(key);
+    if (meta === undefined && (this.synchronous || !this.locks.isLocked(key))) {
       c.cacheMisses++;
       return MISS;
     }
-    if (!this.locks.tryLock(key)) yield this.locks.lock(key);
+    if (!this.synchronous && !this.locks.tryLock(key)) {
+      yield this.locks.lock(key);
+      meta = this.entries.get(key); // it may have been deleted or moved while we waited
+    }
     try {
-      const meta = this.entries.get(key);
       if (meta === undefined) {
         c.cacheMisses++; // deleted while we waited for its lock
         return MISS;
@@ -264,7 +273,7 @@ export class TieredCache {
       this.opts.observer?.({ op: 'Read', tier: meta.tier, key, size: meta.size, phase: ioPhase(phase) });
       return { tier: meta.tier, latencyMs: r.timing.totalMs };
     } finally {
-      this.locks.unlock(key);
+      if (!this.synchronous) this.locks.unlock(key);
     }
   }
 
@@ -274,7 +283,7 @@ export class TieredCache {
   }
 
   private *deleteSteps(key: string): Steps<boolean> {
-    if (!this.locks.tryLock(key)) yield this.locks.lock(key);
+    if (!this.synchronous && !this.locks.tryLock(key)) yield this.locks.lock(key);
     try {
       const meta = this.entries.get(key);
       if (meta === undefined) return false;
@@ -284,7 +293,7 @@ export class TieredCache {
       traffic.explicitDeleteBytes += meta.size;
       return true;
     } finally {
-      this.locks.unlock(key);
+      if (!this.synchronous) this.locks.unlock(key);
     }
   }
 
@@ -371,7 +380,7 @@ export class TieredCache {
   }
 
   private *deleteVictimSteps(victim: EntryMeta, tier: TierName): Steps<void> {
-    if (!this.locks.tryLock(victim.key)) yield this.locks.lock(victim.key);
+    if (!this.synchronous && !this.locks.tryLock(victim.key)) yield this.locks.lock(victim.key);
     try {
       const meta = this.entries.get(victim.key);
       if (meta === undefined || meta.tier !== tier) return; // gone or moved meanwhile
@@ -381,7 +390,7 @@ export class TieredCache {
       traffic.evictDeleteOps++;
       traffic.evictDeleteBytes += meta.size;
     } finally {
-      this.locks.unlock(victim.key);
+      if (!this.synchronous) this.locks.unlock(victim.key);
     }
   }
 
@@ -390,7 +399,7 @@ export class TieredCache {
     const from = this.order[index] as TierName;
     const to = this.order[index + 1] as TierName;
     if (!(yield* this.ensureSpaceSteps(index + 1, victim.size, depth + 1))) return false;
-    if (!this.locks.tryLock(victim.key)) yield this.locks.lock(victim.key);
+    if (!this.synchronous && !this.locks.tryLock(victim.key)) yield this.locks.lock(victim.key);
     try {
       const meta = this.entries.get(victim.key);
       if (meta === undefined || meta.tier !== from) {
@@ -436,7 +445,7 @@ export class TieredCache {
       this.opts.observer?.({ op: 'Write', tier: to, key: meta.key, size: meta.size, phase: 'Evict' });
       return true;
     } finally {
-      this.locks.unlock(victim.key);
+      if (!this.synchronous) this.locks.unlock(victim.key);
     }
   }
 }

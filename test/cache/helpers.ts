@@ -5,6 +5,7 @@ import { Recorder } from '../../src/metrics/recorder.js';
 import { BUILTIN_MODELS, kvBytesPerToken } from '../../src/model/models.js';
 import { payloadBytes } from '../../src/data/payload.js';
 import { MemoryBackend } from '../../src/tiers/memory.js';
+import { NullBackend } from '../../src/tiers/null.js';
 import type { Backend, ChunkSource } from '../../src/tiers/backend.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { MiB } from '../../src/util/units.js';
@@ -28,15 +29,18 @@ export interface TestCacheSpec {
   cpuBytes?: number;
   storageBytes?: number;
   storage?: Backend;
+  /** Tier backends: memory (asynchronous, the default) or null (immediate: the synchronous path). */
+  kind?: 'memory' | 'null';
   tensorParallel?: number;
   extra?: Partial<CacheOptions>;
 }
 
 export function makeCache(spec: TestCacheSpec): { cache: TieredCache; rec: Recorder; clock: ManualClock } {
   const tiers: CacheTier[] = [];
-  if (spec.gpuBytes !== undefined) tiers.push({ backend: new MemoryBackend('gpu', 64 * 1024), limitBytes: spec.gpuBytes });
-  if (spec.cpuBytes !== undefined) tiers.push({ backend: new MemoryBackend('cpu', 64 * 1024), limitBytes: spec.cpuBytes });
-  tiers.push({ backend: spec.storage ?? new MemoryBackend('storage', 64 * 1024), limitBytes: spec.storageBytes ?? Infinity });
+  const make = (tier: 'gpu' | 'cpu' | 'storage'): Backend => (spec.kind === 'null' ? new NullBackend(tier) : new MemoryBackend(tier, 64 * 1024));
+  if (spec.gpuBytes !== undefined) tiers.push({ backend: make('gpu'), limitBytes: spec.gpuBytes });
+  if (spec.cpuBytes !== undefined) tiers.push({ backend: make('cpu'), limitBytes: spec.cpuBytes });
+  tiers.push({ backend: spec.storage ?? make('storage'), limitBytes: spec.storageBytes ?? Infinity });
   const rec = new Recorder();
   const clock = new ManualClock(1);
   const cache = new TieredCache({
