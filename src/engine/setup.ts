@@ -6,6 +6,7 @@ import { storageLimitBytes } from '../cache/capacity.js';
 import { TieredCache } from '../cache/tiered-cache.js';
 import type { CacheTier } from '../cache/tiered-cache.js';
 import { PayloadPool } from '../data/payload-pool.js';
+import { CopyPool } from '../data/copy-pool.js';
 import type { Recorder } from '../metrics/recorder.js';
 import { kvBytesPerToken } from '../model/models.js';
 import { FileBackend, RAM_FILE_SYSTEMS } from '../tiers/file.js';
@@ -111,7 +112,8 @@ export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock)
   const stagingSlots = Math.max(4, Math.min(workers + 4, 64));
   const payloadSlots = Math.max(8, Math.min(2 * workers, 64));
   const storage = await FileBackend.create({ ...(cfg.cacheDir !== undefined ? { dir: cfg.cacheDir } : {}), ioMode: cfg.ioMode, chunkBytes: IO_CHUNK_BYTES, stagingSlots });
-  const closers: Array<() => Promise<void>> = [() => storage.close()];
+  const storageCloser = (): Promise<void> => storage.close();
+  const closers: Array<() => Promise<void>> = [storageCloser];
   try {
     if (storage.effectiveIoMode !== cfg.ioMode) warnings.push(`${storage.dir}: the file system refused O_DIRECT; using buffered I/O (reads may come from the page cache)`);
     if (RAM_FILE_SYSTEMS.has(storage.fileSystem)) warnings.push(`${storage.dir} is on ${storage.fileSystem}: this measures RAM, not a storage device`);
@@ -126,7 +128,10 @@ export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock)
       // No CUDA here: the GPU tier is the bandwidth model of spec §3.8, always present when sized.
       tiers.push({ backend: new SimulatedGpuBackend((k, n) => payload.source(k, n), cfg.gpuBandwidthGbs), limitBytes: cfg.gpuMemGb * cfg.numGpus * GiB });
     }
-    tiers.push({ backend: new MemoryBackend('cpu'), limitBytes: memory.cpuLimitBytes });
+    // CPU-tier copies run on worker threads, on pages the file tier can write without a bounce copy.
+    const copier = memory.cpuLimitBytes > 0 ? await CopyPool.create(Math.max(1, availableParallelism())) : undefined;
+    if (copier !== undefined) closers.push(() => copier.close());
+    tiers.push({ backend: new MemoryBackend('cpu', undefined, { ...(copier !== undefined ? { copier } : {}), probeDir: storage.dir, reserveBytes: memory.cpuLimitBytes }), limitBytes: memory.cpuLimitBytes });
     tiers.push({ backend: storage, limitBytes: await storageLimitBytes(cfg.storageCapacityGb, storage.dir) });
     const cache = new TieredCache({
       tiers,
@@ -138,8 +143,8 @@ export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock)
       eviction: cfg.settings.eviction,
       ...(cfg.maxConcurrentAllocs > 0 ? { allocSemaphore: new Semaphore(cfg.maxConcurrentAllocs) } : {}),
     });
-    // The cache closes every backend (the storage tier deletes its files); the pool is separate.
-    closers.splice(closers.length - 1, 1, () => cache.close());
+    // The cache closes every backend (the storage tier deletes its files); the pools are separate.
+    closers.splice(closers.indexOf(storageCloser), 1, () => cache.close());
     return {
       cache,
       storage: { dir: storage.dir, ioMode: storage.effectiveIoMode, fileSystem: storage.fileSystem },
