@@ -50,49 +50,36 @@ export class CopyPool implements Copier {
   readonly offThread = true;
   private readonly idle: Worker[] = [];
   private readonly backlog: Array<{ readonly job: CopyJob; readonly pending: Pending }> = [];
-  private readonly running = new Map<number, Pending>();
-  private readonly workers: Worker[] = [];
+  /** The job each busy thread runs. */
+  private readonly running = new Map<Worker, Pending>();
+  private readonly workers = new Set<Worker>();
   private nextId = 0;
-  private failure: Error | undefined;
   private closed = false;
 
   private constructor() {}
 
-  static async create(threads: number): Promise<CopyPool> {
+  /** `workerUrl`: tests only, a worker script speaking the copy-worker protocol, to exercise failures. */
+  static async create(threads: number, workerUrl?: URL): Promise<CopyPool> {
     if (!Number.isSafeInteger(threads) || threads < 1) throw new RangeError(`copy threads must be a positive integer, got ${threads}`);
     const pool = new CopyPool();
-    const url = new URL('./copy-worker.js', import.meta.url);
-    await Promise.all(
-      Array.from({ length: threads }, async () => {
-        const w = new Worker(url);
-        pool.workers.push(w);
-        w.on('message', (r: CopyReply) => pool.onReply(w, r));
-        w.on('error', (e: Error) => pool.fail(new Error(`copy worker failed: ${e.message}`, { cause: e })));
-        w.on('exit', (code: number) => {
-          if (!pool.closed) pool.fail(new Error(`copy worker exited unexpectedly with code ${code}`));
-        });
-        await new Promise<void>((resolve, reject) => {
-          w.once('online', resolve);
-          w.once('error', reject);
-        });
-        w.unref(); // referenced only while it copies: an idle pool never keeps the process alive
-        pool.idle.push(w);
-      }),
-    ).catch(async (e: unknown) => {
+    const url = workerUrl ?? new URL('./copy-worker.js', import.meta.url);
+    try {
+      await Promise.all(Array.from({ length: threads }, () => pool.start(url)));
+    } catch (e) {
       await pool.close();
       throw e;
-    });
+    }
     return pool;
   }
 
   copy(pairs: readonly CopyPair[]): Promise<number> {
     if (this.closed) return Promise.reject(new Error('copy pool is closed'));
-    if (this.failure !== undefined) return Promise.reject(this.failure);
     const ranges: CopyRange[] = [];
     try {
       for (const p of pairs) {
         const r = asRange(p);
-        if (r === undefined) return Promise.resolve(copyInline(pairs)); // not shareable: copy here
+        // Not shareable, or no thread left (one died): copy here rather than fail the tier.
+        if (r === undefined || this.workers.size === 0) return Promise.resolve(copyInline(pairs));
         ranges.push(r);
       }
     } catch (e) {
@@ -107,8 +94,28 @@ export class CopyPool implements Copier {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.rejectAll(new Error('copy pool is closed'));
-    await Promise.all(this.workers.map((w) => w.terminate()));
+    const err = new Error('copy pool is closed');
+    for (const { pending } of this.backlog.splice(0)) pending.reject(err);
+    for (const pending of this.running.values()) pending.reject(err);
+    this.running.clear();
+    await Promise.all([...this.workers].map((w) => w.terminate()));
+  }
+
+  /** Starts a thread and waits for its first (empty) job, so no measured copy pays its start-up. */
+  private async start(url: URL): Promise<void> {
+    const w = new Worker(url);
+    this.workers.add(w);
+    await new Promise<void>((resolve, reject) => {
+      w.once('error', reject);
+      w.once('message', () => resolve());
+      const warmup: CopyJob = { id: -1, ranges: [] };
+      w.postMessage(warmup);
+    });
+    w.on('message', (r: CopyReply) => this.onReply(w, r));
+    w.on('error', (e: Error) => this.lose(w, new Error(`copy worker failed: ${e.message}`, { cause: e })));
+    w.on('exit', (code: number) => this.lose(w, new Error(`copy worker exited unexpectedly with code ${code}`)));
+    w.unref(); // referenced only while it copies: an idle pool never keeps the process alive
+    this.idle.push(w);
   }
 
   private dispatch(): void {
@@ -118,17 +125,19 @@ export class CopyPool implements Copier {
         this.idle.push(w);
         return;
       }
-      this.running.set(next.job.id, next.pending);
+      this.running.set(w, next.pending);
       w.ref();
       w.postMessage(next.job);
     }
+    // Every thread died: what is left is copied inline by later calls; fail these with the reason.
+    if (this.workers.size === 0) for (const { pending } of this.backlog.splice(0)) pending.reject(new Error('copy pool has no thread left'));
   }
 
   private onReply(w: Worker, r: CopyReply): void {
     w.unref();
+    const pending = this.running.get(w);
+    this.running.delete(w);
     this.idle.push(w);
-    const pending = this.running.get(r.id);
-    this.running.delete(r.id);
     if (pending !== undefined) {
       if ('error' in r) pending.reject(new Error(`copy failed: ${r.error}`));
       else pending.resolve(r.ms);
@@ -136,14 +145,13 @@ export class CopyPool implements Copier {
     this.dispatch();
   }
 
-  private fail(e: Error): void {
-    this.failure ??= e;
-    this.rejectAll(e);
-  }
-
-  private rejectAll(e: Error): void {
-    for (const { pending } of this.backlog.splice(0)) pending.reject(e);
-    for (const pending of this.running.values()) pending.reject(e);
-    this.running.clear();
+  /** A thread died: only its own job fails; the others go on (or copies go inline if none is left). */
+  private lose(w: Worker, e: Error): void {
+    if (this.closed || !this.workers.delete(w)) return;
+    const idleAt = this.idle.indexOf(w);
+    if (idleAt >= 0) this.idle.splice(idleAt, 1);
+    this.running.get(w)?.reject(e);
+    this.running.delete(w);
+    this.dispatch();
   }
 }

@@ -13,6 +13,7 @@ export interface CopyRange {
 }
 
 export interface CopyJob {
+  /** -1: the pool's warm-up job (no ranges). */
   readonly id: number;
   readonly ranges: readonly CopyRange[];
 }

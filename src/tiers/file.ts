@@ -323,10 +323,11 @@ export class FileBackend implements Backend {
 
   async write(key: string, source: ChunkSource): Promise<IOTiming> {
     this.assertOpen();
+    if (this.stopping) throw new IoAbortedError(0); // the run is over: start nothing new
     const path = this.pathFor(key);
     const direct = this.effectiveIoMode === 'direct';
     // A key we do not hold must not clobber an existing file (another run's or the user's).
-    const ours = this.sizes.delete(key);
+    const ours = this.sizes.delete(key) || this.abandoned.delete(path);
     const exclusive = ours ? 0 : fsc.O_EXCL;
     const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | exclusive | (direct ? fsc.O_DIRECT : 0);
     const t = new SplitTimer();

@@ -26,9 +26,9 @@ export interface MemoryBackendOptions {
   /** With an off-thread copier: the file tier's directory, so pages are aligned for its O_DIRECT. */
   readonly probeDir?: string;
   /**
-   * With an off-thread copier: bytes of shared memory to set up now (the tier's limit). Making a slab
-   * probes O_DIRECT with synchronous file I/O, which must not happen on the measured path; untouched
-   * slab memory costs no RAM.
+   * With an off-thread copier: the tier's limit in entry bytes; shared memory for twice that is set
+   * up now. Making a slab probes O_DIRECT with synchronous file I/O, which must not happen on the
+   * measured path; untouched slab memory costs no RAM.
    */
   readonly reserveBytes?: number;
 }
@@ -54,7 +54,10 @@ export class MemoryBackend implements Backend {
     this.shared = this.copier.offThread;
     this.scratch = this.shared ? AlignedSlab.create(pageBytes).slab.view(0, pageBytes) : new Uint8Array(pageBytes);
     if (this.shared) {
-      for (let left = options.reserveBytes ?? 0; left > 0; left -= MAX_SLAB_BYTES) this.addSlab(Math.min(left, MAX_SLAB_BYTES));
+      // Entries take whole pages, so page use exceeds the entry bytes the cache limits by up to a page
+      // per entry: reserve twice the limit (virtual memory only until touched).
+      const reserve = 2 * (options.reserveBytes ?? 0);
+      for (let left = reserve; left > 0; left -= MAX_SLAB_BYTES) this.addSlab(Math.min(left, MAX_SLAB_BYTES));
     }
   }
 

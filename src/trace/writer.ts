@@ -174,7 +174,7 @@ export class TraceWriter {
   private async finish(): Promise<number> {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
-    await this.flushing;
+    while (this.flushing !== null) await this.flushing; // a loop's end may start another (kick)
     if (this.failure === null) {
       try {
         if (this.used > 0) this.queued.push({ buffer: this.current, length: this.used });

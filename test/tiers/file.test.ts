@@ -230,6 +230,8 @@ test('stopInFlight: a write in flight stops and stores nothing (its file goes at
     await assert.rejects(fb.write('cut', slow), (e: unknown) => e instanceof IoAbortedError && e.bytes === 4 * 1024 * 1024);
     assert.ok(handed < 16);
     assert.equal(fb.sizeOf('cut'), undefined);
+    // After the stop nothing new starts: the same key again is aborted, not mistaken for a foreign file.
+    await assert.rejects(fb.write('cut', { size: 4096, chunks: async function* () { yield new Uint8Array(4096); } }), (e: unknown) => e instanceof IoAbortedError && e.bytes === 0);
     const r = await fb.read('whole');
     assert.ok(r.bytes < size, `read ${r.bytes} of ${size} after the stop`);
     // Unlinking is teardown, not part of the run: the cut file stays until close.

@@ -119,3 +119,29 @@ test('copy pool: copies between shared buffers on its threads, others inline; er
   }
   await assert.rejects(pool.copy([]), /copy pool is closed/);
 });
+
+test('copy pool: a thread that dies fails only its own job; with no thread left copies go inline', async () => {
+  // Copies like the real worker, but exits on a 13-byte range.
+  const src = `import { parentPort } from 'node:worker_threads';
+parentPort.on('message', (job) => {
+  for (const r of job.ranges) {
+    if (r.length === 13) process.exit(3);
+    new Uint8Array(r.dst, r.dstOffset, r.length).set(new Uint8Array(r.src, r.srcOffset, r.length));
+  }
+  parentPort.postMessage({ id: job.id, ms: 0 });
+});`;
+  const pool = await CopyPool.create(2, new URL(`data:text/javascript,${encodeURIComponent(src)}`));
+  const shared = (n: number, fill: number): Uint8Array => new Uint8Array(new SharedArrayBuffer(n)).fill(fill);
+  try {
+    await assert.rejects(pool.copy([{ dst: shared(13, 0), src: shared(13, 1) }]), /copy worker exited unexpectedly with code 3/);
+    const out = shared(100, 0);
+    await pool.copy([{ dst: out, src: shared(100, 7) }]); // the other thread
+    assert.ok(out.every((b) => b === 7));
+    await assert.rejects(pool.copy([{ dst: shared(13, 0), src: shared(13, 1) }]), /exited unexpectedly/);
+    const inline = shared(13, 0);
+    await pool.copy([{ dst: inline, src: shared(13, 9) }]); // no thread left: copied here
+    assert.ok(inline.every((b) => b === 9));
+  } finally {
+    await pool.close();
+  }
+});
