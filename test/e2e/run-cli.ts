@@ -1,9 +1,7 @@
 // Runs the real `kv-cache` command (through its bootstrap) in a child process.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { withTempDir } from '../util/temp-dir.js';
 
 export const BIN = fileURLToPath(new URL('../../../bin/kv-cache.cjs', import.meta.url));
 
@@ -36,11 +34,4 @@ export const SMALL_USERS = `user_templates:
 `;
 
 /** Runs `fn` in a fresh temp dir that is removed afterwards, whatever happens. */
-export async function inTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(join(tmpdir(), 'kvcache-e2e-'));
-  try {
-    return await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+export const inTempDir = <T>(fn: (dir: string) => Promise<T>): Promise<T> => withTempDir(fn, 'kvcache-e2e-');

@@ -3,8 +3,7 @@
 // quoting, atomic writing, and the command's wiring (startup check, "Spreadsheet saved to").
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, readdir, rm, mkdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import type { Worksheet } from 'exceljs';
@@ -21,15 +20,9 @@ import {
 } from '../../src/report/spreadsheet.js';
 import type { Cell, Column, ResultsJson } from '../../src/report/spreadsheet.js';
 import { runCli } from '../e2e/run-cli.js';
+import { withTempDir as withDir } from '../util/temp-dir.js';
 
-async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(join(tmpdir(), 'kvcache-sheet-'));
-  try {
-    return await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+const withTempDir = <T>(fn: (dir: string) => Promise<T>): Promise<T> => withDir(fn, 'kvcache-sheet-');
 
 function config(...extra: string[]): RunConfig {
   return parseRunArgs(['--model', 'llama3.1-8b', ...extra], new Date()).config;

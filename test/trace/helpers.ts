@@ -1,9 +1,7 @@
 // Shared pieces of the trace tests: a deterministic event stream, a fake clock, temp dirs, and the
 // system zstd used as the independent judge of our .zst output.
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { withTempDir as withDir } from '../util/temp-dir.js';
 import type { TraceEvent, TraceOp, TracePhase, TraceRow, TraceTier } from '../../src/trace/format.js';
 import { readTrace } from '../../src/trace/reader.js';
 
@@ -33,14 +31,7 @@ export function steppingClock(start = 1_732_233_600.000001): () => number {
   return () => start + 0.0015 * i++;
 }
 
-export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(join(tmpdir(), 'kv-trace-'));
-  try {
-    return await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+export const withTempDir = <T>(fn: (dir: string) => Promise<T>): Promise<T> => withDir(fn, 'kv-trace-');
 
 export async function collect(path: string): Promise<TraceRow[]> {
   const rows: TraceRow[] = [];

@@ -3,14 +3,14 @@
 // test writes its own CSV files into a temp dir and removes it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, rm, writeFile, appendFile, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile, appendFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import {
   burstTimeline, createBurstReadStats, globToRegExp, monotonicTimestamps, readBurstRows, resolveBurstFiles, splitCsvLine, TraceError,
 } from '../../src/workload/burstgpt.js';
+import { withTempDir } from '../util/temp-dir.js';
 import type { BurstReadStats, BurstRow, BurstTimelineItem } from '../../src/workload/burstgpt.js';
 
 const HEADER = 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type';
@@ -23,14 +23,7 @@ function csv(rows: readonly (readonly [number, number, number, number])[], heade
 const FILE_1_ROWS = [[0, 100, 20, 120], [10, 200, 40, 240], [20, 300, 60, 360], [30, 400, 80, 480], [40, 500, 100, 600]] as const;
 const FILE_2_ROWS = [[50, 160, 40, 200], [60, 240, 60, 300], [70, 320, 80, 400]] as const;
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'kv-burst-'));
-  try {
-    await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+const withDir = (fn: (dir: string) => Promise<void>): Promise<void> => withTempDir(fn, 'kv-burst-');
 
 async function withFixture(fn: (dir: string, files: string[]) => Promise<void>): Promise<void> {
   await withDir(async (dir) => {
