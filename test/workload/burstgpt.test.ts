@@ -195,11 +195,9 @@ test('burstgpt: monotonicTimestamps shifts a file whose clock restarts; continuo
   });
 });
 
-test('burstgpt: speed-up 0 → one cycle 8 items all at 0 ms (fast); two cycles 16', async () => {
+test('burstgpt: speed-up 0 → one cycle 8 items all scheduled at 0 ms; two cycles 16', async () => {
   await withFixture(async (_dir, files) => {
-    const started = performance.now();
     const one = await collect(burstTimeline(files, { speedup: 0, replayCycles: 1 }));
-    assert.ok(performance.now() - started < 2000);
     assert.equal(one.length, 8);
     assert.ok(one.every((it) => it.scheduledAtMs === 0 && it.pass === 0));
     assert.deepEqual(one.map((it) => it.index), [0, 1, 2, 3, 4, 5, 6, 7]);

@@ -4,6 +4,7 @@
 // [15339, 1917] in tiktoken-rs tests) and by decoding each token back; only counts are asserted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { codePointLength, isTokenizerKind, tokenCounter } from '../../src/workload/tokens.js';
 
 // One counter for the file: building the encoder takes most of a second.
@@ -28,12 +29,20 @@ test('tokens: cl100k_base gives 0 for the empty string and counts special-token 
   assert.ok(n > 1, `got ${n}`);
 });
 
-test('tokens: a new cl100k_base counter is cheap until it first counts', () => {
-  const t0 = process.hrtime.bigint();
-  const c = tokenCounter('cl100k_base');
-  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  assert.equal(c.name, 'cl100k_base');
-  assert.ok(ms < 100, `construction took ${ms} ms`); // building the encoder takes ~0.6–1 s
+test('tokens: a new cl100k_base counter loads no ranks until it first counts', () => {
+  // In a fresh process, so that no other test has loaded the ranks module already.
+  const tokensJs = new URL('../../src/workload/tokens.js', import.meta.url).href;
+  const script = `
+    import { createRequire } from 'node:module';
+    const { tokenCounter } = await import(${JSON.stringify(tokensJs)});
+    const require = createRequire(${JSON.stringify(tokensJs)});
+    const loaded = () => Object.keys(require.cache).some((p) => p.includes('cl100k_base'));
+    const c = tokenCounter('cl100k_base');
+    const before = loaded();
+    const n = c.count('hello world');
+    console.log(JSON.stringify({ before, after: loaded(), n }));`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.deepEqual(JSON.parse(out), { before: false, after: true, n: 2 });
 });
 
 test('tokens: chars estimate = max(1, floor(code points / charsPerToken))', () => {
