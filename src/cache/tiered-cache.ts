@@ -6,6 +6,7 @@
 // to wait (a lock held by someone else, a tier's I/O), so with immediate tiers (trace mode) a whole
 // operation completes without a promise. The *Steps methods are for callers that are step functions
 // themselves (the request pipeline); allocate/access/delete wrap them in a promise for everyone else.
+import { entrySizeOf } from '../model/models.js';
 import { IoAbortedError } from '../tiers/backend.js';
 import type { Backend, ChunkSource, IOTiming, ReadResult, TierName } from '../tiers/backend.js';
 import type { Recorder } from '../metrics/recorder.js';
@@ -168,7 +169,7 @@ export class TieredCache {
     try {
       const existing = this.entries.get(key);
       if (existing !== undefined) return { ok: true, tier: existing.tier, latencyMs: 0 };
-      const size = Math.floor((this.opts.bytesPerToken * tokens) / (this.opts.tensorParallel ?? 1));
+      const size = entrySizeOf(this.opts.bytesPerToken, tokens, this.opts.tensorParallel);
       const c = this.opts.recorder.counters;
       if (phase === 'prefill') c.prefillWrites++;
       c.writeOperations++;

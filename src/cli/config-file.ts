@@ -125,7 +125,7 @@ function problemsOf(error: z.ZodError, input: unknown, source: string): string[]
 const range = (r: readonly [number, number]): Range => [r[0], r[1]];
 
 /** camelCase typed view of a validated file. */
-export function toSettings(f: ConfigFile): Settings {
+function toSettings(f: ConfigFile): Settings {
   const tpl = (t: ConfigFile['user_templates']['chatbot']) => ({
     contextRange: range(t.context_range),
     generationRange: range(t.generation_range),

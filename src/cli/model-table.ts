@@ -7,8 +7,8 @@ import { integer } from './schema-int.js';
 import { BUILTIN_MODELS, kvBytesPerToken, withModelOverrides } from '../model/models.js';
 import type { AttentionType, ModelConfig } from '../model/models.js';
 
-export const DTYPES = ['float32', 'float16', 'bfloat16', 'int8'] as const;
-export const ATTENTION_TYPES = ['mha', 'gqa', 'mla'] as const;
+const DTYPES = ['float32', 'float16', 'bfloat16', 'int8'] as const;
+const ATTENTION_TYPES = ['mha', 'gqa', 'mla'] as const;
 
 export const modelEntrySchema = z.strictObject({
   name: z.string().min(1).optional(),
@@ -32,7 +32,7 @@ export const MODEL_ENTRY_KEYS: readonly string[] = Object.keys(modelEntrySchema.
 const REQUIRED_FOR_NEW = ['num_layers', 'hidden_dim', 'num_heads', 'kv_heads'] as const;
 
 /** Merges one entry over the built-in model of the same key, if any. Undefined when a required field is missing. */
-export function mergeModelEntry(key: string, e: ModelEntry, base: ModelConfig | undefined): ModelConfig | undefined {
+function mergeModelEntry(key: string, e: ModelEntry, base: ModelConfig | undefined): ModelConfig | undefined {
   const numLayers = e.num_layers ?? base?.numLayers;
   const hiddenDim = e.hidden_dim ?? base?.hiddenDim;
   const numHeads = e.num_heads ?? base?.numHeads;

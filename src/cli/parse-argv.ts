@@ -28,7 +28,7 @@ function editDistance(a: string, b: string): number {
 }
 
 /** The flag a mistyped name most likely meant: a unique prefix match, else the nearest by edit distance. */
-export function closestFlag(name: string): string | undefined {
+function closestFlag(name: string): string | undefined {
   const prefixed = FLAGS.filter((f) => f.name.startsWith(name));
   if (name.length >= 3 && prefixed.length === 1) return prefixed[0].name;
   let best: string | undefined;

@@ -12,7 +12,7 @@ import { monotonicClock } from '../util/clock.js';
 import { GiB, MiB } from '../util/units.js';
 import { ConfigError } from './errors.js';
 
-export const REPLAY_HELP = `Usage: kv-cache replay TRACE [options]
+const REPLAY_HELP = `Usage: kv-cache replay TRACE [options]
 
 Replays an I/O trace (written by --io-trace-log, or by the reference; .zst accepted) against a cache
 directory and measures the storage operations.
@@ -42,7 +42,7 @@ function stamp(d: Date): string {
   return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}_${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
 }
 
-export function parseReplayArgs(argv: readonly string[], now: Date): ReplayArgs {
+function parseReplayArgs(argv: readonly string[], now: Date): ReplayArgs {
   let parsed;
   try {
     parsed = parseArgs({

@@ -26,7 +26,6 @@ import type { ModelConfig } from '../model/models.js';
 
 export { helpText } from './flags.js';
 export { wantsHelp } from './parse-argv.js';
-export { validateRunConfig } from './validate.js';
 
 export interface ParsedRun {
   readonly config: RunConfig;

@@ -1,6 +1,7 @@
 // Feeds the autoscaler one windowed sample per interval and applies its decision to the running
 // dispatch: more or fewer users really issue requests. Also records the throughput timeline.
 import type { Recorder } from '../metrics/recorder.js';
+import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
 import type { RunMetrics } from '../metrics/run-metrics.js';
 import type { Clock } from '../util/clock.js';
 import type { Autoscaler } from './autoscaler.js';
@@ -29,7 +30,7 @@ export interface AutoscaleLoopOptions {
 export function startAutoscaleLoop(o: AutoscaleLoopOptions): () => void {
   const storageBytes = (): number => {
     const t = o.recorder.traffic.storage;
-    return t.readBytes + t.writeBytes + t.demoteInBytes + t.demoteOutBytes;
+    return kvReadBytes(t) + kvWriteBytes(t);
   };
   let lastMs = o.clock.now();
   let lastBytes = storageBytes();

@@ -4,7 +4,7 @@ import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
-import { Recorder } from '../metrics/recorder.js';
+import { Recorder, kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
 import type { DelaySummaryMs, EntrySizeSummary, RunResult, StopReason } from '../metrics/result.js';
 import { RunMetrics } from '../metrics/run-metrics.js';
 import { kvBytesPerToken } from '../model/models.js';
@@ -376,7 +376,7 @@ function progressOf(cfg: RunConfig, rec: Recorder, run: RunMetrics, elapsedSec: 
     durationSec: cfg.durationSec,
     requestsCompleted: run.requestsCompleted,
     tokensPerSec: per(run.tokensGenerated),
-    storageReadBytesPerSec: per(st.readBytes + st.demoteOutBytes),
-    storageWriteBytesPerSec: per(st.writeBytes + st.demoteInBytes),
+    storageReadBytesPerSec: per(kvReadBytes(st)),
+    storageWriteBytesPerSec: per(kvWriteBytes(st)),
   };
 }

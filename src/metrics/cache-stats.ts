@@ -4,7 +4,7 @@ import type { TierName } from '../tiers/backend.js';
 import { GiB } from '../util/units.js';
 import { LatencyHistogram } from './latency.js';
 import type { Recorder } from './recorder.js';
-import { TIER_NAMES } from './recorder.js';
+import { TIER_NAMES, kvReadBytes, kvWriteBytes } from './recorder.js';
 
 export type PerformanceProfile = 'latency' | 'throughput';
 
@@ -79,13 +79,13 @@ export function buildCacheStats(
   const rate = (bytes: number): number => (elapsedSec > 0 ? bytes / elapsedSec : 0);
   for (const t of TIER_NAMES) {
     const tr = rec.traffic[t];
-    out[`tier_${t}_kv_bytes_written_gb`] = (tr.writeBytes + tr.demoteInBytes) / GiB;
-    out[`tier_${t}_kv_bytes_read_gb`] = (tr.readBytes + tr.demoteOutBytes) / GiB;
+    out[`tier_${t}_kv_bytes_written_gb`] = kvWriteBytes(tr) / GiB;
+    out[`tier_${t}_kv_bytes_read_gb`] = kvReadBytes(tr) / GiB;
   }
   for (const t of TIER_NAMES) {
     const tr = rec.traffic[t];
-    out[`tier_${t}_read_bandwidth_gbps`] = rate(tr.readBytes + tr.demoteOutBytes) / GiB;
-    out[`tier_${t}_write_bandwidth_gbps`] = rate(tr.writeBytes + tr.demoteInBytes) / GiB;
+    out[`tier_${t}_read_bandwidth_gbps`] = rate(kvReadBytes(tr)) / GiB;
+    out[`tier_${t}_write_bandwidth_gbps`] = rate(kvWriteBytes(tr)) / GiB;
   }
   Object.assign(out, {
     system_prompt_hits: c.systemPromptHits,
@@ -137,8 +137,8 @@ function honestFields(rec: Recorder, occupancy: Partial<Record<TierName, TierOcc
       [`tier_${t}_explicit_delete_ops`]: tr.explicitDeleteOps,
       [`tier_${t}_failed_ops`]: tr.failedOps,
       [`tier_${t}_aborted_ops`]: tr.abortedOps,
-      [`tier_${t}_read_bytes_per_sec`]: elapsedSec > 0 ? (tr.readBytes + tr.demoteOutBytes) / elapsedSec : 0,
-      [`tier_${t}_write_bytes_per_sec`]: elapsedSec > 0 ? (tr.writeBytes + tr.demoteInBytes) / elapsedSec : 0,
+      [`tier_${t}_read_bytes_per_sec`]: elapsedSec > 0 ? kvReadBytes(tr) / elapsedSec : 0,
+      [`tier_${t}_write_bytes_per_sec`]: elapsedSec > 0 ? kvWriteBytes(tr) / elapsedSec : 0,
       [`tier_${t}_used_bytes`]: occ?.usedBytes ?? 0,
       [`tier_${t}_limit_bytes`]: occ === undefined ? 0 : Number.isFinite(occ.limitBytes) ? occ.limitBytes : null,
     });
@@ -182,8 +182,8 @@ export function storageHealth(rec: Recorder, profile: PerformanceProfile, elapse
     }
   } else {
     const st = rec.traffic.storage;
-    const readBytes = st.readBytes + st.demoteOutBytes;
-    const writeBytes = st.writeBytes + st.demoteInBytes;
+    const readBytes = kvReadBytes(st);
+    const writeBytes = kvWriteBytes(st);
     const gibps = (b: number): number => (elapsedSec > 0 ? b / elapsedSec / GiB : 0);
     if (readBytes > 0 || writeBytes === 0) add('Storage KV Read Bandwidth', 0, gibps(readBytes), 'GiB/s', gibps(readBytes) > 0);
     if (writeBytes > 0 || readBytes === 0) add('Storage KV Write Bandwidth', 0, gibps(writeBytes), 'GiB/s', gibps(writeBytes) > 0);

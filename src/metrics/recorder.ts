@@ -33,6 +33,16 @@ export interface TierTraffic {
   abortedOps: number;
 }
 
+/** Bytes of KV data a tier read: hits served plus entries demoted out of it. */
+export function kvReadBytes(t: TierTraffic): number {
+  return t.readBytes + t.demoteOutBytes;
+}
+
+/** Bytes of KV data a tier wrote: entries placed plus entries demoted into it. */
+export function kvWriteBytes(t: TierTraffic): number {
+  return t.writeBytes + t.demoteInBytes;
+}
+
 function emptyTraffic(): TierTraffic {
   return {
     writeOps: 0,

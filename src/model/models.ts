@@ -48,7 +48,12 @@ export function kvBytesPerToken(m: ModelConfig): number {
 
 /** Bytes of one entry of `tokens` tokens on one tensor-parallel rank (integer division, as the reference). */
 export function entryBytes(m: ModelConfig, tokens: number, tensorParallel = 1): number {
-  return Math.floor((kvBytesPerToken(m) * tokens) / tensorParallel);
+  return entrySizeOf(kvBytesPerToken(m), tokens, tensorParallel);
+}
+
+/** entryBytes for a known bytes-per-token figure. */
+export function entrySizeOf(bytesPerToken: number, tokens: number, tensorParallel = 1): number {
+  return Math.floor((bytesPerToken * tokens) / tensorParallel);
 }
 
 function gqa(key: string, name: string, layers: number, hidden: number, heads: number, kvHeads: number, headDimOverride?: number): ModelConfig {

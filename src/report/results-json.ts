@@ -2,6 +2,7 @@
 // consumers keep working, plus our additions in a `kvcache_bench` block and under new names.
 import { buildCacheStats } from '../metrics/cache-stats.js';
 import type { LatencyHistogram } from '../metrics/latency.js';
+import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
 import type { RunResult } from '../metrics/result.js';
 import { GiB } from '../util/units.js';
 
@@ -11,7 +12,7 @@ function latencyBlock(h: LatencyHistogram): Record<string, number> {
 }
 
 /** The reference's `summary` block. */
-export function buildSummary(r: RunResult): Record<string, unknown> {
+function buildSummary(r: RunResult): Record<string, unknown> {
   const m = r.run;
   const elapsed = r.elapsedSec;
   const storageSec = m.totalStorageMs / 1000;
@@ -52,7 +53,7 @@ export function buildSummary(r: RunResult): Record<string, unknown> {
 }
 
 /** Figures the reference lacks, each named for what it is (bytes, seconds, wall-clock rates). */
-export function buildAdditions(r: RunResult): Record<string, unknown> {
+function buildAdditions(r: RunResult): Record<string, unknown> {
   const m = r.run;
   const rec = r.recorder;
   const elapsed = r.elapsedSec;
@@ -85,12 +86,12 @@ export function buildAdditions(r: RunResult): Record<string, unknown> {
     prefill_latency_ms: latencyBlock(m.prefill),
     decode_latency_ms: latencyBlock(m.decode),
     storage_bytes: {
-      read_bytes: st.readBytes + st.demoteOutBytes,
-      written_bytes: st.writeBytes + st.demoteInBytes,
-      read_bytes_per_sec: perSec(st.readBytes + st.demoteOutBytes),
-      write_bytes_per_sec: perSec(st.writeBytes + st.demoteInBytes),
-      read_gib_per_sec: perSec(st.readBytes + st.demoteOutBytes) / GiB,
-      write_gib_per_sec: perSec(st.writeBytes + st.demoteInBytes) / GiB,
+      read_bytes: kvReadBytes(st),
+      written_bytes: kvWriteBytes(st),
+      read_bytes_per_sec: perSec(kvReadBytes(st)),
+      write_bytes_per_sec: perSec(kvWriteBytes(st)),
+      read_gib_per_sec: perSec(kvReadBytes(st)) / GiB,
+      write_gib_per_sec: perSec(kvWriteBytes(st)) / GiB,
     },
     device_io:
       r.device === undefined

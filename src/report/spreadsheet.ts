@@ -31,8 +31,8 @@ export interface QosRow {
 /** The results object as `buildResultsJson` returns it (or as read back from the results file). */
 export type ResultsJson = Readonly<Record<string, unknown>>;
 
-export const QOS_HEADERS = ['QoS Level', 'Total Requests', 'Latency P95 (ms)', 'Latency P99 (ms)', 'SLA Met', 'SLA Compliance'] as const;
-export const THROUGHPUT_MODE_NA = 'N/A (throughput mode)';
+const QOS_HEADERS = ['QoS Level', 'Total Requests', 'Latency P95 (ms)', 'Latency P99 (ms)', 'SLA Met', 'SLA Compliance'] as const;
+const THROUGHPUT_MODE_NA = 'N/A (throughput mode)';
 
 /** The value at `path` inside nested plain objects, or undefined. */
 function at(root: unknown, ...path: readonly string[]): unknown {
@@ -225,7 +225,7 @@ function addSheet(wb: Workbook, name: string, header: readonly string[], rows: r
 }
 
 /** The four-sheet workbook of the reference, as bytes. */
-export async function summaryWorkbook(params: readonly Column[], metrics: readonly Column[], qos: readonly QosRow[]): Promise<Uint8Array> {
+async function summaryWorkbook(params: readonly Column[], metrics: readonly Column[], qos: readonly QosRow[]): Promise<Uint8Array> {
   // Loaded here, not at startup: it takes ~0.3 s and only runs that ask for a workbook need it.
   const { default: ExcelJS } = await import('exceljs');
   const wb = new ExcelJS.Workbook();
