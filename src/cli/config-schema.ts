@@ -8,6 +8,7 @@
 import * as z from 'zod';
 import { integer } from './schema-int.js';
 import { RETRIEVAL_DISTRIBUTIONS } from '../engine/run-config.js';
+import { DEFAULT_EVICTION } from '../cache/tiered-cache.js';
 import { modelEntrySchema } from './model-table.js';
 
 const count = (min: number, def: number) => integer().min(min).default(def);
@@ -104,11 +105,11 @@ export const configFileSchema = z.strictObject({
   qos_distribution: z.strictObject({ interactive_probability: prob(0.15), responsive_threshold: prob(0.5) }).prefault({}),
   eviction: z
     .strictObject({
-      max_recursion_depth: count(0, 10),
-      target_usage_ratio: ratio(0.8),
-      large_entry_limit_ratio: ratio(0.95),
-      max_evictions_hard_cap: count(1, 5000),
-      max_evictions_min: count(0, 1000),
+      max_recursion_depth: count(0, DEFAULT_EVICTION.maxRecursionDepth),
+      target_usage_ratio: ratio(DEFAULT_EVICTION.targetUsageRatio),
+      large_entry_limit_ratio: ratio(DEFAULT_EVICTION.largeEntryLimitRatio),
+      max_evictions_hard_cap: count(1, DEFAULT_EVICTION.maxEvictionsHardCap),
+      max_evictions_min: count(0, DEFAULT_EVICTION.maxEvictionsMin),
     })
     .prefault({}),
   gpu_backend: z

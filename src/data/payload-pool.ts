@@ -135,7 +135,6 @@ export class PayloadPool implements PayloadFactory {
   readonly seed: number;
   readonly chunkBytes: number;
   readonly readahead: number;
-  readonly slotCount: number;
   private closed = false;
 
   private readonly threads: GeneratorThread[] = [];
@@ -144,7 +143,6 @@ export class PayloadPool implements PayloadFactory {
   private constructor(options: PayloadPoolOptions, private readonly slotPool: SlotPool) {
     this.seed = options.seed;
     this.chunkBytes = options.chunkBytes;
-    this.slotCount = options.slots;
     this.readahead = options.readahead ?? Math.min(options.slots, options.workers + 1);
   }
 
@@ -152,7 +150,7 @@ export class PayloadPool implements PayloadFactory {
   static async create(options: PayloadPoolOptions): Promise<PayloadPool> {
     checkOptions(options);
     const slots = new SlotPool(options.slots, options.chunkBytes, options.probeDir);
-    const init = { slab: slabOf(slots), source: sharedBufferOf(payloadSource(options.seed)) };
+    const init = { slab: slots.buffer, source: sharedBufferOf(payloadSource(options.seed)) };
     const url = options.workerUrl ?? new URL('./payload-worker.js', import.meta.url);
     const pool = new PayloadPool(options, slots);
     try {
@@ -165,7 +163,7 @@ export class PayloadPool implements PayloadFactory {
     return pool;
   }
 
-  /** Slots free right now (equals slotCount when no entry is being generated). */
+  /** Slots free right now (all of them when no entry is being generated). */
   get available(): number {
     return this.slotPool.available;
   }
@@ -275,17 +273,6 @@ function checkOptions(o: PayloadPoolOptions): void {
     problems.push(`readahead must be a positive integer, got ${o.readahead}`);
   }
   if (problems.length > 0) throw new RangeError(`invalid payload pool options: ${problems.join('; ')}`);
-}
-
-/**
- * The SharedArrayBuffer behind the pool's slots. SlotPool does not expose its slab, but every slot is
- * a view of it, so one slot (taken and returned at once, before any consumer exists) reveals it.
- */
-function slabOf(slots: SlotPool): SharedArrayBuffer {
-  const slot = slots.tryAcquire();
-  if (slot === undefined) throw new Error('slot pool has no free slot to find its slab');
-  slots.release(slot);
-  return sharedBufferOf(slot);
 }
 
 function sharedBufferOf(view: Uint8Array): SharedArrayBuffer {

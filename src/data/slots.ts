@@ -6,6 +6,8 @@ import { roundUp } from '../util/units.js';
 export class SlotPool {
   readonly slotBytes: number;
   readonly direct: boolean;
+  /** The shared memory every slot is a view of (handed to worker threads once). */
+  readonly buffer: SharedArrayBuffer;
   private readonly free: Uint8Array[] = [];
   private readonly waiters: Array<(slot: Uint8Array) => void> = [];
 
@@ -15,6 +17,7 @@ export class SlotPool {
     this.slotBytes = roundUp(slotBytes, DIRECT_ALIGN);
     const { slab, direct } = AlignedSlab.create(count * this.slotBytes, probeDir);
     this.direct = direct;
+    this.buffer = slab.buffer;
     for (let i = 0; i < count; i++) {
       const slot = slab.view(i * this.slotBytes, this.slotBytes);
       slot.fill(0); // first touch now, not on the measured path

@@ -4,6 +4,7 @@
 import type { ModelConfig } from '../model/models.js';
 import type { EvictionConfig } from '../cache/tiered-cache.js';
 import type { ConversationSettings, PrefixCacheSettings, QosDistribution, RagSettings } from '../workload/settings.js';
+import { DEFAULT_GPU_BANDWIDTH_GBS } from '../tiers/simulated-gpu.js';
 
 export const GENERATION_MODES = ['none', 'fast', 'realistic'] as const;
 export const PERFORMANCE_PROFILES = ['latency', 'throughput'] as const;
@@ -183,7 +184,7 @@ export const FLAG_DEFAULTS = {
   prefillOnly: false,
   decodeOnly: false,
   enableLatencyTracing: false,
-  gpuBandwidthGbs: 64.0,
+  gpuBandwidthGbs: DEFAULT_GPU_BANDWIDTH_GBS,
   autoscaleIntervalSec: 10,
   tokenizer: 'cl100k_base',
   ioMode: 'direct',

@@ -54,35 +54,11 @@ export function csvField(text: string): string {
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-/** Whole seconds of the last timestamp formatted, and their text with the dot ("1732233600."). */
-let lastSecond = -1;
-let lastSecondText = '';
-
-/**
- * `seconds.toFixed(6)` for timestamps, without toFixed's cost: rows of one second share their
- * integer part, which is formatted once (toFixed was 7 % of a trace-mode profile).
- */
-function microsecondText(epochSeconds: number): string {
-  if (epochSeconds >= 2 ** 42) return epochSeconds.toFixed(6);
-  let second = Math.floor(epochSeconds);
-  // The fraction is exact (Sterbenz); rounding it, not seconds × 10^6, rounds as toFixed does.
-  let micros = Math.round((epochSeconds - second) * 1e6);
-  if (micros === 1e6) {
-    second += 1;
-    micros = 0;
-  }
-  if (second !== lastSecond) {
-    lastSecond = second;
-    lastSecondText = `${second}.`;
-  }
-  return lastSecondText + String(micros + 1e6).slice(1);
-}
-
 /** A row's text without its line terminator. Throws RangeError on a non-integer size or bad time. */
 export function formatRow(event: TraceEvent, epochSeconds: number): string {
   if (!(epochSeconds >= 0) || epochSeconds === Infinity) throw new RangeError(`bad trace timestamp ${epochSeconds}`);
   if (!Number.isSafeInteger(event.size) || event.size < 0) throw new RangeError(`bad trace object size ${event.size}`);
-  return `${microsecondText(epochSeconds)},${event.op},${event.size},${TIER_LABEL[event.tier]},${csvField(event.key)},${event.phase}`;
+  return `${epochSeconds.toFixed(6)},${event.op},${event.size},${TIER_LABEL[event.tier]},${csvField(event.key)},${event.phase}`;
 }
 
 // Byte-level encoding of a row, for the writer's hot path: no row string is built (trace mode writes
@@ -147,7 +123,7 @@ function putSixDigits(buf: Uint8Array, at: number, n: number): number {
   return at + 6;
 }
 
-/** The encoded "<seconds>." of the last timestamp encoded: rows of one second share it. */
+/** The encoded "<seconds>." of the last timestamp encoded: rows of one second share it (a pure cache). */
 let encodedSecond = -1;
 let encodedSecondBytes = new Uint8Array(0);
 
@@ -183,7 +159,8 @@ export function encodeRow(event: TraceEvent, epochSeconds: number, buf: Buffer, 
   }
   if (!Number.isSafeInteger(event.size) || event.size < 0) throw new RangeError(`bad trace object size ${event.size}`);
   let second = Math.floor(epochSeconds);
-  let micros = Math.round((epochSeconds - second) * 1e6); // as microsecondText
+  // The fraction is exact (Sterbenz); rounding it, not seconds × 10^6, rounds as toFixed(6) does.
+  let micros = Math.round((epochSeconds - second) * 1e6);
   if (micros === 1e6) {
     second += 1;
     micros = 0;

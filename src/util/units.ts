@@ -7,10 +7,6 @@ export function toGiB(bytes: number): number {
   return bytes / GiB;
 }
 
-export function toMiB(bytes: number): number {
-  return bytes / MiB;
-}
-
 /** Rounds `n` up to a multiple of `align` (a power of two or any positive integer). */
 export function roundUp(n: number, align: number): number {
   return Math.ceil(n / align) * align;
