@@ -34,6 +34,7 @@ import type { DiskCounters, DiskDelta } from '../src/metrics/diskstats.js';
 import { BUILTIN_MODELS, entryBytes } from '../src/model/models.js';
 import { GiB, KiB, MiB } from '../src/util/units.js';
 import { ensureFio } from './common.js';
+import { messageOf } from '../src/util/errors.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const KV_BIN = join(PROJECT_ROOT, 'bin', 'kv-cache.cjs');
@@ -801,7 +802,7 @@ async function main(): Promise<void> {
   try {
     opts = parseOptions(process.argv.slice(2));
   } catch (e) {
-    fail(e instanceof Error ? e.message : String(e));
+    fail(messageOf(e));
   }
   ensureFio('bench:fio');
   const parent = opts.dir ?? tmpdir();
@@ -858,6 +859,6 @@ async function main(): Promise<void> {
 }
 
 await main().catch((e: unknown) => {
-  console.error(`bench:fio: ${e instanceof Error ? e.message : String(e)}`);
+  console.error(`bench:fio: ${messageOf(e)}`);
   process.exitCode = 1;
 });

@@ -11,6 +11,7 @@ import { INTEGER_EXPECTED } from './schema-int.js';
 import { buildModelTable, MODEL_ENTRY_KEYS, modelTableProblems } from './model-table.js';
 import type { ModelConfig } from '../model/models.js';
 import type { JsonObject, JsonValue, Range, Settings } from '../engine/run-config.js';
+import { messageOf } from '../util/errors.js';
 
 export interface LoadedConfig {
   /** The file path, or undefined for built-in defaults. */
@@ -259,7 +260,7 @@ export function loadConfigFile(path: string): LoadedConfig {
     text = readFileSync(path, 'utf8');
   } catch (e: unknown) {
     const code = e instanceof Error && 'code' in e ? String(e.code) : '';
-    const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : e instanceof Error ? e.message : String(e);
+    const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : messageOf(e);
     throw new ConfigError([`config file '${path}' cannot be read: ${why}`]);
   }
   return parseConfigText(text, `config file '${path}'`);

@@ -2,6 +2,7 @@
 // slots, scratch pages) so that multi-MiB memory copies never run on the main event loop.
 import { parentPort } from 'node:worker_threads';
 import { performance } from 'node:perf_hooks';
+import { messageOf } from '../util/errors.js';
 
 /** One range to copy: `length` bytes from src at srcOffset to dst at dstOffset. */
 export interface CopyRange {
@@ -29,7 +30,7 @@ port.on('message', (job: CopyJob) => {
     const reply: CopyReply = { id: job.id, ms: performance.now() - t0 };
     port.postMessage(reply);
   } catch (e) {
-    const reply: CopyReply = { id: job.id, error: e instanceof Error ? e.message : String(e) };
+    const reply: CopyReply = { id: job.id, error: messageOf(e) };
     port.postMessage(reply);
   }
 });

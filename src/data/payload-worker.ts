@@ -4,6 +4,7 @@
 // writes it. The slab and the source arrive once; each job then names only a byte range of the slab.
 import { parentPort } from 'node:worker_threads';
 import { fillPayload } from './payload.js';
+import { messageOf } from '../util/errors.js';
 
 /** Sent once, right after the worker starts. */
 export interface InitMessage {
@@ -49,7 +50,7 @@ function serve(port: NonNullable<typeof parentPort>): void {
       reply({ type: 'done', id: msg.id });
     } catch (e) {
       // A bad job fails alone; the thread stays up for the others.
-      reply({ type: 'failed', id: msg.id, error: e instanceof Error ? e.message : String(e) });
+      reply({ type: 'failed', id: msg.id, error: messageOf(e) });
     }
   });
 }

@@ -32,8 +32,11 @@ export interface DispatchOptions {
   readonly clock: Clock;
   /** Measured-phase start on `clock`; scheduled times are offsets from it. */
   readonly startMs: number;
-  /** Processes one request; `queueMs` is its wait for a worker. Never rejects for a request's own failure. */
-  readonly process: (req: Request, queueMs: number) => Promise<void>;
+  /**
+   * Processes one request, enqueued at `enqueuedMs` on `clock` (its wait for a worker is now minus
+   * that). Never rejects for a request's own failure.
+   */
+  readonly process: (req: Request, enqueuedMs: number) => Promise<void>;
   readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Aborted when the run must stop issuing (duration over, interrupted, request budget met). */
   readonly stop: AbortSignal;
@@ -119,7 +122,7 @@ export async function dispatch(o: DispatchOptions): Promise<void> {
         continue;
       }
       try {
-        await o.process(item.req, o.clock.now() - item.enqueuedMs);
+        await o.process(item.req, item.enqueuedMs);
       } finally {
         item.done();
       }

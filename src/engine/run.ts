@@ -34,6 +34,7 @@ import type { RunSetup } from './setup.js';
 import { precondition, prepopulate, PREPARE_ENTRY_TOKENS, PREPOP_ENTRIES_PER_USER } from './prepare.js';
 import { availableParallelism } from 'node:os';
 import { GiB } from '../util/units.js';
+import { messageOf } from '../util/errors.js';
 
 export interface ProgressSnapshot {
   readonly elapsedSec: number;
@@ -169,8 +170,8 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
     stopped: () => stop.signal.aborted,
   };
 
-  const processOne = async (req: Request, queueMs: number): Promise<void> => {
-    const enqueuedMs = clock.now() - queueMs;
+  const processOne = async (req: Request, enqueuedMs: number): Promise<void> => {
+    const queueMs = clock.now() - enqueuedMs;
     try {
       const out = await processRequest(req, pipeline, pipelineRng);
       if (!out.completed) {
@@ -243,10 +244,10 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
       const rows = await setup.trace.close();
       env.log(`I/O trace: ${rows} rows written to ${cfg.ioTraceLog ?? ''}`);
     } catch (e) {
-      warnings.push(`the I/O trace could not be written completely: ${e instanceof Error ? e.message : String(e)}`);
+      warnings.push(`the I/O trace could not be written completely: ${messageOf(e)}`);
     }
   }
-  if (failure !== undefined) warnings.push(`run stopped by an error: ${failure instanceof Error ? failure.message : String(failure)}`);
+  if (failure !== undefined) warnings.push(`run stopped by an error: ${messageOf(failure)}`);
 
   const result: RunResult = {
     toolVersion: env.toolVersion,
@@ -283,7 +284,7 @@ export class RunFailedError extends Error {
     readonly partial: RunResult,
     override readonly cause: unknown,
   ) {
-    super(`run failed: ${cause instanceof Error ? cause.message : String(cause)}`);
+    super(`run failed: ${messageOf(cause)}`);
     this.name = 'RunFailedError';
   }
 }

@@ -6,6 +6,7 @@
 // unpaced producer grew its queue without bound, spec §11.7).
 import type { Rng } from '../util/rng.js';
 import { drawQos, qosPriority } from '../workload/qos.js';
+import { requestKey, turnKey } from '../workload/keys.js';
 import type { PrefixMatcher } from '../workload/prefix.js';
 import type { RagSource } from '../workload/rag.js';
 import { phaseFor } from '../workload/request.js';
@@ -78,10 +79,10 @@ export function shareGptUsers(plans: Iterator<ShareGptRequestPlan>, c: TraceRequ
         }
         const p = turns[i++];
         if (p === undefined) return undefined;
-        const key = (turn: number): string => `${p.conversationId}_turn_${turn}`;
+        const key = (turn: number): string => turnKey(p.conversationId, turn);
         return makeStep(
           {
-            id: `${userId}_req_${String(p.index).padStart(6, '0')}`,
+            id: requestKey(userId, p.index),
             userId,
             contextTokens: p.contextTokens,
             generationTokens: p.generationTokens,
@@ -119,13 +120,14 @@ export function burstUsers(items: AsyncIterator<BurstTimelineItem>, c: TraceRequ
       const { row, index: k, scheduledAtMs } = it.value;
       // The reference's user ids; keys are unique per row so rows never share entries.
       const userId = `trace_user_${k % 1000}`;
+      const id = `${userId}_req_${String(k).padStart(4, '0')}`; // the reference's 4-digit form
       return makeStep(
         {
-          id: `${userId}_req_${String(k).padStart(4, '0')}`,
+          id,
           userId,
           contextTokens: Math.max(1, row.requestTokens),
           generationTokens: row.responseTokens,
-          cacheKey: `${userId}_req_${String(k).padStart(4, '0')}`,
+          cacheKey: id,
           turn: 1,
           previousTurnKeys: [],
           scheduledAtMs,

@@ -35,7 +35,4 @@ export class ZstdError extends Error {
   }
 }
 
-/** The message of anything thrown, for wrapping into a typed error. */
-export function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
+export { messageOf } from '../util/errors.js';

@@ -18,6 +18,7 @@ import { open, readdir, stat } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { messageOf } from '../util/errors.js';
 
 /** A trace that cannot be found or read as BurstGPT CSV; the CLI reports it and exits 2. */
 export class TraceError extends Error {
@@ -151,9 +152,6 @@ export function createBurstReadStats(): BurstReadStats {
   return { rows: 0, skipped: 0, skippedExamples: [] };
 }
 
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /** The file's lines without their `\n` / `\r\n`, streamed one read chunk at a time. */
 async function* readLines(file: string): AsyncGenerator<string> {
@@ -161,7 +159,7 @@ async function* readLines(file: string): AsyncGenerator<string> {
   try {
     handle = await open(file, 'r');
   } catch (err) {
-    throw new TraceError(`cannot open BurstGPT trace file "${file}": ${errorText(err)}`, file, { cause: err });
+    throw new TraceError(`cannot open BurstGPT trace file "${file}": ${messageOf(err)}`, file, { cause: err });
   }
   const stream = handle.createReadStream({ encoding: 'utf8', highWaterMark: READ_CHUNK_BYTES });
   let partial = '';
@@ -181,7 +179,7 @@ async function* readLines(file: string): AsyncGenerator<string> {
     if (partial.length > 0) yield partial.endsWith('\r') ? partial.slice(0, -1) : partial;
   } catch (err) {
     if (err instanceof TraceError) throw err;
-    throw new TraceError(`cannot read BurstGPT trace file "${file}": ${errorText(err)}`, file, { cause: err });
+    throw new TraceError(`cannot read BurstGPT trace file "${file}": ${messageOf(err)}`, file, { cause: err });
   } finally {
     stream.destroy();
   }
