@@ -99,9 +99,11 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
   // Synthetic user i, drawn from its own streams: the same whenever it is made (autoscaling adds users
   // beyond --num-users on demand). Made only when the workload is synthetic.
   const sessions: UserSession[] = [];
+  const usersRng = rng.fork('users');
+  const sessionsRng = rng.fork('sessions');
   const sessionFor = (i: number): UserSession => {
     const id = userId(i);
-    const s = new UserSession({ ...sessionOptions, profile: generateUser(id, userStream(rng.fork('users'), id), ws), rng: sessionStream(rng.fork('sessions'), id) });
+    const s = new UserSession({ ...sessionOptions, profile: generateUser(id, userStream(usersRng, id), ws), rng: sessionStream(sessionsRng, id) });
     sessions.push(s);
     return s;
   };

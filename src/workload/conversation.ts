@@ -12,8 +12,6 @@ import { conversationId, turnKey } from './keys.js';
 interface ConversationState {
   readonly id: string;
   readonly userId: string;
-  readonly createdAt: number;
-  lastAccess: number;
   turn: number;
   cumulativeTokens: number;
   readonly turnKeys: string[];
@@ -39,7 +37,6 @@ export class ConversationManager {
   private readonly states = new Map<string, ConversationState>();
   private readonly activeByUser = new Map<string, string>();
   private readonly countByUser = new Map<string, number>();
-  private clock = 0;
   private started = 0;
   private ended = 0;
   private dropped = 0;
@@ -71,8 +68,7 @@ export class ConversationManager {
     const n = (this.countByUser.get(userId) ?? 0) + 1;
     this.countByUser.set(userId, n);
     const id = conversationId(userId, n);
-    const now = ++this.clock;
-    this.states.set(id, { id, userId, createdAt: now, lastAccess: now, turn: 0, cumulativeTokens: 0, turnKeys: [] });
+    this.states.set(id, { id, userId, turn: 0, cumulativeTokens: 0, turnKeys: [] });
     this.activeByUser.set(userId, id);
     this.started++;
     return id;
@@ -134,13 +130,12 @@ export class ConversationManager {
   private touch(id: string): ConversationState | undefined {
     const s = this.states.get(id);
     if (s === undefined) return undefined;
-    s.lastAccess = ++this.clock;
     this.states.delete(id);
     this.states.set(id, s);
     return s;
   }
 
-  /** Drop the state with the oldest (lastAccess, createdAt): the first in recency order. */
+  /** Drop the least recently used state: the first in the map's order (touch re-inserts). */
   private dropOldest(): void {
     const first = this.states.values().next();
     if (first.done === true) return;

@@ -43,8 +43,6 @@ export interface Request {
   readonly ragRetrieval?: RagRetrieval;
   /** Issue time on the workload's own timeline (ms from the session start); orders ties in the queue. */
   readonly scheduledAtMs: number;
-  /** When the engine actually created/enqueued it (its clock), for end-to-end latency. */
-  readonly createdAtMs?: number;
 }
 
 /** Context at or above this many tokens is prefill-only (no decode reads), as in the reference. */
