@@ -55,7 +55,7 @@ export const realFs: FsProbe = {
 };
 
 /** The nearest existing ancestor of `abs` (itself if it exists). */
-function existingAncestor(abs: string, fs: FsProbe): string {
+export function existingAncestor(abs: string, fs: FsProbe): string {
   let p = abs;
   while (fs.kind(p) === 'missing' && dirname(p) !== p) p = dirname(p);
   return p;

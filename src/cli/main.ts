@@ -2,9 +2,9 @@
 // Exit codes: 0 success, 2 bad input (one message, no stack trace, nothing written), 1 failure
 // during the run or while writing the spreadsheet (the JSON results are still saved),
 // 130/143 interrupted (results saved).
-import { mkdirSync, readFileSync, statSync, accessSync, constants } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { writeFileAtomically } from '../util/files.js';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { monotonicClock } from '../util/clock.js';
 import { MiB } from '../util/units.js';
 import { runBenchmark, RunFailedError } from '../engine/run.js';
@@ -20,6 +20,7 @@ import { DatasetError } from '../workload/sharegpt.js';
 import { TraceError } from '../workload/burstgpt.js';
 import { helpText, parseRunArgs, wantsHelp } from './run-args.js';
 import { replayMain } from './replay.js';
+import { existingAncestor, realFs } from './cache-dir.js';
 
 function toolVersion(): string {
   try {
@@ -41,16 +42,18 @@ function notImplemented(c: RunConfig): string[] {
   return out;
 }
 
-/** An output file (results, spreadsheet) must be writable before an hour-long run starts, not after. */
+/**
+ * An output file (results, spreadsheet, trace) must be writable before an hour-long run starts, not
+ * after. Checked without side effects: missing directories are created when the file is written.
+ */
 function outputProblems(path: string, flag = '--output'): string[] {
-  try {
-    if (statSync(path, { throwIfNoEntry: false })?.isDirectory() === true) return [`${flag} ${path} is a directory; give a file path`];
-    mkdirSync(dirname(path), { recursive: true });
-    accessSync(dirname(path), constants.W_OK);
-    return [];
-  } catch (e) {
-    return [`${flag} ${path}: cannot write there (${(e as Error).message})`];
-  }
+  const kind = realFs.kind(path);
+  if (kind === 'dir') return [`${flag} ${path} is a directory; give a file path`];
+  const parent = existingAncestor(dirname(resolve(path)), realFs);
+  if (realFs.kind(parent) !== 'dir') return [`${flag} ${path}: cannot write there ('${parent}' is not a directory)`];
+  // The file is replaced by a rename in its directory, so only the directory must be writable.
+  if (!realFs.writable(parent)) return [`${flag} ${path}: cannot write there (permission denied)`];
+  return [];
 }
 
 
@@ -128,11 +131,13 @@ export async function main(argv: readonly string[]): Promise<number> {
     saved = true;
     if (showProgress) process.stderr.write('\n');
     const results = buildResultsJson(result);
+    mkdirSync(dirname(resolve(config.output)), { recursive: true }); // checked at start, made only now
     writeFileAtomically(config.output, `${JSON.stringify(results, null, 2)}\n`);
     out(formatSummary(result, results));
     out(`Results saved to ${config.output}`);
     if (config.xlsxOutput !== undefined) {
       try {
+        mkdirSync(dirname(resolve(config.xlsxOutput)), { recursive: true });
         await writeSpreadsheet(config.xlsxOutput, results, config);
         out(`Spreadsheet saved to ${config.xlsxOutput}`);
       } catch (e) {

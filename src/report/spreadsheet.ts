@@ -3,7 +3,7 @@
 // columns of ours. A `.csv` path gets the one-row table (header + one row); any other path gets an
 // XLSX workbook with the sheets Summary, Run Parameters, Performance Metrics and QoS Metrics. The
 // column builders are pure; only `writeSpreadsheet` touches the file system, writing atomically.
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { writeFileAtomically } from '../util/files.js';
 import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import type { Workbook } from 'exceljs';
@@ -240,26 +240,14 @@ async function summaryWorkbook(params: readonly Column[], metrics: readonly Colu
   return new Uint8Array(bytes);
 }
 
-/** Writes the file whole or not at all: a temp file beside it, renamed over it. */
-async function writeAtomically(path: string, data: string | Uint8Array): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
-  try {
-    await writeFile(tmp, data);
-    await rename(tmp, path);
-  } catch (e: unknown) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
-}
-
 /** Writes the summary to `path`: a one-row CSV when it ends in `.csv`, else an XLSX workbook. */
 export async function writeSpreadsheet(path: string, results: ResultsJson, cfg: RunConfig, now: Date = new Date()): Promise<'csv' | 'xlsx'> {
   const params = runParameterColumns(cfg, now);
   const metrics = metricColumns(results);
   if (extname(path).toLowerCase() === '.csv') {
-    await writeAtomically(path, summaryCsv([...params, ...metrics]));
+    writeFileAtomically(path, summaryCsv([...params, ...metrics]));
     return 'csv';
   }
-  await writeAtomically(path, await summaryWorkbook(params, metrics, qosRows(results, cfg.performanceProfile)));
+  writeFileAtomically(path, await summaryWorkbook(params, metrics, qosRows(results, cfg.performanceProfile)));
   return 'xlsx';
 }

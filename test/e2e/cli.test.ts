@@ -26,6 +26,9 @@ test('bad input: exit 2, every problem in one message, no stack trace, nothing w
     const unknown = await runCli(['--num-userz', '3']);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /--num-userz/);
+    // Output directories that do not exist yet are not created by a run that is refused.
+    const nested = await runCli(['--num-users', '-1', '--output', join(dir, 'new', 'r.json'), '--xlsx-output', join(dir, 'new2', 's.xlsx')]);
+    assert.equal(nested.code, 2);
     const later = await runCli(['--enable-latency-tracing', '--output', out]);
     assert.equal(later.code, 2);
     assert.match(later.stderr, /not implemented yet/);
