@@ -3,16 +3,22 @@
 // use, and loading ES modules already uses it. Loading this file does not, so the size set here holds.
 'use strict';
 const MAX_POOL = 256;
+/** The engine's cap on concurrent requests (MAX_WORKERS in src/engine/setup.ts). */
+const MAX_WORKERS = 500;
+/** The value of `name` as the flag parser takes it: the last occurrence wins. */
 function flagValue(argv, name, fallback) {
+  let value = fallback;
   for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === name && i + 1 < argv.length) return Number(argv[i + 1]);
-    if (argv[i].startsWith(name + '=')) return Number(argv[i].slice(name.length + 1));
+    if (argv[i] === name && i + 1 < argv.length) value = Number(argv[i + 1]);
+    else if (argv[i].startsWith(name + '=')) value = Number(argv[i].slice(name.length + 1));
   }
-  return fallback;
+  return value;
 }
 if (process.env.UV_THREADPOOL_SIZE === undefined) {
-  const users = flagValue(process.argv.slice(2), '--num-users', 100);
-  const concurrent = Number.isFinite(users) && users > 0 ? Math.min(users, 500) : 100;
+  const argv = process.argv.slice(2);
+  // Autoscaling may add users up to a maximum set in a config file: size for the cap then.
+  const users = argv.includes('--enable-autoscaling') ? MAX_WORKERS : flagValue(argv, '--num-users', 100);
+  const concurrent = Number.isFinite(users) && users > 0 ? Math.min(users, MAX_WORKERS) : 100;
   process.env.UV_THREADPOOL_SIZE = String(Math.min(MAX_POOL, Math.max(4, concurrent + 8)));
 }
 import('../dist/src/cli/main.js').then((m) => m.main(process.argv.slice(2))).then(

@@ -80,18 +80,18 @@ function progressLine(p: ProgressSnapshot): string {
 export async function main(argv: readonly string[]): Promise<number> {
   const version = toolVersion();
   if (argv[0] === 'replay') return replayMain(argv.slice(1), version);
-  const args = argv[0] === 'run' ? argv.slice(1) : argv;
-  if (args.includes('--version')) {
+  // A leading `run` subcommand is dropped by the argv tokenizer (parse-argv.ts).
+  if (argv.includes('--version')) {
     process.stdout.write(`${version}\n`);
     return 0;
   }
-  if (wantsHelp(args)) {
+  if (wantsHelp(argv)) {
     process.stdout.write(`${helpText()}\n`);
     return 0;
   }
   let config: RunConfig;
   try {
-    const parsed = parseRunArgs(args, new Date());
+    const parsed = parseRunArgs(argv, new Date());
     config = parsed.config;
     const problems = [
       ...notImplemented(config),

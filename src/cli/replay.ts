@@ -11,6 +11,7 @@ import { TraceFormatError } from '../trace/errors.js';
 import { monotonicClock } from '../util/clock.js';
 import { GiB, MiB } from '../util/units.js';
 import { ConfigError } from './errors.js';
+import { fileStamp } from '../util/dates.js';
 
 const REPLAY_HELP = `Usage: kv-cache replay TRACE [options]
 
@@ -37,10 +38,6 @@ interface ReplayArgs {
   readonly output: string;
 }
 
-function stamp(d: Date): string {
-  const p = (n: number): string => String(n).padStart(2, '0');
-  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}_${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
-}
 
 function parseReplayArgs(argv: readonly string[], now: Date): ReplayArgs {
   let parsed;
@@ -86,7 +83,7 @@ function parseReplayArgs(argv: readonly string[], now: Date): ReplayArgs {
     paced: v.paced === true,
     allTiers: v['all-tiers'] === true,
     seed,
-    output: v.output ?? `replay_results_${stamp(now)}.json`,
+    output: v.output ?? `replay_results_${fileStamp(now)}.json`,
   };
 }
 

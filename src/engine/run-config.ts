@@ -5,6 +5,7 @@ import type { ModelConfig } from '../model/models.js';
 import type { EvictionConfig } from '../cache/tiered-cache.js';
 import type { ConversationSettings, PrefixCacheSettings, QosDistribution, RagSettings } from '../workload/settings.js';
 import { DEFAULT_GPU_BANDWIDTH_GBS } from '../tiers/simulated-gpu.js';
+import { fileStamp } from '../util/dates.js';
 
 export const GENERATION_MODES = ['none', 'fast', 'realistic'] as const;
 export const PERFORMANCE_PROFILES = ['latency', 'throughput'] as const;
@@ -192,15 +193,10 @@ export const FLAG_DEFAULTS = {
   noProgress: false,
 } as const satisfies Omit<RunFlags, 'output' | 'seed' | 'cacheDir' | 'validationTrace' | 'datasetPath' | 'xlsxOutput' | 'config' | 'ioTraceLog'>;
 
-function pad2(n: number): string {
-  return String(n).padStart(2, '0');
-}
 
 /** `benchmark_results_<YYYYmmdd_HHMMSS>.json` in local time, as the reference names it. */
 export function defaultOutputName(now: Date): string {
-  const d = `${now.getFullYear()}${pad2(now.getMonth() + 1)}${pad2(now.getDate())}`;
-  const t = `${pad2(now.getHours())}${pad2(now.getMinutes())}${pad2(now.getSeconds())}`;
-  return `benchmark_results_${d}_${t}.json`;
+  return `benchmark_results_${fileStamp(now)}.json`;
 }
 
 /** A random non-negative 31-bit seed from a [0, 1) source. */

@@ -26,8 +26,14 @@ import type { RunConfig } from './run-config.js';
 
 /** Largest single I/O and payload chunk. */
 export const IO_CHUNK_BYTES = 4 * MiB;
-/** Worker (logical) count cap, as the reference. */
+/** Worker (logical) count cap, as the reference (bin/kv-cache.cjs sizes libuv's pool with the same cap). */
 export const MAX_WORKERS = 500;
+
+/** Logical workers: one per user, for every user autoscaling may add (idle workers cost nothing), capped. */
+function workerCount(cfg: RunConfig): number {
+  const users = cfg.enableAutoscaling ? Math.max(cfg.numUsers, cfg.settings.autoscaler.maxUsers) : cfg.numUsers;
+  return Math.min(users, MAX_WORKERS);
+}
 
 /** Where the storage tier lives; `dir` undefined in trace mode (no real I/O). */
 export interface StorageInfo {
@@ -86,13 +92,12 @@ async function setupTraceMode(cfg: RunConfig, recorder: Recorder, clock: Clock, 
     observer: trace.observe,
     ...(cfg.maxConcurrentAllocs > 0 ? { allocSemaphore: new Semaphore(cfg.maxConcurrentAllocs) } : {}),
   });
-  const users = cfg.enableAutoscaling ? Math.max(cfg.numUsers, cfg.settings.autoscaler.maxUsers) : cfg.numUsers;
   return {
     cache,
     storage: { ioMode: 'none (trace mode)', fileSystem: 'none' },
     memory: planMemory(0, 0, availableMemoryBytes()),
     trace,
-    workers: Math.min(users, MAX_WORKERS),
+    workers: workerCount(cfg),
     workload: workloadSettingsOf(cfg),
     warnings: [],
     close: async () => {
@@ -105,9 +110,7 @@ async function setupTraceMode(cfg: RunConfig, recorder: Recorder, clock: Clock, 
 export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock): Promise<RunSetup> {
   if (cfg.ioTraceLog !== undefined) return setupTraceMode(cfg, recorder, clock, cfg.ioTraceLog);
   const warnings: string[] = [];
-  // Autoscaling may add users up to its maximum: enough workers for them (idle workers cost nothing).
-  const users = cfg.enableAutoscaling ? Math.max(cfg.numUsers, cfg.settings.autoscaler.maxUsers) : cfg.numUsers;
-  const workers = Math.min(users, MAX_WORKERS);
+  const workers = workerCount(cfg);
   // One staging buffer per concurrent storage operation, bounded to keep memory predictable.
   const stagingSlots = Math.max(4, Math.min(workers + 4, 64));
   const payloadSlots = Math.max(8, Math.min(2 * workers, 64));

@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import type { Workbook } from 'exceljs';
 import type { PerformanceProfile, RunConfig } from '../engine/run-config.js';
+import { columnStamp } from '../util/dates.js';
 
 /** One spreadsheet cell. `null` is an empty cell. */
 export type Cell = string | number | boolean | null;
@@ -51,14 +52,9 @@ function cell(v: unknown): Cell {
   return null;
 }
 
-function pad2(n: number): string {
-  return String(n).padStart(2, '0');
-}
 
 /** `YYYY-MM-DD HH:MM:SS` in local time, as the reference's Timestamp column. */
-export function formatTimestamp(d: Date): string {
-  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
-}
+export const formatTimestamp: (d: Date) => string = columnStamp;
 
 /** The reference's run-parameter columns; `now` is the export time (the reference's Timestamp). */
 export function runParameterColumns(cfg: RunConfig, now: Date = new Date()): Column[] {
