@@ -124,6 +124,8 @@ export class Recorder {
   private readonly io: Record<TierName, Partial<Record<TierOp, IoHistograms>>> = { gpu: {}, cpu: {}, storage: {} };
   /** Placement-write and hit-read totals since the last takeWindow(), per `<tier>_<op>`. */
   private window = new Map<string, LatencyHistogram>();
+  /** Windows are kept only once someone takes them (the autoscaler): no cost per operation otherwise. */
+  private windowing = false;
 
   /** The histogram called `name`, created empty on first use. */
   latency(name: string): LatencyHistogram {
@@ -153,7 +155,7 @@ export class Recorder {
   recordIo(tier: TierName, op: TierOp, t: IOTiming): void {
     const h = this.ioHistograms(tier, op);
     h.total.recordMs(t.totalMs);
-    if (op === 'read' || op === 'write') {
+    if (this.windowing && (op === 'read' || op === 'write')) {
       const name = IO_NAMES[tier][op];
       let w = this.window.get(name);
       if (w === undefined) this.window.set(name, (w = new LatencyHistogram()));
@@ -174,8 +176,12 @@ export class Recorder {
     return h;
   }
 
-  /** The latencies recorded since the previous call (windowed percentiles for the autoscaler). */
+  /**
+   * The latencies recorded since the previous call (windowed percentiles for the autoscaler). The
+   * first call starts the windows and returns an empty one.
+   */
   takeWindow(): ReadonlyMap<string, LatencyHistogram> {
+    this.windowing = true;
     const w = this.window;
     this.window = new Map();
     return w;

@@ -97,7 +97,8 @@ test('higher priority is served first when workers are scarce', async () => {
   let release: () => void = () => undefined;
   const gate = new Promise<void>((r) => (release = r));
   const p = dispatch({
-    ...pool([listSource([step('blocker', 0, 0)]), listSource([step('low', 0, 1, 1)]), listSource([step('high', 0, 2, 3)])]),
+    // 20 ms apart, so the blocker is surely taken first even on a loaded machine.
+    ...pool([listSource([step('blocker', 0, 0)]), listSource([step('low', 0, 20, 1)]), listSource([step('high', 0, 40, 3)])]),
     workers: 1,
     clock: monotonicClock,
     startMs: monotonicClock.now(),
@@ -108,7 +109,7 @@ test('higher priority is served first when workers are scarce', async () => {
     sleep: (ms, signal) => sleep(ms, undefined, { signal }),
     stop: new AbortController().signal,
   });
-  await sleep(30);
+  await sleep(80);
   release();
   await p;
   assert.deepEqual(order, [1, 3, 1]);
