@@ -1,5 +1,7 @@
 // Shared pieces of the bench scripts: argument parsing, the machine line, running the CLI.
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { cpus, release, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -55,4 +57,30 @@ export function ensureFio(script: string): void {
   if (r.error !== undefined) fail(r.error.message);
   if (r.status !== 0) fail(`apt-get exited with ${r.status ?? r.signal ?? 'unknown status'} (root and network access are needed)`);
   if (!hasCommand('fio')) fail('apt-get reported success but fio is still not on PATH');
+}
+
+/**
+ * Writes (in `dir`) a config file with zero think time for every user type and returns its path:
+ * users never pause, so a run measures the data plane or the harness, not simulated users idling.
+ */
+export function writeZeroThinkConfig(dir: string): string {
+  const path = join(dir, 'zero-think.yaml');
+  writeFileSync(path, ['user_templates:', ...['chatbot', 'coding', 'document'].map((t) => `  ${t}: { think_time_range: [0, 0] }`)].join('\n'));
+  return path;
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times. */
+export const CLK_TCK = ((): number => {
+  const n = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim());
+  return Number.isInteger(n) && n > 0 ? n : 100;
+})();
+
+/** Fields of a /proc/.../stat line after "(comm) ", 0-based: utime 11, stime 12, cutime 13, cstime 14. */
+export function procStatFields(statPath: string): string[] | undefined {
+  try {
+    const text = readFileSync(statPath, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).trim().split(/\s+/);
+  } catch {
+    return undefined;
+  }
 }

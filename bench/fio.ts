@@ -19,7 +19,7 @@
 //                               [--rounds 2] [--io-kib 4096] [--workloads write,read]
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, statfs } from 'node:fs/promises';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +33,7 @@ import { DiskWatch, diskDelta, parseDiskStats } from '../src/metrics/diskstats.j
 import type { DiskCounters, DiskDelta } from '../src/metrics/diskstats.js';
 import { BUILTIN_MODELS, entryBytes } from '../src/model/models.js';
 import { GiB, KiB, MiB } from '../src/util/units.js';
-import { ensureFio } from './common.js';
+import { CLK_TCK, ensureFio, procStatFields, writeZeroThinkConfig } from './common.js';
 import { messageOf } from '../src/util/errors.js';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -101,22 +101,6 @@ function fail(message: string): never {
 // ---------------------------------------------------------------------------------------------
 // Kernel counters: device, child CPU, machine CPU
 
-/** Clock ticks per second for /proc/<pid>/stat times. */
-const CLK_TCK = ((): number => {
-  const n = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout?.trim());
-  return Number.isInteger(n) && n > 0 ? n : 100;
-})();
-
-/** /proc/<pid>/stat fields after "(comm) ", 0-based: utime 11, stime 12, cutime 13, cstime 14. */
-function procStatFields(pid: number | 'self'): string[] | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return text.slice(text.lastIndexOf(')') + 2).trim().split(/\s+/);
-  } catch {
-    return undefined;
-  }
-}
-
 interface CpuSeconds {
   readonly user: number;
   readonly system: number;
@@ -124,7 +108,7 @@ interface CpuSeconds {
 
 /** CPU of `pid` itself (all its threads), or with `children` that of its reaped children. */
 function processCpu(pid: number | 'self', children: boolean): CpuSeconds | undefined {
-  const f = procStatFields(pid);
+  const f = procStatFields(`/proc/${pid}/stat`);
   if (f === undefined) return undefined;
   const [u, s] = children ? [13, 14] : [11, 12];
   return { user: Number(f[u]) / CLK_TCK, system: Number(f[s]) / CLK_TCK };
@@ -342,16 +326,6 @@ function prepopBytes(opts: Options): number {
   return opts.users * PREPOP_ENTRIES_PER_USER * entryBytes(model, PREPARE_ENTRY_TOKENS);
 }
 
-/**
- * A config file with zero think time: fio's jobs never pause, so the comparison at equal concurrency is
- * about the data plane, not about simulated users idling between requests.
- */
-function zeroThinkConfig(ctx: Context): string {
-  const path = join(ctx.root, 'zero-think.yaml');
-  writeFileSync(path, ['user_templates:', ...['chatbot', 'coding', 'document'].map((t) => `  ${t}: { think_time_range: [0, 0] }`)].join('\n'));
-  return path;
-}
-
 function kvArgs(ctx: Context, w: Workload, capacityGiB: number, output: string): string[] {
   const o = ctx.opts;
   return [
@@ -362,7 +336,7 @@ function kvArgs(ctx: Context, w: Workload, capacityGiB: number, output: string):
     '--gpu-mem-gb', '0',
     '--cpu-mem-gb', '0',
     '--generation-mode', 'none',
-    '--config', zeroThinkConfig(ctx),
+    '--config', writeZeroThinkConfig(ctx.root),
     w === 'write' ? '--prefill-only' : '--decode-only',
     '--disable-multi-turn',
     '--disable-prefix-caching',

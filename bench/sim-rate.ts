@@ -1,16 +1,15 @@
 // Simulation rate: requests per second the engine processes in trace mode (null back-ends, generation
 // none, think time 0 via a config file), where no storage time is involved and only the harness is
 // measured. Prints requests/s, cache operations/s (trace rows/s) and the event-loop delay.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { machineLine, numberArgs, runKvCache } from './common.js';
+import { machineLine, numberArgs, runKvCache, writeZeroThinkConfig } from './common.js';
 
 const opts = numberArgs({ seconds: 10, users: 100, rounds: 3 });
 const dir = mkdtempSync(join(tmpdir(), 'kv-sim-rate-'));
 try {
-  const config = join(dir, 'zero-think.yaml');
-  writeFileSync(config, ['user_templates:', ...['chatbot', 'coding', 'document'].map((t) => `  ${t}: { think_time_range: [0, 0] }`)].join('\n'));
+  const config = writeZeroThinkConfig(dir);
   console.log(machineLine());
   const rates: number[] = [];
   for (let r = 1; r <= opts.rounds; r++) {

@@ -1,23 +1,21 @@
 // Where the CPU goes during a write-heavy and a read-heavy storage run: CPU seconds per thread group
 // (the main thread vs all other threads: payload generators, libuv's I/O pool, V8) sampled from
 // /proc/<pid>/task over the middle of the run, and cores per GiB/s moved at the device.
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { machineLine, numberArgs, runKvCache } from './common.js';
+import { CLK_TCK, machineLine, numberArgs, procStatFields, runKvCache, writeZeroThinkConfig } from './common.js';
 
 const opts = numberArgs({ seconds: 20, users: 8 });
-const TICKS = 100; // USER_HZ on Linux
-
 /** CPU seconds per thread, keyed by tid, with the thread's name. */
 function threadTimes(pid: number): Map<string, { name: string; sec: number }> {
   const out = new Map<string, { name: string; sec: number }>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const fields = procStatFields(`/proc/${pid}/task/${tid}/stat`);
+    if (fields === undefined) continue; // the thread ended meanwhile
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      out.set(tid, { name: tid === String(pid) ? 'main (event loop)' : name, sec: (Number(fields[11]) + Number(fields[12])) / TICKS });
+      out.set(tid, { name: tid === String(pid) ? 'main (event loop)' : name, sec: (Number(fields[11]) + Number(fields[12])) / CLK_TCK });
     } catch {
       // the thread ended meanwhile
     }
@@ -35,8 +33,7 @@ function group(name: string): string {
 const dir = mkdtempSync(join(tmpdir(), 'kv-threads-'));
 try {
   console.log(machineLine());
-  const config = join(dir, 'zero-think.yaml');
-  writeFileSync(config, ['user_templates:', ...['chatbot', 'coding', 'document'].map((t) => `  ${t}: { think_time_range: [0, 0] }`)].join('\n'));
+  const config = writeZeroThinkConfig(dir);
   for (const mode of ['--prefill-only', '--decode-only']) {
     const out = join(dir, `r${mode}.json`);
     const args = ['--model', 'llama3.1-8b', '--num-users', String(opts.users), '--duration', String(opts.seconds), '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--generation-mode', 'none', '--config', config, mode, '--disable-multi-turn', '--disable-prefix-caching', '--cache-dir', join(dir, 'kv'), '--storage-capacity-gb', '30', '--seed', '1', '--no-progress', '--output', out];
