@@ -4,6 +4,7 @@
 // /, /usr, /var, /home themselves are refused too. Symlinks are resolved, so a link into /etc is refused.
 // The reference also refuses anything under /root; we drop that rule (this tool commonly runs as root,
 // whose home is a normal place for scratch data) and refuse only /root itself.
+// Output paths (results, spreadsheet, trace) get the same kind of start-up check, without side effects.
 import { accessSync, constants, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 
@@ -89,5 +90,19 @@ export function cacheDirProblems(dir: string, fs: FsProbe = realFs): string[] {
   const parent = existingAncestor(abs, fs);
   if (fs.kind(parent) !== 'dir') return [`cache-dir '${dir}' cannot be created: '${parent}' is not a directory`];
   if (!fs.writable(parent)) return [`cache-dir '${dir}' cannot be created: parent directory '${parent}' is not writable`];
+  return [];
+}
+
+/**
+ * An output file (results, spreadsheet, trace) must be writable before an hour-long run starts, not
+ * after. Checked without side effects: missing directories are created when the file is written.
+ */
+export function outputProblems(path: string, flag = '--output'): string[] {
+  const kind = realFs.kind(path);
+  if (kind === 'dir') return [`${flag} ${path} is a directory; give a file path`];
+  const parent = existingAncestor(dirname(resolve(path)), realFs);
+  if (realFs.kind(parent) !== 'dir') return [`${flag} ${path}: cannot write there ('${parent}' is not a directory)`];
+  // The file is replaced by a rename in its directory, so only the directory must be writable.
+  if (!realFs.writable(parent)) return [`${flag} ${path}: cannot write there (permission denied)`];
   return [];
 }

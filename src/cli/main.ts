@@ -20,7 +20,7 @@ import { DatasetError } from '../workload/sharegpt.js';
 import { TraceError } from '../workload/burstgpt.js';
 import { helpText, parseRunArgs, wantsHelp } from './run-args.js';
 import { replayMain } from './replay.js';
-import { existingAncestor, realFs } from './cache-dir.js';
+import { outputProblems } from './cache-dir.js';
 
 function toolVersion(): string {
   try {
@@ -42,19 +42,6 @@ function notImplemented(c: RunConfig): string[] {
   return out;
 }
 
-/**
- * An output file (results, spreadsheet, trace) must be writable before an hour-long run starts, not
- * after. Checked without side effects: missing directories are created when the file is written.
- */
-function outputProblems(path: string, flag = '--output'): string[] {
-  const kind = realFs.kind(path);
-  if (kind === 'dir') return [`${flag} ${path} is a directory; give a file path`];
-  const parent = existingAncestor(dirname(resolve(path)), realFs);
-  if (realFs.kind(parent) !== 'dir') return [`${flag} ${path}: cannot write there ('${parent}' is not a directory)`];
-  // The file is replaced by a rename in its directory, so only the directory must be writable.
-  if (!realFs.writable(parent)) return [`${flag} ${path}: cannot write there (permission denied)`];
-  return [];
-}
 
 
 function banner(c: RunConfig, version: string): string[] {

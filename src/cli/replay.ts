@@ -12,6 +12,8 @@ import { monotonicClock } from '../util/clock.js';
 import { GiB, MiB } from '../util/units.js';
 import { ConfigError } from './errors.js';
 import { fileStamp } from '../util/dates.js';
+import { deviceIoJson } from '../report/results-json.js';
+import { outputProblems } from './cache-dir.js';
 
 const REPLAY_HELP = `Usage: kv-cache replay TRACE [options]
 
@@ -89,7 +91,6 @@ function parseReplayArgs(argv: readonly string[], now: Date): ReplayArgs {
 
 function resultsJson(a: ReplayArgs, r: ReplayResult, version: string): Record<string, unknown> {
   const c = r.counts;
-  const perSec = (b: number): number => (r.elapsedSec > 0 ? b / r.elapsedSec : 0);
   return {
     replay: {
       trace: a.tracePath,
@@ -114,10 +115,7 @@ function resultsJson(a: ReplayArgs, r: ReplayResult, version: string): Record<st
       storage_dir: r.storage.dir,
       storage_io_mode: r.storage.ioMode,
       storage_file_system: r.storage.fileSystem,
-      device_io:
-        r.device === undefined
-          ? null
-          : { device: r.device.name, read_bytes: r.device.delta.readBytes, written_bytes: r.device.delta.writeBytes, read_bytes_per_sec: perSec(r.device.delta.readBytes), write_bytes_per_sec: perSec(r.device.delta.writeBytes) },
+      device_io: r.device === undefined ? null : deviceIoJson(r.device, r.elapsedSec),
     },
   };
 }
@@ -148,7 +146,8 @@ export async function replayMain(argv: readonly string[], version: string): Prom
   let args: ReplayArgs;
   try {
     args = parseReplayArgs(argv, new Date());
-    mkdirSync(dirname(resolve(args.output)), { recursive: true });
+    const problems = outputProblems(args.output);
+    if (problems.length > 0) throw new ConfigError(problems);
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
     process.stderr.write(`kv-cache replay: error: ${e.message}\n`);
@@ -162,6 +161,7 @@ export async function replayMain(argv: readonly string[], version: string): Prom
     process.stderr.write(`kv-cache replay: error: ${e.message}\n`);
     return 2;
   }
+  mkdirSync(dirname(resolve(args.output)), { recursive: true }); // checked at start, made only now
   writeFileAtomically(args.output, `${JSON.stringify(resultsJson(args, result, version), null, 2)}\n`);
   process.stdout.write(`${summaryText(result)}\nResults saved to ${args.output}\n`);
   return 0;

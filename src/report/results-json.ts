@@ -4,6 +4,7 @@ import { buildCacheStats } from '../metrics/cache-stats.js';
 import type { LatencyHistogram } from '../metrics/latency.js';
 import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
 import type { RunResult } from '../metrics/result.js';
+import type { DiskDelta } from '../metrics/diskstats.js';
 import { GiB } from '../util/units.js';
 
 function latencyBlock(h: LatencyHistogram): Record<string, number> {
@@ -97,13 +98,9 @@ function buildAdditions(r: RunResult): Record<string, unknown> {
       r.device === undefined
         ? null
         : {
-            device: r.device.name,
-            read_bytes: r.device.delta.readBytes,
-            written_bytes: r.device.delta.writeBytes,
+            ...deviceIoJson(r.device, elapsed),
             read_ops: r.device.delta.readOps,
             write_ops: r.device.delta.writeOps,
-            read_bytes_per_sec: perSec(r.device.delta.readBytes),
-            write_bytes_per_sec: perSec(r.device.delta.writeBytes),
             note: 'whole-device counters from /proc/diskstats over the measured window; include any other I/O to that device',
           },
     workload_source: r.workloadSource,
@@ -120,6 +117,18 @@ function buildAdditions(r: RunResult): Record<string, unknown> {
 }
 
 /** The whole results object, in the reference's top-level layout. */
+/** Device bytes (from /proc/diskstats) over a window of `elapsedSec`: the fields runs and replays share. */
+export function deviceIoJson(device: { readonly name: string; readonly delta: DiskDelta }, elapsedSec: number): Record<string, unknown> {
+  const perSec = (bytes: number): number => (elapsedSec > 0 ? bytes / elapsedSec : 0);
+  return {
+    device: device.name,
+    read_bytes: device.delta.readBytes,
+    written_bytes: device.delta.writeBytes,
+    read_bytes_per_sec: perSec(device.delta.readBytes),
+    write_bytes_per_sec: perSec(device.delta.writeBytes),
+  };
+}
+
 export function buildResultsJson(r: RunResult): Record<string, unknown> {
   const m = r.run;
   const out: Record<string, unknown> = {
