@@ -14,6 +14,7 @@ import type { Request } from '../workload/request.js';
 import type { WorkloadSettings } from '../workload/settings.js';
 import type { ShareGptRequestPlan } from '../workload/sharegpt.js';
 import type { BurstTimelineItem } from '../workload/burstgpt.js';
+import { drawProcessing } from '../workload/session.js';
 import type { SessionStep } from '../workload/session.js';
 import type { StepSource, UserPool } from './dispatcher.js';
 
@@ -40,17 +41,13 @@ interface Shape {
 /** A Request with the per-request draws the synthetic sessions also make (QoS, prefix, RAG chunks). */
 function makeStep(shape: Shape, c: TraceRequestContext): SessionStep {
   const qos = drawQos(c.rng, c.settings.qosDistribution);
-  const systemPrompt = c.prefix?.draw(c.rng);
-  const doc = c.rag !== undefined && c.rng.random() < c.settings.rag.requestProbability ? c.rag.pickDocument(c.rng) : undefined;
-  const ragRetrieval = doc !== undefined && c.rag !== undefined ? c.rag.retrieve(doc, c.rng) : undefined;
   const request: Request = {
     ...shape,
     kind: 'chat',
     qos,
     priority: qosPriority(qos, c.settings.qosProfiles),
     phase: phaseFor(shape.contextTokens),
-    ...(systemPrompt !== undefined ? { systemPrompt } : {}),
-    ...(ragRetrieval !== undefined ? { ragRetrieval } : {}),
+    ...drawProcessing(c.rng, c.settings, c.prefix, c.rag),
   };
   return { thinkTimeS: 0, request, conversationLost: false };
 }

@@ -166,24 +166,13 @@ export class UserSession {
   }
 
   /** Spec §4.4 steps 1 and 3, drawn now: a shared system prompt, and RAG chunks to read. */
-  private processingDraws(): { systemPrompt?: SystemPrompt; ragRetrieval?: RagRetrieval } {
-    const systemPrompt = this.prefix?.draw(this.rng);
-    const ragRetrieval = this.drawRetrieval();
-    return {
-      ...(systemPrompt !== undefined ? { systemPrompt } : {}),
-      ...(ragRetrieval !== undefined ? { ragRetrieval } : {}),
-    };
-  }
-
-  private drawRetrieval(): RagRetrieval | undefined {
-    if (this.rag === undefined || this.rng.random() >= this.settings.rag.requestProbability) return undefined;
-    const doc = this.rag.pickDocument(this.rng);
-    return doc === undefined ? undefined : this.rag.retrieve(doc, this.rng);
+  private processingDraws(): ProcessingDraws {
+    return drawProcessing(this.rng, this.settings, this.prefix, this.rag);
   }
 
   /** Step 6: with probability requestProbability, a decode request over retrieved chunks' tokens. */
   private ragRequest(seq: number): Request | undefined {
-    const retrieval = this.drawRetrieval();
+    const retrieval = drawRetrieval(this.rng, this.settings, this.rag);
     if (retrieval === undefined) return undefined;
     const p = this.profile;
     const [lo, hi] = this.settings.rag.ragGenerationTokens;
@@ -208,4 +197,29 @@ export class UserSession {
 /** One session per user, each on its own stream `sessionStream(rng, userId)`. */
 export function createSessions(users: readonly UserProfile[], rng: Rng, opts: Omit<SessionOptions, 'profile' | 'rng'> = {}): UserSession[] {
   return users.map((profile) => new UserSession({ ...opts, profile, rng: sessionStream(rng, profile.userId) }));
+}
+
+export interface ProcessingDraws {
+  readonly systemPrompt?: SystemPrompt;
+  readonly ragRetrieval?: RagRetrieval;
+}
+
+/**
+ * Spec §4.4 steps 1 and 3, drawn in this order: a shared system prompt, and RAG chunks to read. Used
+ * by synthetic sessions and by dataset/trace replays alike, so both consume the stream the same way.
+ */
+export function drawProcessing(rng: Rng, settings: WorkloadSettings, prefix?: PrefixMatcher, rag?: RagSource): ProcessingDraws {
+  const systemPrompt = prefix?.draw(rng);
+  const ragRetrieval = drawRetrieval(rng, settings, rag);
+  return {
+    ...(systemPrompt !== undefined ? { systemPrompt } : {}),
+    ...(ragRetrieval !== undefined ? { ragRetrieval } : {}),
+  };
+}
+
+/** With probability rag.requestProbability, the chunks a RAG read retrieves. */
+function drawRetrieval(rng: Rng, settings: WorkloadSettings, rag?: RagSource): RagRetrieval | undefined {
+  if (rag === undefined || rng.random() >= settings.rag.requestProbability) return undefined;
+  const doc = rag.pickDocument(rng);
+  return doc === undefined ? undefined : rag.retrieve(doc, rng);
 }
