@@ -19,7 +19,7 @@ import {
   randomSeed,
 } from '../engine/run-config.js';
 import type { JsonObject, JsonValue, RunConfig, RunFlags } from '../engine/run-config.js';
-import { checkFlags } from './validate.js';
+import { checkFlags, unknownModelProblem } from './validate.js';
 import type { FsProbe } from './cache-dir.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { ModelConfig } from '../model/models.js';
@@ -155,7 +155,7 @@ export function parseRunArgs(argv: readonly string[], now: Date, rng: () => numb
   }
   const model = loaded.models.get(flags.model);
   if (model === undefined) {
-    problems.push(`unknown model '${flags.model}'; valid models: ${[...loaded.models.keys()].sort().join(', ')}`);
+    problems.push(unknownModelProblem(flags.model, loaded.models));
   }
   const checked = checkFlags(flags, loaded.settings.validationLimits, fs);
   problems.push(...checked.problems);

@@ -103,11 +103,16 @@ export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs
   return { problems, warnings };
 }
 
+/** The problem of a --model key absent from the model table (built-ins plus config models). */
+export function unknownModelProblem(key: string, models: ReadonlyMap<string, unknown>): string {
+  return `unknown model '${key}'; valid models: ${[...models.keys()].sort().join(', ')}`;
+}
+
 /** Throws ConfigError listing every problem of `config`; a valid config passes untouched. */
 export function validateRunConfig(config: RunConfig, fs: FsProbe = realFs): void {
   const { problems } = checkFlags(config, config.settings.validationLimits, fs);
   if (config.models.get(config.model.key) === undefined) {
-    problems.push(`unknown model '${config.model.key}'; valid models: ${[...config.models.keys()].sort().join(', ')}`);
+    problems.push(unknownModelProblem(config.model.key, config.models));
   }
   if (problems.length > 0) throw new ConfigError(problems);
 }
