@@ -4,13 +4,13 @@
 import { readFileSync } from 'node:fs';
 import { parseDocument } from 'yaml';
 import type * as z from 'zod';
-import { configFileSchema } from './config-schema.js';
-import type { ConfigFile } from './config-schema.js';
+import { configFileSchema, settingsOf } from '../settings/config-keys.js';
+import type { ConfigFile, Settings } from '../settings/config-keys.js';
 import { ConfigError } from './errors.js';
-import { INTEGER_EXPECTED } from './schema-int.js';
-import { buildModelTable, MODEL_ENTRY_KEYS, modelTableProblems } from './model-table.js';
+import { INTEGER_EXPECTED } from '../settings/schema-int.js';
+import { buildModelTable, MODEL_ENTRY_KEYS, modelTableProblems } from '../settings/model-entries.js';
 import type { ModelConfig } from '../model/models.js';
-import type { JsonObject, JsonValue, Range, Settings } from '../engine/run-config.js';
+import type { JsonObject, JsonValue } from '../settings/run-config.js';
 import { messageOf } from '../util/errors.js';
 
 export interface LoadedConfig {
@@ -123,91 +123,6 @@ function problemsOf(error: z.ZodError, input: unknown, source: string): string[]
   return error.issues.flatMap((i) => issueMessage(i, input, defaults)).map((m) => `${source}: ${m}`);
 }
 
-const range = (r: readonly [number, number]): Range => [r[0], r[1]];
-
-/** camelCase typed view of a validated file. */
-function toSettings(f: ConfigFile): Settings {
-  const tpl = (t: ConfigFile['user_templates']['chatbot']) => ({
-    contextRange: range(t.context_range),
-    generationRange: range(t.generation_range),
-    thinkTimeRange: range(t.think_time_range),
-  });
-  const qos = (q: ConfigFile['qos_profiles']['batch']) => ({
-    priority: q.priority,
-    targetP95Ms: q.target_latency_p95_ms,
-    targetP99Ms: q.target_latency_p99_ms,
-    targetP999Ms: q.target_latency_p999_ms,
-    targetP9999Ms: q.target_latency_p9999_ms,
-  });
-  const { rag, autoscaler: a, saturation_detection: s, validation_limits: v, eviction: e } = f;
-  return {
-    userTemplates: { chatbot: tpl(f.user_templates.chatbot), coding: tpl(f.user_templates.coding), document: tpl(f.user_templates.document) },
-    generationTiming: { ...f.generation_timing },
-    qosProfiles: { interactive: qos(f.qos_profiles.interactive), responsive: qos(f.qos_profiles.responsive), batch: qos(f.qos_profiles.batch) },
-    qosDistribution: {
-      interactiveProbability: f.qos_distribution.interactive_probability,
-      responsiveThreshold: f.qos_distribution.responsive_threshold,
-    },
-    eviction: {
-      maxRecursionDepth: e.max_recursion_depth,
-      targetUsageRatio: e.target_usage_ratio,
-      largeEntryLimitRatio: e.large_entry_limit_ratio,
-      maxEvictionsHardCap: e.max_evictions_hard_cap,
-      maxEvictionsMin: e.max_evictions_min,
-    },
-    gpuBackend: {
-      memoryFraction: f.gpu_backend.memory_fraction,
-      maxEvictionAttempts: f.gpu_backend.max_eviction_attempts,
-      freeMemoryThreshold: f.gpu_backend.free_memory_threshold,
-    },
-    prefixCache: {
-      minPrefixLength: f.prefix_cache.min_prefix_length,
-      maxPrefixEntries: f.prefix_cache.max_prefix_entries,
-      systemPromptHitProbability: f.prefix_cache.system_prompt_hit_probability,
-    },
-    rag: {
-      chunkSizeTokens: rag.chunk_size_tokens,
-      topKChunks: rag.top_k_chunks,
-      maxChunkBytes: rag.max_chunk_bytes,
-      requestProbability: rag.request_probability,
-      retrievalDistribution: rag.retrieval_distribution,
-      maxDocuments: rag.max_documents,
-      largeModelDocTokens: [rag.large_model_doc_tokens_min, rag.large_model_doc_tokens_max],
-      smallModelDocTokens: [rag.small_model_doc_tokens_min, rag.small_model_doc_tokens_max],
-    },
-    conversation: {
-      maxConversations: f.conversation.max_conversations,
-      maxTurnsPerConv: f.conversation.max_turns_per_conv,
-      endConversationProbability: f.conversation.end_conversation_probability,
-    },
-    autoscaler: {
-      minUsers: a.min_users,
-      maxUsers: a.max_users,
-      scaleUpFactor: a.scale_up_factor,
-      scaleDownFactor: a.scale_down_factor,
-      consecutiveSamplesRequired: a.consecutive_samples_required,
-    },
-    decode: { batchSize: f.decode.batch_size },
-    sharegpt: {
-      maxContextTokens: f.sharegpt.max_context_tokens,
-      maxGenerationTokens: f.sharegpt.max_generation_tokens,
-      charsPerTokenEstimate: f.sharegpt.chars_per_token_estimate,
-    },
-    saturationDetection: {
-      readLatencyP95ThresholdMs: s.read_latency_p95_threshold_ms,
-      writeLatencyP95ThresholdMs: s.write_latency_p95_threshold_ms,
-      queueDepthThreshold: s.queue_depth_threshold,
-      historyWindowSize: s.history_window_size,
-    },
-    validationLimits: {
-      maxUsers: v.max_users,
-      maxDurationSeconds: v.max_duration_seconds,
-      maxGpuMemoryGb: v.max_gpu_memory_gb,
-      maxCpuMemoryGb: v.max_cpu_memory_gb,
-    },
-  };
-}
-
 /** Copies a parsed value into plain JSON (drops undefined, which zod leaves for absent optionals). */
 function toJson(v: unknown): JsonValue {
   if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return v;
@@ -225,7 +140,7 @@ function objectToJson(v: object): JsonObject {
 function loaded(file: ConfigFile, path: string | undefined): LoadedConfig {
   return {
     ...(path !== undefined ? { path } : {}),
-    settings: toSettings(file),
+    settings: settingsOf(file),
     models: buildModelTable(file.model_configs),
     effective: objectToJson(file),
     warnings: [],

@@ -9,7 +9,7 @@ import { monotonicClock } from '../util/clock.js';
 import { MiB } from '../util/units.js';
 import { runBenchmark, RunFailedError } from '../engine/run.js';
 import type { ProgressSnapshot } from '../engine/run.js';
-import type { RunConfig } from '../engine/run-config.js';
+import type { RunConfig } from '../settings/run-config.js';
 import type { RunResult } from '../metrics/result.js';
 import { buildResultsJson } from '../report/results-json.js';
 import { formatSummary } from '../report/console.js';

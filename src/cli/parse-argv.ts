@@ -3,8 +3,8 @@
 // each token against the flag table: unknown flags (with a "did you mean"), missing values, values
 // given to switches, stray arguments. Typed conversion lives in FlagReader below.
 import { parseArgs } from 'node:util';
-import { FLAGS, flagByName } from './flags.js';
-import type { FlagSpec } from './flags.js';
+import { FLAG_ROWS as FLAGS, flagByName } from '../settings/flags.js';
+import type { FlagRow } from '../settings/flags.js';
 
 export interface RawArgs {
   /** Flag name → last value given ('true' for switches). Repeats: the last one wins, as in argparse. */
@@ -48,7 +48,7 @@ function unknownFlag(rawName: string, name: string): string {
   return `unknown flag '${rawName}'${hint !== undefined ? ` (did you mean --${hint}?)` : ''}; see --help`;
 }
 
-function kindWord(f: FlagSpec): string {
+function kindWord(f: Pick<FlagRow<unknown>, 'choices' | 'kind'>): string {
   if (f.choices !== undefined) return `one of ${f.choices.join(', ')}`;
   return f.kind === 'int' ? 'an integer' : f.kind === 'float' ? 'a number' : 'a value';
 }

@@ -1,30 +1,21 @@
 // `kv-cache run` arguments → one validated, deeply frozen RunConfig. Order: argv syntax, then the
 // --config file (it can add models and change limits), then the model lookup, then the range and
-// cross-field checks. Every problem from every stage is thrown together in one ConfigError.
-import { resolve } from 'node:path';
+// cross-field checks. Every problem from every stage is thrown together in one ConfigError. Flags are
+// read generically from the flag table (settings/flags.ts): nothing here names a flag but `config`.
 import { defaultConfig, loadConfigFile } from './config-file.js';
 import type { LoadedConfig } from './config-file.js';
 import { ConfigError } from './errors.js';
-import { FLAGS } from './flags.js';
+import { FLAG_ROWS } from '../settings/flags.js';
+import type { DefaultContext, FlagRow, RunFlags } from '../settings/flags.js';
 import { FlagReader, tokenizeArgv } from './parse-argv.js';
-import {
-  AUTOSCALER_MODES,
-  defaultOutputName,
-  FLAG_DEFAULTS,
-  GENERATION_MODES,
-  IO_MODES,
-  TOKENIZERS,
-  LOG_LEVELS,
-  PERFORMANCE_PROFILES,
-  randomSeed,
-} from '../engine/run-config.js';
-import type { JsonObject, JsonValue, RunConfig, RunFlags } from '../engine/run-config.js';
+import type { JsonObject, JsonValue, RunConfig } from '../settings/run-config.js';
 import { checkFlags, unknownModelProblem } from './validate.js';
 import type { FsProbe } from './cache-dir.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { ModelConfig } from '../model/models.js';
+import { deepFreeze } from '../util/freeze.js';
 
-export { helpText } from './flags.js';
+export { helpText } from './help.js';
 export { wantsHelp } from './parse-argv.js';
 
 export interface ParsedRun {
@@ -32,57 +23,29 @@ export interface ParsedRun {
   readonly warnings: string[];
 }
 
-function readFlags(r: FlagReader, now: Date, seed: number): RunFlags {
-  const d = FLAG_DEFAULTS;
-  const cacheDir = r.str('cache-dir');
-  return {
-    logLevel: r.choice('log-level', LOG_LEVELS, d.logLevel),
-    model: r.str('model') ?? d.model,
-    numUsers: r.int('num-users', d.numUsers),
-    durationSec: r.int('duration', d.durationSec),
-    gpuMemGb: r.float('gpu-mem-gb', d.gpuMemGb),
-    numGpus: r.int('num-gpus', d.numGpus),
-    tensorParallel: r.int('tensor-parallel', d.tensorParallel),
-    cpuMemGb: r.float('cpu-mem-gb', d.cpuMemGb),
-    cacheDir: cacheDir !== undefined ? resolve(cacheDir) : undefined,
-    generationMode: r.choice('generation-mode', GENERATION_MODES, d.generationMode),
-    performanceProfile: r.choice('performance-profile', PERFORMANCE_PROFILES, d.performanceProfile),
-    disableMultiTurn: r.bool('disable-multi-turn'),
-    disablePrefixCaching: r.bool('disable-prefix-caching'),
-    enableRag: r.bool('enable-rag'),
-    ragNumDocs: r.int('rag-num-docs', d.ragNumDocs),
-    enableAutoscaling: r.bool('enable-autoscaling'),
-    autoscalerMode: r.choice('autoscaler-mode', AUTOSCALER_MODES, d.autoscalerMode),
-    targetSaturation: r.float('target-saturation', d.targetSaturation),
-    useBurstTrace: r.bool('use-burst-trace'),
-    burstTracePath: r.str('burst-trace-path') ?? d.burstTracePath,
-    validationTrace: r.str('validation-trace'),
-    datasetPath: r.str('dataset-path'),
-    maxConversations: r.int('max-conversations', d.maxConversations),
-    output: r.str('output') ?? defaultOutputName(now),
-    seed,
-    maxConcurrentAllocs: r.int('max-concurrent-allocs', d.maxConcurrentAllocs),
-    requestRate: r.float('request-rate', d.requestRate),
-    maxRequests: r.int('max-requests', d.maxRequests),
-    xlsxOutput: r.str('xlsx-output'),
-    config: r.str('config'),
-    storageCapacityGb: r.float('storage-capacity-gb', d.storageCapacityGb),
-    precondition: r.bool('precondition'),
-    preconditionSizeGb: r.float('precondition-size-gb', d.preconditionSizeGb),
-    preconditionThreads: r.int('precondition-threads', d.preconditionThreads),
-    traceSpeedup: r.float('trace-speedup', d.traceSpeedup),
-    replayCycles: r.int('replay-cycles', d.replayCycles),
-    prefillOnly: r.bool('prefill-only'),
-    decodeOnly: r.bool('decode-only'),
-    ioTraceLog: r.str('io-trace-log'),
-    enableLatencyTracing: r.bool('enable-latency-tracing'),
-    gpuBandwidthGbs: r.float('gpu-bandwidth-gbs', d.gpuBandwidthGbs),
-    autoscaleIntervalSec: r.float('autoscale-interval', d.autoscaleIntervalSec),
-    tokenizer: r.choice('tokenizer', TOKENIZERS, d.tokenizer),
-    ioMode: r.choice('io-mode', IO_MODES, d.ioMode),
-    keepLatencySamples: r.bool('keep-latency-samples'),
-    noProgress: r.bool('no-progress'),
-  };
+/** One flag's value: as given (converted by its kind, then normalised), else its default. */
+function readFlag(r: FlagReader, f: FlagRow<unknown>, ctx: DefaultContext): unknown {
+  const fallback = (): unknown => (f.defaultAt !== undefined ? f.defaultAt(ctx) : f.default);
+  if (!r.has(f.name)) return f.kind === 'bool' ? false : fallback();
+  const given = ((): unknown => {
+    switch (f.kind) {
+      case 'bool':
+        return r.bool(f.name);
+      case 'int':
+        return r.int(f.name, f.default as number);
+      case 'float':
+        return r.float(f.name, f.default as number);
+      case 'choice':
+        return r.choice(f.name, f.choices ?? [], f.default as string);
+      case 'string':
+        return r.str(f.name) ?? fallback();
+    }
+  })();
+  return f.normalize !== undefined ? f.normalize(given) : given;
+}
+
+function readFlags(r: FlagReader, ctx: DefaultContext): RunFlags {
+  return Object.fromEntries(FLAG_ROWS.map((f) => [f.field, readFlag(r, f, ctx)])) as RunFlags;
 }
 
 function modelJson(m: ModelConfig): JsonObject {
@@ -105,18 +68,9 @@ function modelJson(m: ModelConfig): JsonObject {
 /** {args (flag names in snake_case, as the reference's argparse namespace), model, config}. */
 function effectiveJson(flags: RunFlags, seedGiven: boolean, model: ModelConfig, loaded: LoadedConfig): JsonObject {
   const args: Record<string, JsonValue> = {};
-  for (const f of FLAGS) args[f.name.replace(/-/g, '_')] = flags[f.field] ?? null;
+  for (const f of FLAG_ROWS) args[f.name.replace(/-/g, '_')] = (flags[f.field] as JsonValue | undefined) ?? null;
   args.seed_given = seedGiven;
   return { args, model: modelJson(model), config: loaded.effective };
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    if (value instanceof Map) for (const v of value.values()) deepFreeze(v);
-    else for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }
 
 function buildRunConfig(flags: RunFlags, seedGiven: boolean, model: ModelConfig, loaded: LoadedConfig): RunConfig {
@@ -141,8 +95,7 @@ export function parseRunArgs(argv: readonly string[], now: Date, rng: () => numb
   const problems = [...raw.problems];
   const reader = new FlagReader(raw, problems);
   const seedGiven = reader.has('seed');
-  const seed = seedGiven ? reader.int('seed', 0) : randomSeed(rng);
-  const flags = readFlags(reader, now, seed);
+  const flags = readFlags(reader, { now, rng });
 
   let loaded = defaultConfig();
   if (flags.config !== undefined) {

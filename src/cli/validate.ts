@@ -5,14 +5,17 @@
 import { cacheDirProblems, realFs } from './cache-dir.js';
 import type { FsProbe } from './cache-dir.js';
 import { ConfigError } from './errors.js';
-import type { RunConfig, RunFlags, Settings } from '../engine/run-config.js';
+import type { RunConfig } from '../settings/run-config.js';
+import { FLAG_ROWS } from '../settings/flags.js';
+import type { RunFlags, ValueCheck } from '../settings/flags.js';
+import type { ValidationLimits } from '../settings/config-keys.js';
 
 export interface CheckResult {
   readonly problems: string[];
   readonly warnings: string[];
 }
 
-type Limits = Settings['validationLimits'];
+type Limits = ValidationLimits;
 /** The flag values the checks read (RunConfig and RunFlags both qualify). */
 export type CheckedFlags = Omit<RunFlags, 'model'>;
 
@@ -30,62 +33,56 @@ function numberShape(name: string, v: number, integer: boolean, problems: string
   return false;
 }
 
-function nonNegative(name: string, v: number, integer: boolean, problems: string[]): void {
-  if (numberShape(name, v, integer, problems) && v < 0) problems.push(`${name} cannot be negative (got ${v})`);
+/** The reference's wording of a failed value check, or undefined when `v` passes. */
+function checkProblem(name: string, v: number, check: ValueCheck): string | undefined {
+  switch (check.kind) {
+    case 'nonNegative':
+      return v < 0 ? `${name} cannot be negative (got ${v})` : undefined;
+    case 'positive':
+      return v <= 0 ? `${name} must be positive (got ${v})` : undefined;
+    case 'atLeast':
+      return v >= check.min ? undefined : `${name} must be at least ${check.min}${check.unit !== undefined ? ` ${check.unit}` : ''} (got ${v})`;
+    case 'between':
+      return v >= check.min && v <= check.max ? undefined : `${name} must be between ${check.min.toFixed(1)} and ${check.max.toFixed(1)} (got ${v})`;
+  }
 }
 
-function rangeChecks(f: CheckedFlags, limits: Limits, problems: string[]): void {
-  if (numberShape('num-users', f.numUsers, true, problems)) {
-    if (f.numUsers <= 0) problems.push(`num-users must be positive (got ${f.numUsers})`);
-    else if (f.numUsers > limits.maxUsers) problems.push(`num-users exceeds limit of ${limits.maxUsers} (got ${f.numUsers})`);
+/** Each numeric flag's shape and its table check (settings/flags.ts); the names of flags that passed. */
+function tableChecks(f: CheckedFlags, problems: string[]): Set<string> {
+  const passed = new Set<string>();
+  for (const row of FLAG_ROWS) {
+    if (row.kind !== 'int' && row.kind !== 'float') continue;
+    if (row.field === 'model') continue; // a string; narrows the field for CheckedFlags
+    const v = f[row.field] as number;
+    if (!numberShape(row.name, v, row.kind === 'int', problems)) continue;
+    const problem = row.check !== undefined ? checkProblem(row.name, v, row.check) : undefined;
+    if (problem !== undefined) problems.push(problem);
+    else passed.add(row.name);
   }
-  if (numberShape('duration', f.durationSec, true, problems)) {
-    if (f.durationSec <= 0) problems.push(`duration must be positive (got ${f.durationSec})`);
-    else if (f.durationSec > limits.maxDurationSeconds) {
-      problems.push(
-        limits.maxDurationSeconds === REFERENCE_MAX_DURATION
-          ? `duration exceeds 24 hours (${REFERENCE_MAX_DURATION} s; got ${f.durationSec})`
-          : `duration exceeds limit of ${limits.maxDurationSeconds} s (validation_limits.max_duration_seconds; got ${f.durationSec})`,
-      );
-    }
+  return passed;
+}
+
+/** Upper bounds from the config file's validation_limits, for values that passed their own check. */
+function limitChecks(f: CheckedFlags, limits: Limits, passed: ReadonlySet<string>, problems: string[]): void {
+  if (passed.has('num-users') && f.numUsers > limits.maxUsers) problems.push(`num-users exceeds limit of ${limits.maxUsers} (got ${f.numUsers})`);
+  if (passed.has('duration') && f.durationSec > limits.maxDurationSeconds) {
+    problems.push(
+      limits.maxDurationSeconds === REFERENCE_MAX_DURATION
+        ? `duration exceeds 24 hours (${REFERENCE_MAX_DURATION} s; got ${f.durationSec})`
+        : `duration exceeds limit of ${limits.maxDurationSeconds} s (validation_limits.max_duration_seconds; got ${f.durationSec})`,
+    );
   }
   for (const [name, v, max] of [
     ['gpu-mem-gb', f.gpuMemGb, limits.maxGpuMemoryGb],
     ['cpu-mem-gb', f.cpuMemGb, limits.maxCpuMemoryGb],
   ] as const) {
-    if (!numberShape(name, v, false, problems)) continue;
-    if (v < 0) problems.push(`${name} cannot be negative (got ${v})`);
-    else if (v > max) problems.push(`${name} exceeds limit of ${max} GiB (got ${v})`);
+    if (passed.has(name) && v > max) problems.push(`${name} exceeds limit of ${max} GiB (got ${v})`);
   }
-  if (numberShape('num-gpus', f.numGpus, true, problems) && f.numGpus < 1) problems.push(`num-gpus must be at least 1 (got ${f.numGpus})`);
-  if (numberShape('target-saturation', f.targetSaturation, false, problems) && (f.targetSaturation < 0 || f.targetSaturation > 1)) {
-    problems.push(`target-saturation must be between 0.0 and 1.0 (got ${f.targetSaturation})`);
-  }
-  if (numberShape('max-conversations', f.maxConversations, true, problems) && f.maxConversations <= 0) {
-    problems.push(`max-conversations must be positive (got ${f.maxConversations})`);
-  }
-  if (numberShape('autoscale-interval', f.autoscaleIntervalSec, false, problems) && !(f.autoscaleIntervalSec >= 0.1)) {
-    problems.push(`autoscale-interval must be at least 0.1 s (got ${f.autoscaleIntervalSec})`);
-  }
-  if (numberShape('gpu-bandwidth-gbs', f.gpuBandwidthGbs, false, problems) && f.gpuBandwidthGbs <= 0) {
-    problems.push(`gpu-bandwidth-gbs must be positive (got ${f.gpuBandwidthGbs})`);
-  }
-  nonNegative('rag-num-docs', f.ragNumDocs, true, problems);
-  nonNegative('max-concurrent-allocs', f.maxConcurrentAllocs, true, problems);
-  nonNegative('request-rate', f.requestRate, false, problems);
-  nonNegative('max-requests', f.maxRequests, true, problems);
-  nonNegative('storage-capacity-gb', f.storageCapacityGb, false, problems);
-  nonNegative('precondition-size-gb', f.preconditionSizeGb, false, problems);
-  nonNegative('precondition-threads', f.preconditionThreads, true, problems);
-  nonNegative('trace-speedup', f.traceSpeedup, false, problems);
-  nonNegative('replay-cycles', f.replayCycles, true, problems);
-  numberShape('seed', f.seed, true, problems);
 }
 
-function tensorParallelChecks(f: CheckedFlags, problems: string[], warnings: string[]): void {
-  if (!numberShape('tensor-parallel', f.tensorParallel, true, problems)) return;
-  if (f.tensorParallel < 1) problems.push(`tensor-parallel must be at least 1 (got ${f.tensorParallel})`);
-  else if (Number.isInteger(f.numGpus) && f.numGpus >= 1 && f.tensorParallel > f.numGpus) {
+function tensorParallelChecks(f: CheckedFlags, passed: ReadonlySet<string>, problems: string[], warnings: string[]): void {
+  if (!passed.has('tensor-parallel')) return;
+  if (passed.has('num-gpus') && f.tensorParallel > f.numGpus) {
     problems.push(`tensor-parallel (${f.tensorParallel}) cannot exceed num-gpus (${f.numGpus})`);
   } else if (!isPowerOfTwo(f.tensorParallel)) {
     warnings.push(`tensor-parallel ${f.tensorParallel} is not a power of 2; real deployments use 1, 2, 4, 8, …`);
@@ -96,8 +93,9 @@ function tensorParallelChecks(f: CheckedFlags, problems: string[], warnings: str
 export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs): CheckResult {
   const problems: string[] = [];
   const warnings: string[] = [];
-  rangeChecks(f, limits, problems);
-  tensorParallelChecks(f, problems, warnings);
+  const passed = tableChecks(f, problems);
+  limitChecks(f, limits, passed, problems);
+  tensorParallelChecks(f, passed, problems, warnings);
   if (f.prefillOnly && f.decodeOnly) problems.push('--prefill-only and --decode-only are mutually exclusive');
   if (f.cacheDir !== undefined) problems.push(...cacheDirProblems(f.cacheDir, fs));
   return { problems, warnings };

@@ -28,7 +28,7 @@ import { describeSource, openWorkloadSource } from './workload-source.js';
 import type { WorkloadSource } from './workload-source.js';
 import { burstUsers, shareGptUsers } from './trace-sources.js';
 import { shareGptTimeline } from '../workload/sharegpt.js';
-import type { RunConfig } from './run-config.js';
+import type { RunConfig } from '../settings/run-config.js';
 import { setupRun } from './setup.js';
 import type { RunSetup } from './setup.js';
 import { precondition, prepopulate, PREPARE_ENTRY_TOKENS, PREPOP_ENTRIES_PER_USER } from './prepare.js';
@@ -85,7 +85,7 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
   const clock = env.clock;
   const bpt = kvBytesPerToken(cfg.model);
   const rng = new Rng(cfg.seed);
-  const ws = setup.workload;
+  const ws = cfg.settings;
   const conversations = cfg.disableMultiTurn ? undefined : new ConversationManager(ws.conversation);
   const prefix = cfg.disablePrefixCaching ? undefined : new PrefixMatcher(bpt, ws.prefixCache);
   const rag = cfg.enableRag ? new RagDocumentManager(cfg.model, ws.rag) : undefined;
@@ -131,7 +131,7 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
 
   // Setup traffic (RAG ingestion, pre-population, preconditioning) is not part of the measurement.
   recorder.reset();
-  const qosTargets = Object.fromEntries(Object.entries(cfg.settings.qosProfiles).map(([k, v]) => [k, { targetP95Ms: v.targetP95Ms }]));
+  const qosTargets = Object.fromEntries(Object.entries(cfg.settings.qosProfiles).map(([k, v]) => [k, { targetP95Ms: v.targetLatencyP95Ms }]));
   const run = new RunMetrics(qosTargets, cfg.keepLatencySamples);
   const stop = new AbortController();
   setMaxListeners(0, stop.signal); // every waiting user and sleeping request listens to it

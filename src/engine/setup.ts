@@ -18,11 +18,9 @@ import { NullBackend } from '../tiers/null.js';
 import type { ChunkSource } from '../tiers/backend.js';
 import { TraceWriter } from '../trace/writer.js';
 import { GiB, MiB } from '../util/units.js';
-import { resolveWorkloadSettings } from '../workload/settings.js';
-import type { WorkloadSettings } from '../workload/settings.js';
 import { availableMemoryBytes, planMemory } from './memory-check.js';
 import type { MemoryPlan } from './memory-check.js';
-import type { RunConfig } from './run-config.js';
+import type { RunConfig } from '../settings/run-config.js';
 
 /** Largest single I/O and payload chunk. */
 export const IO_CHUNK_BYTES = 4 * MiB;
@@ -49,25 +47,8 @@ export interface RunSetup {
   /** The I/O trace being written (--io-trace-log); closed by the run, which reports its row count. */
   readonly trace?: TraceWriter;
   readonly workers: number;
-  readonly workload: WorkloadSettings;
   readonly warnings: string[];
   close(): Promise<void>;
-}
-
-/** The workload layer's settings from the effective configuration. */
-export function workloadSettingsOf(cfg: RunConfig): WorkloadSettings {
-  const s = cfg.settings;
-  const t = s.userTemplates;
-  const tpl = (k: keyof typeof t) => ({ contextRange: t[k].contextRange, generationRange: t[k].generationRange, thinkTimeRangeS: t[k].thinkTimeRange });
-  return resolveWorkloadSettings({
-    userTemplates: { chatbot: tpl('chatbot'), coding: tpl('coding'), document: tpl('document') },
-    qosProfiles: s.qosProfiles,
-    qosDistribution: s.qosDistribution,
-    conversation: s.conversation,
-    prefixCache: s.prefixCache,
-    rag: s.rag,
-    decode: s.decode,
-  });
 }
 
 /**
@@ -98,7 +79,6 @@ async function setupTraceMode(cfg: RunConfig, recorder: Recorder, clock: Clock, 
     memory: planMemory(0, 0, availableMemoryBytes()),
     trace,
     workers: workerCount(cfg),
-    workload: workloadSettingsOf(cfg),
     warnings: [],
     close: async () => {
       await cache.close();
@@ -153,8 +133,7 @@ export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock)
       storage: { dir: storage.dir, ioMode: storage.effectiveIoMode, fileSystem: storage.fileSystem },
       memory,
       workers,
-      workload: workloadSettingsOf(cfg),
-      warnings,
+        warnings,
       close: async () => {
         for (const c of closers) await c();
       },

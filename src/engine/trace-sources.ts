@@ -11,7 +11,7 @@ import type { PrefixMatcher } from '../workload/prefix.js';
 import type { RagSource } from '../workload/rag.js';
 import { phaseFor } from '../workload/request.js';
 import type { Request } from '../workload/request.js';
-import type { WorkloadSettings } from '../workload/settings.js';
+import type { Settings } from '../settings/config-keys.js';
 import type { ShareGptRequestPlan } from '../workload/sharegpt.js';
 import type { BurstTimelineItem } from '../workload/burstgpt.js';
 import { drawProcessing } from '../workload/session.js';
@@ -19,7 +19,7 @@ import type { SessionStep } from '../workload/session.js';
 import type { StepSource, UserPool } from './dispatcher.js';
 
 export interface TraceRequestContext {
-  readonly settings: WorkloadSettings;
+  readonly settings: Settings;
   readonly rng: Rng;
   readonly multiTurn: boolean;
   readonly prefix?: PrefixMatcher;

@@ -5,7 +5,7 @@ import type { BurstReadStats, BurstTimelineItem } from '../workload/burstgpt.js'
 import { loadShareGpt } from '../workload/sharegpt.js';
 import type { ShareGptDataset } from '../workload/sharegpt.js';
 import { tokenCounter } from '../workload/tokens.js';
-import type { RunConfig } from './run-config.js';
+import type { RunConfig } from '../settings/run-config.js';
 
 export type WorkloadSource =
   | { readonly kind: 'synthetic' }

@@ -7,7 +7,8 @@ import { writeFileAtomically } from '../util/files.js';
 import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import type { Workbook } from 'exceljs';
-import type { PerformanceProfile, RunConfig } from '../engine/run-config.js';
+import type { RunConfig } from '../settings/run-config.js';
+import type { PerformanceProfile } from '../settings/choices.js';
 import { columnStamp } from '../util/dates.js';
 
 /** One spreadsheet cell. `null` is an empty cell. */

@@ -5,8 +5,8 @@
 // - recency is a logical counter (each start/addTurn is one tick), not time.time();
 // - dropping a live conversation is not fatal (reference bug §11.11): addTurn reports
 //   `{ ok: false }` and the caller starts a new conversation.
-import { DEFAULT_CONVERSATION } from './settings.js';
-import type { ConversationSettings } from './settings.js';
+import { DEFAULT_SETTINGS } from '../settings/config-keys.js';
+import type { ConversationSettings } from '../settings/config-keys.js';
 import { conversationId, turnKey } from './keys.js';
 
 interface ConversationState {
@@ -43,8 +43,8 @@ export class ConversationManager {
   private droppedLive = 0;
 
   constructor(settings: Partial<ConversationSettings> = {}) {
-    this.maxConversations = settings.maxConversations ?? DEFAULT_CONVERSATION.maxConversations;
-    this.maxTurnsPerConv = settings.maxTurnsPerConv ?? DEFAULT_CONVERSATION.maxTurnsPerConv;
+    this.maxConversations = settings.maxConversations ?? DEFAULT_SETTINGS.conversation.maxConversations;
+    this.maxTurnsPerConv = settings.maxTurnsPerConv ?? DEFAULT_SETTINGS.conversation.maxTurnsPerConv;
     if (!Number.isInteger(this.maxConversations) || this.maxConversations < 1) {
       throw new RangeError(`maxConversations must be a positive integer, got ${this.maxConversations}`);
     }

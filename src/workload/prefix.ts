@@ -9,8 +9,8 @@
 import { createHash } from 'node:crypto';
 import type { Rng } from '../util/rng.js';
 import type { CacheType } from '../cache/tiered-cache.js';
-import { DEFAULT_PREFIX_CACHE } from './settings.js';
-import type { PrefixCacheSettings } from './settings.js';
+import { DEFAULT_SETTINGS } from '../settings/config-keys.js';
+import type { PrefixCacheSettings } from '../settings/config-keys.js';
 import { systemPromptKey } from './keys.js';
 
 export const SYSTEM_PROMPT_TEXTS: readonly string[] = [
@@ -70,7 +70,7 @@ export class PrefixMatcher {
 
   constructor(
     private readonly bytesPerToken: number,
-    private readonly settings: PrefixCacheSettings = DEFAULT_PREFIX_CACHE,
+    private readonly settings: PrefixCacheSettings = DEFAULT_SETTINGS.prefixCache,
     texts: readonly string[] = SYSTEM_PROMPT_TEXTS,
   ) {
     if (texts.length === 0) throw new RangeError('PrefixMatcher needs at least one system prompt');

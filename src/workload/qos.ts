@@ -1,22 +1,24 @@
 // QoS classes (spec §4.2): three levels with a scheduling priority and latency targets, and the
 // assignment of a level from one uniform draw. Synthetic users draw once; replay sources per request.
 import type { Rng } from '../util/rng.js';
-import { DEFAULT_QOS_DISTRIBUTION, DEFAULT_QOS_PROFILES, QOS_LEVELS } from './settings.js';
-import type { QosDistribution, QosLevel, QosProfile } from './settings.js';
+import { DEFAULT_SETTINGS } from '../settings/config-keys.js';
+import type { QosDistribution, QosProfile } from '../settings/config-keys.js';
+import { QOS_LEVELS } from '../settings/choices.js';
+import type { QosLevel } from '../settings/choices.js';
 
 /** The level for a uniform draw u ∈ [0, 1): interactive below 0.15, responsive below 0.50, else batch. */
-export function qosForDraw(u: number, dist: QosDistribution = DEFAULT_QOS_DISTRIBUTION): QosLevel {
+export function qosForDraw(u: number, dist: QosDistribution = DEFAULT_SETTINGS.qosDistribution): QosLevel {
   if (u < dist.interactiveProbability) return 'interactive';
   if (u < dist.responsiveThreshold) return 'responsive';
   return 'batch';
 }
 
 /** Draw a level from `rng` (one uniform draw). */
-export function drawQos(rng: Rng, dist: QosDistribution = DEFAULT_QOS_DISTRIBUTION): QosLevel {
+export function drawQos(rng: Rng, dist: QosDistribution = DEFAULT_SETTINGS.qosDistribution): QosLevel {
   return qosForDraw(rng.random(), dist);
 }
 
-export function qosPriority(level: QosLevel, profiles: Readonly<Record<QosLevel, QosProfile>> = DEFAULT_QOS_PROFILES): number {
+export function qosPriority(level: QosLevel, profiles: Readonly<Record<QosLevel, QosProfile>> = DEFAULT_SETTINGS.qosProfiles): number {
   return profiles[level].priority;
 }
 

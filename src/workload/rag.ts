@@ -6,8 +6,9 @@
 import type { Rng } from '../util/rng.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { ModelConfig } from '../model/models.js';
-import { DEFAULT_RAG } from './settings.js';
-import type { RagSettings, RetrievalDistribution } from './settings.js';
+import { DEFAULT_SETTINGS } from '../settings/config-keys.js';
+import type { RagSettings } from '../settings/config-keys.js';
+import type { RetrievalDistribution } from '../settings/choices.js';
 import { ragChunkKey, ragDocumentId } from './keys.js';
 
 export interface RagChunk {
@@ -96,7 +97,7 @@ export class RagDocumentManager implements RagSource {
   private readonly docs = new Map<string, RagDocument>();
   private nextIndex = 0;
 
-  constructor(model: ModelConfig, private readonly settings: RagSettings = DEFAULT_RAG) {
+  constructor(model: ModelConfig, private readonly settings: RagSettings = DEFAULT_SETTINGS.rag) {
     this.bytesPerToken = kvBytesPerToken(model);
     this.tokensPerChunk = tokensPerChunk(settings, this.bytesPerToken);
     this.largeModel = isLargeModel(model);
@@ -117,7 +118,8 @@ export class RagDocumentManager implements RagSource {
 
   /** Plan the next document `doc_<i:04d>`; it is registered at once (retrievable from now on). */
   ingest(rng: Rng): IngestPlan {
-    const [lo, hi] = this.largeModel ? this.settings.largeModelDocTokens : this.settings.smallModelDocTokens;
+    const s = this.settings;
+    const [lo, hi] = this.largeModel ? [s.largeModelDocTokensMin, s.largeModelDocTokensMax] : [s.smallModelDocTokensMin, s.smallModelDocTokensMax];
     const docId = ragDocumentId(this.nextIndex++);
     const totalTokens = rng.int(lo, hi);
     const planned: RagDocument = { docId, totalTokens, chunks: chunkDocument(docId, totalTokens, this.tokensPerChunk) };

@@ -3,7 +3,7 @@
 // Everything the engine must do for a request is decided here, at generation time, from the
 // user's own random stream, so the request sequence is reproducible whatever the processing order.
 import type { Phase } from '../cache/tiered-cache.js';
-import type { QosLevel } from './settings.js';
+import type { QosLevel } from '../settings/choices.js';
 import type { SystemPrompt } from './prefix.js';
 import type { RagRetrieval } from './rag.js';
 

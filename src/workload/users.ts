@@ -4,8 +4,10 @@
 // are generated or in which order.
 import type { Rng } from '../util/rng.js';
 import { drawQos } from './qos.js';
-import { DEFAULT_WORKLOAD_SETTINGS, USER_TYPES } from './settings.js';
-import type { QosLevel, UserType, WorkloadSettings } from './settings.js';
+import { DEFAULT_SETTINGS } from '../settings/config-keys.js';
+import type { Settings } from '../settings/config-keys.js';
+import { USER_TYPES } from '../settings/choices.js';
+import type { QosLevel, UserType } from '../settings/choices.js';
 
 export interface UserProfile {
   readonly userId: string;
@@ -29,12 +31,12 @@ export function userId(index: number): string {
  * One user's profile drawn from `rng` (the caller passes the user's own stream). A given `qos`
  * is kept as is; otherwise the level is drawn after the template values.
  */
-export function generateUser(id: string, rng: Rng, settings: WorkloadSettings = DEFAULT_WORKLOAD_SETTINGS, qos?: QosLevel): UserProfile {
+export function generateUser(id: string, rng: Rng, settings: Settings = DEFAULT_SETTINGS, qos?: QosLevel): UserProfile {
   const userType = rng.pick(USER_TYPES);
   const t = settings.userTemplates[userType];
   const contextLength = rng.int(t.contextRange[0], t.contextRange[1]);
   const generationLength = rng.int(t.generationRange[0], t.generationRange[1]);
-  const thinkTimeS = rng.uniform(t.thinkTimeRangeS[0], t.thinkTimeRangeS[1]);
+  const thinkTimeS = rng.uniform(t.thinkTimeRange[0], t.thinkTimeRange[1]);
   const level = qos ?? drawQos(rng, settings.qosDistribution);
   return {
     userId: id,
@@ -53,7 +55,7 @@ export function userStream(rng: Rng, id: string): Rng {
 }
 
 /** `n` users `user_0000…`, each drawn from the fork `rng.fork(<userId>)`. */
-export function generateUsers(n: number, rng: Rng, settings: WorkloadSettings = DEFAULT_WORKLOAD_SETTINGS): UserProfile[] {
+export function generateUsers(n: number, rng: Rng, settings: Settings = DEFAULT_SETTINGS): UserProfile[] {
   const users: UserProfile[] = [];
   for (let i = 0; i < n; i++) {
     const id = userId(i);

@@ -63,9 +63,9 @@ test('no config file: every section has the documented defaults', () => {
   assert.deepEqual(s.userTemplates.document, { contextRange: [4096, 16384], generationRange: [200, 800], thinkTimeRange: [0.3, 1.5] });
   assert.deepEqual(s.generationTiming, { none: 0, fast: 0.002, realistic: 0.03 });
   assert.deepEqual(s.qosProfiles, {
-    interactive: { priority: 3, targetP95Ms: 50, targetP99Ms: 100, targetP999Ms: 150, targetP9999Ms: 200 },
-    responsive: { priority: 2, targetP95Ms: 100, targetP99Ms: 200, targetP999Ms: 350, targetP9999Ms: 500 },
-    batch: { priority: 1, targetP95Ms: 1000, targetP99Ms: 5000, targetP999Ms: 7500, targetP9999Ms: 10000 },
+    interactive: { priority: 3, targetLatencyP95Ms: 50, targetLatencyP99Ms: 100, targetLatencyP999Ms: 150, targetLatencyP9999Ms: 200 },
+    responsive: { priority: 2, targetLatencyP95Ms: 100, targetLatencyP99Ms: 200, targetLatencyP999Ms: 350, targetLatencyP9999Ms: 500 },
+    batch: { priority: 1, targetLatencyP95Ms: 1000, targetLatencyP99Ms: 5000, targetLatencyP999Ms: 7500, targetLatencyP9999Ms: 10000 },
   });
   assert.deepEqual(s.qosDistribution, { interactiveProbability: 0.15, responsiveThreshold: 0.5 });
   assert.deepEqual(s.eviction, DEFAULT_EVICTION);
@@ -78,8 +78,10 @@ test('no config file: every section has the documented defaults', () => {
     requestProbability: 0.1,
     retrievalDistribution: 'zipfian',
     maxDocuments: 0,
-    largeModelDocTokens: [1024, 4096],
-    smallModelDocTokens: [4000, 12000],
+    largeModelDocTokensMin: 1024,
+    largeModelDocTokensMax: 4096,
+    smallModelDocTokensMin: 4000,
+    smallModelDocTokensMax: 12000,
   });
   assert.deepEqual(s.conversation, { maxConversations: 1000, maxTurnsPerConv: 50, endConversationProbability: 0.2 });
   assert.deepEqual(s.autoscaler, { minUsers: 1, maxUsers: 10000, scaleUpFactor: 1.2, scaleDownFactor: 0.8, consecutiveSamplesRequired: 2 });

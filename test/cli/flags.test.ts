@@ -3,7 +3,8 @@
 // resulting RunConfig is immutable and serialisable.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FLAG_GROUPS, FLAGS, helpText } from '../../src/cli/flags.js';
+import { FLAG_GROUPS, FLAG_ROWS as FLAGS } from '../../src/settings/flags.js';
+import { helpText } from '../../src/cli/help.js';
 import { wantsHelp } from '../../src/cli/parse-argv.js';
 import { parseRunArgs as realParse } from '../../src/cli/run-args.js';
 import { BUILTIN_MODELS } from '../../src/model/models.js';

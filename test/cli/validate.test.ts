@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validateRunConfig } from '../../src/cli/validate.js';
-import type { RunConfig } from '../../src/engine/run-config.js';
+import type { RunConfig } from '../../src/settings/run-config.js';
 import { cacheDirProblems, isSystemDir } from '../../src/cli/cache-dir.js';
 import type { FsProbe } from '../../src/cli/cache-dir.js';
 import { configError, parse, rejection, tempDir } from './helpers.js';

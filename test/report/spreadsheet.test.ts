@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import ExcelJS from 'exceljs';
 import type { Worksheet } from 'exceljs';
 import { parseRunArgs } from '../../src/cli/run-args.js';
-import type { RunConfig } from '../../src/engine/run-config.js';
+import type { RunConfig } from '../../src/settings/run-config.js';
 import {
   csvField,
   formatTimestamp,

@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { Rng } from '../../src/util/rng.js';
 import { makeSystemPrompt, PrefixMatcher, SYSTEM_PROMPT_TEXTS, systemPromptId, wordCount } from '../../src/workload/prefix.js';
-import { DEFAULT_PREFIX_CACHE } from '../../src/workload/settings.js';
+import { DEFAULT_SETTINGS } from '../../src/settings/config-keys.js';
+
+const DEFAULT_PREFIX_CACHE = DEFAULT_SETTINGS.prefixCache;
 
 test('prefix: three prompts; id = first 16 hex of sha256("<text>_<words>"); key kv_system_<id>; tokens = words', () => {
   assert.equal(SYSTEM_PROMPT_TEXTS.length, 3);

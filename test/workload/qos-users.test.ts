@@ -3,7 +3,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rng } from '../../src/util/rng.js';
 import { drawQos, isQosLevel, qosForDraw, qosPriority } from '../../src/workload/qos.js';
-import { DEFAULT_QOS_PROFILES, DEFAULT_WORKLOAD_SETTINGS, QOS_LEVELS, resolveWorkloadSettings } from '../../src/workload/settings.js';
+import { DEFAULT_SETTINGS, settingsFrom } from '../../src/settings/config-keys.js';
+import { QOS_LEVELS } from '../../src/settings/choices.js';
+
+const DEFAULT_QOS_PROFILES = DEFAULT_SETTINGS.qosProfiles;
 import { generateUser, generateUsers, userId } from '../../src/workload/users.js';
 
 test('qos: three levels with priorities 3/2/1', () => {
@@ -17,19 +20,18 @@ test('qos: three levels with priorities 3/2/1', () => {
 });
 
 test('qos: targets — interactive p95 50 ms, tails strictly increasing, all four defined everywhere', () => {
-  assert.equal(DEFAULT_QOS_PROFILES.interactive.targetP95Ms, 50);
+  assert.equal(DEFAULT_QOS_PROFILES.interactive.targetLatencyP95Ms, 50);
   for (const level of QOS_LEVELS) {
     const p = DEFAULT_QOS_PROFILES[level];
-    for (const v of [p.targetP95Ms, p.targetP99Ms, p.targetP999Ms, p.targetP9999Ms]) assert.ok(Number.isFinite(v) && v > 0);
-    assert.ok(p.targetP99Ms > p.targetP95Ms);
-    assert.ok(p.targetP999Ms > p.targetP99Ms);
-    assert.ok(p.targetP9999Ms > p.targetP999Ms);
-    assert.equal(p.level, level);
+    for (const v of [p.targetLatencyP95Ms, p.targetLatencyP99Ms, p.targetLatencyP999Ms, p.targetLatencyP9999Ms]) assert.ok(Number.isFinite(v) && v > 0);
+    assert.ok(p.targetLatencyP99Ms > p.targetLatencyP95Ms);
+    assert.ok(p.targetLatencyP999Ms > p.targetLatencyP99Ms);
+    assert.ok(p.targetLatencyP9999Ms > p.targetLatencyP999Ms);
   }
   const r = DEFAULT_QOS_PROFILES.responsive;
-  assert.deepEqual([r.targetP95Ms, r.targetP99Ms, r.targetP999Ms, r.targetP9999Ms], [100, 200, 350, 500]);
+  assert.deepEqual([r.targetLatencyP95Ms, r.targetLatencyP99Ms, r.targetLatencyP999Ms, r.targetLatencyP9999Ms], [100, 200, 350, 500]);
   const b = DEFAULT_QOS_PROFILES.batch;
-  assert.deepEqual([b.targetP95Ms, b.targetP99Ms, b.targetP999Ms, b.targetP9999Ms], [1000, 5000, 7500, 10000]);
+  assert.deepEqual([b.targetLatencyP95Ms, b.targetLatencyP99Ms, b.targetLatencyP999Ms, b.targetLatencyP9999Ms], [1000, 5000, 7500, 10000]);
 });
 
 test('qos: assignment thresholds 0.15 / 0.50', () => {
@@ -59,10 +61,10 @@ test('users: 10 mixed users, contexts within [512, 25000], ≥ 1 QoS level, fiel
   assert.ok(new Set(users.map((u) => u.qos)).size >= 1);
   for (const u of users) {
     assert.ok(u.contextLength >= 512 && u.contextLength <= 25000);
-    const t = DEFAULT_WORKLOAD_SETTINGS.userTemplates[u.userType];
+    const t = DEFAULT_SETTINGS.userTemplates[u.userType];
     assert.ok(u.contextLength >= t.contextRange[0] && u.contextLength <= t.contextRange[1]);
     assert.ok(u.generationLength >= t.generationRange[0] && u.generationLength <= t.generationRange[1]);
-    assert.ok(u.thinkTimeS >= t.thinkTimeRangeS[0] && u.thinkTimeS < t.thinkTimeRangeS[1]);
+    assert.ok(u.thinkTimeS >= t.thinkTimeRange[0] && u.thinkTimeS < t.thinkTimeRange[1]);
     assert.equal(u.priority, DEFAULT_QOS_PROFILES[u.qos].priority);
   }
   assert.deepEqual(users.map((u) => u.userId), Array.from({ length: 10 }, (_, i) => userId(i)));
@@ -75,7 +77,7 @@ test('users: all three types appear in a larger population', () => {
 });
 
 test('users: a single user keeps the given id and QoS level', () => {
-  const u = generateUser('test_user', new Rng(5), DEFAULT_WORKLOAD_SETTINGS, 'batch');
+  const u = generateUser('test_user', new Rng(5), DEFAULT_SETTINGS, 'batch');
   assert.equal(u.userId, 'test_user');
   assert.equal(u.qos, 'batch');
   assert.equal(u.priority, 1);
@@ -87,17 +89,17 @@ test('users: per-user streams — a user does not depend on how many users are g
 });
 
 test('settings: overrides replace only the given fields; templates drive user draws', () => {
-  const s = resolveWorkloadSettings({
-    userTemplates: { chatbot: { contextRange: [256, 1024] } },
-    conversation: { maxTurnsPerConv: 7 },
-    qosProfiles: { batch: { priority: 0 } },
+  const s = settingsFrom({
+    user_templates: { chatbot: { context_range: [256, 1024] } },
+    conversation: { max_turns_per_conv: 7 },
+    qos_profiles: { batch: { priority: 0 } },
   });
   assert.deepEqual(s.userTemplates.chatbot.contextRange, [256, 1024]);
   assert.deepEqual(s.userTemplates.chatbot.generationRange, [50, 200]);
   assert.equal(s.conversation.maxTurnsPerConv, 7);
   assert.equal(s.conversation.maxConversations, 1000);
   assert.equal(s.qosProfiles.batch.priority, 0);
-  assert.equal(s.qosProfiles.batch.targetP95Ms, 1000);
+  assert.equal(s.qosProfiles.batch.targetLatencyP95Ms, 1000);
   assert.equal(s.rag.maxChunkBytes, 268435456);
   assert.equal(s.decode.batchSize, 32);
   assert.equal(s.prefixCache.systemPromptHitProbability, 0.2);

@@ -6,7 +6,9 @@ import { Rng } from '../../src/util/rng.js';
 import { BUILTIN_MODELS, kvBytesPerToken } from '../../src/model/models.js';
 import type { ModelConfig } from '../../src/model/models.js';
 import { chunkDocument, isLargeModel, RagDocumentManager, retrievalWeights, sampleWithoutReplacement, tokensPerChunk } from '../../src/workload/rag.js';
-import { DEFAULT_RAG } from '../../src/workload/settings.js';
+import { DEFAULT_SETTINGS } from '../../src/settings/config-keys.js';
+
+const DEFAULT_RAG = DEFAULT_SETTINGS.rag;
 
 function model(key: string): ModelConfig {
   const m = BUILTIN_MODELS.get(key);

@@ -11,8 +11,10 @@ import { RagDocumentManager } from '../../src/workload/rag.js';
 import { decodeBatchReads, hasDecode, hasPrefill, phaseFor, prefillTokens, PREFILL_ONLY_THRESHOLD_TOKENS } from '../../src/workload/request.js';
 import type { Request } from '../../src/workload/request.js';
 import { createSessions, sessionStream, UserSession } from '../../src/workload/session.js';
-import { DEFAULT_RAG, resolveWorkloadSettings } from '../../src/workload/settings.js';
-import type { WorkloadSettings } from '../../src/workload/settings.js';
+import { DEFAULT_SETTINGS, settingsFrom } from '../../src/settings/config-keys.js';
+import type { Settings } from '../../src/settings/config-keys.js';
+
+const DEFAULT_RAG = DEFAULT_SETTINGS.rag;
 import { generateUsers } from '../../src/workload/users.js';
 import type { UserProfile } from '../../src/workload/users.js';
 
@@ -26,8 +28,8 @@ function profile(over: Partial<UserProfile> = {}): UserProfile {
   return { userId: 'user_0001', userType: 'chatbot', contextLength: 4000, generationLength: 128, thinkTimeS: 0.25, qos: 'responsive', priority: 2, ...over };
 }
 
-function settingsWith(conv: { endConversationProbability?: number }): WorkloadSettings {
-  return resolveWorkloadSettings({ conversation: conv });
+function settingsWith(conv: { end_conversation_probability: number }): Settings {
+  return settingsFrom({ conversation: conv });
 }
 
 test('phase: prefill-only at ≥ 10,000 context tokens, else both', () => {
@@ -68,7 +70,7 @@ test('keys without multi-turn: <userId>_req_<seq:06d>, turn 1, no conversation (
 
 test('keys with multi-turn: <convId>_turn_<n>; previous keys are the earlier turns', () => {
   const conversations = new ConversationManager({ maxTurnsPerConv: 3 });
-  const s = new UserSession({ profile: profile(), rng: new Rng(1), conversations, settings: settingsWith({ endConversationProbability: 0 }) });
+  const s = new UserSession({ profile: profile(), rng: new Rng(1), conversations, settings: settingsWith({ end_conversation_probability: 0 }) });
   const reqs = Array.from({ length: 7 }, () => s.nextRequest().request);
   assert.deepEqual(reqs.map((r) => r.turn), [1, 2, 3, 1, 2, 3, 1]);
   assert.deepEqual(reqs.map((r) => r.conversationId), ['conv_user_0001_1', 'conv_user_0001_1', 'conv_user_0001_1', 'conv_user_0001_2', 'conv_user_0001_2', 'conv_user_0001_2', 'conv_user_0001_3']);
@@ -82,7 +84,7 @@ test('keys with multi-turn: <convId>_turn_<n>; previous keys are the earlier tur
 });
 
 test('conversation end probability: 1 → always a new conversation; 0.2 → mean turn about 5', () => {
-  const always = new UserSession({ profile: profile(), rng: new Rng(2), conversations: new ConversationManager(), settings: settingsWith({ endConversationProbability: 1 }) });
+  const always = new UserSession({ profile: profile(), rng: new Rng(2), conversations: new ConversationManager(), settings: settingsWith({ end_conversation_probability: 1 }) });
   for (let i = 0; i < 20; i++) assert.equal(always.nextRequest().request.turn, 1);
   const s = new UserSession({ profile: profile(), rng: new Rng(3), conversations: new ConversationManager() });
   let sum = 0;
@@ -153,7 +155,7 @@ test('session streams are independent of the profile stream', () => {
 
 test('a dropped live conversation does not throw: the session starts a fresh one (bug §11.11)', () => {
   const conversations = new ConversationManager({ maxConversations: 1 });
-  const settings = settingsWith({ endConversationProbability: 0 });
+  const settings = settingsWith({ end_conversation_probability: 0 });
   const a = new UserSession({ profile: profile({ userId: 'user_a' }), rng: new Rng(6), conversations, settings });
   const b = new UserSession({ profile: profile({ userId: 'user_b' }), rng: new Rng(7), conversations, settings });
   const a1 = a.nextRequest();
@@ -190,7 +192,7 @@ test('prefix draws: attached to requests; prefill tokens exclude the shared pref
 
 test('RAG: with probability 1 every request reads chunks and brings a decode request on rag_<docId>', () => {
   const rag = new RagDocumentManager(tiny(), { ...DEFAULT_RAG, requestProbability: 1 });
-  const settings = resolveWorkloadSettings({ rag: { requestProbability: 1 } });
+  const settings = settingsFrom({ rag: { request_probability: 1 } });
   const empty = new UserSession({ profile: profile(), rng: new Rng(9), rag, settings }).nextRequest();
   assert.equal(empty.ragRequest, undefined, 'no documents ingested yet');
   rag.planIngest(3, new Rng(10));
