@@ -100,8 +100,11 @@ test('every reference flag and every new flag is accepted with a value of its ty
   }
 });
 
-test('the flag table holds exactly the reference flags plus ours', () => {
+test('the flag table holds exactly the reference flags plus ours, each marked as such', () => {
   assert.deepEqual(FLAGS.map((f) => f.name).sort(), [...REFERENCE_FLAGS, ...OUR_FLAGS].sort());
+  // --gpu-bandwidth-gbs exists only on a branch of the reference: the table counts it as ours.
+  const marked = FLAGS.filter((f) => f.reference).map((f) => f.name);
+  assert.deepEqual(marked.sort(), REFERENCE_FLAGS.filter((f) => f !== 'gpu-bandwidth-gbs').sort());
 });
 
 test('non-numeric values name the flag, the expected type and the value', () => {

@@ -1,6 +1,5 @@
 // The settings table is the one source: every flag row reaches --help and effective_config, every
-// config key the schema accepts is declared with help text and echoed, and the reference's flags are
-// all rows marked as the reference's.
+// config key the schema accepts is declared with help text and echoed. (The reference's flags: test/cli/flags.test.ts.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as z from 'zod';
@@ -8,23 +7,6 @@ import { FLAG_ROWS, FLAG_TABLE, flagDefaults } from '../../src/settings/flags.js
 import { configFileSchema, DEFAULT_SETTINGS, settingsFrom } from '../../src/settings/config-keys.js';
 import { helpText } from '../../src/cli/help.js';
 import { parseRunArgs } from '../../src/cli/run-args.js';
-
-/** The flags of the reference's CLI (its spec, §9.1 "kv-cache.py"), without the branch-only ones. */
-const REFERENCE_FLAGS = [
-  'log-level', 'model', 'num-users', 'duration', 'gpu-mem-gb', 'num-gpus', 'tensor-parallel', 'cpu-mem-gb', 'cache-dir',
-  'generation-mode', 'performance-profile', 'disable-multi-turn', 'disable-prefix-caching', 'enable-rag', 'rag-num-docs',
-  'enable-autoscaling', 'autoscaler-mode', 'target-saturation', 'use-burst-trace', 'burst-trace-path', 'validation-trace',
-  'dataset-path', 'max-conversations', 'output', 'seed', 'max-concurrent-allocs', 'request-rate', 'max-requests',
-  'xlsx-output', 'config', 'storage-capacity-gb', 'precondition', 'precondition-size-gb', 'precondition-threads',
-  'trace-speedup', 'replay-cycles', 'prefill-only', 'decode-only', 'io-trace-log', 'enable-latency-tracing',
-];
-
-test('every reference flag is a row marked as the reference’s, and every row so marked is one', () => {
-  const names = new Set(FLAG_ROWS.map((f) => f.name));
-  for (const name of REFERENCE_FLAGS) assert.ok(names.has(name), `--${name} is missing from the table`);
-  const marked = FLAG_ROWS.filter((f) => f.reference).map((f) => f.name);
-  assert.deepEqual([...marked].sort(), [...REFERENCE_FLAGS].sort());
-});
 
 test('every row appears in --help and in effective_config.args under its snake_case name', () => {
   const help = helpText();
