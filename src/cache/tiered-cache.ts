@@ -14,9 +14,9 @@ import type { Clock } from '../util/clock.js';
 import { KeyedMutex, Semaphore } from '../util/lock.js';
 import { EntryTable } from './entries.js';
 import type { EntryMeta } from './entries.js';
-import { copyEntry, copyNow } from './pipe.js';
-import type { CopyResult } from './pipe.js';
-import { run } from '../util/steps.js';
+import { copyEntry, copyNow } from './entry-copy.js';
+import type { CopyResult } from './entry-copy.js';
+import { settle } from '../util/steps.js';
 import type { Steps } from '../util/steps.js';
 
 export type Phase = 'prefill' | 'decode' | 'both';
@@ -147,7 +147,7 @@ export class TieredCache {
 
   /** Writes a new entry of `tokens` tokens; an existing key is left as is (no write, latency 0). */
   allocate(key: string, tokens: number, phase: Phase = 'prefill'): Promise<AllocateResult> {
-    return run(this.allocateSteps(key, tokens, phase));
+    return settle(this.allocateSteps(key, tokens, phase));
   }
 
   /** allocate() as a step function. */
@@ -218,7 +218,7 @@ export class TieredCache {
 
   /** Reads the whole entry from the tier it lives in; a missing key is a miss (latency 0). */
   access(key: string, phase: Phase = 'decode', type: CacheType = 'user'): Promise<AccessResult> {
-    return run(this.accessSteps(key, phase, type));
+    return settle(this.accessSteps(key, phase, type));
   }
 
   /** access() as a step function. */
@@ -280,7 +280,7 @@ export class TieredCache {
 
   /** Removes an entry wherever it lives (the reference's missing `cache.delete`, spec §11.11). */
   delete(key: string): Promise<boolean> {
-    return run(this.deleteSteps(key));
+    return settle(this.deleteSteps(key));
   }
 
   private *deleteSteps(key: string): Steps<boolean> {

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { copyEntry } from '../../src/cache/pipe.js';
+import { copyEntry } from '../../src/cache/entry-copy.js';
 import { MemoryBackend } from '../../src/tiers/memory.js';
 import { ZERO_TIMING } from '../../src/tiers/backend.js';
 import type { Backend, ChunkSink, ChunkSource, ReadResult } from '../../src/tiers/backend.js';
