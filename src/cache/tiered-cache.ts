@@ -10,7 +10,8 @@
 import type { CacheType, Phase } from '../model/kv-access.js';
 import { entrySizeOf } from '../model/models.js';
 import { IoAbortedError } from '../tiers/backend.js';
-import type { Backend, ChunkSource, IOTiming, ReadResult, TierName } from '../tiers/backend.js';
+import type { Backend, IOTiming, ReadResult, TierName } from '../tiers/backend.js';
+import type { ChunkSource } from '../data/chunk-source.js';
 import type { Recorder } from '../metrics/recorder.js';
 import type { Clock } from '../util/clock.js';
 import { KeyedMutex, Semaphore } from '../util/lock.js';

@@ -3,7 +3,7 @@
 // chunk straight from the slot. Each entry's iterator generates a few chunks ahead, so a write rarely
 // waits for data, while the number of slots bounds the memory whatever the number of entries.
 import { Worker } from 'node:worker_threads';
-import type { ChunkSource } from '../tiers/backend.js';
+import type { ChunkSource } from './chunk-source.js';
 import { DIRECT_ALIGN } from './aligned.js';
 import { checkEntrySize, type PayloadFactory } from './inline-payload.js';
 import { entryKeyMaterial, payloadSource } from './payload.js';

@@ -15,7 +15,7 @@ import { SimulatedGpuBackend } from '../tiers/simulated-gpu.js';
 import type { Clock } from '../util/clock.js';
 import { Semaphore } from '../util/lock.js';
 import { NullBackend } from '../tiers/null.js';
-import type { ChunkSource } from '../tiers/backend.js';
+import type { ChunkSource } from '../data/chunk-source.js';
 import { TraceWriter } from '../trace/writer.js';
 import { GiB, MiB } from '../util/units.js';
 import { resolveWorkloadSettings } from '../workload/settings.js';

@@ -27,7 +27,8 @@ import { DIRECT_ALIGN, directView } from '../data/aligned.js';
 import { SlotPool } from '../data/slots.js';
 import { MiB, roundUp } from '../util/units.js';
 import { EntryNotFoundError, IoAbortedError, timing } from './backend.js';
-import type { Backend, ChunkSink, ChunkSource, IOTiming, ReadResult } from './backend.js';
+import type { Backend, ChunkSink, IOTiming, ReadResult } from './backend.js';
+import type { ChunkSource } from '../data/chunk-source.js';
 
 export type IoMode = 'direct' | 'buffered';
 

@@ -10,7 +10,8 @@ import { AlignedSlab } from '../data/aligned.js';
 import { inlineCopier } from '../data/copy-pool.js';
 import type { Copier, CopyPair } from '../data/copy-pool.js';
 import { EntryNotFoundError, timing } from './backend.js';
-import type { Backend, ChunkSink, ChunkSource, IOTiming, ReadResult, TierName } from './backend.js';
+import type { Backend, ChunkSink, IOTiming, ReadResult, TierName } from './backend.js';
+import type { ChunkSource } from '../data/chunk-source.js';
 
 const DEFAULT_PAGE_BYTES = 1024 * 1024;
 /** Bytes per copy job: large copies are sliced so other operations interleave with them. */

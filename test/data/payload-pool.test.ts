@@ -10,7 +10,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { DIRECT_ALIGN, directView } from '../../src/data/aligned.js';
 import { payloadBytes } from '../../src/data/payload.js';
 import { PayloadPool, type PayloadPoolOptions } from '../../src/data/payload-pool.js';
-import type { ChunkSource } from '../../src/tiers/backend.js';
+import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { MiB, roundUp } from '../../src/util/units.js';
 
 const TOKEN_BYTES = 24_576; // tiny-1b

@@ -11,7 +11,7 @@ import { SlotPool } from '../../src/data/slots.js';
 import { payloadBytes } from '../../src/data/payload.js';
 import { slotPayloadSource } from '../../src/data/inline-payload.js';
 import { EntryNotFoundError } from '../../src/tiers/backend.js';
-import type { ChunkSource } from '../../src/tiers/backend.js';
+import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { FileBackend, ForeignFileError, fileNameForKey } from '../../src/tiers/file.js';
 import type { FileBackendOptions, IoMode } from '../../src/tiers/file.js';
 import { MiB } from '../../src/util/units.js';

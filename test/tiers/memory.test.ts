@@ -11,7 +11,7 @@ import { CopyPool, inlineCopier } from '../../src/data/copy-pool.js';
 import type { Copier } from '../../src/data/copy-pool.js';
 import { payloadBytes } from '../../src/data/payload.js';
 import { copyEntry } from '../../src/cache/entry-copy.js';
-import type { ChunkSource } from '../../src/tiers/backend.js';
+import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { FileBackend } from '../../src/tiers/file.js';
 import { MemoryBackend } from '../../src/tiers/memory.js';
 import { MiB } from '../../src/util/units.js';
