@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { directView } from '../../src/data/aligned.js';
+import { DirectSlabs } from '../../src/data/aligned.js';
 import { CopyPool, inlineCopier } from '../../src/data/copy-pool.js';
 import type { Copier } from '../../src/data/copy-pool.js';
 import { payloadBytes } from '../../src/data/payload.js';
@@ -68,14 +68,15 @@ for (const kind of ['inline', 'worker threads'] as const) {
 test('off-thread pages are aligned shared memory: a demotion to the file tier needs no staging copy', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kv-mem-direct-'));
   const pool = await CopyPool.create(1);
-  const m = new MemoryBackend('cpu', MiB, { copier: pool, probeDir: dir, reserveBytes: 8 * MiB });
-  const file = await FileBackend.create({ dir: join(dir, 'kv') });
+  const directSlabs = new DirectSlabs();
+  const m = new MemoryBackend('cpu', MiB, { copier: pool, probeDir: dir, directSlabs, reserveBytes: 8 * MiB });
+  const file = await FileBackend.create({ dir: join(dir, 'kv'), directSlabs });
   try {
     const data = payloadBytes(2, 'demoted', 6 * MiB);
     await m.write('demoted', sourceOf(data, 4 * MiB, true));
     await m.read('demoted', (page) => {
       assert.ok(page.buffer instanceof SharedArrayBuffer);
-      if (file.effectiveIoMode === 'direct') assert.notEqual(directView(page, page.length), undefined, 'page accepted by O_DIRECT as is');
+      if (file.effectiveIoMode === 'direct') assert.notEqual(directSlabs.directView(page, page.length), undefined, 'page accepted by O_DIRECT as is');
     });
     await copyEntry(m, file, 'demoted', data.length);
     if (file.effectiveIoMode === 'direct') assert.equal(file.counters.stagedBytes, 0, 'no bounce copy');
