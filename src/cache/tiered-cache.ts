@@ -206,17 +206,13 @@ export class TieredCache {
   }
 
   /** access() as a step function. */
-  *accessSteps(key: string, phase: Phase = 'decode', type: CacheType = 'user'): Steps<AccessResult> {
-    // A key being written right now (its lock is held) is waited for rather than missed: a reader of
-    // an entry whose prefill is in flight gets it when the write lands, whatever the timing.
-    if (this.entries.get(key) === undefined && (this.synchronous || !this.locks.isLocked(key))) {
-      this.opts.recorder.recordMiss();
-      return MISS;
-    }
-    return yield* this.withKeyLock(key, this.readSteps(key, phase, type));
+  accessSteps(key: string, phase: Phase = 'decode', type: CacheType = 'user'): Steps<AccessResult> {
+    // Under the key's lock, a key being written right now is waited for rather than missed: a reader
+    // of an entry whose prefill is in flight gets it when the write lands, whatever the timing.
+    return this.withKeyLock(key, this.readSteps(key, phase, type));
   }
 
-  /** Reads `key` from its tier, a hit unless it went away while we waited for its lock. Under the key's lock. */
+  /** Reads `key` from its tier: a hit, or a miss if it is not (or no longer) cached. Under the key's lock. */
   private *readSteps(key: string, phase: Phase, type: CacheType): Steps<AccessResult> {
     const rec = this.opts.recorder;
     const meta = this.entries.get(key);
@@ -345,7 +341,9 @@ export class TieredCache {
       this.moving.add(victim.key);
       try {
         if (isLast) yield* this.withKeyLock(victim.key, this.deleteVictimSteps(victim.key, tier));
-        else if (!(yield* this.demoteVictimSteps(victim, index, depth))) return false;
+        // A demotion makes room below first (which may cascade further down), then moves the victim.
+        else if (!(yield* this.ensureSpaceSteps(index + 1, victim.size, depth + 1))) return false;
+        else if (!(yield* this.withKeyLock(victim.key, this.demoteVictimSteps(victim, index)))) return false;
       } finally {
         this.moving.delete(victim.key);
       }
@@ -366,17 +364,11 @@ export class TieredCache {
     this.opts.recorder.recordEvictionDelete(tier, meta.size);
   }
 
-  /** Moves `victim` from the tier at `index` to the next one. False if there is no room below. */
-  private *demoteVictimSteps(victim: EntryMeta, index: number, depth: number): Steps<boolean> {
-    if (!(yield* this.ensureSpaceSteps(index + 1, victim.size, depth + 1))) return false;
-    return yield* this.withKeyLock(victim.key, this.moveDownSteps(victim, index));
-  }
-
   /**
-   * Copies `victim` into the tier below the one at `index`, whose room is reserved, then deletes it
-   * above. False if the copy failed. Under the victim's lock.
+   * Moves `victim` from the tier at `index` to the next one, where its room is reserved: copies it,
+   * then deletes it above. False if the copy failed. Under the victim's lock.
    */
-  private *moveDownSteps(victim: EntryMeta, index: number): Steps<boolean> {
+  private *demoteVictimSteps(victim: EntryMeta, index: number): Steps<boolean> {
     const from = this.order[index] as TierName;
     const to = this.order[index + 1] as TierName;
     const meta = this.entries.get(victim.key);
