@@ -7,6 +7,7 @@ import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { DirectSlabs } from '../src/data/aligned.js';
 import { SlotPool } from '../src/data/slots.js';
 import { payloadBytes } from '../src/data/payload.js';
 import { slotPayloadSource } from '../src/data/inline-payload.js';
@@ -46,8 +47,9 @@ interface Setup {
 
 /** Writes every entry, then reads every entry back, one operation at a time. */
 async function runMode(mode: IoMode, s: Setup): Promise<string[]> {
-  const backend = await FileBackend.create({ dir: s.dir, ioMode: mode, chunkBytes: CHUNK, stagingSlots: 2 });
-  const gen = new SlotPool(1, CHUNK, s.dir);
+  const directSlabs = new DirectSlabs();
+  const backend = await FileBackend.create({ dir: s.dir, ioMode: mode, chunkBytes: CHUNK, stagingSlots: 2, directSlabs });
+  const gen = new SlotPool(1, CHUNK, s.dir, directSlabs);
   try {
     const write = await phase(s.watch, async () => {
       const sum = { bytes: 0, hostMs: 0, deviceMs: 0 };

@@ -1,27 +1,27 @@
 // The tiered KV cache (spec §3.2–§3.6): new entries go to the fastest tier with room, older entries
 // are demoted down the waterfall GPU → CPU → storage by LRU, and the last tier deletes. No promotion
-// on a hit. Per-key locks make concurrent async operations on one key safe.
+// on a hit. Per-key locks (withKeyLock) make concurrent async operations on one key safe. What each
+// event counts is the recorder's business: the cache reports it with one record* call.
 //
 // Operations are step functions (util/steps.ts): they run synchronously until something really has
 // to wait (a lock held by someone else, a tier's I/O), so with immediate tiers (trace mode) a whole
 // operation completes without a promise. The *Steps methods are for callers that are step functions
 // themselves (the request pipeline); allocate/access/delete wrap them in a promise for everyone else.
+import type { CacheType, Phase } from '../model/kv-access.js';
 import { entrySizeOf } from '../model/models.js';
 import { IoAbortedError } from '../tiers/backend.js';
-import type { Backend, ChunkSource, IOTiming, ReadResult, TierName } from '../tiers/backend.js';
+import type { Backend, IOTiming, ReadResult, TierName } from '../tiers/backend.js';
+import type { ChunkSource } from '../data/chunk-source.js';
 import type { Recorder } from '../metrics/recorder.js';
 import type { Clock } from '../util/clock.js';
 import { KeyedMutex, Semaphore } from '../util/lock.js';
 import { EntryTable } from './entries.js';
 import type { EntryMeta } from './entries.js';
-import { copyEntry, copyNow } from './pipe.js';
-import type { CopyResult } from './pipe.js';
-import { run } from '../util/steps.js';
+import { copyEntry, copyNow } from './entry-copy.js';
+import type { CopyResult } from './entry-copy.js';
+import { settle } from '../util/steps.js';
 import type { Steps } from '../util/steps.js';
 
-export type Phase = 'prefill' | 'decode' | 'both';
-/** What kind of data a read is for; selects the reference's per-type hit counter. */
-export type CacheType = 'system' | 'common' | 'multi_turn' | 'user';
 /** The I/O trace's phase names (spec §7), plus Delete for entries removed from the last tier. */
 export type IoPhase = 'Prefill' | 'Decode' | 'Both' | 'Evict';
 
@@ -147,155 +147,112 @@ export class TieredCache {
 
   /** Writes a new entry of `tokens` tokens; an existing key is left as is (no write, latency 0). */
   allocate(key: string, tokens: number, phase: Phase = 'prefill'): Promise<AllocateResult> {
-    return run(this.allocateSteps(key, tokens, phase));
+    return settle(this.allocateSteps(key, tokens, phase));
   }
 
   /** allocate() as a step function. */
   *allocateSteps(key: string, tokens: number, phase: Phase = 'prefill'): Steps<AllocateResult> {
     const existing = this.entries.get(key);
     if (existing !== undefined) return { ok: true, tier: existing.tier, latencyMs: 0 };
+    const place = this.withKeyLock(key, this.placeSteps(key, tokens, phase));
     const sem = this.opts.allocSemaphore;
-    if (sem === undefined) return yield* this.placeSteps(key, tokens, phase);
+    if (sem === undefined) return yield* place;
     if (!sem.tryAcquire()) yield sem.acquire();
     try {
-      return yield* this.placeSteps(key, tokens, phase);
+      return yield* place;
     } finally {
       sem.release();
     }
   }
 
+  /** Writes a new entry to the fastest tier that makes room for it. Under the key's lock. */
   private *placeSteps(key: string, tokens: number, phase: Phase): Steps<AllocateResult> {
-    if (!this.synchronous && !this.locks.tryLock(key)) yield this.locks.lock(key);
-    try {
-      const existing = this.entries.get(key);
-      if (existing !== undefined) return { ok: true, tier: existing.tier, latencyMs: 0 };
-      const size = entrySizeOf(this.opts.bytesPerToken, tokens, this.opts.tensorParallel);
-      const c = this.opts.recorder.counters;
-      if (phase === 'prefill') c.prefillWrites++;
-      c.writeOperations++;
-      c.totalWriteBytes += size;
+    const existing = this.entries.get(key);
+    if (existing !== undefined) return { ok: true, tier: existing.tier, latencyMs: 0 };
+    const rec = this.opts.recorder;
+    const size = entrySizeOf(this.opts.bytesPerToken, tokens, this.opts.tensorParallel);
+    rec.recordWriteRequest(size, phase === 'prefill');
 
-      let tier: TierName | undefined;
-      for (let i = 0; i < this.order.length && tier === undefined; i++) {
-        if (yield* this.ensureSpaceSteps(i, size, 0)) tier = this.order[i];
-      }
-      // Unreachable in practice: the last tier always accepts. Kept as the reference's safety net.
-      if (tier === undefined) {
-        tier = this.order[this.order.length - 1] as TierName;
-        this.reserve(tier, size);
-      }
-
-      const traffic = this.opts.recorder.traffic[tier];
-      const backend = this.backend(tier);
-      let t: IOTiming;
-      try {
-        const now = backend.immediate;
-        t = now !== undefined ? now.writeNow(key, size) : ((yield backend.write(key, this.opts.payload(key, size))) as IOTiming);
-      } catch (e) {
-        this.release(tier, size);
-        if (e instanceof IoAbortedError) {
-          traffic.abortedOps++;
-          traffic.writeBytes += e.bytes; // what reached the device before the stop
-          c.totalWriteBytes -= size - e.bytes; // totals count bytes moved, as for cut reads
-        } else traffic.failedOps++;
-        return { ok: false, tier: null, latencyMs: 0 };
-      }
-      this.entries.insert({ key, tier, size, lastAccess: this.opts.clock.now(), accessCount: 1 });
-      traffic.writeOps++;
-      traffic.writeBytes += size;
-      if (tier === 'cpu') c.offloadsCpu++;
-      if (tier === 'storage') {
-        c.offloadsStorage++;
-        c.storageTokensProcessed += tokens;
-      }
-      this.opts.recorder.recordIo(tier, 'write', t);
-      this.opts.observer?.({ op: 'Write', tier, key, size, phase: ioPhase(phase) });
-      return { ok: true, tier, latencyMs: t.totalMs };
-    } finally {
-      if (!this.synchronous) this.locks.unlock(key);
+    let tier: TierName | undefined;
+    for (let i = 0; i < this.order.length && tier === undefined; i++) {
+      if (yield* this.ensureSpaceSteps(i, size, 0)) tier = this.order[i];
     }
+    // Unreachable in practice: the last tier always accepts. Kept as the reference's safety net.
+    if (tier === undefined) {
+      tier = this.order[this.order.length - 1] as TierName;
+      this.reserve(tier, size);
+    }
+
+    const backend = this.backend(tier);
+    let t: IOTiming;
+    try {
+      const now = backend.immediate;
+      t = now !== undefined ? now.writeNow(key, size) : ((yield backend.write(key, this.opts.payload(key, size))) as IOTiming);
+    } catch (e) {
+      this.release(tier, size);
+      if (e instanceof IoAbortedError) rec.recordPlacementStopped(tier, size, e.bytes);
+      else rec.recordFailure(tier);
+      return { ok: false, tier: null, latencyMs: 0 };
+    }
+    this.entries.insert({ key, tier, size, lastAccess: this.opts.clock.now(), accessCount: 1 });
+    rec.recordPlacement(tier, size, tokens, t);
+    this.opts.observer?.({ op: 'Write', tier, key, size, phase: ioPhase(phase) });
+    return { ok: true, tier, latencyMs: t.totalMs };
   }
 
   /** Reads the whole entry from the tier it lives in; a missing key is a miss (latency 0). */
   access(key: string, phase: Phase = 'decode', type: CacheType = 'user'): Promise<AccessResult> {
-    return run(this.accessSteps(key, phase, type));
+    return settle(this.accessSteps(key, phase, type));
   }
 
   /** access() as a step function. */
-  *accessSteps(key: string, phase: Phase = 'decode', type: CacheType = 'user'): Steps<AccessResult> {
-    const c = this.opts.recorder.counters;
-    // A key being written right now (its lock is held) is waited for rather than missed: a reader of
-    // an entry whose prefill is in flight gets it when the write lands, whatever the timing.
-    let meta = this.entries.get(key);
-    if (meta === undefined && (this.synchronous || !this.locks.isLocked(key))) {
-      c.cacheMisses++;
+  accessSteps(key: string, phase: Phase = 'decode', type: CacheType = 'user'): Steps<AccessResult> {
+    // Under the key's lock, a key being written right now is waited for rather than missed: a reader
+    // of an entry whose prefill is in flight gets it when the write lands, whatever the timing.
+    return this.withKeyLock(key, this.readSteps(key, phase, type));
+  }
+
+  /** Reads `key` from its tier: a hit, or a miss if it is not (or no longer) cached. Under the key's lock. */
+  private *readSteps(key: string, phase: Phase, type: CacheType): Steps<AccessResult> {
+    const rec = this.opts.recorder;
+    const meta = this.entries.get(key);
+    if (meta === undefined) {
+      rec.recordMiss();
       return MISS;
     }
-    if (!this.synchronous && !this.locks.tryLock(key)) {
-      yield this.locks.lock(key);
-      meta = this.entries.get(key); // it may have been deleted or moved while we waited
-    }
+    this.entries.touch(meta, this.opts.clock.now());
+    rec.recordHit(meta.tier, meta.size, type, phase === 'decode');
+    const backend = this.backend(meta.tier);
+    let r: ReadResult;
     try {
-      if (meta === undefined) {
-        c.cacheMisses++; // deleted while we waited for its lock
-        return MISS;
-      }
-      this.entries.touch(meta, this.opts.clock.now());
-      c.cacheHits++;
-      if (type === 'system') c.systemPromptHits++;
-      else if (type === 'common') c.commonPhraseHits++;
-      else if (type === 'multi_turn') c.multiTurnHits++;
-      else c.userCacheHits++;
-      if (phase === 'decode') c.decodeReads++;
-      c.readOperations++;
-      c.totalReadBytes += meta.size;
-      const traffic = this.opts.recorder.traffic[meta.tier];
-      // Bytes are counted before the read is attempted, as the reference does.
-      traffic.readOps++;
-      traffic.readBytes += meta.size;
-      const backend = this.backend(meta.tier);
-      let r: ReadResult;
-      try {
-        const now = backend.immediate;
-        r = now !== undefined ? now.readNow(key) : ((yield backend.read(key)) as ReadResult);
-      } catch {
-        traffic.failedOps++;
-        return MISS;
-      }
-      if (r.bytes < meta.size) {
-        // Cut short by the end of the run: count the bytes that moved, not a whole-entry latency.
-        traffic.readBytes -= meta.size - r.bytes;
-        c.totalReadBytes -= meta.size - r.bytes;
-        traffic.abortedOps++;
-        return { tier: null, latencyMs: r.timing.totalMs };
-      }
-      this.opts.recorder.recordIo(meta.tier, 'read', r.timing);
-      if (meta.tier === 'storage') c.storageTokensProcessed += meta.size / this.tokenBytes;
-      this.opts.observer?.({ op: 'Read', tier: meta.tier, key, size: meta.size, phase: ioPhase(phase) });
-      return { tier: meta.tier, latencyMs: r.timing.totalMs };
-    } finally {
-      if (!this.synchronous) this.locks.unlock(key);
+      const now = backend.immediate;
+      r = now !== undefined ? now.readNow(key) : ((yield backend.read(key)) as ReadResult);
+    } catch {
+      rec.recordFailure(meta.tier);
+      return MISS;
     }
+    if (r.bytes < meta.size) {
+      // Cut short by the end of the run: count the bytes that moved, not a whole-entry latency.
+      rec.recordHitReadStopped(meta.tier, meta.size, r.bytes);
+      return { tier: null, latencyMs: r.timing.totalMs };
+    }
+    rec.recordHitRead(meta.tier, meta.size / this.tokenBytes, r.timing);
+    this.opts.observer?.({ op: 'Read', tier: meta.tier, key, size: meta.size, phase: ioPhase(phase) });
+    return { tier: meta.tier, latencyMs: r.timing.totalMs };
   }
 
   /** Removes an entry wherever it lives (the reference's missing `cache.delete`, spec §11.11). */
   delete(key: string): Promise<boolean> {
-    return run(this.deleteSteps(key));
+    return settle(this.withKeyLock(key, this.deleteSteps(key)));
   }
 
+  /** Under the key's lock. */
   private *deleteSteps(key: string): Steps<boolean> {
-    if (!this.synchronous && !this.locks.tryLock(key)) yield this.locks.lock(key);
-    try {
-      const meta = this.entries.get(key);
-      if (meta === undefined) return false;
-      yield* this.removeEntrySteps(meta);
-      const traffic = this.opts.recorder.traffic[meta.tier];
-      traffic.explicitDeleteOps++;
-      traffic.explicitDeleteBytes += meta.size;
-      return true;
-    } finally {
-      if (!this.synchronous) this.locks.unlock(key);
-    }
+    const meta = this.entries.get(key);
+    if (meta === undefined) return false;
+    yield* this.removeEntrySteps(meta);
+    this.opts.recorder.recordExplicitDelete(meta.tier, meta.size);
+    return true;
   }
 
   /** The run is over: back-ends stop operations in flight at their next chunk. */
@@ -306,6 +263,23 @@ export class TieredCache {
   /** Closes every backend (their files and buffers); the cache is unusable afterwards. */
   async close(): Promise<void> {
     for (const b of this.backends.values()) await b.close();
+  }
+
+  /**
+   * `body` run holding `key`'s lock, so no other operation on the key interleaves with it. With every
+   * tier synchronous nothing can interleave: `body` itself is returned, at no cost.
+   */
+  private withKeyLock<T>(key: string, body: Steps<T>): Steps<T> {
+    return this.synchronous ? body : this.lockedSteps(key, body);
+  }
+
+  private *lockedSteps<T>(key: string, body: Steps<T>): Steps<T> {
+    if (!this.locks.tryLock(key)) yield this.locks.lock(key);
+    try {
+      return yield* body;
+    } finally {
+      this.locks.unlock(key);
+    }
   }
 
   private reserve(tier: TierName, bytes: number): void {
@@ -366,8 +340,10 @@ export class TieredCache {
       if (victim === undefined) break;
       this.moving.add(victim.key);
       try {
-        if (isLast) yield* this.deleteVictimSteps(victim, tier);
-        else if (!(yield* this.demoteVictimSteps(victim, index, depth))) return false;
+        if (isLast) yield* this.withKeyLock(victim.key, this.deleteVictimSteps(victim.key, tier));
+        // A demotion makes room below first (which may cascade further down), then moves the victim.
+        else if (!(yield* this.ensureSpaceSteps(index + 1, victim.size, depth + 1))) return false;
+        else if (!(yield* this.withKeyLock(victim.key, this.demoteVictimSteps(victim, index)))) return false;
       } finally {
         this.moving.delete(victim.key);
       }
@@ -380,73 +356,51 @@ export class TieredCache {
     return false;
   }
 
-  private *deleteVictimSteps(victim: EntryMeta, tier: TierName): Steps<void> {
-    if (!this.synchronous && !this.locks.tryLock(victim.key)) yield this.locks.lock(victim.key);
-    try {
-      const meta = this.entries.get(victim.key);
-      if (meta === undefined || meta.tier !== tier) return; // gone or moved meanwhile
-      yield* this.removeEntrySteps(meta);
-      this.opts.recorder.counters.evictions++;
-      const traffic = this.opts.recorder.traffic[tier];
-      traffic.evictDeleteOps++;
-      traffic.evictDeleteBytes += meta.size;
-    } finally {
-      if (!this.synchronous) this.locks.unlock(victim.key);
-    }
+  /** Deletes the victim `key` from the last tier. Under the key's lock. */
+  private *deleteVictimSteps(key: string, tier: TierName): Steps<void> {
+    const meta = this.entries.get(key);
+    if (meta === undefined || meta.tier !== tier) return; // gone or moved meanwhile
+    yield* this.removeEntrySteps(meta);
+    this.opts.recorder.recordEvictionDelete(tier, meta.size);
   }
 
-  /** Moves `victim` from the tier at `index` to the next one. False if there is no room below. */
-  private *demoteVictimSteps(victim: EntryMeta, index: number, depth: number): Steps<boolean> {
+  /**
+   * Moves `victim` from the tier at `index` to the next one, where its room is reserved: copies it,
+   * then deletes it above. False if the copy failed. Under the victim's lock.
+   */
+  private *demoteVictimSteps(victim: EntryMeta, index: number): Steps<boolean> {
     const from = this.order[index] as TierName;
     const to = this.order[index + 1] as TierName;
-    if (!(yield* this.ensureSpaceSteps(index + 1, victim.size, depth + 1))) return false;
-    if (!this.synchronous && !this.locks.tryLock(victim.key)) yield this.locks.lock(victim.key);
-    try {
-      const meta = this.entries.get(victim.key);
-      if (meta === undefined || meta.tier !== from) {
-        this.release(to, victim.size); // moot demotion: give back the room reserved below (spec §11.9)
-        return true;
-      }
-      const rec = this.opts.recorder;
-      const src = this.backend(from);
-      const dst = this.backend(to);
-      let copy: CopyResult;
-      try {
-        copy =
-          src.immediate !== undefined && dst.immediate !== undefined
-            ? copyNow(src.immediate, dst.immediate, meta.key)
-            : ((yield copyEntry(src, dst, meta.key, meta.size)) as CopyResult);
-      } catch {
-        this.release(to, meta.size);
-        rec.traffic[to].failedOps++;
-        try {
-          yield* this.deleteFrom(to, meta.key);
-        } catch {
-          // the copy failed already; a leftover at the destination is not worth a second error
-        }
-        return false;
-      }
-      yield* this.deleteFrom(from, meta.key);
-      this.entries.move(meta, to);
-      this.release(from, meta.size);
-      const c = rec.counters;
-      c.evictions++;
-      if (to === 'cpu') c.offloadsCpu++;
-      if (to === 'storage') {
-        c.offloadsStorage++;
-        c.storageTokensProcessed += meta.size / this.tokenBytes;
-      }
-      rec.traffic[from].demoteOutOps++;
-      rec.traffic[from].demoteOutBytes += meta.size;
-      rec.traffic[to].demoteInOps++;
-      rec.traffic[to].demoteInBytes += meta.size;
-      rec.recordIo(from, 'demote_read', copy.read);
-      rec.recordIo(to, 'demote_write', copy.write);
-      this.opts.observer?.({ op: 'Read', tier: from, key: meta.key, size: meta.size, phase: 'Evict' });
-      this.opts.observer?.({ op: 'Write', tier: to, key: meta.key, size: meta.size, phase: 'Evict' });
+    const meta = this.entries.get(victim.key);
+    if (meta === undefined || meta.tier !== from) {
+      this.release(to, victim.size); // moot demotion: give back the room reserved below (spec §11.9)
       return true;
-    } finally {
-      if (!this.synchronous) this.locks.unlock(victim.key);
     }
+    const rec = this.opts.recorder;
+    const src = this.backend(from);
+    const dst = this.backend(to);
+    let copy: CopyResult;
+    try {
+      copy =
+        src.immediate !== undefined && dst.immediate !== undefined
+          ? copyNow(src.immediate, dst.immediate, meta.key)
+          : ((yield copyEntry(src, dst, meta.key, meta.size)) as CopyResult);
+    } catch {
+      this.release(to, meta.size);
+      rec.recordFailure(to);
+      try {
+        yield* this.deleteFrom(to, meta.key);
+      } catch {
+        // the copy failed already; a leftover at the destination is not worth a second error
+      }
+      return false;
+    }
+    yield* this.deleteFrom(from, meta.key);
+    this.entries.move(meta, to);
+    this.release(from, meta.size);
+    rec.recordDemotion(from, to, meta.size, meta.size / this.tokenBytes, copy.read, copy.write);
+    this.opts.observer?.({ op: 'Read', tier: from, key: meta.key, size: meta.size, phase: 'Evict' });
+    this.opts.observer?.({ op: 'Write', tier: to, key: meta.key, size: meta.size, phase: 'Evict' });
+    return true;
   }
 }

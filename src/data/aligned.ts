@@ -24,13 +24,13 @@ export class AlignedSlab {
   /**
    * A slab of at least `bytes` aligned bytes. `probeDir` is a directory on the file system that will
    * be used with O_DIRECT; without it (or when the file system refuses O_DIRECT) the slab is still
-   * usable for buffered I/O and `direct` is false.
+   * usable for buffered I/O and `direct` is false. A slab that passes the probe is added to `registry`.
    */
-  static create(bytes: number, probeDir?: string): { slab: AlignedSlab; direct: boolean } {
+  static create(bytes: number, probeDir?: string, registry?: DirectSlabs): { slab: AlignedSlab; direct: boolean } {
     const buffer = new SharedArrayBuffer(bytes + DIRECT_ALIGN);
     const base = probeDir === undefined ? undefined : probeDirectOffset(buffer, probeDir);
     const slab = new AlignedSlab(buffer, base ?? 0);
-    if (base !== undefined) DIRECT_SLABS.set(buffer, slab);
+    if (base !== undefined) registry?.add(slab);
     return { slab, direct: base !== undefined };
   }
 
@@ -41,19 +41,30 @@ export class AlignedSlab {
   }
 }
 
-const DIRECT_SLABS = new WeakMap<ArrayBufferLike, AlignedSlab>();
-
 /**
- * The view extended to `length` bytes (≥ its own length) if it lies in a slab that passed the O_DIRECT
- * probe, starts at an aligned position and has room for `length` bytes; otherwise undefined. Lets the
- * file tier write a payload chunk (whose tail may be shorter than a block) directly, padding the tail.
+ * Slabs that passed the O_DIRECT probe, so the file tier can tell which of its callers' chunks (payload
+ * slots, CPU-tier pages) write(2) accepts as they are. One per run: setup makes it and hands it to
+ * whoever makes such slabs and to the file tier.
  */
-export function directView(view: Uint8Array, length: number): Uint8Array | undefined {
-  const slab = DIRECT_SLABS.get(view.buffer);
-  if (slab === undefined) return undefined;
-  const rel = view.byteOffset - slab.base;
-  if (rel < 0 || rel % DIRECT_ALIGN !== 0 || rel + length > slab.usable) return undefined;
-  return new Uint8Array(view.buffer, view.byteOffset, length);
+export class DirectSlabs {
+  private readonly slabs = new WeakMap<ArrayBufferLike, AlignedSlab>();
+
+  add(slab: AlignedSlab): void {
+    this.slabs.set(slab.buffer, slab);
+  }
+
+  /**
+   * The view extended to `length` bytes (≥ its own length) if it lies in one of these slabs, starts at
+   * an aligned position and has room for `length` bytes; otherwise undefined. Lets the file tier write
+   * a payload chunk (whose tail may be shorter than a block) directly, padding the tail.
+   */
+  directView(view: Uint8Array, length: number): Uint8Array | undefined {
+    const slab = this.slabs.get(view.buffer);
+    if (slab === undefined) return undefined;
+    const rel = view.byteOffset - slab.base;
+    if (rel < 0 || rel % DIRECT_ALIGN !== 0 || rel + length > slab.usable) return undefined;
+    return new Uint8Array(view.buffer, view.byteOffset, length);
+  }
 }
 
 /**

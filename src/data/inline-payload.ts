@@ -2,7 +2,7 @@
 // thread, on demand. That blocks the event loop for the time one chunk takes (about 0.2 ms per MiB on
 // the 2-core dev VM), and a consumer that does no real I/O never lets timers run at all: fine for
 // tests and tiny runs; measured runs use the PayloadPool's worker threads.
-import type { ChunkSource } from '../tiers/backend.js';
+import type { ChunkSource } from './chunk-source.js';
 import { entryKeyMaterial, fillPayload, payloadSource } from './payload.js';
 import type { SlotPool } from './slots.js';
 

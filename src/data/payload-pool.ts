@@ -3,8 +3,9 @@
 // chunk straight from the slot. Each entry's iterator generates a few chunks ahead, so a write rarely
 // waits for data, while the number of slots bounds the memory whatever the number of entries.
 import { Worker } from 'node:worker_threads';
-import type { ChunkSource } from '../tiers/backend.js';
+import type { ChunkSource } from './chunk-source.js';
 import { DIRECT_ALIGN } from './aligned.js';
+import type { DirectSlabs } from './aligned.js';
 import { checkEntrySize, type PayloadFactory } from './inline-payload.js';
 import { entryKeyMaterial, payloadSource } from './payload.js';
 import type { FillMessage, FromWorker, InitMessage, ToWorker } from './payload-worker.js';
@@ -25,6 +26,8 @@ export interface PayloadPoolOptions {
   readonly slots: number;
   /** A directory on the file system the file tier will use with O_DIRECT (see AlignedSlab.create). */
   readonly probeDir?: string;
+  /** Where slots that pass the probe are recorded, for the file tier to write them as they are. */
+  readonly directSlabs?: DirectSlabs;
   /**
    * Most chunks one entry holds at once: the one its consumer has plus those generated ahead.
    * Default min(slots, workers + 1), enough to keep every worker busy on a single entry.
@@ -149,7 +152,7 @@ export class PayloadPool implements PayloadFactory {
   /** Allocates (and touches) the slots, starts the workers and waits until each is ready. */
   static async create(options: PayloadPoolOptions): Promise<PayloadPool> {
     checkOptions(options);
-    const slots = new SlotPool(options.slots, options.chunkBytes, options.probeDir);
+    const slots = new SlotPool(options.slots, options.chunkBytes, options.probeDir, options.directSlabs);
     const init = { slab: slots.buffer, source: sharedBufferOf(payloadSource(options.seed)) };
     const url = options.workerUrl ?? new URL('./payload-worker.js', import.meta.url);
     const pool = new PayloadPool(options, slots);
@@ -168,7 +171,7 @@ export class PayloadPool implements PayloadFactory {
     return this.slotPool.available;
   }
 
-  /** Whether the slots passed the O_DIRECT probe (directView accepts the chunks). */
+  /** Whether the slots passed the O_DIRECT probe (the directSlabs accept the chunks). */
   get direct(): boolean {
     return this.slotPool.direct;
   }
@@ -178,7 +181,7 @@ export class PayloadPool implements PayloadFactory {
   }
 
   /**
-   * Chunks are views of aligned slots (directView accepts them when `direct`), chunkBytes long except
+   * Chunks are views of aligned slots (the directSlabs accept them when `direct`), chunkBytes long except
    * an entry's last. Iterate to the end or break out: either returns the slots; an iterator dropped
    * without either keeps its slots.
    */

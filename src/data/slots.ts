@@ -1,6 +1,7 @@
 // A fixed set of equally sized, aligned buffers carved from one slab, handed out and returned.
 // Allocated (and touched) once, then reused: fresh guest memory is slow on first touch.
 import { AlignedSlab, DIRECT_ALIGN } from './aligned.js';
+import type { DirectSlabs } from './aligned.js';
 import { roundUp } from '../util/units.js';
 
 export class SlotPool {
@@ -11,11 +12,11 @@ export class SlotPool {
   private readonly free: Uint8Array[] = [];
   private readonly waiters: Array<(slot: Uint8Array) => void> = [];
 
-  /** `count` slots of `slotBytes` (rounded up to DIRECT_ALIGN); `probeDir` as in AlignedSlab.create. */
-  constructor(count: number, slotBytes: number, probeDir?: string) {
+  /** `count` slots of `slotBytes` (rounded up to DIRECT_ALIGN); `probeDir`, `registry` as in AlignedSlab.create. */
+  constructor(count: number, slotBytes: number, probeDir?: string, registry?: DirectSlabs) {
     if (count < 1) throw new RangeError('a slot pool needs at least one slot');
     this.slotBytes = roundUp(slotBytes, DIRECT_ALIGN);
-    const { slab, direct } = AlignedSlab.create(count * this.slotBytes, probeDir);
+    const { slab, direct } = AlignedSlab.create(count * this.slotBytes, probeDir, registry);
     this.direct = direct;
     this.buffer = slab.buffer;
     for (let i = 0; i < count; i++) {

@@ -6,7 +6,7 @@ import type { PrefixMatcher } from '../workload/prefix.js';
 import { decodeBatchReads, hasDecode, hasPrefill, prefillTokens } from '../workload/request.js';
 import type { Request } from '../workload/request.js';
 import type { Rng } from '../util/rng.js';
-import { run } from '../util/steps.js';
+import { settle } from '../util/steps.js';
 import type { Steps } from '../util/steps.js';
 
 export interface PipelineOptions {
@@ -39,7 +39,7 @@ export interface PipelineOutcome {
 class Aborted extends Error {}
 
 export function processRequest(req: Request, o: PipelineOptions, rng: Rng): Promise<PipelineOutcome> {
-  return run(requestSteps(req, o, rng));
+  return settle(requestSteps(req, o, rng));
 }
 
 /**

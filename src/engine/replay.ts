@@ -3,6 +3,7 @@
 // by the trace's timestamps, and measures them like a run's storage tier.
 import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DirectSlabs } from '../data/aligned.js';
 import { PayloadPool } from '../data/payload-pool.js';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
 import type { DiskDelta } from '../metrics/diskstats.js';
@@ -51,8 +52,9 @@ export interface ReplayResult {
 
 export async function replayTrace(o: ReplayOptions, clock: Clock): Promise<ReplayResult> {
   const stagingSlots = Math.max(4, Math.min(o.concurrency + 4, 64));
-  const storage = await FileBackend.create({ ...(o.cacheDir !== undefined ? { dir: o.cacheDir } : {}), ioMode: o.ioMode, chunkBytes: IO_CHUNK_BYTES, stagingSlots });
-  const payload = await PayloadPool.create({ seed: o.seed, workers: Math.max(1, availableParallelism()), chunkBytes: IO_CHUNK_BYTES, slots: Math.max(8, Math.min(2 * o.concurrency, 64)), probeDir: storage.dir });
+  const directSlabs = new DirectSlabs(); // payload slots the file tier writes without a staging copy
+  const storage = await FileBackend.create({ ...(o.cacheDir !== undefined ? { dir: o.cacheDir } : {}), ioMode: o.ioMode, chunkBytes: IO_CHUNK_BYTES, stagingSlots, directSlabs });
+  const payload = await PayloadPool.create({ seed: o.seed, workers: Math.max(1, availableParallelism()), chunkBytes: IO_CHUNK_BYTES, slots: Math.max(8, Math.min(2 * o.concurrency, 64)), probeDir: storage.dir, directSlabs });
   try {
     const recorder = new Recorder();
     const st = recorder.traffic.storage;

@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os';
 import { storageLimitBytes } from '../cache/capacity.js';
 import { TieredCache } from '../cache/tiered-cache.js';
 import type { CacheTier } from '../cache/tiered-cache.js';
+import { DirectSlabs } from '../data/aligned.js';
 import { PayloadPool } from '../data/payload-pool.js';
 import { CopyPool } from '../data/copy-pool.js';
 import type { Recorder } from '../metrics/recorder.js';
@@ -15,7 +16,7 @@ import { SimulatedGpuBackend } from '../tiers/simulated-gpu.js';
 import type { Clock } from '../util/clock.js';
 import { Semaphore } from '../util/lock.js';
 import { NullBackend } from '../tiers/null.js';
-import type { ChunkSource } from '../tiers/backend.js';
+import type { ChunkSource } from '../data/chunk-source.js';
 import { TraceWriter } from '../trace/writer.js';
 import { GiB, MiB } from '../util/units.js';
 import { availableMemoryBytes, planMemory } from './memory-check.js';
@@ -94,13 +95,15 @@ export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock)
   // One staging buffer per concurrent storage operation, bounded to keep memory predictable.
   const stagingSlots = Math.max(4, Math.min(workers + 4, 64));
   const payloadSlots = Math.max(8, Math.min(2 * workers, 64));
-  const storage = await FileBackend.create({ ...(cfg.cacheDir !== undefined ? { dir: cfg.cacheDir } : {}), ioMode: cfg.ioMode, chunkBytes: IO_CHUNK_BYTES, stagingSlots });
+  // Payload slots and CPU-tier pages the file tier may write without a staging copy.
+  const directSlabs = new DirectSlabs();
+  const storage = await FileBackend.create({ ...(cfg.cacheDir !== undefined ? { dir: cfg.cacheDir } : {}), ioMode: cfg.ioMode, chunkBytes: IO_CHUNK_BYTES, stagingSlots, directSlabs });
   const storageCloser = (): Promise<void> => storage.close();
   const closers: Array<() => Promise<void>> = [storageCloser];
   try {
     if (storage.effectiveIoMode !== cfg.ioMode) warnings.push(`${storage.dir}: the file system refused O_DIRECT; using buffered I/O (reads may come from the page cache)`);
     if (RAM_FILE_SYSTEMS.has(storage.fileSystem)) warnings.push(`${storage.dir} is on ${storage.fileSystem}: this measures RAM, not a storage device`);
-    const payload = await PayloadPool.create({ seed: cfg.seed, workers: Math.max(1, availableParallelism()), chunkBytes: IO_CHUNK_BYTES, slots: payloadSlots, probeDir: storage.dir });
+    const payload = await PayloadPool.create({ seed: cfg.seed, workers: Math.max(1, availableParallelism()), chunkBytes: IO_CHUNK_BYTES, slots: payloadSlots, probeDir: storage.dir, directSlabs });
     closers.unshift(() => payload.close());
 
     const memory = planMemory(cfg.cpuMemGb * GiB, (stagingSlots + payloadSlots) * IO_CHUNK_BYTES, availableMemoryBytes());
@@ -114,7 +117,7 @@ export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock)
     // CPU-tier copies run on worker threads, on pages the file tier can write without a bounce copy.
     const copier = memory.cpuLimitBytes > 0 ? await CopyPool.create(Math.max(1, availableParallelism())) : undefined;
     if (copier !== undefined) closers.push(() => copier.close());
-    tiers.push({ backend: new MemoryBackend('cpu', undefined, { ...(copier !== undefined ? { copier } : {}), probeDir: storage.dir, reserveBytes: memory.cpuLimitBytes }), limitBytes: memory.cpuLimitBytes });
+    tiers.push({ backend: new MemoryBackend('cpu', undefined, { ...(copier !== undefined ? { copier } : {}), probeDir: storage.dir, directSlabs, reserveBytes: memory.cpuLimitBytes }), limitBytes: memory.cpuLimitBytes });
     tiers.push({ backend: storage, limitBytes: await storageLimitBytes(cfg.storageCapacityGb, storage.dir) });
     const cache = new TieredCache({
       tiers,

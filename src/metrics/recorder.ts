@@ -1,5 +1,6 @@
 // The Recorder: every measured figure of a run lands here, as exact integer counters and latency
 // histograms. It never prints and never computes report fields; metrics/cache-stats.ts does that.
+import type { CacheType } from '../model/kv-access.js';
 import type { TierName } from '../tiers/backend.js';
 import type { IOTiming } from '../tiers/backend.js';
 import { LatencyHistogram } from './latency.js';
@@ -163,6 +164,113 @@ export class Recorder {
     }
     h.device?.recordMs(t.deviceMs);
     h.host?.recordMs(t.hostMs);
+  }
+
+  // What the cache reports, one method per event, in the order the cache meets them. Bytes a request
+  // asked for are counted up front, as the reference does; a cut-short operation then takes back the
+  // bytes that did not move.
+
+  /** A new entry of `bytes` is to be written; counted before a tier is chosen, whatever happens next. */
+  recordWriteRequest(bytes: number, prefill: boolean): void {
+    const c = this.counters;
+    if (prefill) c.prefillWrites++;
+    c.writeOperations++;
+    c.totalWriteBytes += bytes;
+  }
+
+  /** The new entry of `bytes` (`tokens` logical tokens) was written to `tier` in `t`. */
+  recordPlacement(tier: TierName, bytes: number, tokens: number, t: IOTiming): void {
+    const traffic = this.traffic[tier];
+    traffic.writeOps++;
+    traffic.writeBytes += bytes;
+    const c = this.counters;
+    if (tier === 'cpu') c.offloadsCpu++;
+    if (tier === 'storage') {
+      c.offloadsStorage++;
+      c.storageTokensProcessed += tokens;
+    }
+    this.recordIo(tier, 'write', t);
+  }
+
+  /** The new entry's write to `tier` was stopped by the end of the run after `movedBytes` of `bytes`. */
+  recordPlacementStopped(tier: TierName, bytes: number, movedBytes: number): void {
+    const traffic = this.traffic[tier];
+    traffic.abortedOps++;
+    traffic.writeBytes += movedBytes; // what reached the device before the stop
+    this.counters.totalWriteBytes -= bytes - movedBytes; // totals count bytes moved, as for cut reads
+  }
+
+  /** An operation of `tier` failed in its backend: the entry was not stored, read or moved there. */
+  recordFailure(tier: TierName): void {
+    this.traffic[tier].failedOps++;
+  }
+
+  recordMiss(): void {
+    this.counters.cacheMisses++;
+  }
+
+  /** A lookup found an entry of `bytes` in `tier`; counted before its read is attempted. */
+  recordHit(tier: TierName, bytes: number, type: CacheType, decode: boolean): void {
+    const c = this.counters;
+    c.cacheHits++;
+    if (type === 'system') c.systemPromptHits++;
+    else if (type === 'common') c.commonPhraseHits++;
+    else if (type === 'multi_turn') c.multiTurnHits++;
+    else c.userCacheHits++;
+    if (decode) c.decodeReads++;
+    c.readOperations++;
+    c.totalReadBytes += bytes;
+    const traffic = this.traffic[tier];
+    traffic.readOps++;
+    traffic.readBytes += bytes;
+  }
+
+  /** The hit's read from `tier` finished in `t`; `tokens`: the entry's logical tokens. */
+  recordHitRead(tier: TierName, tokens: number, t: IOTiming): void {
+    this.recordIo(tier, 'read', t);
+    if (tier === 'storage') this.counters.storageTokensProcessed += tokens;
+  }
+
+  /** The hit's read from `tier` was cut short by the end of the run after `movedBytes` of `bytes`. */
+  recordHitReadStopped(tier: TierName, bytes: number, movedBytes: number): void {
+    const traffic = this.traffic[tier];
+    traffic.readBytes -= bytes - movedBytes;
+    this.counters.totalReadBytes -= bytes - movedBytes;
+    traffic.abortedOps++;
+  }
+
+  /** An entry of `bytes` (`tokens` logical tokens) was demoted from `from` to `to`: read in `read`, written in `write`. */
+  recordDemotion(from: TierName, to: TierName, bytes: number, tokens: number, read: IOTiming, write: IOTiming): void {
+    const c = this.counters;
+    c.evictions++;
+    if (to === 'cpu') c.offloadsCpu++;
+    if (to === 'storage') {
+      c.offloadsStorage++;
+      c.storageTokensProcessed += tokens;
+    }
+    const out = this.traffic[from];
+    out.demoteOutOps++;
+    out.demoteOutBytes += bytes;
+    const into = this.traffic[to];
+    into.demoteInOps++;
+    into.demoteInBytes += bytes;
+    this.recordIo(from, 'demote_read', read);
+    this.recordIo(to, 'demote_write', write);
+  }
+
+  /** The last tier deleted an entry of `bytes` to make room (an eviction, as the reference counts it). */
+  recordEvictionDelete(tier: TierName, bytes: number): void {
+    this.counters.evictions++;
+    const traffic = this.traffic[tier];
+    traffic.evictDeleteOps++;
+    traffic.evictDeleteBytes += bytes;
+  }
+
+  /** An entry of `bytes` was removed from `tier` on request (not an eviction). */
+  recordExplicitDelete(tier: TierName, bytes: number): void {
+    const traffic = this.traffic[tier];
+    traffic.explicitDeleteOps++;
+    traffic.explicitDeleteBytes += bytes;
   }
 
   /** The histograms of one tier and operation, looked up by name once and then held directly. */

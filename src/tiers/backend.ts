@@ -1,4 +1,5 @@
 // The one interface every storage tier implements. The cache sees storage only through it.
+import type { ChunkSource } from '../data/chunk-source.js';
 
 /** Tier names as the reference reports them ("nvme" internally, "storage" in every metric). */
 export type TierName = 'gpu' | 'cpu' | 'storage';
@@ -19,17 +20,6 @@ export const ZERO_TIMING: IOTiming = { totalMs: 0, hostMs: 0, deviceMs: 0 };
 
 export function timing(hostMs: number, deviceMs: number): IOTiming {
   return { totalMs: hostMs + deviceMs, hostMs, deviceMs };
-}
-
-/**
- * The bytes of one entry, delivered in order as chunks. Contract: a chunk is valid only until the
- * consumer asks for the next one (its memory is then reused), and the chunks' lengths add up to `size`.
- * A backend that keeps no bytes (null, simulated GPU) may ignore `chunks` entirely, so producing
- * bytes must be lazy.
- */
-export interface ChunkSource {
-  readonly size: number;
-  chunks(): AsyncIterable<Uint8Array>;
 }
 
 /**

@@ -23,11 +23,12 @@ import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { DIRECT_ALIGN, directView } from '../data/aligned.js';
+import { DIRECT_ALIGN, DirectSlabs } from '../data/aligned.js';
 import { SlotPool } from '../data/slots.js';
 import { MiB, roundUp } from '../util/units.js';
 import { EntryNotFoundError, IoAbortedError, timing } from './backend.js';
-import type { Backend, ChunkSink, ChunkSource, IOTiming, ReadResult } from './backend.js';
+import type { Backend, ChunkSink, IOTiming, ReadResult } from './backend.js';
+import type { ChunkSource } from '../data/chunk-source.js';
 
 export type IoMode = 'direct' | 'buffered';
 
@@ -40,6 +41,8 @@ export interface FileBackendOptions {
   readonly chunkBytes?: number;
   /** Staging slots, i.e. operations that can hold a bounce buffer at once (default 8). */
   readonly stagingSlots?: number;
+  /** Callers' slabs whose chunks direct writes take as they are; absent: every chunk is staged. */
+  readonly directSlabs?: DirectSlabs;
 }
 
 /** A write would replace a file this backend did not create. */
@@ -133,6 +136,7 @@ async function writeFully(fh: FileHandle, buf: Uint8Array, pos: number): Promise
 interface WriterContext {
   readonly chunkBytes: number;
   readonly slots: SlotPool;
+  readonly directSlabs: DirectSlabs;
   readonly counters: FileCounters;
   /** False once a caller's aligned view was refused (its slab was probed on another file system). */
   callerViewsOk: boolean;
@@ -166,10 +170,10 @@ class DirectWriter {
   async add(chunk: Uint8Array, isLast: boolean): Promise<void> {
     let rest = chunk;
     if (this.pending === 0) {
-      const whole = isLast ? directView(chunk, roundUp(chunk.length, DIRECT_ALIGN)) : undefined;
+      const whole = isLast ? this.ctx.directSlabs.directView(chunk, roundUp(chunk.length, DIRECT_ALIGN)) : undefined;
       if (whole !== undefined) return this.writeView(whole);
       const head = chunk.length - (chunk.length % DIRECT_ALIGN);
-      const headView = head > 0 ? directView(chunk.subarray(0, head), head) : undefined;
+      const headView = head > 0 ? this.ctx.directSlabs.directView(chunk.subarray(0, head), head) : undefined;
       if (headView !== undefined) {
         await this.writeView(headView);
         rest = chunk.subarray(head);
@@ -278,9 +282,10 @@ export class FileBackend implements Backend {
     readonly fileSystem: string,
     readonly chunkBytes: number,
     slots: SlotPool,
+    directSlabs: DirectSlabs,
     private readonly ownsDir: boolean,
   ) {
-    this.ctx = { chunkBytes, slots, counters: this.counters, callerViewsOk: true };
+    this.ctx = { chunkBytes, slots, directSlabs, counters: this.counters, callerViewsOk: true };
   }
 
   static async create(options: FileBackendOptions = {}): Promise<FileBackend> {
@@ -295,7 +300,7 @@ export class FileBackend implements Backend {
       const fileSystem = await fileSystemName(dir);
       const slots = new SlotPool(slotCount, chunkBytes, ioMode === 'direct' ? dir : undefined);
       const effective: IoMode = ioMode === 'direct' && slots.direct ? 'direct' : 'buffered';
-      return new FileBackend(dir, ioMode, effective, fileSystem, chunkBytes, slots, ownsDir);
+      return new FileBackend(dir, ioMode, effective, fileSystem, chunkBytes, slots, options.directSlabs ?? new DirectSlabs(), ownsDir);
     } catch (e) {
       if (ownsDir) await rm(dir, { recursive: true, force: true });
       throw e;

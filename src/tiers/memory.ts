@@ -7,10 +7,12 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate } from 'node:timers/promises';
 import { AlignedSlab } from '../data/aligned.js';
+import type { DirectSlabs } from '../data/aligned.js';
 import { inlineCopier } from '../data/copy-pool.js';
 import type { Copier, CopyPair } from '../data/copy-pool.js';
 import { EntryNotFoundError, timing } from './backend.js';
-import type { Backend, ChunkSink, ChunkSource, IOTiming, ReadResult, TierName } from './backend.js';
+import type { Backend, ChunkSink, IOTiming, ReadResult, TierName } from './backend.js';
+import type { ChunkSource } from '../data/chunk-source.js';
 
 const DEFAULT_PAGE_BYTES = 1024 * 1024;
 /** Bytes per copy job: large copies are sliced so other operations interleave with them. */
@@ -25,6 +27,8 @@ export interface MemoryBackendOptions {
   readonly copier?: Copier;
   /** With an off-thread copier: the file tier's directory, so pages are aligned for its O_DIRECT. */
   readonly probeDir?: string;
+  /** Where pages that pass the probe are recorded, for the file tier to write them as they are. */
+  readonly directSlabs?: DirectSlabs;
   /**
    * With an off-thread copier: the tier's limit in entry bytes; shared memory for twice that is set
    * up now. Making a slab probes O_DIRECT with synchronous file I/O, which must not happen on the
@@ -67,7 +71,7 @@ export class MemoryBackend implements Backend {
 
   private addSlab(bytes: number): void {
     const pages = Math.max(1, Math.ceil(bytes / this.pageBytes));
-    this.slabs.push(AlignedSlab.create(pages * this.pageBytes, this.options.probeDir).slab);
+    this.slabs.push(AlignedSlab.create(pages * this.pageBytes, this.options.probeDir, this.options.directSlabs).slab);
   }
 
   private takePage(): Uint8Array {

@@ -1,6 +1,7 @@
 // Trace-mode tier: remembers sizes only, moves no bytes and takes no time (spec §3.7).
 import { EntryNotFoundError, ZERO_TIMING } from './backend.js';
-import type { Backend, ChunkSource, ImmediateOps, IOTiming, ReadResult, TierName } from './backend.js';
+import type { Backend, ImmediateOps, IOTiming, ReadResult, TierName } from './backend.js';
+import type { ChunkSource } from '../data/chunk-source.js';
 
 export class NullBackend implements Backend, ImmediateOps {
   /** Per key, the answer to a read (made once at write: trace mode reads millions of times a minute). */

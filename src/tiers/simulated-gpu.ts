@@ -4,7 +4,8 @@
 // deterministic per key, so demoted data is the same real data that was "written".
 import { setTimeout as sleep } from 'node:timers/promises';
 import { timing } from './backend.js';
-import type { ChunkSink, ChunkSource, IOTiming, ReadResult } from './backend.js';
+import type { ChunkSink, IOTiming, ReadResult } from './backend.js';
+import type { ChunkSource } from '../data/chunk-source.js';
 import { NullBackend } from './null.js';
 
 /** Default modelled bandwidth: 64 GB/s (10^9 bytes/s), PCIe 5.0 x16, as the reference's design note. */

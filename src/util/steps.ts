@@ -36,8 +36,11 @@ async function resume<T>(steps: Steps<T>, waitingFor: PromiseLike<unknown>): Pro
   }
 }
 
-/** drive() for callers that want a promise whatever happens (a synchronous throw becomes a rejection). */
-export function run<T>(steps: Steps<T>): Promise<T> {
+/**
+ * Settles `steps` into a promise: drive() for callers that want a promise whatever happens (a
+ * synchronous throw becomes a rejection).
+ */
+export function settle<T>(steps: Steps<T>): Promise<T> {
   try {
     const out = drive(steps);
     return out instanceof Promise ? out : Promise.resolve(out);

@@ -8,7 +8,7 @@
 // session can decide reproducibly at generation time while first sight is settled in processing order.
 import { createHash } from 'node:crypto';
 import type { Rng } from '../util/rng.js';
-import type { CacheType } from '../cache/tiered-cache.js';
+import type { CacheType } from '../model/kv-access.js';
 import { DEFAULT_SETTINGS } from '../settings/config-keys.js';
 import type { PrefixCacheSettings } from '../settings/config-keys.js';
 import { systemPromptKey } from './keys.js';

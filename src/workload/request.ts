@@ -2,7 +2,7 @@
 // (phase by context length, prefill tokens after a shared prefix, decode re-reads per batch).
 // Everything the engine must do for a request is decided here, at generation time, from the
 // user's own random stream, so the request sequence is reproducible whatever the processing order.
-import type { Phase } from '../cache/tiered-cache.js';
+import type { Phase } from '../model/kv-access.js';
 import type { QosLevel } from '../settings/choices.js';
 import type { SystemPrompt } from './prefix.js';
 import type { RagRetrieval } from './rag.js';

@@ -6,7 +6,8 @@ import { BUILTIN_MODELS, kvBytesPerToken } from '../../src/model/models.js';
 import { payloadBytes } from '../../src/data/payload.js';
 import { MemoryBackend } from '../../src/tiers/memory.js';
 import { NullBackend } from '../../src/tiers/null.js';
-import type { Backend, ChunkSource } from '../../src/tiers/backend.js';
+import type { Backend } from '../../src/tiers/backend.js';
+import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { MiB } from '../../src/util/units.js';
 

@@ -39,23 +39,34 @@ test('allocating an existing key writes nothing and returns its tier with latenc
   assert.equal(rec.counters.writeOperations, 1);
 });
 
-test('a full CPU tier overflows to storage', async () => {
+test('an entry larger than the CPU tier skips it and goes to storage', async () => {
   const { cache, rec } = makeCache({ cpuBytes: 0.001 * GiB });
-  for (let i = 0; i < 20; i++) assert.equal((await cache.allocate(`k${i}`, 1000)).ok, true);
-  assert.ok(rec.traffic.storage.writeBytes + rec.traffic.storage.demoteInBytes > 0);
-  assert.ok(cache.usedBytes('storage') > 0);
+  const entryBytes = 1000 * TINY_BPT; // 24.6 MB, above 95 % of the CPU tier's 1.07 MB
+  for (let i = 0; i < 20; i++) assert.equal((await cache.allocate(`k${i}`, 1000)).tier, 'storage');
+  assert.equal(rec.traffic.storage.writeOps, 20);
+  assert.equal(rec.traffic.storage.writeBytes, 20 * entryBytes);
+  assert.equal(rec.traffic.storage.demoteInOps, 0);
+  assert.equal(rec.traffic.cpu.writeOps, 0);
+  assert.equal(cache.usedBytes('storage'), 20 * entryBytes);
+  assert.equal(cache.usedBytes('cpu'), 0);
 });
 
-test('storage tier full: oldest entries are deleted, the newest stays, allocation keeps succeeding', async () => {
+test('storage tier full: oldest entries are deleted, the newest stay, allocation keeps succeeding', async () => {
+  // Entries of 245,760 bytes: the CPU tier (1 MiB, filled to 80 %) holds 3, storage (0.01 GiB) 43.
   const { cache, rec } = makeCache({ cpuBytes: MiB, storageBytes: 0.01 * GiB });
-  for (let i = 0; i < 200; i++) assert.equal((await cache.allocate(`k${i}`, 10)).ok, true);
-  assert.ok(rec.counters.evictions > 0);
-  assert.ok(cache.entries.size < 200);
-  const firstGone = Array.from({ length: 50 }, (_, i) => cache.locate(`k${i}`)).filter((t) => t === null).length;
-  assert.ok(firstGone > 0);
-  assert.notEqual(cache.locate('k199'), null);
+  const entryBytes = 10 * TINY_BPT;
+  for (let i = 0; i < 200; i++) assert.equal((await cache.allocate(`k${i}`, 10)).tier, 'cpu');
+  // Every entry after the third pushes the CPU tier's oldest down; storage deletes all but 43 of those.
+  assert.equal(rec.traffic.cpu.demoteOutOps, 197);
+  assert.equal(rec.traffic.storage.demoteInBytes, 197 * entryBytes);
+  assert.equal(rec.traffic.storage.evictDeleteOps, 154);
+  assert.equal(rec.traffic.storage.evictDeleteBytes, 154 * entryBytes);
+  assert.equal(rec.counters.evictions, 197 + 154);
+  const where = Array.from({ length: 200 }, (_, i) => cache.locate(`k${i}`));
+  const expected = Array.from({ length: 200 }, (_, i) => (i < 154 ? null : i < 197 ? 'storage' : 'cpu'));
+  assert.deepEqual(where, expected);
   assert.equal((await cache.allocate('one-more', 10)).ok, true);
-  assert.ok(rec.traffic.storage.evictDeleteOps > 0);
+  assert.equal(cache.locate('k154'), null);
 });
 
 test('an unlimited storage tier never evicts', async () => {

@@ -7,10 +7,10 @@ import { closeSync, constants, mkdtempSync, openSync, rmSync, writeSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { DIRECT_ALIGN, directView } from '../../src/data/aligned.js';
+import { DIRECT_ALIGN, DirectSlabs } from '../../src/data/aligned.js';
 import { payloadBytes } from '../../src/data/payload.js';
 import { PayloadPool, type PayloadPoolOptions } from '../../src/data/payload-pool.js';
-import type { ChunkSource } from '../../src/tiers/backend.js';
+import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { MiB, roundUp } from '../../src/util/units.js';
 
 const TOKEN_BYTES = 24_576; // tiny-1b
@@ -52,8 +52,9 @@ parentPort.on('message', (m) => { if (m.type === 'init') parentPort.postMessage(
 
 test('pool bytes equal payloadBytes; chunks are chunkBytes long (tail shorter) and O_DIRECT-aligned', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'kv-pool-'));
+  const directSlabs = new DirectSlabs();
   try {
-    await withPool({ seed: 42, workers: 2, chunkBytes: MiB, slots: 4, probeDir: dir }, async (pool) => {
+    await withPool({ seed: 42, workers: 2, chunkBytes: MiB, slots: 4, probeDir: dir, directSlabs }, async (pool) => {
       // Where the file system takes O_DIRECT, really write each chunk with it: EINVAL if misaligned.
       const fd = pool.direct ? openSync(join(dir, 'direct.bin'), constants.O_WRONLY | constants.O_CREAT | constants.O_DIRECT) : undefined;
       try {
@@ -64,7 +65,7 @@ test('pool bytes equal payloadBytes; chunks are chunkBytes long (tail shorter) a
           for await (const chunk of pool.source(`entry_${size}`, size).chunks()) {
             assert.ok(bytesEqual(chunk, expected.subarray(at, at + chunk.length)));
             if (fd !== undefined) {
-              const view = directView(chunk, roundUp(chunk.length, DIRECT_ALIGN));
+              const view = directSlabs.directView(chunk, roundUp(chunk.length, DIRECT_ALIGN));
               assert.ok(view !== undefined, 'chunk not direct-capable');
               writeSync(fd, view, 0, view.length, at);
             }

@@ -9,7 +9,7 @@ import { deflateSync } from 'node:zlib';
 import { InlinePayloadFactory } from '../../src/data/inline-payload.js';
 import { PAYLOAD_BLOCK, SOURCE_BYTES, entryKeyMaterial, fillPayload, payloadBytes, payloadSource } from '../../src/data/payload.js';
 import { BUILTIN_MODELS, kvBytesPerToken } from '../../src/model/models.js';
-import type { ChunkSource } from '../../src/tiers/backend.js';
+import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { Rng } from '../../src/util/rng.js';
 import { MiB } from '../../src/util/units.js';
 

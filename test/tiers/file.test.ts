@@ -7,11 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestContext } from 'node:test';
+import { DirectSlabs } from '../../src/data/aligned.js';
 import { SlotPool } from '../../src/data/slots.js';
 import { payloadBytes } from '../../src/data/payload.js';
 import { slotPayloadSource } from '../../src/data/inline-payload.js';
 import { EntryNotFoundError } from '../../src/tiers/backend.js';
-import type { ChunkSource } from '../../src/tiers/backend.js';
+import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { FileBackend, ForeignFileError, fileNameForKey } from '../../src/tiers/file.js';
 import type { FileBackendOptions, IoMode } from '../../src/tiers/file.js';
 import { MiB } from '../../src/util/units.js';
@@ -97,8 +98,9 @@ for (const ioMode of ['direct', 'buffered'] as IoMode[]) {
 
     test('aligned slot chunks round-trip and overwrite a smaller entry', async (t) => {
       const dir = await freshDir(`${ioMode}-slots`);
-      const backend = await backendFor(t, { dir, ioMode, chunkBytes: MiB });
-      const pool = new SlotPool(1, 256 * 1024, dir);
+      const directSlabs = new DirectSlabs();
+      const backend = await backendFor(t, { dir, ioMode, chunkBytes: MiB, directSlabs });
+      const pool = new SlotPool(1, 256 * 1024, dir, directSlabs);
       const key = 'conv_user_0012_turn_3';
       const size = 3 * MiB + 4097;
       await backend.write(key, slotPayloadSource(pool, SEED, key, 5));
@@ -111,6 +113,18 @@ for (const ioMode of ['direct', 'buffered'] as IoMode[]) {
       } else {
         assert.deepEqual(backend.counters, { zeroCopyBytes: 0, stagedBytes: 0 });
       }
+      await backend.close();
+    });
+
+    test('aligned slots the backend was not given are staged like any chunk', async (t) => {
+      const dir = await freshDir(`${ioMode}-foreign-slots`);
+      const backend = await backendFor(t, { dir, ioMode, chunkBytes: MiB, directSlabs: new DirectSlabs() });
+      const pool = new SlotPool(1, 256 * 1024, dir, new DirectSlabs());
+      const size = MiB + 100;
+      await backend.write('k', slotPayloadSource(pool, SEED, 'k', size));
+      assertBytes(await readAll(backend, 'k'), payloadBytes(SEED, 'k', size));
+      const expected = ioMode === 'direct' ? { zeroCopyBytes: 0, stagedBytes: size } : { zeroCopyBytes: 0, stagedBytes: 0 };
+      assert.deepEqual(backend.counters, expected);
       await backend.close();
     });
   });

@@ -6,12 +6,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { directView } from '../../src/data/aligned.js';
+import { DirectSlabs } from '../../src/data/aligned.js';
 import { CopyPool, inlineCopier } from '../../src/data/copy-pool.js';
 import type { Copier } from '../../src/data/copy-pool.js';
 import { payloadBytes } from '../../src/data/payload.js';
-import { copyEntry } from '../../src/cache/pipe.js';
-import type { ChunkSource } from '../../src/tiers/backend.js';
+import { copyEntry } from '../../src/cache/entry-copy.js';
+import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { FileBackend } from '../../src/tiers/file.js';
 import { MemoryBackend } from '../../src/tiers/memory.js';
 import { MiB } from '../../src/util/units.js';
@@ -68,14 +68,15 @@ for (const kind of ['inline', 'worker threads'] as const) {
 test('off-thread pages are aligned shared memory: a demotion to the file tier needs no staging copy', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kv-mem-direct-'));
   const pool = await CopyPool.create(1);
-  const m = new MemoryBackend('cpu', MiB, { copier: pool, probeDir: dir, reserveBytes: 8 * MiB });
-  const file = await FileBackend.create({ dir: join(dir, 'kv') });
+  const directSlabs = new DirectSlabs();
+  const m = new MemoryBackend('cpu', MiB, { copier: pool, probeDir: dir, directSlabs, reserveBytes: 8 * MiB });
+  const file = await FileBackend.create({ dir: join(dir, 'kv'), directSlabs });
   try {
     const data = payloadBytes(2, 'demoted', 6 * MiB);
     await m.write('demoted', sourceOf(data, 4 * MiB, true));
     await m.read('demoted', (page) => {
       assert.ok(page.buffer instanceof SharedArrayBuffer);
-      if (file.effectiveIoMode === 'direct') assert.notEqual(directView(page, page.length), undefined, 'page accepted by O_DIRECT as is');
+      if (file.effectiveIoMode === 'direct') assert.notEqual(directSlabs.directView(page, page.length), undefined, 'page accepted by O_DIRECT as is');
     });
     await copyEntry(m, file, 'demoted', data.length);
     if (file.effectiveIoMode === 'direct') assert.equal(file.counters.stagedBytes, 0, 'no bounce copy');
@@ -89,59 +90,5 @@ test('off-thread pages are aligned shared memory: a demotion to the file tier ne
     await m.close();
     await pool.close();
     await rm(dir, { recursive: true, force: true });
-  }
-});
-
-test('copy pool: copies between shared buffers on its threads, others inline; errors are clear', async () => {
-  const pool = await CopyPool.create(2);
-  try {
-    const src = new Uint8Array(new SharedArrayBuffer(3 * MiB));
-    src.set(payloadBytes(3, 'src', src.length));
-    const dst = new Uint8Array(new SharedArrayBuffer(3 * MiB));
-    const plain = new Uint8Array(1000);
-    const ms = await pool.copy([
-      { dst: dst.subarray(0, MiB), src: src.subarray(2 * MiB) },
-      { dst: dst.subarray(MiB), src: src.subarray(0, 2 * MiB) },
-    ]);
-    assert.ok(ms >= 0);
-    assert.ok(Buffer.from(dst.subarray(0, MiB)).equals(src.subarray(2 * MiB)));
-    assert.ok(Buffer.from(dst.subarray(MiB)).equals(src.subarray(0, 2 * MiB)));
-    await pool.copy([{ dst: plain, src: src.subarray(0, 1000) }]); // not shared: copied inline
-    assert.ok(Buffer.from(plain).equals(src.subarray(0, 1000)));
-    // Many jobs at once finish, each with its own bytes.
-    const many = Array.from({ length: 20 }, (_, i) => new Uint8Array(new SharedArrayBuffer(64 * 1024)).fill(i));
-    const outs = many.map(() => new Uint8Array(new SharedArrayBuffer(64 * 1024)));
-    await Promise.all(many.map((m, i) => pool.copy([{ dst: outs[i] as Uint8Array, src: m }])));
-    outs.forEach((o, i) => assert.ok(o.every((b) => b === i)));
-    await assert.rejects(pool.copy([{ dst: plain, src: src.subarray(0, 10) }]), /copy of 10 bytes into 1000/);
-  } finally {
-    await pool.close();
-  }
-  await assert.rejects(pool.copy([]), /copy pool is closed/);
-});
-
-test('copy pool: a thread that dies fails only its own job; with no thread left copies go inline', async () => {
-  // Copies like the real worker, but exits on a 13-byte range.
-  const src = `import { parentPort } from 'node:worker_threads';
-parentPort.on('message', (job) => {
-  for (const r of job.ranges) {
-    if (r.length === 13) process.exit(3);
-    new Uint8Array(r.dst, r.dstOffset, r.length).set(new Uint8Array(r.src, r.srcOffset, r.length));
-  }
-  parentPort.postMessage({ id: job.id, ms: 0 });
-});`;
-  const pool = await CopyPool.create(2, new URL(`data:text/javascript,${encodeURIComponent(src)}`));
-  const shared = (n: number, fill: number): Uint8Array => new Uint8Array(new SharedArrayBuffer(n)).fill(fill);
-  try {
-    await assert.rejects(pool.copy([{ dst: shared(13, 0), src: shared(13, 1) }]), /copy worker exited unexpectedly with code 3/);
-    const out = shared(100, 0);
-    await pool.copy([{ dst: out, src: shared(100, 7) }]); // the other thread
-    assert.ok(out.every((b) => b === 7));
-    await assert.rejects(pool.copy([{ dst: shared(13, 0), src: shared(13, 1) }]), /exited unexpectedly/);
-    const inline = shared(13, 0);
-    await pool.copy([{ dst: inline, src: shared(13, 9) }]); // no thread left: copied here
-    assert.ok(inline.every((b) => b === 9));
-  } finally {
-    await pool.close();
   }
 });

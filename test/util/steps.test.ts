@@ -1,7 +1,7 @@
 // Step functions (util/steps.ts): synchronous until a real wait, errors delivered where they belong.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { drive, run, wait } from '../../src/util/steps.js';
+import { drive, settle, wait } from '../../src/util/steps.js';
 import type { Steps } from '../../src/util/steps.js';
 
 function* plain(x: number): Steps<number> {
@@ -34,10 +34,10 @@ test('a rejected wait is thrown at the yield, where the computation may catch it
       return `caught ${(e as Error).message}`;
     }
   }
-  assert.equal(await run(recovers()), 'caught boom');
+  assert.equal(await settle(recovers()), 'caught boom');
 });
 
-test('errors propagate: synchronously from drive, as rejections from run, and after a wait', async () => {
+test('errors propagate: synchronously from drive, as rejections from settle, and after a wait', async () => {
   function* throwsNow(): Steps<number> {
     throw new Error('now');
   }
@@ -46,8 +46,8 @@ test('errors propagate: synchronously from drive, as rejections from run, and af
     throw new Error('later');
   }
   assert.throws(() => drive(throwsNow()), /now/);
-  await assert.rejects(run(throwsNow()), /now/);
-  await assert.rejects(run(throwsLater()), /later/);
+  await assert.rejects(settle(throwsNow()), /now/);
+  await assert.rejects(settle(throwsLater()), /later/);
 });
 
 test('finally blocks run whether the computation finished synchronously or after waits', async () => {
@@ -61,6 +61,6 @@ test('finally blocks run whether the computation finished synchronously or after
     }
   }
   drive(guarded(false));
-  await run(guarded(true));
+  await settle(guarded(true));
   assert.deepEqual(log, ['body false', 'finally false', 'body true', 'finally true']);
 });

@@ -1,6 +1,8 @@
-// Streams one tier's read into another tier's write, one chunk in flight, so a demotion moves real
-// bytes without holding a whole (possibly multi-GiB) entry in memory.
-import type { Backend, ChunkSource, ImmediateOps, IOTiming } from '../tiers/backend.js';
+// Copying one entry from a tier to another (a demotion): the source tier's read is streamed into the
+// destination tier's write through a one-slot hand-off, one chunk in flight, so real bytes move without
+// holding a whole (possibly multi-GiB) entry in memory.
+import type { Backend, ImmediateOps, IOTiming } from '../tiers/backend.js';
+import type { ChunkSource } from '../data/chunk-source.js';
 
 /** A one-slot hand-off: put() resolves when the consumer has finished with the chunk. */
 class Handoff implements AsyncIterable<Uint8Array> {

@@ -2,10 +2,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { copyEntry } from '../../src/cache/pipe.js';
+import { copyEntry } from '../../src/cache/entry-copy.js';
 import { MemoryBackend } from '../../src/tiers/memory.js';
 import { ZERO_TIMING } from '../../src/tiers/backend.js';
-import type { Backend, ChunkSink, ChunkSource, ReadResult } from '../../src/tiers/backend.js';
+import type { Backend, ChunkSink, ReadResult } from '../../src/tiers/backend.js';
+import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { testPayload } from './helpers.js';
 
 /** A destination that starts iterating late and consumes slowly, like a file opened first. */

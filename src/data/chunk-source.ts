@@ -1,0 +1,13 @@
+// The bytes of one entry as a stream: what the payload generators produce and every tier's write
+// consumes. It lives with the data, below the tiers, so the generators need nothing from the tiers.
+
+/**
+ * The bytes of one entry, delivered in order as chunks. Contract: a chunk is valid only until the
+ * consumer asks for the next one (its memory is then reused), and the chunks' lengths add up to `size`.
+ * A backend that keeps no bytes (null, simulated GPU) may ignore `chunks` entirely, so producing
+ * bytes must be lazy.
+ */
+export interface ChunkSource {
+  readonly size: number;
+  chunks(): AsyncIterable<Uint8Array>;
+}
