@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { machineLine, numberArgs, runKvCache } from './common.js';
+import { parseResults } from '../src/report/results-schema.js';
 
 const opts = numberArgs({ seconds: 120, users: 20 });
 
@@ -36,7 +37,7 @@ try {
   });
   if (timer !== undefined) clearInterval(timer);
   if (res.code !== 0) throw new Error(`kv-cache failed (${res.code}): ${res.stderr}`);
-  const j = JSON.parse(readFileSync(join(dir, 'r.json'), 'utf8')) as { requests_completed: number; kvcache_bench: { storage_bytes: { read_bytes: number; written_bytes: number } } };
+  const j = parseResults(readFileSync(join(dir, 'r.json'), 'utf8'));
   const at = (q: number): string => {
     const s = samples[Math.min(samples.length - 1, Math.floor(q * (samples.length - 1)))];
     return s === undefined ? '-' : `${s.rssMiB.toFixed(0)} MiB at ${s.t.toFixed(0)} s`;

@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { machineLine, numberArgs, runKvCache, writeZeroThinkConfig } from './common.js';
+import { parseResults } from '../src/report/results-schema.js';
 
 const opts = numberArgs({ seconds: 10, users: 100, rounds: 3 });
 const dir = mkdtempSync(join(tmpdir(), 'kv-sim-rate-'));
@@ -18,7 +19,7 @@ try {
     if (r === 1) console.log(`command: kv-cache ${args.join(' ')}`);
     const res = await runKvCache(args);
     if (res.code !== 0) throw new Error(`kv-cache failed (${res.code}): ${res.stderr}`);
-    const j = JSON.parse(readFileSync(out, 'utf8')) as { requests_completed: number; kvcache_bench: { measured_window_sec: number; event_loop_delay_ms: { p99: number } } };
+    const j = parseResults(readFileSync(out, 'utf8'));
     const rows = Number(/I\/O trace: (\d+) rows/.exec(res.stdout)?.[1] ?? 0);
     const sec = j.kvcache_bench.measured_window_sec;
     const rate = j.requests_completed / sec;

@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLK_TCK, machineLine, numberArgs, procStatFields, runKvCache, writeZeroThinkConfig } from './common.js';
+import { parseResults } from '../src/report/results-schema.js';
 
 const opts = numberArgs({ seconds: 20, users: 8 });
 /** CPU seconds per thread, keyed by tid, with the thread's name. */
@@ -57,7 +58,7 @@ try {
     const before = after === undefined ? undefined : [...samples].reverse().find((x) => x.t <= after.t - (opts.seconds - 5));
     const window = after !== undefined && before !== undefined ? after.t - before.t : 0;
     if (res.code !== 0) throw new Error(`kv-cache failed: ${res.stderr}`);
-    const j = JSON.parse(readFileSync(out, 'utf8')) as { kvcache_bench: { device_io: { read_bytes_per_sec: number; write_bytes_per_sec: number } | null } };
+    const j = parseResults(readFileSync(out, 'utf8'));
     const dev = j.kvcache_bench.device_io;
     const gibps = dev === null ? 0 : (dev.read_bytes_per_sec + dev.write_bytes_per_sec) / 2 ** 30;
     if (before === undefined || after === undefined || window <= 0) {

@@ -6,20 +6,19 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { writeFileAtomically } from '../util/files.js';
 import { dirname, resolve } from 'node:path';
 import { monotonicClock } from '../util/clock.js';
-import { MiB } from '../util/units.js';
 import { runBenchmark, RunFailedError } from '../engine/run.js';
 import type { ProgressSnapshot } from '../engine/run.js';
 import type { RunConfig } from '../settings/run-config.js';
 import type { RunResult } from '../metrics/result.js';
 import { buildResultsJson } from '../report/results-json.js';
-import { formatSummary } from '../report/console.js';
+import { banner, formatSummary, progressLine } from '../report/console.js';
 import { writeSpreadsheet } from '../report/spreadsheet.js';
-import { kvBytesPerToken } from '../model/models.js';
 import { ConfigError } from './errors.js';
 import { DatasetError } from '../workload/sharegpt.js';
 import { TraceError } from '../workload/burstgpt.js';
 import { helpText, parseRunArgs, wantsHelp } from './run-args.js';
 import { replayMain } from './replay.js';
+import { schemaMain } from './schema.js';
 import { outputProblems } from './cache-dir.js';
 
 function toolVersion(): string {
@@ -42,31 +41,10 @@ function notImplemented(c: RunConfig): string[] {
   return out;
 }
 
-
-
-function banner(c: RunConfig, version: string): string[] {
-  const bpt = kvBytesPerToken(c.model);
-  const on = (b: boolean): string => (b ? 'on' : 'off');
-  const gpu = c.gpuMemGb > 0 ? `${c.numGpus} × ${c.gpuMemGb} GiB simulated GPU (${c.gpuBandwidthGbs} GB/s model) │ TP=${c.tensorParallel}` : 'none';
-  return [
-    '='.repeat(80),
-    `kv-cache ${version} — KV cache storage benchmark`,
-    '='.repeat(80),
-    `Model: ${c.model.key} (${c.model.name}), ${bpt.toLocaleString('en-US')} KV bytes/token`,
-    `GPU tier: ${gpu}   CPU tier: ${c.cpuMemGb} GiB   Storage: ${c.cacheDir ?? '(temporary directory)'} [${c.ioMode} I/O]${c.storageCapacityGb > 0 ? `, ${c.storageCapacityGb} GiB` : ''}`,
-    `Users: ${c.numUsers}   Duration: ${c.durationSec} s${c.maxRequests > 0 ? `   Max requests: ${c.maxRequests}` : ''}   Seed: ${c.seed}${c.seedGiven ? '' : ' (drawn)'}`,
-    `Generation: ${c.generationMode} (${(c.settings.generationTiming[c.generationMode] * 1000).toFixed(0)} ms/token)   Profile: ${c.performanceProfile}`,
-    `Multi-turn: ${on(!c.disableMultiTurn)}   Prefix caching: ${on(!c.disablePrefixCaching)}   RAG: ${on(c.enableRag)}   Prefill-only: ${on(c.prefillOnly)}   Max concurrent allocs: ${c.maxConcurrentAllocs || 'unlimited'}`,
-  ];
-}
-
-function progressLine(p: ProgressSnapshot): string {
-  return `\r[${p.elapsedSec.toFixed(0).padStart(4)}/${p.durationSec}s] requests ${p.requestsCompleted}  ${p.tokensPerSec.toFixed(0)} tok/s  storage read ${(p.storageReadBytesPerSec / MiB).toFixed(0)} MiB/s  write ${(p.storageWriteBytesPerSec / MiB).toFixed(0)} MiB/s   `;
-}
-
 export async function main(argv: readonly string[]): Promise<number> {
   const version = toolVersion();
   if (argv[0] === 'replay') return replayMain(argv.slice(1), version);
+  if (argv[0] === 'schema') return schemaMain(argv.slice(1));
   // A leading `run` subcommand is dropped by the argv tokenizer (parse-argv.ts).
   if (argv.includes('--version')) {
     process.stdout.write(`${version}\n`);
@@ -120,7 +98,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     const results = buildResultsJson(result);
     mkdirSync(dirname(resolve(config.output)), { recursive: true }); // checked at start, made only now
     writeFileAtomically(config.output, `${JSON.stringify(results, null, 2)}\n`);
-    out(formatSummary(result, results));
+    out(formatSummary(results, result.performanceProfile));
     out(`Results saved to ${config.output}`);
     if (config.xlsxOutput !== undefined) {
       try {

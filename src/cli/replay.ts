@@ -6,13 +6,11 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { replayTrace } from '../engine/replay.js';
 import type { ReplayResult } from '../engine/replay.js';
-import { buildCacheStats } from '../metrics/cache-stats.js';
 import { TraceFormatError } from '../trace/errors.js';
 import { monotonicClock } from '../util/clock.js';
-import { GiB, MiB } from '../util/units.js';
 import { ConfigError } from './errors.js';
 import { fileStamp } from '../util/dates.js';
-import { deviceIoJson } from '../report/results-json.js';
+import { buildReplayResultsJson, formatReplaySummary } from '../report/replay-report.js';
 import { outputProblems } from './cache-dir.js';
 
 const REPLAY_HELP = `Usage: kv-cache replay TRACE [options]
@@ -89,55 +87,6 @@ function parseReplayArgs(argv: readonly string[], now: Date): ReplayArgs {
   };
 }
 
-function resultsJson(a: ReplayArgs, r: ReplayResult, version: string): Record<string, unknown> {
-  const c = r.counts;
-  return {
-    replay: {
-      trace: a.tracePath,
-      rows: c.rows,
-      writes: c.writes,
-      reads: c.reads,
-      deletes: c.deletes,
-      write_bytes: c.writeBytes,
-      read_bytes: c.readBytes,
-      skipped_other_tier_rows: c.skippedOtherTiers,
-      missing_keys: c.missingKeys,
-      concurrency: a.concurrency,
-      paced: a.paced,
-      all_tiers: a.allTiers,
-    },
-    elapsed_time: r.elapsedSec,
-    summary: { cache_stats: buildCacheStats(r.recorder, {}, r.elapsedSec, 'latency') },
-    kvcache_bench: {
-      tool: 'kvcache-bench',
-      version,
-      measured_window_sec: r.elapsedSec,
-      storage_dir: r.storage.dir,
-      storage_io_mode: r.storage.ioMode,
-      storage_file_system: r.storage.fileSystem,
-      device_io: r.device === undefined ? null : deviceIoJson(r.device, r.elapsedSec),
-    },
-  };
-}
-
-function summaryText(r: ReplayResult): string {
-  const c = r.counts;
-  const gibps = (b: number): string => (r.elapsedSec > 0 ? b / r.elapsedSec / GiB : 0).toFixed(3);
-  const lat = (name: string): string => {
-    const h = r.recorder.latencyIfAny(name);
-    return h === undefined ? '-' : `p50 ${h.percentileMs(50).toFixed(2)}  p95 ${h.percentileMs(95).toFixed(2)}  p99 ${h.percentileMs(99).toFixed(2)} ms`;
-  };
-  const lines = [
-    `Replayed ${c.writes} writes (${(c.writeBytes / GiB).toFixed(3)} GiB), ${c.reads} reads (${(c.readBytes / GiB).toFixed(3)} GiB), ${c.deletes} deletes in ${r.elapsedSec.toFixed(2)} s`,
-    `Skipped: ${c.skippedOtherTiers} rows of other tiers, ${c.missingKeys} reads/deletes of keys never written`,
-    `Storage bandwidth: read ${gibps(c.readBytes)} GiB/s, write ${gibps(c.writeBytes)} GiB/s (${r.storage.ioMode} I/O on ${r.storage.fileSystem})`,
-    `Read latency:  ${lat('storage_read')}   (device ${lat('storage_read_device')})`,
-    `Write latency: ${lat('storage_write')}   (device ${lat('storage_write_device')})`,
-  ];
-  if (r.device !== undefined) lines.push(`Device ${r.device.name}: read ${(r.device.delta.readBytes / MiB).toFixed(1)} MiB, written ${(r.device.delta.writeBytes / MiB).toFixed(1)} MiB`);
-  return lines.join('\n');
-}
-
 export async function replayMain(argv: readonly string[], version: string): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(`${REPLAY_HELP}\n`);
@@ -162,7 +111,8 @@ export async function replayMain(argv: readonly string[], version: string): Prom
     return 2;
   }
   mkdirSync(dirname(resolve(args.output)), { recursive: true }); // checked at start, made only now
-  writeFileAtomically(args.output, `${JSON.stringify(resultsJson(args, result, version), null, 2)}\n`);
-  process.stdout.write(`${summaryText(result)}\nResults saved to ${args.output}\n`);
+  const results = buildReplayResultsJson(args, result, version);
+  writeFileAtomically(args.output, `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`${formatReplaySummary(results)}\nResults saved to ${args.output}\n`);
   return 0;
 }

@@ -15,6 +15,8 @@ import type { TraceRow } from '../trace/format.js';
 import type { Clock } from '../util/clock.js';
 import { KeyedMutex } from '../util/lock.js';
 import { IO_CHUNK_BYTES } from './setup.js';
+import { captureMachine } from './machine.js';
+import type { MachineContext } from '../metrics/result.js';
 
 export interface ReplayOptions {
   readonly tracePath: string;
@@ -48,6 +50,7 @@ export interface ReplayResult {
   readonly elapsedSec: number;
   readonly storage: { readonly dir: string; readonly ioMode: string; readonly fileSystem: string };
   readonly device?: { readonly name: string; readonly delta: DiskDelta };
+  readonly machine: MachineContext;
 }
 
 export async function replayTrace(o: ReplayOptions, clock: Clock): Promise<ReplayResult> {
@@ -124,6 +127,7 @@ export async function replayTrace(o: ReplayOptions, clock: Clock): Promise<Repla
       elapsedSec,
       storage: { dir: storage.dir, ioMode: storage.effectiveIoMode, fileSystem: storage.fileSystem },
       ...(watch !== undefined && before !== undefined && after !== undefined ? { device: { name: watch.device.name, delta: diskDelta(before, after) } } : {}),
+      machine: await captureMachine(storage),
     };
   } finally {
     await payload.close();

@@ -35,6 +35,7 @@ import { precondition, prepopulate, PREPARE_ENTRY_TOKENS, PREPOP_ENTRIES_PER_USE
 import { availableParallelism } from 'node:os';
 import { GiB } from '../util/units.js';
 import { messageOf } from '../util/errors.js';
+import { captureMachine } from './machine.js';
 
 export interface ProgressSnapshot {
   readonly elapsedSec: number;
@@ -275,6 +276,7 @@ async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, rec
     warnings,
     workloadSource: describeSource(source),
     ...(autoscaler !== undefined ? { autoscaling: { events: autoscaler.events, summary: autoscaler.summary(), timeline } } : {}),
+    machine: await captureMachine(setup.storage),
   };
   if (failure !== undefined) throw new RunFailedError(result, failure);
   return result;

@@ -4,9 +4,12 @@ import type { TierName } from '../tiers/backend.js';
 import { GiB } from '../util/units.js';
 import { LatencyHistogram } from './latency.js';
 import type { Recorder } from './recorder.js';
-import { TIER_NAMES, kvReadBytes, kvWriteBytes } from './recorder.js';
+import { kvReadBytes, kvWriteBytes } from './recorder.js';
+import { PERCENTILES, TIERS } from './cache-stats-schema.js';
+import type { CacheStats, HealthCriterion, PercentileName, StorageHealth, StoragePartName, TierLatencyName } from './cache-stats-schema.js';
 
 export type PerformanceProfile = 'latency' | 'throughput';
+export type { CacheStats, HealthCriterion, StorageHealth };
 
 /** What the cache holds at the end of the run, per tier. */
 export interface TierOccupancy {
@@ -15,34 +18,26 @@ export interface TierOccupancy {
   readonly limitBytes: number;
 }
 
-export interface HealthCriterion {
-  readonly name: string;
-  readonly target: number;
-  readonly actual: number;
-  readonly unit: string;
-  readonly passed: boolean;
+type Percentiles<N extends string> = Partial<Record<`${N}_${PercentileName}_ms`, number>>;
+
+/** `<name>_<pNN>_ms` of histogram `name`, or nothing when it has no samples. */
+function percentileFields<const N extends TierLatencyName | StoragePartName>(rec: Recorder, name: N): Percentiles<N> {
+  const h = rec.latencyIfAny(name);
+  if (h === undefined) return {};
+  return Object.fromEntries(PERCENTILES.map(([p, at]) => [`${name}_${p}_ms`, h.percentileMs(at)])) as Percentiles<N>;
 }
 
-export interface StorageHealth {
-  readonly overall_status: 'PASS' | 'FAIL';
-  readonly criteria: HealthCriterion[];
-  readonly passed_count: number;
-  readonly total_count: number;
+/** One tier's fields named `tier_<t>_<field>`, in the order `fields` lists them. */
+function tierFields<F extends Record<string, unknown>>(t: TierName, fields: F): { [K in keyof F & string as `tier_${TierName}_${K}`]: F[K] } {
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [`tier_${t}_${k}`, v])) as { [K in keyof F & string as `tier_${TierName}_${K}`]: F[K] };
 }
 
-const PERCENTILES: ReadonlyArray<readonly [string, number]> = [
-  ['p50', 50],
-  ['p95', 95],
-  ['p99', 99],
-  ['p999', 99.9],
-  ['p9999', 99.99],
-];
-
-function percentileFields(rec: Recorder, histogram: string, prefix: string, out: Record<string, unknown>): void {
-  const h = rec.latencyIfAny(histogram);
-  if (h === undefined) return;
-  for (const [name, p] of PERCENTILES) out[`${prefix}_${name}_ms`] = h.percentileMs(p);
+/** Every tier's fields, tier after tier (the reference's key order). */
+function perTier<T extends object>(fields: (t: TierName) => T): T {
+  return Object.assign({}, ...TIERS.map(fields)) as T;
 }
+
+const READ_WRITE = ['read', 'write'] as const;
 
 export function cacheHitRate(rec: Recorder): number {
   const { cacheHits, cacheMisses } = rec.counters;
@@ -59,9 +54,10 @@ export function buildCacheStats(
   occupancy: Partial<Record<TierName, TierOccupancy>>,
   elapsedSec: number,
   profile: PerformanceProfile,
-): Record<string, unknown> {
+): CacheStats {
   const c = rec.counters;
-  const out: Record<string, unknown> = {
+  const rate = (bytes: number): number => (elapsedSec > 0 ? bytes / elapsedSec : 0);
+  return {
     cache_hit_rate: cacheHitRate(rec),
     cache_hits: c.cacheHits,
     cache_misses: c.cacheMisses,
@@ -75,19 +71,18 @@ export function buildCacheStats(
     storage_health: storageHealth(rec, profile, elapsedSec),
     prefill_writes: c.prefillWrites,
     decode_reads: c.decodeReads,
-  };
-  const rate = (bytes: number): number => (elapsedSec > 0 ? bytes / elapsedSec : 0);
-  for (const t of TIER_NAMES) {
-    const tr = rec.traffic[t];
-    out[`tier_${t}_kv_bytes_written_gb`] = kvWriteBytes(tr) / GiB;
-    out[`tier_${t}_kv_bytes_read_gb`] = kvReadBytes(tr) / GiB;
-  }
-  for (const t of TIER_NAMES) {
-    const tr = rec.traffic[t];
-    out[`tier_${t}_read_bandwidth_gbps`] = rate(kvReadBytes(tr)) / GiB;
-    out[`tier_${t}_write_bandwidth_gbps`] = rate(kvWriteBytes(tr)) / GiB;
-  }
-  Object.assign(out, {
+    ...perTier((t) =>
+      tierFields(t, {
+        kv_bytes_written_gb: kvWriteBytes(rec.traffic[t]) / GiB,
+        kv_bytes_read_gb: kvReadBytes(rec.traffic[t]) / GiB,
+      }),
+    ),
+    ...perTier((t) =>
+      tierFields(t, {
+        read_bandwidth_gbps: rate(kvReadBytes(rec.traffic[t])) / GiB,
+        write_bandwidth_gbps: rate(kvWriteBytes(rec.traffic[t])) / GiB,
+      }),
+    ),
     system_prompt_hits: c.systemPromptHits,
     common_phrase_hits: c.commonPhraseHits,
     user_cache_hits: c.userCacheHits,
@@ -101,50 +96,47 @@ export function buildCacheStats(
     read_iops: c.readOperations,
     write_iops: c.writeOperations,
     storage_tokens_processed: c.storageTokensProcessed,
-  });
-  for (const t of TIER_NAMES) {
-    for (const op of ['read', 'write'] as const) {
-      percentileFields(rec, `${t}_${op}`, `${t}_${op}`, out);
-    }
-  }
-  for (const op of ['read', 'write'] as const) {
-    for (const part of ['device', 'host'] as const) percentileFields(rec, `storage_${op}_${part}`, `storage_${op}_${part}`, out);
-  }
-  Object.assign(out, honestFields(rec, occupancy, elapsedSec));
-  return out;
+    ...perTier((t) => Object.assign({}, ...READ_WRITE.map((op) => percentileFields(rec, `${t}_${op}`))) as Percentiles<`${TierName}_${'read' | 'write'}`>),
+    ...(Object.assign({}, ...READ_WRITE.flatMap((op) => (['device', 'host'] as const).map((part) => percentileFields(rec, `storage_${op}_${part}`)))) as Percentiles<StoragePartName>),
+    ...honestFields(rec, occupancy, elapsedSec),
+  };
 }
 
 /** Fields the reference lacks: exact bytes per kind of traffic, wall-clock rates, demotion latencies. */
-function honestFields(rec: Recorder, occupancy: Partial<Record<TierName, TierOccupancy>>, elapsedSec: number): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    evictions: rec.counters.evictions,
-    measured_window_sec: elapsedSec,
-  };
-  for (const t of TIER_NAMES) {
+function honestFields(rec: Recorder, occupancy: Partial<Record<TierName, TierOccupancy>>, elapsedSec: number) {
+  const rate = (bytes: number): number => (elapsedSec > 0 ? bytes / elapsedSec : 0);
+  const tier = (t: TierName) => {
     const tr = rec.traffic[t];
     const occ = occupancy[t];
-    Object.assign(out, {
-      [`tier_${t}_placement_write_bytes`]: tr.writeBytes,
-      [`tier_${t}_placement_write_ops`]: tr.writeOps,
-      [`tier_${t}_hit_read_bytes`]: tr.readBytes,
-      [`tier_${t}_hit_read_ops`]: tr.readOps,
-      [`tier_${t}_demote_in_bytes`]: tr.demoteInBytes,
-      [`tier_${t}_demote_in_ops`]: tr.demoteInOps,
-      [`tier_${t}_demote_out_bytes`]: tr.demoteOutBytes,
-      [`tier_${t}_demote_out_ops`]: tr.demoteOutOps,
-      [`tier_${t}_evict_delete_bytes`]: tr.evictDeleteBytes,
-      [`tier_${t}_evict_delete_ops`]: tr.evictDeleteOps,
-      [`tier_${t}_explicit_delete_ops`]: tr.explicitDeleteOps,
-      [`tier_${t}_failed_ops`]: tr.failedOps,
-      [`tier_${t}_aborted_ops`]: tr.abortedOps,
-      [`tier_${t}_read_bytes_per_sec`]: elapsedSec > 0 ? kvReadBytes(tr) / elapsedSec : 0,
-      [`tier_${t}_write_bytes_per_sec`]: elapsedSec > 0 ? kvWriteBytes(tr) / elapsedSec : 0,
-      [`tier_${t}_used_bytes`]: occ?.usedBytes ?? 0,
-      [`tier_${t}_limit_bytes`]: occ === undefined ? 0 : Number.isFinite(occ.limitBytes) ? occ.limitBytes : null,
-    });
-    for (const op of ['demote_read', 'demote_write'] as const) percentileFields(rec, `${t}_${op}`, `${t}_${op}`, out);
-  }
-  return out;
+    return {
+      ...tierFields(t, {
+        placement_write_bytes: tr.writeBytes,
+        placement_write_ops: tr.writeOps,
+        hit_read_bytes: tr.readBytes,
+        hit_read_ops: tr.readOps,
+        demote_in_bytes: tr.demoteInBytes,
+        demote_in_ops: tr.demoteInOps,
+        demote_out_bytes: tr.demoteOutBytes,
+        demote_out_ops: tr.demoteOutOps,
+        evict_delete_bytes: tr.evictDeleteBytes,
+        evict_delete_ops: tr.evictDeleteOps,
+        explicit_delete_ops: tr.explicitDeleteOps,
+        failed_ops: tr.failedOps,
+        aborted_ops: tr.abortedOps,
+        read_bytes_per_sec: rate(kvReadBytes(tr)),
+        write_bytes_per_sec: rate(kvWriteBytes(tr)),
+        used_bytes: occ?.usedBytes ?? 0,
+        limit_bytes: occ === undefined ? 0 : Number.isFinite(occ.limitBytes) ? occ.limitBytes : null,
+      }),
+      ...percentileFields(rec, `${t}_demote_read`),
+      ...percentileFields(rec, `${t}_demote_write`),
+    };
+  };
+  return {
+    evictions: rec.counters.evictions,
+    measured_window_sec: elapsedSec,
+    ...perTier(tier),
+  };
 }
 
 function p95Ms(rec: Recorder, ...names: string[]): number | undefined {

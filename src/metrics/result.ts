@@ -31,6 +31,24 @@ export interface PrefixSummary {
   readonly bytesSaved: number;
 }
 
+/** The host a run or replay measured on, captured once at run time (engine/machine.ts). */
+export interface MachineContext {
+  readonly cpuModel: string;
+  /** CPUs this process may use (os.availableParallelism), the count the run sizes its threads by. */
+  readonly cpuCount: number;
+  readonly totalMemoryBytes: number;
+  readonly kernelRelease: string;
+  readonly nodeVersion: string;
+  /** The cache directory's file system and block device; null in trace mode (no directory). */
+  readonly cacheDir: {
+    readonly fileSystem: string;
+    /** Physical device under the directory (see diskstats.ts), or null when it cannot be resolved. */
+    readonly blockDevice: string | null;
+    /** /sys/block/<dev>/device/model, or null when the device or its model is unknown. */
+    readonly deviceModel: string | null;
+  } | null;
+}
+
 export interface RunResult {
   readonly toolVersion: string;
   readonly startedAt: string;
@@ -60,4 +78,5 @@ export interface RunResult {
   readonly workloadSource: Record<string, unknown>;
   /** Autoscaler events (the reference's autoscaling_stats), summary and throughput timeline. */
   readonly autoscaling?: { readonly events: readonly object[]; readonly summary: object; readonly timeline: readonly object[] };
+  readonly machine: MachineContext;
 }

@@ -1,19 +1,51 @@
 // The results file (spec §6.3): every field of the reference with its name, unit and formula, so its
-// consumers keep working, plus our additions in a `kvcache_bench` block and under new names.
+// consumers keep working, plus our additions in a `kvcache_bench` block and under new names. The
+// shape is results-schema.ts; this file only computes values into it.
 import { buildCacheStats } from '../metrics/cache-stats.js';
 import type { LatencyHistogram } from '../metrics/latency.js';
 import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
-import type { RunResult } from '../metrics/result.js';
+import type { MachineContext, RunResult } from '../metrics/result.js';
 import type { DiskDelta } from '../metrics/diskstats.js';
 import { GiB } from '../util/units.js';
+import { SCHEMA_VERSION } from './results-schema.js';
+import type { EffectiveConfig, KvcacheBench, LatencyBlock, MachineJson, ResultsDocument, Summary, WorkloadSourceJson } from './results-schema.js';
 
-function latencyBlock(h: LatencyHistogram): Record<string, number> {
+function latencyBlock(h: LatencyHistogram): LatencyBlock {
   const s = h.summary();
   return { mean: s.mean, p50: s.p50, p95: s.p95, p99: s.p99, p999: s.p999, p9999: s.p9999 };
 }
 
+/**
+ * Values the engine hands over loosely typed (`object`, `unknown`, `Record<string, unknown>` in
+ * RunResult and QosCompliance): asserted to the schema's types here, in one place. Every results
+ * file the tests write is validated against the generated JSON Schema, which checks these shapes.
+ */
+interface LooselyTyped {
+  readonly qosMetrics: Summary['qos_metrics'];
+  readonly workloadSource: WorkloadSourceJson;
+  readonly effectiveConfig: EffectiveConfig;
+  readonly autoscaling?: { readonly events: Summary['autoscaling_stats']; readonly summary: NonNullable<Summary['autoscaling_summary']>; readonly timeline: ResultsDocument['throughput_timeline'] };
+}
+
+function looselyTyped(r: RunResult): LooselyTyped {
+  return {
+    qosMetrics: r.run.qos.metrics() as Summary['qos_metrics'],
+    workloadSource: r.workloadSource as WorkloadSourceJson,
+    effectiveConfig: r.effectiveConfig as EffectiveConfig,
+    ...(r.autoscaling !== undefined
+      ? {
+          autoscaling: {
+            events: r.autoscaling.events as Summary['autoscaling_stats'],
+            summary: r.autoscaling.summary as NonNullable<Summary['autoscaling_summary']>,
+            timeline: r.autoscaling.timeline as ResultsDocument['throughput_timeline'],
+          },
+        }
+      : {}),
+  };
+}
+
 /** The reference's `summary` block. */
-function buildSummary(r: RunResult): Record<string, unknown> {
+function buildSummary(r: RunResult, loose: LooselyTyped): Summary {
   const m = r.run;
   const elapsed = r.elapsedSec;
   const storageSec = m.totalStorageMs / 1000;
@@ -32,7 +64,7 @@ function buildSummary(r: RunResult): Record<string, unknown> {
     storage_io_latency_ms: latencyBlock(m.storage),
     generation_latency_ms: latencyBlock(m.generation),
     cache_stats: buildCacheStats(r.recorder, r.occupancy, elapsed, r.performanceProfile),
-    qos_metrics: m.qos.metrics(),
+    qos_metrics: loose.qosMetrics,
     prefix_cache_stats:
       r.prefix === undefined
         ? {}
@@ -43,8 +75,8 @@ function buildSummary(r: RunResult): Record<string, unknown> {
             common_phrase_reuse: r.prefix.commonPhraseReuse,
             bytes_saved: r.prefix.bytesSaved,
           },
-    autoscaling_stats: r.autoscaling?.events ?? [],
-    autoscaling_summary: r.autoscaling?.summary ?? null,
+    autoscaling_stats: loose.autoscaling?.events ?? [],
+    autoscaling_summary: loose.autoscaling?.summary ?? null,
     multi_turn_stats: {
       cache_hits: m.multiTurnHits,
       cache_misses: m.multiTurnMisses,
@@ -53,27 +85,45 @@ function buildSummary(r: RunResult): Record<string, unknown> {
   };
 }
 
-/** Figures the reference lacks, each named for what it is (bytes, seconds, wall-clock rates). */
-function buildAdditions(r: RunResult): Record<string, unknown> {
+/** Every latency distribution with samples, as a mergeable HdrHistogram. */
+function latencyHistograms(r: RunResult): KvcacheBench['latency_histograms'] {
   const m = r.run;
-  const rec = r.recorder;
-  const elapsed = r.elapsedSec;
-  const perSec = (bytes: number): number => (elapsed > 0 ? bytes / elapsed : 0);
-  const st = rec.traffic.storage;
-  const histograms: Record<string, { encoded: string; count: number; sum_ms: number }> = {};
+  const histograms: KvcacheBench['latency_histograms'] = {};
   const add = (name: string, h: LatencyHistogram): void => {
     if (h.count > 0) histograms[name] = { encoded: h.encode(), count: h.count, sum_ms: h.meanMs * h.count };
   };
-  for (const name of rec.histogramNames()) add(name, rec.latency(name));
+  for (const name of r.recorder.histogramNames()) add(name, r.recorder.latency(name));
   add('request_end_to_end', m.e2e);
   add('request_storage', m.storage);
   add('request_generation', m.generation);
   add('request_queue_wait', m.queueWait);
   add('request_prefill', m.prefill);
   add('request_decode', m.decode);
+  return histograms;
+}
+
+/** The host as the engine captured it, in the file's snake_case. */
+export function machineJson(m: MachineContext): MachineJson {
+  return {
+    cpu_model: m.cpuModel,
+    cpu_count: m.cpuCount,
+    total_memory_bytes: m.totalMemoryBytes,
+    kernel_release: m.kernelRelease,
+    node_version: m.nodeVersion,
+    cache_dir: m.cacheDir === null ? null : { file_system: m.cacheDir.fileSystem, block_device: m.cacheDir.blockDevice, device_model: m.cacheDir.deviceModel },
+  };
+}
+
+/** Figures the reference lacks, each named for what it is (bytes, seconds, wall-clock rates). */
+function buildAdditions(r: RunResult, loose: LooselyTyped): KvcacheBench {
+  const m = r.run;
+  const elapsed = r.elapsedSec;
+  const perSec = (bytes: number): number => (elapsed > 0 ? bytes / elapsed : 0);
+  const st = r.recorder.traffic.storage;
   return {
     tool: 'kvcache-bench',
     version: r.toolVersion,
+    schema_version: SCHEMA_VERSION,
     started_at: r.startedAt,
     stop_reason: r.stopReason,
     interrupted: r.stopReason === 'interrupted',
@@ -103,22 +153,25 @@ function buildAdditions(r: RunResult): Record<string, unknown> {
             write_ops: r.device.delta.writeOps,
             note: 'whole-device counters from /proc/diskstats over the measured window; include any other I/O to that device',
           },
-    workload_source: r.workloadSource,
+    workload_source: loose.workloadSource,
     storage_dir: r.storage.dir,
     storage_io_mode: r.storage.ioMode,
     storage_file_system: r.storage.fileSystem,
     event_loop_delay_ms: r.eventLoopDelayMs,
     conversations_lost_to_limit: r.conversationsLost,
     entry_sizes: r.entrySizes,
-    warnings: r.warnings,
-    effective_config: r.effectiveConfig,
-    latency_histograms: histograms,
+    warnings: [...r.warnings],
+    effective_config: loose.effectiveConfig,
+    machine: machineJson(r.machine),
+    latency_histograms: latencyHistograms(r),
   };
 }
 
-/** The whole results object, in the reference's top-level layout. */
 /** Device bytes (from /proc/diskstats) over a window of `elapsedSec`: the fields runs and replays share. */
-export function deviceIoJson(device: { readonly name: string; readonly delta: DiskDelta }, elapsedSec: number): Record<string, unknown> {
+export function deviceIoJson(
+  device: { readonly name: string; readonly delta: DiskDelta },
+  elapsedSec: number,
+): { device: string; read_bytes: number; written_bytes: number; read_bytes_per_sec: number; write_bytes_per_sec: number } {
   const perSec = (bytes: number): number => (elapsedSec > 0 ? bytes / elapsedSec : 0);
   return {
     device: device.name,
@@ -129,22 +182,21 @@ export function deviceIoJson(device: { readonly name: string; readonly delta: Di
   };
 }
 
-export function buildResultsJson(r: RunResult): Record<string, unknown> {
+/** The whole results object, in the reference's top-level layout. */
+export function buildResultsJson(r: RunResult): ResultsDocument {
   const m = r.run;
-  const out: Record<string, unknown> = {
+  const loose = looselyTyped(r);
+  return {
     requests_completed: m.requestsCompleted,
     total_tokens_generated: m.tokensGenerated,
     total_storage_io_latency: m.totalStorageMs / 1000,
     total_generation_latency: m.totalGenerationMs / 1000,
-  };
-  if (m.raw !== undefined) Object.assign(out, m.raw);
-  Object.assign(out, {
-    throughput_timeline: r.autoscaling?.timeline ?? [],
+    ...(m.raw ?? {}),
+    throughput_timeline: loose.autoscaling?.timeline ?? [],
     multi_turn_cache_hits: m.multiTurnHits,
     multi_turn_cache_misses: m.multiTurnMisses,
     seed: r.seed,
-    summary: buildSummary(r),
-    kvcache_bench: buildAdditions(r),
-  });
-  return out;
+    summary: buildSummary(r, loose),
+    kvcache_bench: buildAdditions(r, loose),
+  };
 }

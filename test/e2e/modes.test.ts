@@ -1,25 +1,25 @@
 // Disaggregated modes and preconditioning through the real CLI.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inTempDir, runCli, SMALL_USERS } from './run-cli.js';
 
-type Obj = Record<string, unknown>;
+import { readValidResults } from '../report/validate-results.js';
+import type { ResultsDocument } from '../../src/report/results-schema.js';
 
-
-async function run(args: string[]): Promise<{ json: Obj; stdout: string }> {
+async function run(args: string[]): Promise<{ json: ResultsDocument; stdout: string }> {
   return inTempDir(async (dir) => {
     const config = join(dir, 'small.yaml');
     await writeFile(config, SMALL_USERS);
     const out = join(dir, 'r.json');
     const r = await runCli(['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--config', config, '--num-users', '3', '--duration', '2', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--cache-dir', join(dir, 'c'), '--output', out, ...args]);
     assert.equal(r.code, 0, r.stderr);
-    return { json: JSON.parse(await readFile(out, 'utf8')) as Obj, stdout: r.stdout };
+    return { json: await readValidResults(out), stdout: r.stdout };
   });
 }
 
-const cacheStats = (j: Obj): Obj => (j.summary as Obj).cache_stats as Obj;
+const cacheStats = (j: ResultsDocument): ResultsDocument['summary']['cache_stats'] => j.summary.cache_stats;
 
 test('decode-only: pre-populated entries are read, nothing is written while measured', async () => {
   const { json, stdout } = await run(['--decode-only']);
@@ -27,8 +27,8 @@ test('decode-only: pre-populated entries are read, nothing is written while meas
   const cs = cacheStats(json);
   assert.equal(cs.write_iops, 0);
   assert.equal(cs.total_write_bytes, 0);
-  assert.ok((cs.read_iops as number) > 0);
-  assert.ok((cs.cache_hits as number) > 0);
+  assert.ok(cs.read_iops > 0);
+  assert.ok(cs.cache_hits > 0);
 });
 
 test('prefill-only without multi-turn and prefix caching: writes only, no read at all', async () => {
@@ -36,7 +36,7 @@ test('prefill-only without multi-turn and prefix caching: writes only, no read a
   const cs = cacheStats(json);
   assert.equal(cs.read_iops, 0);
   assert.equal(cs.total_read_bytes, 0);
-  assert.ok((cs.write_iops as number) > 0);
+  assert.ok(cs.write_iops > 0);
 });
 
 test('preconditioning writes before the measured phase and is not counted in it', async () => {
@@ -45,20 +45,21 @@ test('preconditioning writes before the measured phase and is not counted in it'
   const cs = cacheStats(json);
   // Only the measured phase's writes are counted: each is a request's own entry.
   assert.equal(cs.write_iops, cs.prefill_writes);
-  assert.ok((cs.write_iops as number) <= (json.requests_completed as number) + ((json.kvcache_bench as Obj).requests_aborted_at_stop as number));
-  assert.ok((cs.storage_entries as number) > (cs.write_iops as number), 'preconditioning entries occupy the tier');
+  assert.ok(cs.write_iops <= json.requests_completed + json.kvcache_bench.requests_aborted_at_stop);
+  assert.ok(cs.storage_entries > cs.write_iops, 'preconditioning entries occupy the tier');
 });
 
 test('autoscaling records its events, summary and throughput timeline', async () => {
   const { json } = await run(['--enable-autoscaling', '--autoscaler-mode', 'capacity', '--autoscale-interval', '0.5']);
-  const s = json.summary as Obj;
-  const events = s.autoscaling_stats as Obj[];
+  const s = json.summary;
+  const events = s.autoscaling_stats;
   assert.ok(events.length >= 2, `${events.length} events`);
   assert.equal(events[0]?.mode, 'capacity');
   assert.equal(events[0]?.action, 'scale_up');
-  const summary = s.autoscaling_summary as Obj;
+  const summary = s.autoscaling_summary;
+  assert.ok(summary !== null);
   assert.equal(summary.initial_users, 3);
-  assert.ok('peak_user_count' in summary && 'peak_throughput_tokens_per_sec' in summary);
-  assert.ok((json.throughput_timeline as Obj[]).length >= 2);
-  assert.ok((summary.final_users as number) > 3, 'capacity mode added users');
+  assert.ok(summary.peak_user_count !== undefined && summary.peak_throughput_tokens_per_sec !== undefined);
+  assert.ok(json.throughput_timeline.length >= 2);
+  assert.ok(summary.final_users > 3, 'capacity mode added users');
 });

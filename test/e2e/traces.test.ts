@@ -1,13 +1,12 @@
 // ShareGPT and BurstGPT replays through the real CLI, on small fixture files made here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { inTempDir, runCli, SMALL_USERS } from './run-cli.js';
 
-type Obj = Record<string, unknown>;
-
+import { readValidReplayResults, readValidResults } from '../report/validate-results.js';
 
 const COMMON = ['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--num-users', '2', '--duration', '60', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--disable-prefix-caching', '--tokenizer', 'chars'];
 
@@ -29,12 +28,12 @@ test('ShareGPT: one replay cycle completes every turn, and later turns reload ea
     const out = join(dir, 'r.json');
     const r = await runCli([...COMMON, '--dataset-path', data, '--replay-cycles', '1', '--cache-dir', join(dir, 'c'), '--output', out]);
     assert.equal(r.code, 0, r.stderr);
-    const j = JSON.parse(await readFile(out, 'utf8')) as Obj;
-    const add = j.kvcache_bench as Obj;
+    const j = await readValidResults(out);
+    const add = j.kvcache_bench;
     assert.equal(add.stop_reason, 'workload_complete');
     assert.equal(j.requests_completed, 6);
-    const src = add.workload_source as Obj;
-    assert.equal(src.kind, 'sharegpt');
+    const src = add.workload_source;
+    assert.ok(src.kind === 'sharegpt');
     assert.equal(src.turns, 6);
     // Turn 2 of 'a' reloads 1, turn 3 reloads 2, turn 2 of 'b' reloads 1: four reloads, all hits.
     assert.equal(j.multi_turn_cache_hits, 4);
@@ -49,7 +48,7 @@ test('ShareGPT with --disable-multi-turn runs (the reference killed every worker
     const out = join(dir, 'r.json');
     const r = await runCli([...COMMON, '--dataset-path', data, '--replay-cycles', '1', '--disable-multi-turn', '--cache-dir', join(dir, 'c'), '--output', out]);
     assert.equal(r.code, 0, r.stderr);
-    const j = JSON.parse(await readFile(out, 'utf8')) as Obj;
+    const j = await readValidResults(out);
     assert.equal(j.requests_completed, 6);
     assert.equal(j.multi_turn_cache_hits, 0);
   });
@@ -81,11 +80,12 @@ test('BurstGPT: a directory replays every valid row once, malformed rows are cou
     const out = join(dir, 'r.json');
     const r = await runCli([...COMMON, '--use-burst-trace', '--burst-trace-path', traces, '--trace-speedup', '0', '--replay-cycles', '1', '--cache-dir', join(dir, 'c'), '--output', out]);
     assert.equal(r.code, 0, r.stderr);
-    const j = JSON.parse(await readFile(out, 'utf8')) as Obj;
-    const add = j.kvcache_bench as Obj;
+    const j = await readValidResults(out);
+    const add = j.kvcache_bench;
     assert.equal(add.stop_reason, 'workload_complete');
     assert.equal(j.requests_completed, 8);
-    const src = add.workload_source as Obj;
+    const src = add.workload_source;
+    assert.ok(src.kind === 'burstgpt');
     assert.equal(src.rows, 8);
     assert.equal(src.skipped_rows, 1);
     const missing = await runCli([...COMMON, '--use-burst-trace', '--burst-trace-path', join(dir, 'none', '*.csv'), '--output', join(dir, 'x.json')]);
@@ -103,17 +103,20 @@ test('a run in trace mode writes a .zst I/O trace that replays with the same rea
     const r = await runCli(['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--config', config, '--num-users', '3', '--duration', '30', '--max-requests', '20', '--seed', '5', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--io-trace-log', trace, '--output', out]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /I\/O trace: \d+ rows written/);
-    const run = JSON.parse(await readFile(out, 'utf8')) as Obj;
-    const cs = (run.summary as Obj).cache_stats as Obj;
+    const run = await readValidResults(out);
+    const cs = run.summary.cache_stats;
+    assert.equal(run.kvcache_bench.machine.cache_dir, null, 'trace mode has no cache dir');
     const replayOut = join(dir, 'replay.json');
     const rp = await runCli(['replay', trace, '--cache-dir', join(dir, 'c'), '--concurrency', '4', '--output', replayOut]);
     assert.equal(rp.code, 0, rp.stderr);
-    const replay = (JSON.parse(await readFile(replayOut, 'utf8')) as Obj).replay as Obj;
+    const replayDoc = await readValidReplayResults(replayOut);
+    const replay = replayDoc.replay;
+    assert.equal(replayDoc.kvcache_bench.machine.cache_dir?.file_system, replayDoc.kvcache_bench.storage_file_system);
     assert.equal(replay.writes, cs.write_iops);
     assert.equal(replay.reads, cs.read_iops);
     assert.equal(replay.write_bytes, cs.total_write_bytes);
     assert.equal(replay.read_bytes, cs.total_read_bytes);
     assert.equal(replay.missing_keys, 0);
-    assert.ok((replay.writes as number) > 0 && (replay.reads as number) > 0);
+    assert.ok(replay.writes > 0 && replay.reads > 0);
   });
 });

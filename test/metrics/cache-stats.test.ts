@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildCacheStats, storageHealth } from '../../src/metrics/cache-stats.js';
 import type { TierOccupancy } from '../../src/metrics/cache-stats.js';
+import { CacheStatsSchema } from '../../src/metrics/cache-stats-schema.js';
 import { Recorder } from '../../src/metrics/recorder.js';
 import { makeCache } from '../cache/helpers.js';
 import type { TieredCache } from '../../src/cache/tiered-cache.js';
@@ -55,6 +56,16 @@ test('demotion traffic counts in the tier byte totals; latency fields only for p
   assert.ok(!('storage_write_p95_ms' in s), 'demotion writes are not placement latencies');
   assert.ok('storage_demote_write_p95_ms' in s);
   assert.ok((s.evictions as number) > 0);
+});
+
+test('cache_stats matches its schema exactly: every key declared, none stray, with demotions and all tiers', async () => {
+  const { cache, rec } = makeCache({ gpuBytes: 2 * MiB, cpuBytes: 2 * MiB, storageBytes: 2 * MiB });
+  for (let i = 0; i < 50; i++) await cache.allocate(`k${i}`, 10);
+  for (let i = 40; i < 50; i++) await cache.access(`k${i}`);
+  const s = buildCacheStats(rec, occupancy(cache), 1, 'latency');
+  const parsed = CacheStatsSchema.safeParse(s);
+  assert.equal(parsed.success, true, parsed.error?.message);
+  assert.ok(Object.keys(s).length > 100);
 });
 
 test('storage health: latency criteria pass and fail on thresholds, empty passes', () => {

@@ -18,7 +18,13 @@ import {
   summaryCsv,
   writeSpreadsheet,
 } from '../../src/report/spreadsheet.js';
-import type { Cell, Column, ResultsJson } from '../../src/report/spreadsheet.js';
+import type { Cell, Column } from '../../src/report/spreadsheet.js';
+import { buildResultsJson, machineJson } from '../../src/report/results-json.js';
+import type { LatencyBlock, ResultsDocument } from '../../src/report/results-schema.js';
+import type { CacheStats } from '../../src/metrics/cache-stats.js';
+import { PERCENTILES } from '../../src/metrics/cache-stats-schema.js';
+import { FIXTURE_MACHINE, runResultFixture } from './fixtures.js';
+import { assertValidResults, readValidResults } from './validate-results.js';
 import { runCli } from '../e2e/run-cli.js';
 import { withTempDir as withDir } from '../util/temp-dir.js';
 
@@ -28,11 +34,13 @@ function config(...extra: string[]): RunConfig {
   return parseRunArgs(['--model', 'llama3.1-8b', ...extra], new Date()).config;
 }
 
-const latency = (base: number): Record<string, number> => ({ mean: base, p50: base * 0.9, p95: base * 2, p99: base * 3, p999: base * 4, p9999: base * 5 });
+const latency = (base: number): LatencyBlock => ({ mean: base, p50: base * 0.9, p95: base * 2, p99: base * 3, p999: base * 4, p9999: base * 5 });
 
-/** A small results object in the shape `buildResultsJson` produces. No storage write latencies, no device. */
-function fakeResults(): ResultsJson {
-  const cacheStats: Record<string, number> = {
+/** A results document as `buildResultsJson` makes it, with figures set here. No storage write latencies, no device. */
+function fakeResults(): ResultsDocument {
+  const doc = buildResultsJson(runResultFixture());
+  const cacheStats: CacheStats = {
+    ...doc.summary.cache_stats,
     cache_hit_rate: 0.4,
     read_write_ratio: 1.5,
     total_read_gb: 3,
@@ -40,19 +48,22 @@ function fakeResults(): ResultsJson {
     gpu_entries: 0,
     cpu_entries: 7,
     storage_entries: 42,
+    tier_storage_kv_bytes_written_gb: 1.25,
+    tier_storage_kv_bytes_read_gb: 2.5,
+    tier_storage_read_bandwidth_gbps: 0.25,
+    tier_storage_write_bandwidth_gbps: 0.125,
   };
-  for (const t of ['gpu', 'cpu', 'storage']) {
-    cacheStats[`tier_${t}_kv_bytes_written_gb`] = t === 'storage' ? 1.25 : 0;
-    cacheStats[`tier_${t}_kv_bytes_read_gb`] = t === 'storage' ? 2.5 : 0;
-    cacheStats[`tier_${t}_read_bandwidth_gbps`] = t === 'storage' ? 0.25 : 0;
-    cacheStats[`tier_${t}_write_bandwidth_gbps`] = t === 'storage' ? 0.125 : 0;
-  }
-  for (const part of ['', '_device', '_host']) {
-    for (const p of ['p50', 'p95', 'p99', 'p999', 'p9999']) cacheStats[`storage_read${part}_${p}_ms`] = 1.5;
+  for (const part of ['', '_device', '_host'] as const) {
+    for (const [p] of PERCENTILES) {
+      cacheStats[`storage_read${part}_${p}_ms`] = 1.5;
+      delete cacheStats[`storage_write${part}_${p}_ms`];
+    }
   }
   return {
+    ...doc,
     requests_completed: 120,
     summary: {
+      ...doc.summary,
       total_requests: 120,
       total_tokens: 4567,
       elapsed_time: 10.5,
@@ -82,10 +93,11 @@ function fakeResults(): ResultsJson {
       multi_turn_stats: { cache_hits: 1, cache_misses: 3, hit_rate: 0.25 },
     },
     kvcache_bench: {
+      ...doc.kvcache_bench,
       version: '0.1.0',
       stop_reason: 'duration',
       measured_window_sec: 10.5,
-      storage_bytes: { read_bytes: 2684354560, written_bytes: 1342177280, read_bytes_per_sec: 255652815.2, write_bytes_per_sec: 127826407.6 },
+      storage_bytes: { read_bytes: 2684354560, written_bytes: 1342177280, read_bytes_per_sec: 255652815.2, write_bytes_per_sec: 127826407.6, read_gib_per_sec: 0.238, write_gib_per_sec: 0.119 },
       device_io: null,
     },
   };
@@ -99,7 +111,7 @@ function rowCells(ws: Worksheet | undefined, n: number): unknown[] {
   return out;
 }
 
-const summaryOf = (r: ResultsJson): Readonly<Record<string, unknown>> => r.summary as Readonly<Record<string, unknown>>;
+const summaryOf = (r: ResultsDocument): ResultsDocument['summary'] => r.summary;
 const valueOf = (cols: readonly Column[], header: string): Cell | undefined => cols.find((c) => c.header === header)?.value;
 
 /** RFC 4180 parsing, enough for the test: quoted fields, doubled quotes, line breaks inside quotes. */
@@ -213,7 +225,8 @@ test('an .xlsx path gets the four sheets, read back with numbers as numbers', as
 
 test('run-parameter columns: the reference names and order, its N/A and temp placeholders', () => {
   const when = new Date(2026, 0, 2, 3, 4, 5);
-  const cols = runParameterColumns(config('--num-gpus', '2', '--gpu-mem-gb', '24', '--tensor-parallel', '2'), when);
+  const machine = machineJson(FIXTURE_MACHINE);
+  const cols = runParameterColumns(config('--num-gpus', '2', '--gpu-mem-gb', '24', '--tensor-parallel', '2'), machine, when);
   assert.deepEqual(cols.map((c) => c.header), RUN_PARAMETER_HEADERS);
   assert.equal(valueOf(cols, 'Timestamp'), '2026-01-02 03:04:05');
   assert.equal(formatTimestamp(when), '2026-01-02 03:04:05');
@@ -223,11 +236,13 @@ test('run-parameter columns: the reference names and order, its N/A and temp pla
   assert.equal(valueOf(cols, 'Cache Dir'), 'temp');
   assert.equal(valueOf(cols, 'Prefix Caching'), true);
   assert.equal(valueOf(cols, 'RAG Enabled'), false);
-  assert.ok((valueOf(cols, 'Precondition Threads') as number) >= 1, '0 threads reported as the CPU count');
+  assert.equal(valueOf(cols, 'Precondition Threads'), 6, "0 threads reported as the run machine's CPU count");
+  assert.equal(valueOf(runParameterColumns(config('--precondition-threads', '3'), machine, when), 'Precondition Threads'), 3);
 });
 
 test('metric columns: the reference names and order, 30 storage-tier columns, then ours; absent → empty', () => {
   const results = fakeResults();
+  assertValidResults(JSON.parse(JSON.stringify(results)));
   const cols = metricColumns(results);
   const headers = cols.map((c) => c.header);
   assert.deepEqual(headers.slice(0, 6), ['Total Requests', 'Total Tokens', 'Elapsed Time (s)', 'Avg Throughput (tok/s)', 'Storage Throughput (tok/s)', 'Requests/sec']);
@@ -256,9 +271,8 @@ test('metric columns: the reference names and order, 30 storage-tier columns, th
   assert.equal(valueOf(cols, 'Device Read (bytes)'), null);
   assert.equal(valueOf(cols, 'Stop Reason'), 'duration');
   assert.equal(valueOf(cols, 'Tool Version'), '0.1.0');
-  const inf = metricColumns({ summary: { ...summaryOf(results), avg_throughput_tokens_per_sec: Infinity } });
+  const inf = metricColumns({ ...results, summary: { ...summaryOf(results), avg_throughput_tokens_per_sec: Infinity } });
   assert.equal(valueOf(inf, 'Avg Throughput (tok/s)'), null, 'a non-finite number is an empty cell');
-  assert.ok(metricColumns({}).every((c) => c.value === null));
 });
 
 test('QoS rows: classes with data only; SLA figures under latency, "N/A (throughput mode)" under throughput', () => {
@@ -274,7 +288,7 @@ test('QoS rows: classes with data only; SLA figures under latency, "N/A (through
     assert.equal(r.slaCompliance, 'N/A (throughput mode)');
   }
   assert.equal(t[0]?.latencyP95Ms, 150);
-  assert.deepEqual(qosRows({ summary: {} }, 'latency'), []);
+  assert.deepEqual(qosRows({ ...results, summary: { ...summaryOf(results), qos_metrics: {} } }, 'latency'), []);
 });
 
 test('the throughput profile writes N/A into the QoS sheet of the workbook', async () => {
@@ -342,7 +356,7 @@ test('kv-cache: an unwritable --xlsx-output is rejected at startup; a run writes
     assert.match(r.stdout, new RegExp(`Spreadsheet saved to ${sheet.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(sheet);
-    const results = JSON.parse(await readFile(out, 'utf8')) as { summary: { total_requests: number } };
+    const results = await readValidResults(out);
     const summary = wb.getWorksheet('Summary');
     assert.ok(summary !== undefined);
     const headers = rowCells(summary, 1);

@@ -1,0 +1,42 @@
+// The machine a run measured on, captured once when its result is assembled, so reports describe the
+// host without probing it (a report may be written later, or elsewhere, from a results file).
+import { readFile } from 'node:fs/promises';
+import { availableParallelism, cpus, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { deviceForPath } from '../metrics/diskstats.js';
+import type { MachineContext } from '../metrics/result.js';
+
+/** The storage a run wrote to: its directory (none in trace mode) and its file system's name. */
+export interface CacheDirInfo {
+  readonly dir?: string;
+  readonly fileSystem: string;
+}
+
+/** The device's model string as the kernel reports it (e.g. NVMe, SCSI), or null. */
+async function deviceModel(name: string, sysRoot: string): Promise<string | null> {
+  const model = await readFile(join(sysRoot, 'block', name, 'device', 'model'), 'utf8').catch(() => undefined);
+  const trimmed = model?.trim();
+  return trimmed === undefined || trimmed === '' ? null : trimmed;
+}
+
+async function cacheDirContext(storage: CacheDirInfo, sysRoot: string): Promise<MachineContext['cacheDir']> {
+  if (storage.dir === undefined) return null;
+  const device = await deviceForPath(storage.dir, sysRoot).catch(() => undefined);
+  return {
+    fileSystem: storage.fileSystem,
+    blockDevice: device?.name ?? null,
+    deviceModel: device === undefined ? null : await deviceModel(device.name, sysRoot),
+  };
+}
+
+/** CPU, memory, kernel, Node and the cache dir's device; `sysRoot` lets tests use a fake /sys tree. */
+export async function captureMachine(storage: CacheDirInfo, sysRoot = '/sys'): Promise<MachineContext> {
+  return {
+    cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+    cpuCount: availableParallelism(),
+    totalMemoryBytes: totalmem(),
+    kernelRelease: release(),
+    nodeVersion: process.version,
+    cacheDir: await cacheDirContext(storage, sysRoot),
+  };
+}

@@ -1,0 +1,297 @@
+// The one source of the results documents' shape: zod schemas of the run results JSON (the
+// reference's fields, then our `kvcache_bench` block) and of the replay results JSON. Builders return
+// the inferred types, readers (console, spreadsheet, bench scripts) read typed fields, and the JSON
+// Schema that `kv-cache schema` publishes is generated from here, never written by hand.
+import * as z from 'zod';
+import { CacheStatsSchema } from '../metrics/cache-stats-schema.js';
+
+/**
+ * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
+ * removed field or a changed meaning.
+ */
+export const SCHEMA_VERSION = '1.0.0';
+
+const ms = (what: string): z.ZodNumber => z.number().nonnegative().describe(`${what} (ms)`);
+const count = (what: string): z.ZodNumber => z.number().int().nonnegative().describe(what);
+const bytes = (what: string): z.ZodNumber => z.number().int().nonnegative().describe(`${what} (bytes)`);
+const rate = (what: string, unit: string): z.ZodNumber => z.number().nonnegative().describe(`${what} over the measured window (${unit})`);
+
+export const LatencyBlockSchema = z
+  .strictObject({ mean: z.number(), p50: z.number(), p95: z.number(), p99: z.number(), p999: z.number(), p9999: z.number() })
+  .describe('Latency distribution summary (ms)');
+export type LatencyBlock = z.output<typeof LatencyBlockSchema>;
+
+const QosClassSchema = z.union([
+  z.strictObject({ no_data: z.literal(true) }).describe('The class saw no request'),
+  z.strictObject({
+    total_requests: count('completed requests of the class'),
+    latency_ms: z.strictObject({ mean: z.number(), p50: z.number(), p95: z.number(), p99: z.number(), max: z.number() }).describe('end-to-end latency (ms)'),
+    sla: z.strictObject({
+      target_p95_ms: ms('the class target p95'),
+      actual_p95_ms: ms('measured p95'),
+      compliance: z.number().min(0).max(1).describe('share of requests within the target'),
+      met: z.boolean().describe('compliance ≥ 0.95'),
+    }),
+    violations: count('requests over the target'),
+  }),
+]);
+
+const PrefixCacheStatsSchema = z.union([
+  z.strictObject({}).describe('Prefix caching disabled'),
+  z.strictObject({
+    prefix_hits: count('requests whose prefix was cached'),
+    prefix_misses: count('requests whose prefix was not'),
+    system_prompt_reuse: count('system-prompt reuses'),
+    common_phrase_reuse: count('common-phrase reuses'),
+    bytes_saved: z.number().nonnegative().describe('prefix bytes not written again (bytes)'),
+  }),
+]);
+
+const ScaleEventSchema = z.strictObject({
+  timestamp: z.number().describe('seconds since the measured phase started'),
+  mode: z.enum(['qos', 'capacity']),
+  action: z.enum(['scale_up', 'scale_down', 'hold', 'cooldown', 'stop']),
+  users: count('users after the decision'),
+  saturation_level: z.number(),
+  read_latency_p95_ms: ms('windowed storage read p95'),
+  write_latency_p95_ms: ms('windowed storage write p95'),
+  throughput_tokens_per_sec: z.number().nonnegative(),
+  peak_throughput_tokens_per_sec: z.number().nonnegative().optional().describe('capacity mode only'),
+});
+
+const AutoscalingSummarySchema = z.strictObject({
+  initial_users: count('users at start'),
+  final_users: count('users at the end'),
+  total_scale_events: count('scale-ups and scale-downs'),
+  peak_user_count: count('users at the throughput peak (capacity mode only)').optional(),
+  peak_throughput_tokens_per_sec: z.number().nonnegative().optional().describe('capacity mode only'),
+});
+
+const TimelinePointSchema = z.strictObject({
+  timestamp: z.number().describe('seconds since the measured phase started'),
+  throughput_tokens_per_sec: z.number().nonnegative(),
+  users: count('active users'),
+});
+
+export const SummarySchema = z.strictObject({
+  total_requests: count('completed requests'),
+  total_tokens: count('generated tokens'),
+  elapsed_time: z.number().nonnegative().describe('the measured window (s)'),
+  avg_throughput_tokens_per_sec: z.number().nonnegative().describe('generated tokens ÷ measured window'),
+  total_storage_io_time: z.number().nonnegative().describe('sum of per-request storage I/O time (s)'),
+  storage_throughput_tokens_per_sec: z
+    .number()
+    .nonnegative()
+    .describe("The reference's formula: generated tokens ÷ the SUM of per-request I/O time over all concurrent requests (a per-request serial rate, not a system rate)"),
+  requests_per_second: z.number().nonnegative().describe('completed requests ÷ measured window'),
+  end_to_end_latency_ms: LatencyBlockSchema,
+  storage_io_latency_ms: LatencyBlockSchema,
+  generation_latency_ms: LatencyBlockSchema,
+  cache_stats: CacheStatsSchema,
+  qos_metrics: z.record(z.string(), QosClassSchema).describe('Per QoS class (interactive, responsive, batch)'),
+  prefix_cache_stats: PrefixCacheStatsSchema,
+  autoscaling_stats: z.array(ScaleEventSchema).describe('Every autoscaler decision; empty without autoscaling'),
+  autoscaling_summary: AutoscalingSummarySchema.nullable().describe('null without autoscaling'),
+  multi_turn_stats: z.strictObject({
+    cache_hits: count('earlier turns found in the cache'),
+    cache_misses: count('earlier turns not found'),
+    hit_rate: z.number().min(0).max(1),
+  }),
+});
+export type Summary = z.output<typeof SummarySchema>;
+
+/** Device counters shared by runs and replays. */
+const DeviceIoBase = {
+  device: z.string().describe('kernel name of the block device, e.g. nvme0n1'),
+  read_bytes: bytes('read from the device'),
+  written_bytes: bytes('written to the device'),
+  read_bytes_per_sec: rate('device read bytes', 'bytes/s'),
+  write_bytes_per_sec: rate('device write bytes', 'bytes/s'),
+};
+export const ReplayDeviceIoSchema = z.strictObject(DeviceIoBase);
+export const DeviceIoSchema = z.strictObject({
+  ...DeviceIoBase,
+  read_ops: count('read operations the device completed'),
+  write_ops: count('write operations the device completed'),
+  note: z.string(),
+});
+export type DeviceIo = z.output<typeof DeviceIoSchema>;
+
+export const WorkloadSourceSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('synthetic') }),
+  z.strictObject({
+    kind: z.literal('sharegpt'),
+    path: z.string(),
+    tokenizer: z.string().describe("'cl100k_base' or 'chars'"),
+    records: count('records read'),
+    conversationsLoaded: count('conversations with at least one turn'),
+    turns: count('turns loaded'),
+    skippedPairs: count('message pairs that were not (human, assistant)'),
+    skippedRecords: count('records that gave no turn'),
+  }),
+  z.strictObject({
+    kind: z.literal('burstgpt'),
+    files: z.array(z.string()),
+    rows: count('valid rows read (first pass)'),
+    skipped_rows: count('unparsable rows skipped'),
+    skipped_examples: z.array(z.strictObject({ file: z.string(), line: z.number().int().positive(), reason: z.string() })).describe('the first five skipped rows'),
+  }),
+]);
+export type WorkloadSourceJson = z.output<typeof WorkloadSourceSchema>;
+
+const JsonRecord = z.record(z.string(), z.json());
+export const EffectiveConfigSchema = z
+  .strictObject({
+    args: JsonRecord.describe('every flag in force, snake_case'),
+    model: JsonRecord.describe('the resolved model configuration'),
+    config: JsonRecord.describe('the --config file after defaults, snake_case'),
+  })
+  .describe('The whole effective configuration');
+export type EffectiveConfig = z.output<typeof EffectiveConfigSchema>;
+
+export const MachineSchema = z
+  .strictObject({
+    cpu_model: z.string(),
+    cpu_count: count('CPUs this process may use (os.availableParallelism)'),
+    total_memory_bytes: bytes('physical memory'),
+    kernel_release: z.string(),
+    node_version: z.string(),
+    cache_dir: z
+      .strictObject({
+        file_system: z.string(),
+        block_device: z.string().nullable().describe('the physical device under the cache dir; null when not resolvable (tmpfs, overlay, RAID…)'),
+        device_model: z.string().nullable().describe('/sys/block/<dev>/device/model; null when unknown'),
+      })
+      .nullable()
+      .describe('null in trace mode (no cache directory)'),
+  })
+  .describe('The host, captured once at run time');
+export type MachineJson = z.output<typeof MachineSchema>;
+
+const HistogramSchema = z.strictObject({
+  encoded: z.string().describe('compressed base64 HdrHistogram, microsecond values'),
+  count: count('samples'),
+  sum_ms: z.number().nonnegative().describe('exact sum of the samples (ms)'),
+});
+
+const StopReasonSchema = z.enum(['duration', 'max_requests', 'interrupted', 'failed', 'capacity_peak', 'workload_complete']);
+
+/** Fields the run and replay `kvcache_bench` blocks share, in output order. */
+const ToolFields = {
+  tool: z.literal('kvcache-bench'),
+  version: z.string().describe('kvcache-bench version'),
+  schema_version: z.literal(SCHEMA_VERSION).describe('version of this document shape'),
+};
+
+export const KvcacheBenchSchema = z
+  .strictObject({
+    ...ToolFields,
+    started_at: z.iso.datetime().describe('start of the measured window (ISO 8601, UTC)'),
+    stop_reason: StopReasonSchema,
+    interrupted: z.boolean(),
+    measured_window_sec: z.number().nonnegative().describe('from the first issued request to the last completed I/O: the denominator of every rate (s)'),
+    nominal_duration_sec: z.number().positive().describe('--duration (s)'),
+    requests_aborted_at_stop: count('requests cut short by the end of the run'),
+    workers: count('concurrent request workers'),
+    model: z.string(),
+    kv_bytes_per_token: count('KV-cache bytes per token of the model'),
+    queue_wait_ms: LatencyBlockSchema,
+    prefill_latency_ms: LatencyBlockSchema,
+    decode_latency_ms: LatencyBlockSchema,
+    storage_bytes: z
+      .strictObject({
+        read_bytes: bytes('storage tier kv bytes read'),
+        written_bytes: bytes('storage tier kv bytes written'),
+        read_bytes_per_sec: rate('read_bytes', 'bytes/s'),
+        write_bytes_per_sec: rate('written_bytes', 'bytes/s'),
+        read_gib_per_sec: rate('read_bytes', 'GiB/s'),
+        write_gib_per_sec: rate('written_bytes', 'GiB/s'),
+      })
+      .describe("What the tool's storage tier moved, incl. demotions"),
+    device_io: DeviceIoSchema.nullable().describe('/proc/diskstats of the cache dir device over the measured window (whole-device counters); null when not resolvable'),
+    workload_source: WorkloadSourceSchema,
+    storage_dir: z.string(),
+    storage_io_mode: z.string().describe("'direct', 'buffered' or 'none (trace mode)'"),
+    storage_file_system: z.string(),
+    event_loop_delay_ms: z.strictObject({ mean: z.number(), p50: z.number(), p99: z.number(), max: z.number() }).describe("the harness's own stalls (ms)"),
+    conversations_lost_to_limit: count('conversations dropped by the live-conversation limit'),
+    entry_sizes: z
+      .strictObject({
+        count: count('live entries at the end'),
+        minBytes: bytes('smallest'),
+        meanBytes: z.number().nonnegative().describe('mean (bytes)'),
+        p95Bytes: bytes('95th percentile'),
+        maxBytes: bytes('largest'),
+      })
+      .describe('Sizes of the entries live at the end of the run'),
+    warnings: z.array(z.string()),
+    effective_config: EffectiveConfigSchema,
+    machine: MachineSchema,
+    latency_histograms: z.record(z.string(), HistogramSchema).describe('Every latency distribution with samples, by name'),
+  })
+  .describe('kvcache-bench additions (new names, never a changed meaning)');
+export type KvcacheBench = z.output<typeof KvcacheBenchSchema>;
+
+const SecondsList = z.array(z.number().nonnegative()).optional().describe('per-request latencies (s); only with --keep-latency-samples');
+
+export const ResultsSchema = z
+  .strictObject({
+    requests_completed: count('completed requests'),
+    total_tokens_generated: count('generated tokens'),
+    total_storage_io_latency: z.number().nonnegative().describe('sum of per-request storage I/O time (s)'),
+    total_generation_latency: z.number().nonnegative().describe('sum of per-request generation time (s)'),
+    end_to_end_latencies: SecondsList,
+    storage_latencies: SecondsList,
+    generation_latencies: SecondsList,
+    throughput_timeline: z.array(TimelinePointSchema).describe('one point per autoscaler sample'),
+    multi_turn_cache_hits: count('earlier turns found in the cache'),
+    multi_turn_cache_misses: count('earlier turns not found'),
+    seed: z.number().int(),
+    summary: SummarySchema,
+    kvcache_bench: KvcacheBenchSchema,
+  })
+  .meta({ title: 'kvcache-bench results', description: `Results of a kv-cache run (schema ${SCHEMA_VERSION}). Every _gb / _gbps field is GiB / GiB/s (2^30).` });
+export type ResultsDocument = z.output<typeof ResultsSchema>;
+
+export const ReplayResultsSchema = z
+  .strictObject({
+    replay: z.strictObject({
+      trace: z.string(),
+      rows: count('trace rows read'),
+      writes: count('writes replayed'),
+      reads: count('reads replayed'),
+      deletes: count('deletes replayed'),
+      write_bytes: bytes('written'),
+      read_bytes: bytes('read'),
+      skipped_other_tier_rows: count('rows of other tiers, not replayed'),
+      missing_keys: count('reads or deletes of keys never written'),
+      concurrency: count('operations in flight'),
+      paced: z.boolean(),
+      all_tiers: z.boolean(),
+    }),
+    elapsed_time: z.number().nonnegative().describe('the measured window (s)'),
+    summary: z.strictObject({ cache_stats: CacheStatsSchema }),
+    kvcache_bench: z.strictObject({
+      ...ToolFields,
+      measured_window_sec: z.number().nonnegative(),
+      storage_dir: z.string(),
+      storage_io_mode: z.string(),
+      storage_file_system: z.string(),
+      device_io: ReplayDeviceIoSchema.nullable(),
+      machine: MachineSchema,
+    }),
+  })
+  .meta({ title: 'kvcache-bench replay results', description: `Results of kv-cache replay (schema ${SCHEMA_VERSION})` });
+export type ReplayResultsDocument = z.output<typeof ReplayResultsSchema>;
+
+export type SchemaName = 'run' | 'replay';
+
+/** The published JSON Schema (draft 2020-12) of a results document, generated from the zod schema. */
+export function resultsJsonSchema(which: SchemaName = 'run'): Record<string, unknown> {
+  return z.toJSONSchema(which === 'run' ? ResultsSchema : ReplayResultsSchema, { target: 'draft-2020-12' });
+}
+
+/** A results file's text, checked against the schema (readers of saved results, e.g. bench scripts). */
+export function parseResults(text: string): ResultsDocument {
+  return ResultsSchema.parse(JSON.parse(text));
+}

@@ -1,0 +1,48 @@
+// The machine context: host figures, and the cache dir's device and model resolved through a fake
+// /sys tree built for the temp dir's real device number.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { availableParallelism, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { captureMachine } from '../../src/engine/machine.js';
+import { splitDevT } from '../../src/metrics/diskstats.js';
+import { withTempDir } from '../util/temp-dir.js';
+
+/** A /sys tree under `sys` where the device holding `dir` is a whole disk called `name`. */
+async function fakeSys(sys: string, dir: string, name: string, model?: string): Promise<void> {
+  const { major, minor } = splitDevT((await stat(dir, { bigint: true })).dev);
+  const disk = join(sys, 'devices', 'test', 'block', name);
+  await mkdir(join(disk, 'device'), { recursive: true });
+  await writeFile(join(disk, 'dev'), `${major}:${minor}\n`);
+  await mkdir(join(sys, 'dev', 'block'), { recursive: true });
+  await symlink(disk, join(sys, 'dev', 'block', `${major}:${minor}`));
+  await mkdir(join(sys, 'block', name, 'device'), { recursive: true });
+  if (model !== undefined) await writeFile(join(sys, 'block', name, 'device', 'model'), model);
+}
+
+test('host figures and the cache dir device model (trimmed) from /sys', async () => {
+  await withTempDir(async (dir) => {
+    const sys = join(dir, 'sys');
+    await fakeSys(sys, dir, 'fakedisk0', 'Fake Disk 9000    \n');
+    const m = await captureMachine({ dir, fileSystem: 'ext2/3/4' }, sys);
+    assert.deepEqual(m.cacheDir, { fileSystem: 'ext2/3/4', blockDevice: 'fakedisk0', deviceModel: 'Fake Disk 9000' });
+    assert.equal(m.cpuCount, availableParallelism());
+    assert.equal(m.totalMemoryBytes, totalmem());
+    assert.equal(m.kernelRelease, release());
+    assert.equal(m.nodeVersion, process.version);
+    assert.notEqual(m.cpuModel, '');
+  });
+});
+
+test('a device without a model file, an unresolvable device, and trace mode', async () => {
+  await withTempDir(async (dir) => {
+    const sys = join(dir, 'sys');
+    await fakeSys(sys, dir, 'virtdisk');
+    assert.deepEqual((await captureMachine({ dir, fileSystem: 'xfs' }, sys)).cacheDir, { fileSystem: 'xfs', blockDevice: 'virtdisk', deviceModel: null });
+    const empty = join(dir, 'empty-sys');
+    await mkdir(empty);
+    assert.deepEqual((await captureMachine({ dir, fileSystem: 'tmpfs' }, empty)).cacheDir, { fileSystem: 'tmpfs', blockDevice: null, deviceModel: null });
+    assert.equal((await captureMachine({ fileSystem: 'none' }, sys)).cacheDir, null);
+  });
+});
