@@ -3,7 +3,7 @@
 // printed is exactly what is saved. Our additions come last.
 import type { PerformanceProfile } from '../metrics/cache-stats.js';
 import type { ProgressSnapshot } from '../engine/run.js';
-import type { RunConfig } from '../engine/run-config.js';
+import type { RunConfig } from '../settings/run-config.js';
 import { kvBytesPerToken } from '../model/models.js';
 import { TIERS } from '../metrics/cache-stats-schema.js';
 import { GiB, MiB } from '../util/units.js';
