@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { entryKeyMaterial, fillPayload, payloadSource } from '../src/data/payload.js';
 import { PayloadPool } from '../src/data/payload-pool.js';
 import { GiB, MiB } from '../src/util/units.js';
-import { ensureFio } from './common.js';
+import { ensureFio } from './lib/fio.js';
 
 const SEED = 42;
 /** The pool cases generate their total as entries of this size, one key each. */

@@ -4,7 +4,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { machineLine, numberArgs, runKvCache } from './common.js';
+import { numberArgs } from './lib/args.js';
+import { runKvCache, storageOnlyArgs } from './lib/kv-cache.js';
+import { machineLine } from './lib/machine.js';
 import { parseResults } from '../src/report/results-schema.js';
 
 const opts = numberArgs({ seconds: 120, users: 20 });
@@ -21,7 +23,7 @@ function statusKiB(pid: number, field: string): number | undefined {
 const dir = mkdtempSync(join(tmpdir(), 'kv-memory-'));
 try {
   console.log(machineLine());
-  const args = ['--model', 'llama3.1-8b', '--num-users', String(opts.users), '--duration', String(opts.seconds), '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--generation-mode', 'none', '--cache-dir', join(dir, 'kv'), '--storage-capacity-gb', '30', '--seed', '1', '--no-progress', '--output', join(dir, 'r.json')];
+  const args = storageOnlyArgs({ model: 'llama3.1-8b', users: opts.users, seconds: opts.seconds, cacheDir: join(dir, 'kv'), capacityGiB: 30, output: join(dir, 'r.json') });
   console.log(`command: kv-cache ${args.join(' ')}`);
   const samples: Array<{ t: number; rssMiB: number }> = [];
   let peakKiB = 0;

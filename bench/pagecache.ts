@@ -2,7 +2,7 @@
 // mode every byte the tier reads comes from the device; in buffered mode reads right after writing are
 // served from the page cache (device bytes ≈ 0), which is how the reference's reads flatter a device
 // (spec §11.5, §11.6). Usage: node dist/bench/pagecache.js [--gib 3] [--entry-mib 256] [--dir D]
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -16,6 +16,7 @@ import type { DiskDelta } from '../src/metrics/diskstats.js';
 import { FileBackend } from '../src/tiers/file.js';
 import type { IoMode } from '../src/tiers/file.js';
 import { GiB, MiB } from '../src/util/units.js';
+import { queueAttr } from './lib/machine.js';
 
 const SEED = 20260301;
 const CHUNK = 4 * MiB;
@@ -118,15 +119,11 @@ function row(mode: string, name: string, p: PhaseResult, pick: (d: DiskDelta) =>
   ]);
 }
 
-async function sysfsAttr(dev: string, attr: string): Promise<string> {
-  return (await readFile(`/sys/block/${dev}/queue/${attr}`, 'utf8').catch(() => 'n/a')).trim();
-}
-
-async function describeDevice(watch: DiskWatch | undefined, dir: string): Promise<string> {
+function describeDevice(watch: DiskWatch | undefined, dir: string): string {
   if (watch === undefined) return `device: none resolvable for ${dir}, so no device counters`;
   const { name, major, minor, chain } = watch.device;
   const attrs = ['logical_block_size', 'dma_alignment', 'rotational', 'max_sectors_kb'];
-  const values = await Promise.all(attrs.map(async (a) => `${a} ${await sysfsAttr(name, a)}`));
+  const values = attrs.map((a) => `${a} ${queueAttr(name, a)}`);
   return `device: ${name} (${major}:${minor}, via ${chain.join(' → ')}), ${values.join(', ')}`;
 }
 
@@ -149,7 +146,7 @@ async function main(): Promise<void> {
       `machine: ${cpu[0]?.model ?? 'unknown cpu'} x${cpu.length}, ${(totalmem() / GiB).toFixed(1)} GiB RAM, ` +
         `Linux ${release()}, Node ${process.version}`,
     );
-    console.log(await describeDevice(watch, dir));
+    console.log(describeDevice(watch, dir));
     console.log(
       `dir ${dir}: ${count} entries × ${entryBytes / MiB} MiB = ` +
         `${((count * entryBytes) / GiB).toFixed(2)} GiB, one operation at a time, ` +

@@ -4,7 +4,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { machineLine, numberArgs, runKvCache, writeZeroThinkConfig } from './common.js';
+import { numberArgs } from './lib/args.js';
+import { runKvCache, writeZeroThinkConfig } from './lib/kv-cache.js';
+import { machineLine } from './lib/machine.js';
 import { parseResults } from '../src/report/results-schema.js';
 
 const opts = numberArgs({ seconds: 10, users: 100, rounds: 3 });

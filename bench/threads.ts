@@ -4,7 +4,10 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLK_TCK, machineLine, numberArgs, procStatFields, runKvCache, writeZeroThinkConfig } from './common.js';
+import { numberArgs } from './lib/args.js';
+import { runKvCache, storageOnlyArgs, writeZeroThinkConfig } from './lib/kv-cache.js';
+import { machineLine } from './lib/machine.js';
+import { CLK_TCK, procStatFields } from './lib/proc.js';
 import { parseResults } from '../src/report/results-schema.js';
 
 const opts = numberArgs({ seconds: 20, users: 8 });
@@ -37,7 +40,8 @@ try {
   const config = writeZeroThinkConfig(dir);
   for (const mode of ['--prefill-only', '--decode-only']) {
     const out = join(dir, `r${mode}.json`);
-    const args = ['--model', 'llama3.1-8b', '--num-users', String(opts.users), '--duration', String(opts.seconds), '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--generation-mode', 'none', '--config', config, mode, '--disable-multi-turn', '--disable-prefix-caching', '--cache-dir', join(dir, 'kv'), '--storage-capacity-gb', '30', '--seed', '1', '--no-progress', '--output', out];
+    const node = mode === '--prefill-only' ? 'prefill' : 'decode';
+    const args = storageOnlyArgs({ model: 'llama3.1-8b', users: opts.users, seconds: opts.seconds, config, node, cacheDir: join(dir, 'kv'), capacityGiB: 30, output: out });
     console.log(`\ncommand: kv-cache ${args.join(' ')}`);
     // Sample every second; the measured phase is the end of the run (after setup or pre-population).
     // The results file appears when the measurement ends (before teardown): sampling stops there.

@@ -24,6 +24,13 @@ export interface AutoscaleLoopOptions {
   /** Called when capacity mode has found its peak. */
   readonly onPeak: () => void;
   readonly timeline: TimelinePoint[];
+  /** Calls `tick` every `ms`; returns its stop. Default setInterval (tests tick by hand). */
+  readonly every?: (tick: () => void, ms: number) => () => void;
+}
+
+function everyInterval(tick: () => void, ms: number): () => void {
+  const timer = setInterval(tick, ms);
+  return () => clearInterval(timer);
 }
 
 /** Starts sampling; returns the function that stops it. */
@@ -36,7 +43,7 @@ export function startAutoscaleLoop(o: AutoscaleLoopOptions): () => void {
   let lastBytes = storageBytes();
   let lastTokens = o.run.tokensGenerated;
   o.recorder.takeWindow(); // the first window starts now
-  const timer = setInterval(() => {
+  return (o.every ?? everyInterval)(() => {
     const now = o.clock.now();
     const sec = Math.max(1e-9, (now - lastMs) / 1000);
     const w = o.recorder.takeWindow();
@@ -57,5 +64,4 @@ export function startAutoscaleLoop(o: AutoscaleLoopOptions): () => void {
     if (event.action === 'stop') o.onPeak();
     else o.control.scaleTo(event.users);
   }, o.intervalMs);
-  return () => clearInterval(timer);
 }

@@ -25,6 +25,14 @@ export interface TraceWriterOptions {
   readonly zstdLevel?: number;
   /** The zstd executable. Default `zstd` from PATH. */
   readonly zstdCommand?: string;
+  /** Arms the flush timer; returns its cancel. Default an unref'd setTimeout (tests fire it by hand). */
+  readonly startTimer?: (fire: () => void, ms: number) => () => void;
+}
+
+function unrefTimeout(fire: () => void, ms: number): () => void {
+  const timer = setTimeout(fire, ms);
+  timer.unref(); // a pending flush never keeps the process alive
+  return () => clearTimeout(timer);
 }
 
 /** Epoch seconds that never step backwards during a run (a trace's deltas are what a replayer uses). */
@@ -47,11 +55,13 @@ export class TraceWriter {
   private dropped = 0;
   private failure: Error | null = null;
   private flushing: Promise<void> | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  /** Cancels the armed flush timer; null when none is armed. */
+  private cancelTimer: (() => void) | null = null;
   private closing: Promise<number> | null = null;
   private readonly clock: () => number;
   private readonly batchBytes: number;
   private readonly flushMs: number;
+  private readonly startTimer: (fire: () => void, ms: number) => () => void;
 
   private constructor(
     readonly path: string,
@@ -61,6 +71,7 @@ export class TraceWriter {
     this.clock = opts.epochSeconds ?? monotonicEpochSeconds;
     this.batchBytes = Math.max(1024, opts.batchBytes ?? DEFAULT_BATCH_BYTES);
     this.flushMs = opts.flushIntervalMs ?? DEFAULT_FLUSH_MS;
+    this.startTimer = opts.startTimer ?? unrefTimeout;
     this.current = Buffer.alloc(this.batchBytes);
     this.append(TRACE_HEADER + TRACE_EOL);
   }
@@ -128,12 +139,11 @@ export class TraceWriter {
 
   /** Rows wait at most flushMs in memory. */
   private armTimer(): void {
-    if (this.timer !== null) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
+    if (this.cancelTimer !== null) return;
+    this.cancelTimer = this.startTimer(() => {
+      this.cancelTimer = null;
       this.rotate();
     }, this.flushMs);
-    this.timer.unref();
   }
 
   /** Queues the current batch (if it holds anything) and starts the flush loop. */
@@ -172,8 +182,8 @@ export class TraceWriter {
   }
 
   private async finish(): Promise<number> {
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
+    this.cancelTimer?.();
+    this.cancelTimer = null;
     while (this.flushing !== null) await this.flushing; // a loop's end may start another (kick)
     if (this.failure === null) {
       try {

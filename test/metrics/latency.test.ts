@@ -1,7 +1,7 @@
+// The HDR latency histogram: percentile accuracy, exact mean, merge and encode/decode, constant memory.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LatencyHistogram } from '../../src/metrics/latency.js';
-import { Recorder } from '../../src/metrics/recorder.js';
 
 test('percentiles within 0.1 % of the exact values, exact mean', () => {
   const h = new LatencyHistogram();
@@ -39,18 +39,4 @@ test('memory stays constant: a million samples fit the same histogram', () => {
   for (let i = 0; i < 1_000_000; i++) h.recordMs((i % 5000) / 7);
   assert.equal(h.count, 1_000_000);
   assert.ok(h.encode().length < 64 * 1024);
-});
-
-test('recorder keeps total, host and device per tier and op, and resets', () => {
-  const r = new Recorder();
-  r.recordIo('storage', 'write', { totalMs: 3, hostMs: 1, deviceMs: 2 });
-  assert.equal(r.latency('storage_write').count, 1);
-  assert.ok(Math.abs(r.latency('storage_write_device').meanMs - 2) < 1e-9);
-  assert.ok(Math.abs(r.latency('storage_write_host').meanMs - 1) < 1e-9);
-  r.counters.cacheHits = 5;
-  r.traffic.cpu.readBytes = 10;
-  r.reset();
-  assert.equal(r.counters.cacheHits, 0);
-  assert.equal(r.traffic.cpu.readBytes, 0);
-  assert.equal(r.latencyIfAny('storage_write'), undefined);
 });

@@ -1,5 +1,5 @@
-// Recorder windows (the autoscaler's windowed percentiles): kept only once taken, each window holds
-// the placement writes and hit reads since the previous one, per `<tier>_<op>`.
+// The recorder: total, host and device latency per tier and operation, reset, and the windows of the
+// autoscaler (kept only once taken, each holding the placement writes and hit reads since the last).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Recorder } from '../../src/metrics/recorder.js';
@@ -18,4 +18,18 @@ test('windows start with the first takeWindow and hold what was recorded since t
   assert.equal(w.get('storage_read')?.count, 2);
   assert.equal(rec.takeWindow().size, 0, 'the next window starts empty');
   assert.equal(rec.latency('storage_read').count, 3, 'the run-long histogram keeps everything');
+});
+
+test('recorder keeps total, host and device per tier and op, and resets', () => {
+  const r = new Recorder();
+  r.recordIo('storage', 'write', { totalMs: 3, hostMs: 1, deviceMs: 2 });
+  assert.equal(r.latency('storage_write').count, 1);
+  assert.ok(Math.abs(r.latency('storage_write_device').meanMs - 2) < 1e-9);
+  assert.ok(Math.abs(r.latency('storage_write_host').meanMs - 1) < 1e-9);
+  r.counters.cacheHits = 5;
+  r.traffic.cpu.readBytes = 10;
+  r.reset();
+  assert.equal(r.counters.cacheHits, 0);
+  assert.equal(r.traffic.cpu.readBytes, 0);
+  assert.equal(r.latencyIfAny('storage_write'), undefined);
 });

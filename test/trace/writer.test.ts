@@ -1,11 +1,11 @@
 // Trace writer: 10,000-event round trips plain and .zst, the .zst opened by the system zstd gives the
-// same bytes as the plain file, close() counts rows, batching under backpressure, timed flushes, and
+// same bytes as the plain file, close() counts rows, batching under backpressure, flushes by timer (manual time) and by full batch, and
 // clear failures (unwritable path, a full device, a missing zstd, writing after close).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
 import type { CacheOptions } from '../../src/cache/tiered-cache.js';
 import { TraceWriteError } from '../../src/trace/errors.js';
@@ -13,6 +13,7 @@ import { TRACE_HEADER, formatRow } from '../../src/trace/format.js';
 import type { TraceEvent } from '../../src/trace/format.js';
 import { TraceWriter } from '../../src/trace/writer.js';
 import { ZSTD_MAGIC } from '../../src/trace/zstd.js';
+import { ManualTime } from '../util/manual-time.js';
 import { collect, sampleEvents, steppingClock, withTempDir, zstdDecompress } from './helpers.js';
 
 const N = 10_000;
@@ -26,6 +27,19 @@ async function writeAll(path: string, events: readonly TraceEvent[], batchBytes?
 function expectedCsv(events: readonly TraceEvent[]): string {
   const clock = steppingClock();
   return [TRACE_HEADER, ...events.map((e) => formatRow(e, clock()))].join('\n') + '\n';
+}
+
+/**
+ * The file's text once the write under way has landed: waits on the file-system thread pool
+ * (event-loop turns, bounded), never on a timer.
+ */
+async function fileOnceWritten(path: string): Promise<string> {
+  for (let turn = 0; turn < 100_000; turn++) {
+    const text = readFileSync(path, 'utf8');
+    if (text !== '') return text;
+    await nextTurn();
+  }
+  throw new Error(`${path} was never written`);
 }
 
 const EVENT: TraceEvent = { op: 'Write', tier: 'gpu', key: 'k', size: 1, phase: 'Prefill' };
@@ -92,19 +106,41 @@ describe('TraceWriter', () => {
       assert.equal(await seven.close(), 7);
     }));
 
-  test('write() does no I/O itself; rows reach the file within the flush interval', () =>
+  test('write() does no I/O itself; rows wait in memory until the flush timer fires, then reach the file', () =>
     withTempDir(async (dir) => {
+      const time = new ManualTime();
       const path = join(dir, 't.csv');
-      const w = await TraceWriter.open(path, { flushIntervalMs: 20 });
+      const w = await TraceWriter.open(path, { flushIntervalMs: 20, startTimer: time.after, epochSeconds: steppingClock() });
+      assert.equal(time.pending, 1, 'the header arms the timer');
       w.write(EVENT);
-      assert.equal(readFileSync(path, 'utf8'), '', 'nothing written synchronously');
-      let text = '';
-      for (let i = 0; i < 100 && !text.includes('Prefill'); i++) {
-        await sleep(20);
-        text = readFileSync(path, 'utf8');
-      }
-      assert.match(text, /^Timestamp,.*\n\d+\.\d{6},Write,1,Tier-0,k,Prefill\n$/);
-      assert.equal(await w.close(), 1);
+      w.write(EVENT);
+      assert.equal(time.pending, 1, 'one timer per batch, not per row');
+      await time.advance(19);
+      assert.equal(readFileSync(path, 'utf8'), '', 'nothing written before the timer fires');
+      await time.advance(1);
+      assert.equal(time.pending, 0);
+      const clock = steppingClock();
+      const twoRows = `${TRACE_HEADER}\n${formatRow(EVENT, clock())}\n${formatRow(EVENT, clock())}\n`;
+      assert.equal(await fileOnceWritten(path), twoRows);
+      w.write(EVENT);
+      assert.equal(time.pending, 1, 'the next row arms a new timer');
+      assert.equal(await w.close(), 3);
+      assert.equal(time.pending, 0, 'close cancels the timer');
+      assert.equal(readFileSync(path, 'utf8'), `${twoRows}${formatRow(EVENT, clock())}\n`);
+    }));
+
+  test('a full batch is written at once, without waiting for the timer', () =>
+    withTempDir(async (dir) => {
+      const time = new ManualTime();
+      const path = join(dir, 't.csv');
+      const w = await TraceWriter.open(path, { batchBytes: 1024, startTimer: time.after, epochSeconds: steppingClock() });
+      const events = sampleEvents(40); // well over 1 KiB of rows
+      for (const e of events) w.write(e);
+      const written = await fileOnceWritten(path);
+      assert.ok(written.length > 0 && written.length <= expectedCsv(events).length);
+      assert.ok(expectedCsv(events).startsWith(written), 'whole batches, in order');
+      assert.equal(await w.close(), 40);
+      assert.equal(readFileSync(path, 'utf8'), expectedCsv(events));
     }));
 
   test('observe is usable as the cache observer', () =>
@@ -152,8 +188,8 @@ describe('TraceWriter', () => {
         // zstd writes (and so fails) only once its compressed output fills a buffer: keep feeding it
         // rows that do not compress to nothing.
         const events = sampleEvents(1000);
-        const deadline = Date.now() + 10_000;
-        while (w.droppedRows === 0 && Date.now() < deadline) {
+        // Waits for the zstd process and the device, not a duration: up to 2,000 rounds of 5 ms.
+        for (let round = 0; w.droppedRows === 0 && round < 2000; round++) {
           for (const e of events) w.write(e);
           await sleep(5);
         }
