@@ -28,7 +28,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { PREPARE_ENTRY_TOKENS, PREPOP_ENTRIES_PER_USER } from '../src/engine/prepare.js';
-import { IO_CHUNK_BYTES } from '../src/engine/setup.js';
+import { IO_CHUNK_BYTES } from '../src/engine/tier-stack.js';
 import { DiskWatch, diskDelta, parseDiskStats } from '../src/metrics/diskstats.js';
 import type { DiskCounters, DiskDelta } from '../src/metrics/diskstats.js';
 import { BUILTIN_MODELS, entryBytes } from '../src/model/models.js';

@@ -107,7 +107,7 @@ function resultsJson(a: ReplayArgs, r: ReplayResult, version: string): Record<st
       all_tiers: a.allTiers,
     },
     elapsed_time: r.elapsedSec,
-    summary: { cache_stats: buildCacheStats(r.recorder, {}, r.elapsedSec, 'latency') },
+    summary: { cache_stats: buildCacheStats(r.recorded, {}, r.elapsedSec, 'latency') },
     kvcache_bench: {
       tool: 'kvcache-bench',
       version,
@@ -124,8 +124,8 @@ function summaryText(r: ReplayResult): string {
   const c = r.counts;
   const gibps = (b: number): string => (r.elapsedSec > 0 ? b / r.elapsedSec / GiB : 0).toFixed(3);
   const lat = (name: string): string => {
-    const h = r.recorder.latencyIfAny(name);
-    return h === undefined ? '-' : `p50 ${h.percentileMs(50).toFixed(2)}  p95 ${h.percentileMs(95).toFixed(2)}  p99 ${h.percentileMs(99).toFixed(2)} ms`;
+    const h = r.recorded.latencies[name];
+    return h === undefined ? '-' : `p50 ${h.p50.toFixed(2)}  p95 ${h.p95.toFixed(2)}  p99 ${h.p99.toFixed(2)} ms`;
   };
   const lines = [
     `Replayed ${c.writes} writes (${(c.writeBytes / GiB).toFixed(3)} GiB), ${c.reads} reads (${(c.readBytes / GiB).toFixed(3)} GiB), ${c.deletes} deletes in ${r.elapsedSec.toFixed(2)} s`,

@@ -3,7 +3,7 @@
 import type { TierName } from '../tiers/backend.js';
 import { GiB } from '../util/units.js';
 import { LatencyHistogram } from './latency.js';
-import type { Recorder } from './recorder.js';
+import type { RecorderSnapshot } from './recorder.js';
 import { TIER_NAMES, kvReadBytes, kvWriteBytes } from './recorder.js';
 
 export type PerformanceProfile = 'latency' | 'throughput';
@@ -30,21 +30,15 @@ export interface StorageHealth {
   readonly total_count: number;
 }
 
-const PERCENTILES: ReadonlyArray<readonly [string, number]> = [
-  ['p50', 50],
-  ['p95', 95],
-  ['p99', 99],
-  ['p999', 99.9],
-  ['p9999', 99.99],
-];
+const PERCENTILES = ['p50', 'p95', 'p99', 'p999', 'p9999'] as const;
 
-function percentileFields(rec: Recorder, histogram: string, prefix: string, out: Record<string, unknown>): void {
-  const h = rec.latencyIfAny(histogram);
+function percentileFields(rec: RecorderSnapshot, histogram: string, prefix: string, out: Record<string, unknown>): void {
+  const h = rec.latencies[histogram];
   if (h === undefined) return;
-  for (const [name, p] of PERCENTILES) out[`${prefix}_${name}_ms`] = h.percentileMs(p);
+  for (const p of PERCENTILES) out[`${prefix}_${p}_ms`] = h[p];
 }
 
-export function cacheHitRate(rec: Recorder): number {
+export function cacheHitRate(rec: RecorderSnapshot): number {
   const { cacheHits, cacheMisses } = rec.counters;
   return cacheHits + cacheMisses === 0 ? 0 : cacheHits / (cacheHits + cacheMisses);
 }
@@ -55,7 +49,7 @@ export function cacheHitRate(rec: Recorder): number {
  * count as written, bytes demoted out as read), as the reference's tests assert.
  */
 export function buildCacheStats(
-  rec: Recorder,
+  rec: RecorderSnapshot,
   occupancy: Partial<Record<TierName, TierOccupancy>>,
   elapsedSec: number,
   profile: PerformanceProfile,
@@ -115,7 +109,7 @@ export function buildCacheStats(
 }
 
 /** Fields the reference lacks: exact bytes per kind of traffic, wall-clock rates, demotion latencies. */
-function honestFields(rec: Recorder, occupancy: Partial<Record<TierName, TierOccupancy>>, elapsedSec: number): Record<string, unknown> {
+function honestFields(rec: RecorderSnapshot, occupancy: Partial<Record<TierName, TierOccupancy>>, elapsedSec: number): Record<string, unknown> {
   const out: Record<string, unknown> = {
     evictions: rec.counters.evictions,
     measured_window_sec: elapsedSec,
@@ -147,16 +141,16 @@ function honestFields(rec: Recorder, occupancy: Partial<Record<TierName, TierOcc
   return out;
 }
 
-function p95Ms(rec: Recorder, ...names: string[]): number | undefined {
+function p95Ms(rec: RecorderSnapshot, ...names: string[]): number | undefined {
   for (const n of names) {
-    const h = rec.latencyIfAny(n);
-    if (h !== undefined) return h.percentileMs(95);
+    const h = rec.latencies[n];
+    if (h !== undefined) return h.p95;
   }
   return undefined;
 }
 
 /** The reference's PASS/FAIL verdict; each criterion appears only when it has data. */
-export function storageHealth(rec: Recorder, profile: PerformanceProfile, elapsedSec: number): StorageHealth {
+export function storageHealth(rec: RecorderSnapshot, profile: PerformanceProfile, elapsedSec: number): StorageHealth {
   const criteria: HealthCriterion[] = [];
   const add = (name: string, target: number, actual: number, unit: string, passed: boolean): void => {
     criteria.push({ name, target, actual, unit, passed });
@@ -166,12 +160,12 @@ export function storageHealth(rec: Recorder, profile: PerformanceProfile, elapse
     if (w !== undefined) add('Storage Tier Write Device P95 < 500ms', 500, w, 'ms', w < 500);
     const r = p95Ms(rec, 'storage_read_device', 'storage_read');
     if (r !== undefined) add('Storage Tier Read Device P95 < 200ms', 200, r, 'ms', r < 200);
-    const cpu = rec.latencyIfAny('cpu_read');
-    const cpuW = rec.latencyIfAny('cpu_write');
+    const cpu = rec.latencies.cpu_read;
+    const cpuW = rec.latencies.cpu_write;
     if (cpu !== undefined || cpuW !== undefined) {
       const both = new LatencyHistogram();
-      if (cpu !== undefined) both.add(cpu);
-      if (cpuW !== undefined) both.add(cpuW);
+      if (cpu !== undefined) both.add(LatencyHistogram.decode(cpu.encoded));
+      if (cpuW !== undefined) both.add(LatencyHistogram.decode(cpuW.encoded));
       const p = both.percentileMs(95);
       add('CPU RAM P95 < 150ms', 150, p, 'ms', p < 150);
     }

@@ -49,7 +49,7 @@ export function formatSummary(r: RunResult, results: Obj): string {
   };
   lat('END-TO-END LATENCY', obj(s.end_to_end_latency_ms));
   lat('PER-REQUEST STORAGE LATENCY', obj(s.storage_io_latency_ms));
-  if (r.run.totalGenerationMs > 0) lat('TOKEN GENERATION LATENCY', obj(s.generation_latency_ms));
+  if (r.requests.totalGenerationMs > 0) lat('TOKEN GENERATION LATENCY', obj(s.generation_latency_ms));
 
   section(lines, 'STORAGE PERFORMANCE');
   const reads = num(cs.total_read_bytes);
@@ -129,7 +129,7 @@ export function formatSummary(r: RunResult, results: Obj): string {
   lines.push(
     `  storage: ${r.storage.dir} (${r.storage.fileSystem}, ${r.storage.ioMode} I/O)   workers: ${r.workers}`,
     `  event-loop delay ms: p50 ${eld.p50.toFixed(2)}  p99 ${eld.p99.toFixed(2)}  max ${eld.max.toFixed(2)}`,
-    `  requests cut short at stop: ${r.run.requestsAborted}`,
+    `  requests cut short at stop: ${r.requests.requestsAborted}`,
   );
   for (const w of r.warnings) lines.push(`  WARNING: ${w}`);
   lines.push(RULE);

@@ -1,20 +1,19 @@
 // The results file (spec §6.3): every field of the reference with its name, unit and formula, so its
 // consumers keep working, plus our additions in a `kvcache_bench` block and under new names.
 import { buildCacheStats } from '../metrics/cache-stats.js';
-import type { LatencyHistogram } from '../metrics/latency.js';
+import type { LatencySnapshot, LatencySummaryMs } from '../metrics/latency.js';
 import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
 import type { RunResult } from '../metrics/result.js';
 import type { DiskDelta } from '../metrics/diskstats.js';
 import { GiB } from '../util/units.js';
 
-function latencyBlock(h: LatencyHistogram): Record<string, number> {
-  const s = h.summary();
+function latencyBlock(s: LatencySummaryMs): Record<string, number> {
   return { mean: s.mean, p50: s.p50, p95: s.p95, p99: s.p99, p999: s.p999, p9999: s.p9999 };
 }
 
 /** The reference's `summary` block. */
 function buildSummary(r: RunResult): Record<string, unknown> {
-  const m = r.run;
+  const m = r.requests;
   const elapsed = r.elapsedSec;
   const storageSec = m.totalStorageMs / 1000;
   const mtTotal = m.multiTurnHits + m.multiTurnMisses;
@@ -31,8 +30,8 @@ function buildSummary(r: RunResult): Record<string, unknown> {
     end_to_end_latency_ms: latencyBlock(m.e2e),
     storage_io_latency_ms: latencyBlock(m.storage),
     generation_latency_ms: latencyBlock(m.generation),
-    cache_stats: buildCacheStats(r.recorder, r.occupancy, elapsed, r.performanceProfile),
-    qos_metrics: m.qos.metrics(),
+    cache_stats: buildCacheStats(r.recorded, r.occupancy, elapsed, r.performanceProfile),
+    qos_metrics: m.qos,
     prefix_cache_stats:
       r.prefix === undefined
         ? {}
@@ -55,16 +54,16 @@ function buildSummary(r: RunResult): Record<string, unknown> {
 
 /** Figures the reference lacks, each named for what it is (bytes, seconds, wall-clock rates). */
 function buildAdditions(r: RunResult): Record<string, unknown> {
-  const m = r.run;
-  const rec = r.recorder;
+  const m = r.requests;
+  const rec = r.recorded;
   const elapsed = r.elapsedSec;
   const perSec = (bytes: number): number => (elapsed > 0 ? bytes / elapsed : 0);
   const st = rec.traffic.storage;
   const histograms: Record<string, { encoded: string; count: number; sum_ms: number }> = {};
-  const add = (name: string, h: LatencyHistogram): void => {
-    if (h.count > 0) histograms[name] = { encoded: h.encode(), count: h.count, sum_ms: h.meanMs * h.count };
+  const add = (name: string, h: LatencySnapshot | undefined): void => {
+    if (h !== undefined && h.count > 0) histograms[name] = { encoded: h.encoded, count: h.count, sum_ms: h.mean * h.count };
   };
-  for (const name of rec.histogramNames()) add(name, rec.latency(name));
+  for (const [name, h] of Object.entries(rec.latencies)) add(name, h);
   add('request_end_to_end', m.e2e);
   add('request_storage', m.storage);
   add('request_generation', m.generation);
@@ -130,7 +129,7 @@ export function deviceIoJson(device: { readonly name: string; readonly delta: Di
 }
 
 export function buildResultsJson(r: RunResult): Record<string, unknown> {
-  const m = r.run;
+  const m = r.requests;
   const out: Record<string, unknown> = {
     requests_completed: m.requestsCompleted,
     total_tokens_generated: m.tokensGenerated,

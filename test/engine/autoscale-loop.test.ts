@@ -9,7 +9,7 @@ import { Autoscaler } from '../../src/engine/autoscaler.js';
 import { startAutoscaleLoop } from '../../src/engine/autoscale-loop.js';
 import type { TimelinePoint } from '../../src/engine/autoscale-loop.js';
 import { Recorder } from '../../src/metrics/recorder.js';
-import { RunMetrics } from '../../src/metrics/run-metrics.js';
+import { RequestMetrics } from '../../src/metrics/request-metrics.js';
 import { monotonicClock } from '../../src/util/clock.js';
 import type { Request } from '../../src/workload/request.js';
 
@@ -25,7 +25,7 @@ function endless(userId: string): StepSource {
 
 test('qos autoscaling: user count rises then falls as latency grows with users, and throughput follows', async () => {
   const recorder = new Recorder();
-  const run = new RunMetrics({ batch: { targetP95Ms: 1000 } }, false);
+  const requests = new RequestMetrics({ batch: { targetP95Ms: 1000 } }, false);
   const autoscaler = new Autoscaler(
     { mode: 'qos', targetSaturation: 0.8, minUsers: 1, maxUsers: 64, scaleUpFactor: 2, scaleDownFactor: 0.5, consecutiveSamplesRequired: 1, readLatencyP95ThresholdMs: 100, historyWindowSize: 2 },
     1,
@@ -41,20 +41,20 @@ test('qos autoscaling: user count rises then falls as latency grows with users, 
     workers: 64,
     clock: monotonicClock,
     startMs,
-    process: async (req) => {
+    serve: async (req) => {
       await sleep(4); // service time independent of load: the request rate is proportional to users
       // The storage reports a read latency that grows with the active users (10 ms per user).
       const latency = 10 * (control?.activeUsers ?? 1);
       recorder.recordIo('storage', 'read', { totalMs: latency, hostMs: 0, deviceMs: latency });
       // A saturated device: the bandwidth stays flat (1 GB/s) however many users share it.
       recorder.traffic.storage.readBytes = Math.round(1e6 * (monotonicClock.now() - startMs));
-      run.record({ qos: req.qos, e2eMs: 4, queueMs: 0, storageMs: latency, generationMs: 0, generatedTokens: req.generationTokens, multiTurnHits: 0, multiTurnMisses: 0 });
+      requests.record({ qos: req.qos, e2eMs: 4, queueMs: 0, storageMs: latency, generationMs: 0, generatedTokens: req.generationTokens, multiTurnHits: 0, multiTurnMisses: 0 });
     },
     sleep: (ms, signal) => sleep(ms, undefined, { signal }),
     stop: stop.signal,
     onStart: (c) => {
       control = c;
-      stopLoop = startAutoscaleLoop({ autoscaler, control: c, recorder, run, clock: monotonicClock, startMs, intervalMs: 150, onPeak: () => stop.abort(), timeline });
+      stopLoop = startAutoscaleLoop({ autoscaler, control: c, recorder, requests, clock: monotonicClock, startMs, intervalMs: 150, onPeak: () => stop.abort(), timeline });
     },
   });
   await sleep(3000);

@@ -59,7 +59,7 @@ test('closed loop: a user never has two requests in flight, and every request ru
     workers: 3,
     clock: monotonicClock,
     startMs: monotonicClock.now(),
-    process: async (req) => {
+    serve: async (req) => {
       const n = (inFlight.get(req.userId) ?? 0) + 1;
       assert.equal(n, 1, 'one request of a user at a time');
       inFlight.set(req.userId, n);
@@ -84,7 +84,7 @@ test('a request is not issued before its scheduled time', async () => {
     workers: 1,
     clock: monotonicClock,
     startMs: start,
-    process: async () => void issued.push(monotonicClock.now() - start),
+    serve: async () => void issued.push(monotonicClock.now() - start),
     sleep: (ms, signal) => sleep(ms, undefined, { signal }),
     stop: new AbortController().signal,
   });
@@ -102,7 +102,7 @@ test('higher priority is served first when workers are scarce', async () => {
     workers: 1,
     clock: monotonicClock,
     startMs: monotonicClock.now(),
-    process: async (req) => {
+    serve: async (req) => {
       if (req.userId === 'blocker') await gate;
       order.push(req.priority);
     },
@@ -123,7 +123,7 @@ test('stop drops queued requests and returns once in-flight work ends', async ()
     workers: 2,
     clock: monotonicClock,
     startMs: monotonicClock.now(),
-    process: async () => void processed++,
+    serve: async () => void processed++,
     sleep: (ms, signal) => sleep(ms, undefined, { signal }),
     stop: stop.signal,
   });
@@ -147,7 +147,7 @@ test('scaleTo really changes the number of users issuing requests', async () => 
     workers: 8,
     clock: monotonicClock,
     startMs: monotonicClock.now(),
-    process: async (req) => {
+    serve: async (req) => {
       perUser.set(req.userId, (perUser.get(req.userId) ?? 0) + 1);
       await sleep(2);
     },
