@@ -14,7 +14,7 @@ import { slotPayloadSource } from '../src/data/inline-payload.js';
 import { DiskWatch } from '../src/metrics/diskstats.js';
 import type { DiskDelta } from '../src/metrics/diskstats.js';
 import { FileBackend } from '../src/tiers/file.js';
-import type { IoMode } from '../src/tiers/file.js';
+import type { IoMode } from '../src/settings/choices.js';
 import { GiB, MiB } from '../src/util/units.js';
 import { queueAttr } from './lib/machine.js';
 

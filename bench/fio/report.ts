@@ -1,5 +1,5 @@
 // What bench:fio prints: the setting, a table per round, and the medians with the final verdicts.
-import { IO_CHUNK_BYTES } from '../../src/engine/setup.js';
+import { IO_CHUNK_BYTES } from '../../src/engine/tier-stack.js';
 import type { DiskWatch } from '../../src/metrics/diskstats.js';
 import { GiB, KiB } from '../../src/util/units.js';
 import { pickBytes } from '../lib/disk-window.js';

@@ -12,6 +12,7 @@ import { ConfigError } from './errors.js';
 import { fileStamp } from '../util/dates.js';
 import { buildReplayResultsJson, formatReplaySummary } from '../report/replay-report.js';
 import { outputProblems } from './cache-dir.js';
+import type { IoMode } from '../settings/choices.js';
 
 const REPLAY_HELP = `Usage: kv-cache replay TRACE [options]
 
@@ -30,7 +31,7 @@ directory and measures the storage operations.
 interface ReplayArgs {
   readonly tracePath: string;
   readonly cacheDir?: string;
-  readonly ioMode: 'direct' | 'buffered';
+  readonly ioMode: IoMode;
   readonly concurrency: number;
   readonly paced: boolean;
   readonly allTiers: boolean;
@@ -78,7 +79,7 @@ function parseReplayArgs(argv: readonly string[], now: Date): ReplayArgs {
   return {
     tracePath,
     ...(v['cache-dir'] !== undefined ? { cacheDir: resolve(v['cache-dir']) } : {}),
-    ioMode: ioMode as 'direct' | 'buffered',
+    ioMode: ioMode as IoMode,
     concurrency,
     paced: v.paced === true,
     allTiers: v['all-tiers'] === true,

@@ -2,7 +2,7 @@
 // dispatch: more or fewer users really issue requests. Also records the throughput timeline.
 import type { Recorder } from '../metrics/recorder.js';
 import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
-import type { RunMetrics } from '../metrics/run-metrics.js';
+import type { RequestMetrics } from '../metrics/request-metrics.js';
 import type { Clock } from '../util/clock.js';
 import type { Autoscaler } from './autoscaler.js';
 import type { DispatchControl } from './dispatcher.js';
@@ -17,7 +17,7 @@ export interface AutoscaleLoopOptions {
   readonly autoscaler: Autoscaler;
   readonly control: DispatchControl;
   readonly recorder: Recorder;
-  readonly run: RunMetrics;
+  readonly requests: RequestMetrics;
   readonly clock: Clock;
   readonly startMs: number;
   readonly intervalMs: number;
@@ -41,14 +41,14 @@ export function startAutoscaleLoop(o: AutoscaleLoopOptions): () => void {
   };
   let lastMs = o.clock.now();
   let lastBytes = storageBytes();
-  let lastTokens = o.run.tokensGenerated;
+  let lastTokens = o.requests.tokensGenerated;
   o.recorder.takeWindow(); // the first window starts now
   return (o.every ?? everyInterval)(() => {
     const now = o.clock.now();
     const sec = Math.max(1e-9, (now - lastMs) / 1000);
     const w = o.recorder.takeWindow();
     const p95 = (name: string): number => w.get(name)?.percentileMs(95) ?? 0;
-    const tokensPerSec = (o.run.tokensGenerated - lastTokens) / sec;
+    const tokensPerSec = (o.requests.tokensGenerated - lastTokens) / sec;
     const event = o.autoscaler.observe({
       atSec: (now - o.startMs) / 1000,
       readP95Ms: p95('storage_read'),
@@ -60,7 +60,7 @@ export function startAutoscaleLoop(o: AutoscaleLoopOptions): () => void {
     o.timeline.push({ timestamp: event.timestamp, throughput_tokens_per_sec: tokensPerSec, users: o.control.activeUsers });
     lastMs = now;
     lastBytes = storageBytes();
-    lastTokens = o.run.tokensGenerated;
+    lastTokens = o.requests.tokensGenerated;
     if (event.action === 'stop') o.onPeak();
     else o.control.scaleTo(event.users);
   }, o.intervalMs);

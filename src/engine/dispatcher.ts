@@ -36,7 +36,7 @@ export interface DispatchOptions {
    * Processes one request, enqueued at `enqueuedMs` on `clock` (its wait for a worker is now minus
    * that). Never rejects for a request's own failure.
    */
-  readonly process: (req: Request, enqueuedMs: number) => Promise<void>;
+  readonly serve: (req: Request, enqueuedMs: number) => Promise<void>;
   readonly sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Aborted when the run must stop issuing (duration over, interrupted, request budget met). */
   readonly stop: AbortSignal;
@@ -122,7 +122,7 @@ export async function dispatch(o: DispatchOptions): Promise<void> {
         continue;
       }
       try {
-        await o.process(item.req, item.enqueuedMs);
+        await o.serve(item.req, item.enqueuedMs);
       } finally {
         item.done();
       }

@@ -1,9 +1,14 @@
-// Work done before the measured phase (spec §4.10): pre-population for --decode-only and
-// preconditioning for --precondition. Both write through the normal waterfall; the run resets its
-// statistics afterwards, so none of this traffic is part of the measurement.
+// Work done before the measured phase (spec §4.10): RAG ingestion, pre-population for --decode-only
+// and preconditioning for --precondition. All write through the normal waterfall; the recorder is
+// reset afterwards, so none of this traffic is part of the measurement.
+import { availableParallelism } from 'node:os';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import type { Recorder } from '../metrics/recorder.js';
+import type { Rng } from '../util/rng.js';
 import { GiB } from '../util/units.js';
+import type { RagDocumentManager } from '../workload/rag.js';
+import type { RunConfig } from '../settings/run-config.js';
+import type { WorkloadParts } from './build-workload.js';
 
 /** Entry size of pre-populated and preconditioning entries, as the reference. */
 export const PREPARE_ENTRY_TOKENS = 2048;
@@ -81,4 +86,68 @@ export async function precondition(
     }
   });
   return { writtenBytes: written() - base, entries, seconds: (now() - start) / 1000, gaveUp: giveUps >= Math.max(1, writers) };
+}
+
+/** What the preparation needs from the run. */
+export interface PrepareInputs {
+  readonly cfg: Pick<RunConfig, 'enableRag' | 'ragNumDocs' | 'decodeOnly' | 'numUsers' | 'precondition' | 'preconditionSizeGb' | 'preconditionThreads'>;
+  readonly cache: TieredCache;
+  readonly recorder: Recorder;
+  readonly workload: WorkloadParts;
+  /** The stream RAG ingestion draws from. */
+  readonly ragRng: Rng;
+  readonly log: (line: string) => void;
+  readonly now: () => number;
+  /** Aborting it stops pre-population and preconditioning early (SIGINT/SIGTERM). */
+  readonly interrupt?: AbortSignal;
+}
+
+export interface Prepared {
+  readonly prepopulatedKeys: readonly string[];
+  readonly warnings: readonly string[];
+}
+
+/**
+ * Everything written before the timer starts: RAG documents (the reference ingested them during the
+ * measured phase), pre-population (--decode-only) and preconditioning (--precondition). Their traffic
+ * is then wiped from the recorder: none of it is measured.
+ */
+export async function prepareStorage(p: PrepareInputs): Promise<Prepared> {
+  if (p.workload.rag !== undefined) await ingestRag(p, p.workload.rag);
+  const signal = p.interrupt ?? new AbortController().signal;
+  const writers = Math.max(1, availableParallelism());
+  const prepopulatedKeys = p.cfg.decodeOnly ? await prepopulateForDecode(p, writers, signal) : [];
+  const warnings = p.cfg.precondition ? await preconditionStorage(p, writers, signal) : [];
+  p.recorder.reset();
+  return { prepopulatedKeys, warnings };
+}
+
+async function ingestRag(p: PrepareInputs, rag: RagDocumentManager): Promise<void> {
+  for (const plan of rag.planIngest(p.cfg.ragNumDocs, p.ragRng)) {
+    for (const chunk of plan.document.chunks) await p.cache.allocate(chunk.key, chunk.tokens, 'prefill');
+    for (const key of plan.evicted?.chunks.map((c) => c.key) ?? []) await p.cache.delete(key);
+  }
+  p.log(`RAG: ingested ${rag.documentCount} documents`);
+}
+
+async function prepopulateForDecode(p: PrepareInputs, writers: number, signal: AbortSignal): Promise<string[]> {
+  const n = p.cfg.numUsers * PREPOP_ENTRIES_PER_USER;
+  p.log(`Pre-populating ${n} entries of ${PREPARE_ENTRY_TOKENS} tokens for decode-only mode…`);
+  const keys = await prepopulate(p.cache, n, writers, signal);
+  // Shared prompts too, so a decode-only run reads them and writes nothing while measured.
+  for (const prompt of p.workload.prefix?.prompts ?? []) await p.cache.allocate(prompt.key, prompt.tokens, 'prefill');
+  p.log(`Pre-populated ${keys.length} entries`);
+  return keys;
+}
+
+/** Returns the warnings of a preconditioning skipped or cut short. */
+async function preconditionStorage(p: PrepareInputs, writers: number, signal: AbortSignal): Promise<string[]> {
+  const limit = p.cache.limitBytes('storage');
+  const target = p.cfg.preconditionSizeGb > 0 ? p.cfg.preconditionSizeGb * GiB : 2 * limit;
+  if (!Number.isFinite(target)) return ['preconditioning skipped: the storage capacity is unknown (give --storage-capacity-gb or --precondition-size-gb)'];
+  const threads = p.cfg.preconditionThreads > 0 ? p.cfg.preconditionThreads : writers;
+  p.log(`Preconditioning: writing ${(target / GiB).toFixed(1)} GiB in ${PREPARE_ENTRY_TOKENS}-token entries with ${threads} writers…`);
+  const r = await precondition(p.cache, p.recorder, target, threads, signal, p.log, p.now);
+  p.log(`Preconditioning done: ${(r.writtenBytes / GiB).toFixed(2)} GiB, ${r.entries} entries in ${r.seconds.toFixed(1)} s`);
+  return r.gaveUp ? [`preconditioning stopped early after repeated allocation failures (${(r.writtenBytes / GiB).toFixed(2)} GiB written)`] : [];
 }

@@ -1,20 +1,17 @@
 // `kv-cache replay TRACE`: re-issues the writes, reads and deletes of an I/O trace (ours, or the
 // reference's) against a cache directory, as fast as possible with N concurrent operations or paced
 // by the trace's timestamps, and measures them like a run's storage tier.
-import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DirectSlabs } from '../data/aligned.js';
-import { PayloadPool } from '../data/payload-pool.js';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
 import type { DiskDelta } from '../metrics/diskstats.js';
 import { Recorder } from '../metrics/recorder.js';
-import { FileBackend } from '../tiers/file.js';
-import type { IoMode } from '../tiers/file.js';
+import type { RecorderSnapshot } from '../metrics/recorder.js';
+import type { IoMode } from '../settings/choices.js';
 import { readTrace } from '../trace/reader.js';
 import type { TraceRow } from '../trace/format.js';
 import type { Clock } from '../util/clock.js';
 import { KeyedMutex } from '../util/lock.js';
-import { IO_CHUNK_BYTES } from './setup.js';
+import { openFileStorage, slotCounts, tearDown } from './tier-stack.js';
 import { captureMachine } from './machine.js';
 import type { MachineContext } from '../metrics/result.js';
 
@@ -46,7 +43,8 @@ export interface ReplayCounts {
 
 export interface ReplayResult {
   readonly counts: ReplayCounts;
-  readonly recorder: Recorder;
+  /** The storage tier's operations, as a run's recorder holds them. */
+  readonly recorded: RecorderSnapshot;
   readonly elapsedSec: number;
   readonly storage: { readonly dir: string; readonly ioMode: string; readonly fileSystem: string };
   readonly device?: { readonly name: string; readonly delta: DiskDelta };
@@ -54,10 +52,8 @@ export interface ReplayResult {
 }
 
 export async function replayTrace(o: ReplayOptions, clock: Clock): Promise<ReplayResult> {
-  const stagingSlots = Math.max(4, Math.min(o.concurrency + 4, 64));
-  const directSlabs = new DirectSlabs(); // payload slots the file tier writes without a staging copy
-  const storage = await FileBackend.create({ ...(o.cacheDir !== undefined ? { dir: o.cacheDir } : {}), ioMode: o.ioMode, chunkBytes: IO_CHUNK_BYTES, stagingSlots, directSlabs });
-  const payload = await PayloadPool.create({ seed: o.seed, workers: Math.max(1, availableParallelism()), chunkBytes: IO_CHUNK_BYTES, slots: Math.max(8, Math.min(2 * o.concurrency, 64)), probeDir: storage.dir, directSlabs });
+  const files = await openFileStorage({ ...(o.cacheDir !== undefined ? { cacheDir: o.cacheDir } : {}), ioMode: o.ioMode, seed: o.seed, slots: slotCounts(o.concurrency) });
+  const { file: storage, payload } = files;
   try {
     const recorder = new Recorder();
     const st = recorder.traffic.storage;
@@ -123,14 +119,13 @@ export async function replayTrace(o: ReplayOptions, clock: Clock): Promise<Repla
     const after = before === undefined ? undefined : await watch?.snapshot().catch(() => undefined);
     return {
       counts,
-      recorder,
+      recorded: recorder.snapshot(),
       elapsedSec,
-      storage: { dir: storage.dir, ioMode: storage.effectiveIoMode, fileSystem: storage.fileSystem },
+      storage: files.info,
       ...(watch !== undefined && before !== undefined && after !== undefined ? { device: { name: watch.device.name, delta: diskDelta(before, after) } } : {}),
       machine: await captureMachine(storage),
     };
   } finally {
-    await payload.close();
-    await storage.close();
+    await tearDown({ payload, tiers: storage });
   }
 }

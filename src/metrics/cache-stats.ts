@@ -3,7 +3,7 @@
 import type { TierName } from '../tiers/backend.js';
 import { GiB } from '../util/units.js';
 import { LatencyHistogram } from './latency.js';
-import type { Recorder } from './recorder.js';
+import type { RecorderSnapshot } from './recorder.js';
 import { kvReadBytes, kvWriteBytes } from './recorder.js';
 import { PERCENTILES, TIERS } from './cache-stats-schema.js';
 import type { CacheStats, HealthCriterion, PercentileName, StorageHealth, StoragePartName, TierLatencyName } from './cache-stats-schema.js';
@@ -21,10 +21,10 @@ export interface TierOccupancy {
 type Percentiles<N extends string> = Partial<Record<`${N}_${PercentileName}_ms`, number>>;
 
 /** `<name>_<pNN>_ms` of histogram `name`, or nothing when it has no samples. */
-function percentileFields<const N extends TierLatencyName | StoragePartName>(rec: Recorder, name: N): Percentiles<N> {
-  const h = rec.latencyIfAny(name);
+function percentileFields<const N extends TierLatencyName | StoragePartName>(rec: RecorderSnapshot, name: N): Percentiles<N> {
+  const h = rec.latencies[name];
   if (h === undefined) return {};
-  return Object.fromEntries(PERCENTILES.map(([p, at]) => [`${name}_${p}_ms`, h.percentileMs(at)])) as Percentiles<N>;
+  return Object.fromEntries(PERCENTILES.map(([p]) => [`${name}_${p}_ms`, h[p]])) as Percentiles<N>;
 }
 
 /** One tier's fields named `tier_<t>_<field>`, in the order `fields` lists them. */
@@ -39,7 +39,7 @@ function perTier<T extends object>(fields: (t: TierName) => T): T {
 
 const READ_WRITE = ['read', 'write'] as const;
 
-export function cacheHitRate(rec: Recorder): number {
+export function cacheHitRate(rec: RecorderSnapshot): number {
   const { cacheHits, cacheMisses } = rec.counters;
   return cacheHits + cacheMisses === 0 ? 0 : cacheHits / (cacheHits + cacheMisses);
 }
@@ -50,7 +50,7 @@ export function cacheHitRate(rec: Recorder): number {
  * count as written, bytes demoted out as read), as the reference's tests assert.
  */
 export function buildCacheStats(
-  rec: Recorder,
+  rec: RecorderSnapshot,
   occupancy: Partial<Record<TierName, TierOccupancy>>,
   elapsedSec: number,
   profile: PerformanceProfile,
@@ -103,7 +103,7 @@ export function buildCacheStats(
 }
 
 /** Fields the reference lacks: exact bytes per kind of traffic, wall-clock rates, demotion latencies. */
-function honestFields(rec: Recorder, occupancy: Partial<Record<TierName, TierOccupancy>>, elapsedSec: number) {
+function honestFields(rec: RecorderSnapshot, occupancy: Partial<Record<TierName, TierOccupancy>>, elapsedSec: number) {
   const rate = (bytes: number): number => (elapsedSec > 0 ? bytes / elapsedSec : 0);
   const tier = (t: TierName) => {
     const tr = rec.traffic[t];
@@ -139,16 +139,16 @@ function honestFields(rec: Recorder, occupancy: Partial<Record<TierName, TierOcc
   };
 }
 
-function p95Ms(rec: Recorder, ...names: string[]): number | undefined {
+function p95Ms(rec: RecorderSnapshot, ...names: string[]): number | undefined {
   for (const n of names) {
-    const h = rec.latencyIfAny(n);
-    if (h !== undefined) return h.percentileMs(95);
+    const h = rec.latencies[n];
+    if (h !== undefined) return h.p95;
   }
   return undefined;
 }
 
 /** The reference's PASS/FAIL verdict; each criterion appears only when it has data. */
-export function storageHealth(rec: Recorder, profile: PerformanceProfile, elapsedSec: number): StorageHealth {
+export function storageHealth(rec: RecorderSnapshot, profile: PerformanceProfile, elapsedSec: number): StorageHealth {
   const criteria: HealthCriterion[] = [];
   const add = (name: string, target: number, actual: number, unit: string, passed: boolean): void => {
     criteria.push({ name, target, actual, unit, passed });
@@ -158,12 +158,12 @@ export function storageHealth(rec: Recorder, profile: PerformanceProfile, elapse
     if (w !== undefined) add('Storage Tier Write Device P95 < 500ms', 500, w, 'ms', w < 500);
     const r = p95Ms(rec, 'storage_read_device', 'storage_read');
     if (r !== undefined) add('Storage Tier Read Device P95 < 200ms', 200, r, 'ms', r < 200);
-    const cpu = rec.latencyIfAny('cpu_read');
-    const cpuW = rec.latencyIfAny('cpu_write');
+    const cpu = rec.latencies.cpu_read;
+    const cpuW = rec.latencies.cpu_write;
     if (cpu !== undefined || cpuW !== undefined) {
       const both = new LatencyHistogram();
-      if (cpu !== undefined) both.add(cpu);
-      if (cpuW !== undefined) both.add(cpuW);
+      if (cpu !== undefined) both.add(LatencyHistogram.decode(cpu.encoded));
+      if (cpuW !== undefined) both.add(LatencyHistogram.decode(cpuW.encoded));
       const p = both.percentileMs(95);
       add('CPU RAM P95 < 150ms', 150, p, 'ms', p < 150);
     }

@@ -17,6 +17,11 @@ export interface LatencySummaryMs {
   readonly max: number;
 }
 
+/** A histogram as plain data: its summary plus the lossless HdrHistogram encoding (for merges and files). */
+export interface LatencySnapshot extends LatencySummaryMs {
+  readonly encoded: string;
+}
+
 export class LatencyHistogram {
   private readonly h: Histogram;
   private sumUs = 0;
@@ -87,6 +92,10 @@ export class LatencyHistogram {
       p9999: this.percentileMs(99.99),
       max: this.maxMs,
     };
+  }
+
+  snapshot(): LatencySnapshot {
+    return { ...this.summary(), encoded: this.encode() };
   }
 
   add(other: LatencyHistogram): void {

@@ -4,6 +4,7 @@ import type { CacheType } from '../model/kv-access.js';
 import type { TierName } from '../tiers/backend.js';
 import type { IOTiming } from '../tiers/backend.js';
 import { LatencyHistogram } from './latency.js';
+import type { LatencySnapshot } from './latency.js';
 
 export const TIER_NAMES: readonly TierName[] = ['gpu', 'cpu', 'storage'];
 
@@ -118,6 +119,7 @@ interface IoHistograms {
   readonly host?: LatencyHistogram;
 }
 
+/** Per cache and tier operation (counters, traffic, I/O latencies); per-request figures are RequestMetrics'. */
 export class Recorder {
   counters: CacheCounters = emptyCounters();
   readonly traffic: Record<TierName, TierTraffic> = { gpu: emptyTraffic(), cpu: emptyTraffic(), storage: emptyTraffic() };
@@ -302,4 +304,20 @@ export class Recorder {
     for (const h of this.histograms.values()) h.reset();
     this.window = new Map();
   }
+
+  /** Everything recorded so far as plain data (copies: later operations do not change it). */
+  snapshot(): RecorderSnapshot {
+    const latencies: Record<string, LatencySnapshot> = {};
+    for (const [name, h] of this.histograms) if (h.count > 0) latencies[name] = h.snapshot();
+    const traffic = (t: TierName): TierTraffic => ({ ...this.traffic[t] });
+    return { counters: { ...this.counters }, traffic: { gpu: traffic('gpu'), cpu: traffic('cpu'), storage: traffic('storage') }, latencies };
+  }
+}
+
+/** A Recorder's figures as plain data, what the reporters read. */
+export interface RecorderSnapshot {
+  readonly counters: Readonly<CacheCounters>;
+  readonly traffic: Readonly<Record<TierName, Readonly<TierTraffic>>>;
+  /** Every histogram with at least one sample, by name (`<tier>_<op>`, `storage_<op>_device|_host`), in creation order. */
+  readonly latencies: Readonly<Partial<Record<string, LatencySnapshot>>>;
 }

@@ -1,9 +1,10 @@
-// The measured outcome of a run, handed from the engine to the reporters. Reporters compute every
-// figure they print from this value; they never measure.
+// The measured outcome of a run, handed from the engine to the reporters, as plain data (nothing
+// live: a snapshot taken when the measurement ended). Reporters compute every figure they print
+// from this value; they never measure.
 import type { TierName } from '../tiers/backend.js';
 import type { TierOccupancy } from './cache-stats.js';
-import type { Recorder } from './recorder.js';
-import type { RunMetrics } from './run-metrics.js';
+import type { RecorderSnapshot } from './recorder.js';
+import type { RequestMetricsSnapshot } from './request-metrics.js';
 import type { DiskDelta } from './diskstats.js';
 
 export type StopReason = 'duration' | 'max_requests' | 'interrupted' | 'failed' | 'capacity_peak' | 'workload_complete';
@@ -62,8 +63,10 @@ export interface RunResult {
   /** Seconds from the first issued request to the last I/O completed: the denominator of every rate. */
   readonly elapsedSec: number;
   readonly nominalDurationSec: number;
-  readonly recorder: Recorder;
-  readonly run: RunMetrics;
+  /** Per cache and tier operation: counters, traffic, I/O latencies. */
+  readonly recorded: RecorderSnapshot;
+  /** Per request: completions, tokens, latency distributions, QoS. */
+  readonly requests: RequestMetricsSnapshot;
   readonly occupancy: Partial<Record<TierName, TierOccupancy>>;
   readonly entrySizes: EntrySizeSummary;
   readonly prefix?: PrefixSummary;

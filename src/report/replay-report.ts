@@ -34,7 +34,7 @@ export function buildReplayResultsJson(a: ReplaySettings, r: ReplayResult, versi
       all_tiers: a.allTiers,
     },
     elapsed_time: r.elapsedSec,
-    summary: { cache_stats: buildCacheStats(r.recorder, {}, r.elapsedSec, 'latency') },
+    summary: { cache_stats: buildCacheStats(r.recorded, {}, r.elapsedSec, 'latency') },
     kvcache_bench: {
       tool: 'kvcache-bench',
       version,

@@ -2,7 +2,7 @@
 // consumers keep working, plus our additions in a `kvcache_bench` block and under new names. The
 // shape is results-schema.ts; this file only computes values into it.
 import { buildCacheStats } from '../metrics/cache-stats.js';
-import type { LatencyHistogram } from '../metrics/latency.js';
+import type { LatencySnapshot, LatencySummaryMs } from '../metrics/latency.js';
 import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
 import type { MachineContext, RunResult } from '../metrics/result.js';
 import type { DiskDelta } from '../metrics/diskstats.js';
@@ -10,8 +10,7 @@ import { GiB } from '../util/units.js';
 import { SCHEMA_VERSION } from './results-schema.js';
 import type { EffectiveConfig, KvcacheBench, LatencyBlock, MachineJson, ResultsDocument, Summary, WorkloadSourceJson } from './results-schema.js';
 
-function latencyBlock(h: LatencyHistogram): LatencyBlock {
-  const s = h.summary();
+function latencyBlock(s: LatencySummaryMs): LatencyBlock {
   return { mean: s.mean, p50: s.p50, p95: s.p95, p99: s.p99, p999: s.p999, p9999: s.p9999 };
 }
 
@@ -29,7 +28,7 @@ interface LooselyTyped {
 
 function looselyTyped(r: RunResult): LooselyTyped {
   return {
-    qosMetrics: r.run.qos.metrics() as Summary['qos_metrics'],
+    qosMetrics: r.requests.qos as Summary['qos_metrics'],
     workloadSource: r.workloadSource as WorkloadSourceJson,
     effectiveConfig: r.effectiveConfig as EffectiveConfig,
     ...(r.autoscaling !== undefined
@@ -46,7 +45,7 @@ function looselyTyped(r: RunResult): LooselyTyped {
 
 /** The reference's `summary` block. */
 function buildSummary(r: RunResult, loose: LooselyTyped): Summary {
-  const m = r.run;
+  const m = r.requests;
   const elapsed = r.elapsedSec;
   const storageSec = m.totalStorageMs / 1000;
   const mtTotal = m.multiTurnHits + m.multiTurnMisses;
@@ -63,7 +62,7 @@ function buildSummary(r: RunResult, loose: LooselyTyped): Summary {
     end_to_end_latency_ms: latencyBlock(m.e2e),
     storage_io_latency_ms: latencyBlock(m.storage),
     generation_latency_ms: latencyBlock(m.generation),
-    cache_stats: buildCacheStats(r.recorder, r.occupancy, elapsed, r.performanceProfile),
+    cache_stats: buildCacheStats(r.recorded, r.occupancy, elapsed, r.performanceProfile),
     qos_metrics: loose.qosMetrics,
     prefix_cache_stats:
       r.prefix === undefined
@@ -87,12 +86,12 @@ function buildSummary(r: RunResult, loose: LooselyTyped): Summary {
 
 /** Every latency distribution with samples, as a mergeable HdrHistogram. */
 function latencyHistograms(r: RunResult): KvcacheBench['latency_histograms'] {
-  const m = r.run;
+  const m = r.requests;
   const histograms: KvcacheBench['latency_histograms'] = {};
-  const add = (name: string, h: LatencyHistogram): void => {
-    if (h.count > 0) histograms[name] = { encoded: h.encode(), count: h.count, sum_ms: h.meanMs * h.count };
+  const add = (name: string, h: LatencySnapshot | undefined): void => {
+    if (h !== undefined && h.count > 0) histograms[name] = { encoded: h.encoded, count: h.count, sum_ms: h.mean * h.count };
   };
-  for (const name of r.recorder.histogramNames()) add(name, r.recorder.latency(name));
+  for (const [name, h] of Object.entries(r.recorded.latencies)) add(name, h);
   add('request_end_to_end', m.e2e);
   add('request_storage', m.storage);
   add('request_generation', m.generation);
@@ -116,10 +115,10 @@ export function machineJson(m: MachineContext): MachineJson {
 
 /** Figures the reference lacks, each named for what it is (bytes, seconds, wall-clock rates). */
 function buildAdditions(r: RunResult, loose: LooselyTyped): KvcacheBench {
-  const m = r.run;
+  const m = r.requests;
   const elapsed = r.elapsedSec;
   const perSec = (bytes: number): number => (elapsed > 0 ? bytes / elapsed : 0);
-  const st = r.recorder.traffic.storage;
+  const st = r.recorded.traffic.storage;
   return {
     tool: 'kvcache-bench',
     version: r.toolVersion,
@@ -184,7 +183,7 @@ export function deviceIoJson(
 
 /** The whole results object, in the reference's top-level layout. */
 export function buildResultsJson(r: RunResult): ResultsDocument {
-  const m = r.run;
+  const m = r.requests;
   const loose = looselyTyped(r);
   return {
     requests_completed: m.requestsCompleted,

@@ -29,8 +29,7 @@ import { MiB, roundUp } from '../util/units.js';
 import { EntryNotFoundError, IoAbortedError, timing } from './backend.js';
 import type { Backend, ChunkSink, IOTiming, ReadResult } from './backend.js';
 import type { ChunkSource } from '../data/chunk-source.js';
-
-export type IoMode = 'direct' | 'buffered';
+import type { IoMode } from '../settings/choices.js';
 
 export interface FileBackendOptions {
   /** Directory for entry files; created if absent. Absent: a fresh temp dir, removed on close. */

@@ -327,7 +327,7 @@ export async function* readBurstRows(files: readonly string[], stats: BurstReadS
  * step back on, timestamps are shifted forward by how far they stepped back. A trace whose files
  * continue each other's clock (the real BurstGPT split, the test fixture) is left unchanged.
  */
-export class MonotonicClock {
+export class NonDecreasingTimestamps {
   private offsetS = 0;
   private lastRawS: number | undefined;
   private lastS = 0;
@@ -340,10 +340,10 @@ export class MonotonicClock {
   }
 }
 
-/** The rows with `timestampS` made non-decreasing across file boundaries (see MonotonicClock). */
+/** The rows with `timestampS` made non-decreasing across file boundaries (see NonDecreasingTimestamps). */
 export async function* monotonicTimestamps(rows: AsyncIterable<BurstRow>): AsyncGenerator<BurstRow> {
-  const clock = new MonotonicClock();
-  for await (const row of rows) yield { ...row, timestampS: clock.next(row.timestampS) };
+  const timestamps = new NonDecreasingTimestamps();
+  for await (const row of rows) yield { ...row, timestampS: timestamps.next(row.timestampS) };
 }
 
 export interface BurstReplayOptions {
@@ -381,11 +381,11 @@ export async function* burstTimeline(files: readonly string[], options: BurstRep
   let index = 0;
   let passOffsetMs = 0;
   for (let pass = 0; replayCycles === 0 || pass < replayCycles; pass++) {
-    const clock = new MonotonicClock();
+    const timestamps = new NonDecreasingTimestamps();
     let firstS: number | undefined;
     let lastMs = passOffsetMs;
     for await (const row of readBurstRows(files, pass === 0 ? stats : createBurstReadStats())) {
-      const ts = clock.next(row.timestampS);
+      const ts = timestamps.next(row.timestampS);
       firstS ??= ts;
       const scheduledAtMs = speedup === 0 ? 0 : passOffsetMs + ((ts - firstS) * 1000) / speedup;
       lastMs = scheduledAtMs;

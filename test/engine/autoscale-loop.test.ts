@@ -10,7 +10,7 @@ import type { AutoscalerSettings } from '../../src/engine/autoscaler.js';
 import { startAutoscaleLoop } from '../../src/engine/autoscale-loop.js';
 import type { TimelinePoint } from '../../src/engine/autoscale-loop.js';
 import { Recorder } from '../../src/metrics/recorder.js';
-import { RunMetrics } from '../../src/metrics/run-metrics.js';
+import { RequestMetrics } from '../../src/metrics/request-metrics.js';
 import { timing } from '../../src/tiers/backend.js';
 import type { Request } from '../../src/workload/request.js';
 import { ManualTime, settle } from '../util/manual-time.js';
@@ -40,14 +40,14 @@ function fakeControl(users: number, queueDepth = 0): DispatchControl & { readonl
   };
 }
 
-function sample(run: RunMetrics, tokens: number): void {
+function sample(run: RequestMetrics, tokens: number): void {
   run.record({ qos: 'batch', e2eMs: 1, queueMs: 0, storageMs: 0, generationMs: 0, generatedTokens: tokens, multiTurnHits: 0, multiTurnMisses: 0 });
 }
 
 test('a sample covers only the last interval: windowed p95s, storage bytes/s and tokens/s', async () => {
   const time = new ManualTime();
   const recorder = new Recorder();
-  const run = new RunMetrics({ batch: { targetP95Ms: 1000 } }, false);
+  const run = new RequestMetrics({ batch: { targetP95Ms: 1000 } }, false);
   const autoscaler = new Autoscaler(QOS_SETTINGS, 3);
   const control = fakeControl(3, 7);
   const timeline: TimelinePoint[] = [];
@@ -55,7 +55,7 @@ test('a sample covers only the last interval: windowed p95s, storage bytes/s and
   recorder.recordIo('storage', 'read', timing(0, 900)); // before the loop: in no window
   recorder.traffic.storage.readBytes = 5e6;
   sample(run, 1000);
-  const stopLoop = startAutoscaleLoop({ autoscaler, control, recorder, run, clock: time, startMs: 0, intervalMs: 2000, onPeak: () => assert.fail('no peak in qos mode'), timeline, every: time.every });
+  const stopLoop = startAutoscaleLoop({ autoscaler, control, recorder, requests: run, clock: time, startMs: 0, intervalMs: 2000, onPeak: () => assert.fail('no peak in qos mode'), timeline, every: time.every });
 
   recorder.recordIo('storage', 'read', timing(0, 40));
   recorder.recordIo('storage', 'write', timing(0, 8));
@@ -95,7 +95,7 @@ test('storage bandwidth of a sample is the bytes moved in its window', async () 
     return observe(s);
   };
   recorder.traffic.storage.readBytes = 1e9; // earlier traffic is not in any window
-  startAutoscaleLoop({ autoscaler, control: fakeControl(1, 0), recorder, run: new RunMetrics({ batch: { targetP95Ms: 1000 } }, false), clock: time, startMs: 0, intervalMs: 500, onPeak: () => undefined, timeline: [], every: time.every });
+  startAutoscaleLoop({ autoscaler, control: fakeControl(1, 0), recorder, requests: new RequestMetrics({ batch: { targetP95Ms: 1000 } }, false), clock: time, startMs: 0, intervalMs: 500, onPeak: () => undefined, timeline: [], every: time.every });
   recorder.traffic.storage.readBytes += 3e6;
   recorder.traffic.storage.writeBytes += 1e6;
   await time.advance(500);
@@ -105,11 +105,11 @@ test('storage bandwidth of a sample is the bytes moved in its window', async () 
 
 test('capacity mode: the peak stops the run instead of scaling', async () => {
   const time = new ManualTime();
-  const run = new RunMetrics({ batch: { targetP95Ms: 1000 } }, false);
+  const run = new RequestMetrics({ batch: { targetP95Ms: 1000 } }, false);
   const autoscaler = new Autoscaler({ ...QOS_SETTINGS, mode: 'capacity', maxUsers: 100 }, 10);
   const control = fakeControl(10);
   let peaks = 0;
-  startAutoscaleLoop({ autoscaler, control, recorder: new Recorder(), run, clock: time, startMs: 0, intervalMs: 1000, onPeak: () => peaks++, timeline: [], every: time.every });
+  startAutoscaleLoop({ autoscaler, control, recorder: new Recorder(), requests: run, clock: time, startMs: 0, intervalMs: 1000, onPeak: () => peaks++, timeline: [], every: time.every });
   // Throughput 100, 200, then flat: a new peak twice, then two samples without one.
   for (const tokens of [100, 200, 200, 200]) {
     sample(run, tokens);
@@ -123,7 +123,7 @@ test('capacity mode: the peak stops the run instead of scaling', async () => {
 test('qos autoscaling of a real dispatch: users rise, fall once read latency passes the threshold, and throughput follows', async () => {
   const time = new ManualTime();
   const recorder = new Recorder();
-  const run = new RunMetrics({ batch: { targetP95Ms: 1000 } }, false);
+  const run = new RequestMetrics({ batch: { targetP95Ms: 1000 } }, false);
   const autoscaler = new Autoscaler(QOS_SETTINGS, 1);
   const timeline: TimelinePoint[] = [];
   const stop = new AbortController();
@@ -135,7 +135,7 @@ test('qos autoscaling of a real dispatch: users rise, fall once read latency pas
     workers: 64,
     clock: time,
     startMs: 0,
-    process: async (req) => {
+    serve: async (req) => {
       await time.sleep(4); // service time independent of load: the request rate is proportional to users
       // The storage reports a read latency that grows with the active users (10 ms per user).
       const latency = 10 * (control?.activeUsers ?? 1);
@@ -148,7 +148,7 @@ test('qos autoscaling of a real dispatch: users rise, fall once read latency pas
     stop: stop.signal,
     onStart: (c) => {
       control = c;
-      stopLoop = startAutoscaleLoop({ autoscaler, control: c, recorder, run, clock: time, startMs: 0, intervalMs: 160, onPeak: () => stop.abort(), timeline, every: time.every });
+      stopLoop = startAutoscaleLoop({ autoscaler, control: c, recorder, requests: run, clock: time, startMs: 0, intervalMs: 160, onPeak: () => stop.abort(), timeline, every: time.every });
     },
   });
   await settle();

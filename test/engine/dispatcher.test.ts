@@ -73,7 +73,7 @@ test('closed loop: a user never has two requests in flight, and every request ru
     ...pool(['a', 'b', 'c'].map((u) => listSource([0, 1, 2, 3].map((n) => step(u, n, 0))))),
     workers: 3,
     ...onManualTime(time),
-    process: async (req) => {
+    serve: async (req) => {
       const n = (inFlight.get(req.userId) ?? 0) + 1;
       assert.equal(n, 1, 'one request of a user at a time');
       inFlight.set(req.userId, n);
@@ -96,7 +96,7 @@ test('a request is issued at its scheduled time, not before', async () => {
     ...pool([listSource([step('a', 0, 0), step('a', 1, 60), step('a', 2, 61)])]),
     workers: 1,
     ...onManualTime(time),
-    process: async () => void issued.push(time.now()),
+    serve: async () => void issued.push(time.now()),
     stop: new AbortController().signal,
   });
   await runToEnd(time, p, 1);
@@ -110,7 +110,7 @@ test('a late user issues at once: its next request waits for the previous one, n
     ...pool([listSource([step('a', 0, 0), step('a', 1, 10), step('a', 2, 50)])]),
     workers: 1,
     ...onManualTime(time),
-    process: async () => {
+    serve: async () => {
       issued.push(time.now());
       await time.sleep(30); // ends after the next request's scheduled time (10)
     },
@@ -129,7 +129,7 @@ test('higher priority is served first when workers are scarce', async () => {
     ...pool([listSource([step('blocker', 0, 0)]), listSource([step('low', 0, 20, 1)]), listSource([step('high', 0, 40, 3)])]),
     workers: 1,
     ...onManualTime(time),
-    process: async (req) => {
+    serve: async (req) => {
       if (req.userId === 'blocker') await gate;
       order.push(req.userId);
     },
@@ -143,14 +143,14 @@ test('higher priority is served first when workers are scarce', async () => {
   assert.deepEqual(order, ['blocker', 'high', 'low']);
 });
 
-test('the wait handed to process is from enqueue to the start of processing', async () => {
+test('the wait handed to serve is from enqueue to the start of processing', async () => {
   const time = new ManualTime();
   const waits: Array<[string, number]> = [];
   const p = dispatch({
     ...pool([listSource([step('a', 0, 0)]), listSource([step('b', 0, 5)])]),
     workers: 1,
     ...onManualTime(time),
-    process: async (req, enqueuedMs) => {
+    serve: async (req, enqueuedMs) => {
       waits.push([req.userId, time.now() - enqueuedMs]);
       await time.sleep(25);
     },
@@ -168,7 +168,7 @@ test('stop drops queued requests and returns once in-flight work ends', async ()
     ...pool([listSource(Array.from({ length: 100 }, (_, n) => step('a', n, n * 1000)))]),
     workers: 2,
     ...onManualTime(time),
-    process: async () => void started.push(time.now()),
+    serve: async () => void started.push(time.now()),
     stop: stop.signal,
   });
   await settle();
@@ -190,7 +190,7 @@ test('stop while a request is being processed: it completes, nothing after it st
     ...pool([listSource([step('a', 0, 0), step('a', 1, 0)]), listSource([step('b', 0, 0)])]),
     workers: 1,
     ...onManualTime(time),
-    process: async (req) => {
+    serve: async (req) => {
       events.push(`start ${req.id}`);
       await time.sleep(10);
       events.push(`end ${req.id}`);
@@ -218,7 +218,7 @@ test('scaleTo really changes the number of users issuing requests', async () => 
     initialUsers: 1,
     workers: 8,
     ...onManualTime(time),
-    process: async (req) => {
+    serve: async (req) => {
       started.set(req.userId, (started.get(req.userId) ?? 0) + 1);
       await time.sleep(2);
     },

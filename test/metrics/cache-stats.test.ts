@@ -19,7 +19,7 @@ test('cache_stats carries every reference field, storage fields, per-tier byte t
   await cache.allocate('a', 100);
   await cache.access('a');
   await cache.access('zzz');
-  const s = buildCacheStats(rec, occupancy(cache), 2, 'latency');
+  const s = buildCacheStats(rec.snapshot(), occupancy(cache), 2, 'latency');
   const required = [
     'cache_hit_rate', 'cache_hits', 'cache_misses', 'gpu_entries', 'cpu_entries', 'storage_entries',
     'gpu_memory_used_gb', 'cpu_memory_used_gb', 'offloads_cpu', 'offloads_storage', 'storage_health',
@@ -48,7 +48,7 @@ test('cache_stats carries every reference field, storage fields, per-tier byte t
 test('demotion traffic counts in the tier byte totals; latency fields only for placements and hits', async () => {
   const { cache, rec } = makeCache({ gpuBytes: 2 * MiB, cpuBytes: 2 * MiB, storageBytes: 2 * MiB });
   for (let i = 0; i < 50; i++) await cache.allocate(`k${i}`, 10);
-  const s = buildCacheStats(rec, occupancy(cache), 1, 'latency');
+  const s = buildCacheStats(rec.snapshot(), occupancy(cache), 1, 'latency');
   assert.ok((s.tier_cpu_kv_bytes_written_gb as number) > 0);
   assert.ok((s.tier_storage_kv_bytes_written_gb as number) > 0);
   assert.equal(s.tier_gpu_kv_bytes_read_gb, s.tier_cpu_kv_bytes_written_gb);
@@ -62,7 +62,7 @@ test('cache_stats matches its schema exactly: every key declared, none stray, wi
   const { cache, rec } = makeCache({ gpuBytes: 2 * MiB, cpuBytes: 2 * MiB, storageBytes: 2 * MiB });
   for (let i = 0; i < 50; i++) await cache.allocate(`k${i}`, 10);
   for (let i = 40; i < 50; i++) await cache.access(`k${i}`);
-  const s = buildCacheStats(rec, occupancy(cache), 1, 'latency');
+  const s = buildCacheStats(rec.snapshot(), occupancy(cache), 1, 'latency');
   const parsed = CacheStatsSchema.safeParse(s);
   assert.equal(parsed.success, true, parsed.error?.message);
   assert.ok(Object.keys(s).length > 100);
@@ -70,13 +70,13 @@ test('cache_stats matches its schema exactly: every key declared, none stray, wi
 
 test('storage health: latency criteria pass and fail on thresholds, empty passes', () => {
   const rec = new Recorder();
-  assert.equal(storageHealth(rec, 'latency', 1).overall_status, 'PASS');
-  assert.equal(storageHealth(rec, 'latency', 1).total_count, 0);
+  assert.equal(storageHealth(rec.snapshot(), 'latency', 1).overall_status, 'PASS');
+  assert.equal(storageHealth(rec.snapshot(), 'latency', 1).total_count, 0);
   for (let i = 0; i < 100; i++) rec.recordIo('storage', 'read', { totalMs: 300, hostMs: 50, deviceMs: 250 });
   for (let i = 0; i < 100; i++) rec.recordIo('storage', 'write', { totalMs: 300, hostMs: 250, deviceMs: 50 });
   rec.counters.cacheHits = 9;
   rec.counters.cacheMisses = 1;
-  const h = storageHealth(rec, 'latency', 1);
+  const h = storageHealth(rec.snapshot(), 'latency', 1);
   const byName = new Map(h.criteria.map((c) => [c.name, c]));
   assert.equal(byName.get('Storage Tier Read Device P95 < 200ms')?.passed, false);
   assert.equal(byName.get('Storage Tier Write Device P95 < 500ms')?.passed, true);
@@ -88,7 +88,7 @@ test('storage health: latency criteria pass and fail on thresholds, empty passes
 test('storage health: throughput profile checks bandwidth only', () => {
   const rec = new Recorder();
   rec.traffic.storage.readBytes = GiB;
-  const h = storageHealth(rec, 'throughput', 2);
+  const h = storageHealth(rec.snapshot(), 'throughput', 2);
   assert.equal(h.criteria.length, 1);
   assert.equal(h.criteria[0]?.name, 'Storage KV Read Bandwidth');
   assert.equal(h.criteria[0]?.actual, 0.5);

@@ -1,9 +1,9 @@
-// A RunResult made by hand from a real Recorder and RunMetrics with known counts, for the tests of
+// A RunResult made by hand from a real Recorder and RequestMetrics with known counts, for the tests of
 // the results document and of the reports built from it.
 import { Recorder } from '../../src/metrics/recorder.js';
 import type { MachineContext, RunResult } from '../../src/metrics/result.js';
-import { RunMetrics } from '../../src/metrics/run-metrics.js';
-import type { RequestSample } from '../../src/metrics/run-metrics.js';
+import { RequestMetrics } from '../../src/metrics/request-metrics.js';
+import type { RequestSample } from '../../src/metrics/request-metrics.js';
 import { GiB, MiB } from '../../src/util/units.js';
 
 export const FIXTURE_MACHINE: MachineContext = {
@@ -42,7 +42,7 @@ export function runResultFixture(options: { keepRawSamples?: boolean } = {}): Ru
   for (let i = 0; i < 10; i++) recorder.recordIo('storage', 'read', { totalMs: 1.5, deviceMs: 1.25, hostMs: 0.25 });
   for (let i = 0; i < 5; i++) recorder.recordIo('storage', 'write', { totalMs: 2, deviceMs: 1.5, hostMs: 0.5 });
 
-  const run = new RunMetrics({ interactive: { targetP95Ms: 1 }, responsive: { targetP95Ms: 2 }, batch: { targetP95Ms: 10 } }, options.keepRawSamples ?? false);
+  const run = new RequestMetrics({ interactive: { targetP95Ms: 1 }, responsive: { targetP95Ms: 2 }, batch: { targetP95Ms: 10 } }, options.keepRawSamples ?? false);
   for (const e2e of [0.5, 1.5]) run.record(sample('interactive', e2e, 500, 100));
   for (const e2e of [1, 1.25]) run.record(sample('responsive', e2e, 500, 100));
   run.recordAborted(0, 1);
@@ -58,8 +58,8 @@ export function runResultFixture(options: { keepRawSamples?: boolean } = {}): Ru
     stopReason: 'max_requests',
     elapsedSec: 10,
     nominalDurationSec: 60,
-    recorder,
-    run,
+    recorded: recorder.snapshot(),
+    requests: run.snapshot(),
     occupancy: { storage: { entries: 5, usedBytes: 5 * GiB, limitBytes: Infinity } },
     entrySizes: { count: 5, minBytes: MiB, meanBytes: 1.5 * MiB, p95Bytes: 2 * MiB, maxBytes: 2 * MiB },
     conversationsLost: 0,

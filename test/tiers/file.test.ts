@@ -14,7 +14,8 @@ import { slotPayloadSource } from '../../src/data/inline-payload.js';
 import { EntryNotFoundError } from '../../src/tiers/backend.js';
 import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { FileBackend, ForeignFileError, fileNameForKey } from '../../src/tiers/file.js';
-import type { FileBackendOptions, IoMode } from '../../src/tiers/file.js';
+import type { FileBackendOptions } from '../../src/tiers/file.js';
+import type { IoMode } from '../../src/settings/choices.js';
 import { MiB } from '../../src/util/units.js';
 
 const SEED = 7;

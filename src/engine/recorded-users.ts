@@ -18,7 +18,7 @@ import { drawProcessing } from '../workload/session.js';
 import type { SessionStep } from '../workload/session.js';
 import type { StepSource, UserPool } from './dispatcher.js';
 
-export interface TraceRequestContext {
+export interface RecordedRequestContext {
   readonly settings: Settings;
   readonly rng: Rng;
   readonly multiTurn: boolean;
@@ -39,7 +39,7 @@ interface Shape {
 }
 
 /** A Request with the per-request draws the synthetic sessions also make (QoS, prefix, RAG chunks). */
-function makeStep(shape: Shape, c: TraceRequestContext): SessionStep {
+function makeStep(shape: Shape, c: RecordedRequestContext): SessionStep {
   const qos = drawQos(c.rng, c.settings.qosDistribution);
   const request: Request = {
     ...shape,
@@ -53,7 +53,7 @@ function makeStep(shape: Shape, c: TraceRequestContext): SessionStep {
 }
 
 /** Virtual users over a ShareGPT replay: each claims the next whole conversation when idle. */
-export function shareGptUsers(plans: Iterator<ShareGptRequestPlan>, c: TraceRequestContext): UserPool {
+export function shareGptUsers(plans: Iterator<ShareGptRequestPlan>, c: RecordedRequestContext): UserPool {
   let lookahead = plans.next();
   const claimConversation = (): ShareGptRequestPlan[] => {
     if (lookahead.done === true) return [];
@@ -97,7 +97,7 @@ export function shareGptUsers(plans: Iterator<ShareGptRequestPlan>, c: TraceRequ
 }
 
 /** Virtual users over a BurstGPT replay: each pulls the next row when idle. */
-export function burstUsers(items: AsyncIterator<BurstTimelineItem>, c: TraceRequestContext, onError: (e: unknown) => void): UserPool {
+export function burstUsers(items: AsyncIterator<BurstTimelineItem>, c: RecordedRequestContext, onError: (e: unknown) => void): UserPool {
   let ended = false;
   return (): StepSource => ({
     next: async () => {

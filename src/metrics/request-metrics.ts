@@ -1,6 +1,7 @@
 // Per-request measurements of a run: completions, tokens, summed I/O and generation time, and the
 // latency distributions the reference reports (end-to-end, storage, generation, prefill, decode).
 import { LatencyHistogram } from './latency.js';
+import type { LatencySnapshot } from './latency.js';
 import { QosCompliance } from './qos-compliance.js';
 import type { QosTargets } from './qos-compliance.js';
 
@@ -27,7 +28,28 @@ export interface RawSamples {
   generation_latencies: number[];
 }
 
-export class RunMetrics {
+/** RequestMetrics as plain data for the reporters: the counts, and each distribution as a snapshot. */
+export interface RequestMetricsSnapshot {
+  readonly requestsCompleted: number;
+  readonly requestsAborted: number;
+  readonly tokensGenerated: number;
+  readonly totalStorageMs: number;
+  readonly totalGenerationMs: number;
+  readonly multiTurnHits: number;
+  readonly multiTurnMisses: number;
+  readonly e2e: LatencySnapshot;
+  readonly queueWait: LatencySnapshot;
+  readonly storage: LatencySnapshot;
+  readonly generation: LatencySnapshot;
+  readonly prefill: LatencySnapshot;
+  readonly decode: LatencySnapshot;
+  /** The reference's `qos_metrics` block. */
+  readonly qos: Record<string, unknown>;
+  readonly raw?: RawSamples;
+}
+
+/** Per completed request (latencies, tokens); the per-operation counters are the Recorder's. */
+export class RequestMetrics {
   requestsCompleted = 0;
   /** Requests cut short by the end of the run (their I/O is counted, they are not). */
   requestsAborted = 0;
@@ -89,5 +111,28 @@ export class RunMetrics {
     for (const h of [this.e2e, this.queueWait, this.storage, this.generation, this.prefill, this.decode]) h.reset();
     this.qos.reset();
     if (this.raw !== undefined) for (const list of Object.values(this.raw)) list.length = 0;
+  }
+
+  snapshot(): RequestMetricsSnapshot {
+    const raw = this.raw;
+    return {
+      requestsCompleted: this.requestsCompleted,
+      requestsAborted: this.requestsAborted,
+      tokensGenerated: this.tokensGenerated,
+      totalStorageMs: this.totalStorageMs,
+      totalGenerationMs: this.totalGenerationMs,
+      multiTurnHits: this.multiTurnHits,
+      multiTurnMisses: this.multiTurnMisses,
+      e2e: this.e2e.snapshot(),
+      queueWait: this.queueWait.snapshot(),
+      storage: this.storage.snapshot(),
+      generation: this.generation.snapshot(),
+      prefill: this.prefill.snapshot(),
+      decode: this.decode.snapshot(),
+      qos: this.qos.metrics(),
+      ...(raw !== undefined
+        ? { raw: { end_to_end_latencies: [...raw.end_to_end_latencies], storage_latencies: [...raw.storage_latencies], generation_latencies: [...raw.generation_latencies] } }
+        : {}),
+    };
   }
 }

@@ -1,0 +1,201 @@
+// The measured phase: users issue requests through the dispatcher until the duration, the request
+// budget, an interrupt, a failure or the autoscaler's peak stops them (or every source runs out);
+// each request goes through the cache pipeline and is recorded. Never prints.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { TieredCache } from '../cache/tiered-cache.js';
+import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
+import type { Recorder } from '../metrics/recorder.js';
+import type { RequestMetrics } from '../metrics/request-metrics.js';
+import type { RunResult } from '../metrics/result.js';
+import type { Clock } from '../util/clock.js';
+import type { Rng } from '../util/rng.js';
+import type { Request } from '../workload/request.js';
+import { startAutoscaleLoop } from './autoscale-loop.js';
+import type { TimelinePoint } from './autoscale-loop.js';
+import { Autoscaler } from './autoscaler.js';
+import type { AutoscalerSettings } from './autoscaler.js';
+import type { WorkloadParts } from './build-workload.js';
+import { dispatch } from './dispatcher.js';
+import type { DispatchControl, DispatchOptions, UserPool } from './dispatcher.js';
+import { MeasurementWindow } from './measurement-window.js';
+import type { WindowFigures } from './measurement-window.js';
+import { processRequest } from './pipeline.js';
+import type { PipelineOptions } from './pipeline.js';
+import type { RunConfig } from '../settings/run-config.js';
+import type { StopController } from './stop-control.js';
+
+export interface ProgressSnapshot {
+  readonly elapsedSec: number;
+  readonly durationSec: number;
+  readonly requestsCompleted: number;
+  readonly tokensPerSec: number;
+  readonly storageReadBytesPerSec: number;
+  readonly storageWriteBytesPerSec: number;
+}
+
+const PROGRESS_INTERVAL_MS = 1000;
+
+type Serve = DispatchOptions['serve'];
+
+/** The request pipeline's options for this run: its cache, workload switches, and the stop. */
+export function pipelineOptions(cfg: RunConfig, cache: TieredCache, parts: WorkloadParts, prepopulatedKeys: readonly string[], stop: StopController): PipelineOptions {
+  return {
+    cache,
+    ...(parts.prefix !== undefined ? { prefix: parts.prefix } : {}),
+    multiTurn: parts.conversations !== undefined,
+    prefillOnly: cfg.prefillOnly,
+    decodeOnly: cfg.decodeOnly,
+    prepopulatedKeys,
+    decodeBatchSize: parts.settings.decode.batchSize,
+    secondsPerToken: cfg.settings.generationTiming[cfg.generationMode],
+    sleep: (ms) => sleep(ms, undefined, { signal: stop.signal }).catch(() => undefined),
+    stopped: () => stop.stopped,
+  };
+}
+
+/**
+ * Serves one dispatched request: runs it through the pipeline and records it, or records it as cut
+ * short. The request that would exceed --max-requests is not recorded: it stops the run instead.
+ */
+export function requestServer(maxRequests: number, pipeline: PipelineOptions, rng: Rng, requests: RequestMetrics, stop: StopController, clock: Clock): Serve {
+  return async (req: Request, enqueuedMs: number): Promise<void> => {
+    const queueMs = clock.now() - enqueuedMs;
+    try {
+      const out = await processRequest(req, pipeline, rng);
+      if (!out.completed) return requests.recordAborted(out.multiTurnHits, out.multiTurnMisses);
+      if (maxRequests > 0 && requests.requestsCompleted >= maxRequests) return stop.stopWith('max_requests');
+      requests.record({
+        qos: req.qos,
+        e2eMs: clock.now() - enqueuedMs,
+        queueMs,
+        storageMs: out.storageMs,
+        generationMs: out.generationMs,
+        ...(out.prefillMs !== undefined ? { prefillMs: out.prefillMs } : {}),
+        ...(out.decodeMs !== undefined ? { decodeMs: out.decodeMs } : {}),
+        generatedTokens: req.generationTokens,
+        multiTurnHits: out.multiTurnHits,
+        multiTurnMisses: out.multiTurnMisses,
+      });
+    } catch (e) {
+      stop.fail(e);
+    }
+  };
+}
+
+export interface MeasuredPhaseInputs {
+  readonly cfg: RunConfig;
+  readonly clock: Clock;
+  /** Undefined in trace mode: no device to watch. */
+  readonly storageDir: string | undefined;
+  readonly workers: number;
+  readonly recorder: Recorder;
+  readonly requests: RequestMetrics;
+  readonly stop: StopController;
+  readonly users: UserPool;
+  readonly serve: Serve;
+  readonly interrupt?: AbortSignal;
+  readonly onProgress?: (p: ProgressSnapshot) => void;
+}
+
+export interface MeasuredPhase extends WindowFigures {
+  readonly autoscaling?: RunResult['autoscaling'];
+}
+
+/** Runs the measured phase to its end, tail included, and returns what the window measured. */
+export async function runMeasuredPhase(p: MeasuredPhaseInputs): Promise<MeasuredPhase> {
+  const { cfg, stop } = p;
+  const unfollow = stop.follow(p.interrupt); // an interrupt during preparation stops the run at once
+  const window = await MeasurementWindow.open(p.storageDir, p.clock);
+  const durationTimer = setTimeout(() => stop.stopWith('duration'), cfg.durationSec * 1000);
+  const progressTimer = setInterval(() => p.onProgress?.(progressOf(cfg.durationSec, p.recorder, p.requests, window.elapsedSec())), PROGRESS_INTERVAL_MS);
+  progressTimer.unref();
+  const autoscaling = cfg.enableAutoscaling ? new RunAutoscaling(cfg, p, window.startMs) : undefined;
+  try {
+    await dispatch({
+      users: p.users,
+      initialUsers: cfg.numUsers,
+      ...(autoscaling !== undefined ? { onStart: (control: DispatchControl) => autoscaling.start(control) } : {}),
+      workers: p.workers,
+      clock: p.clock,
+      startMs: window.startMs,
+      serve: p.serve,
+      sleep: (ms, signal) => sleep(ms, undefined, { signal }),
+      stop: stop.signal,
+    });
+  } finally {
+    autoscaling?.stop();
+    clearTimeout(durationTimer);
+    clearInterval(progressTimer);
+    window.stopLoopMonitor();
+    unfollow();
+  }
+  const figures = await window.close();
+  return { ...figures, ...(autoscaling !== undefined ? { autoscaling: autoscaling.report() } : {}) };
+}
+
+/** The autoscaler of a run, sampling from the dispatch's start; capacity mode's peak stops the run. */
+class RunAutoscaling {
+  private readonly autoscaler: Autoscaler;
+  private readonly timeline: TimelinePoint[] = [];
+  private stopLoop = (): void => undefined;
+
+  constructor(
+    private readonly cfg: RunConfig,
+    private readonly p: Pick<MeasuredPhaseInputs, 'recorder' | 'requests' | 'clock' | 'stop'>,
+    private readonly startMs: number,
+  ) {
+    this.autoscaler = new Autoscaler(autoscalerSettings(cfg), cfg.numUsers);
+  }
+
+  start(control: DispatchControl): void {
+    const { recorder, requests, clock, stop } = this.p;
+    this.stopLoop = startAutoscaleLoop({
+      autoscaler: this.autoscaler,
+      control,
+      recorder,
+      requests,
+      clock,
+      startMs: this.startMs,
+      intervalMs: this.cfg.autoscaleIntervalSec * 1000,
+      onPeak: () => stop.stopWith('capacity_peak'),
+      timeline: this.timeline,
+    });
+  }
+
+  stop(): void {
+    this.stopLoop();
+  }
+
+  report(): NonNullable<RunResult['autoscaling']> {
+    return { events: [...this.autoscaler.events], summary: this.autoscaler.summary(), timeline: [...this.timeline] };
+  }
+}
+
+function autoscalerSettings(cfg: RunConfig): AutoscalerSettings {
+  const a = cfg.settings.autoscaler;
+  const sd = cfg.settings.saturationDetection;
+  return {
+    mode: cfg.autoscalerMode,
+    targetSaturation: cfg.targetSaturation,
+    minUsers: a.minUsers,
+    maxUsers: Math.min(a.maxUsers, cfg.settings.validationLimits.maxUsers),
+    scaleUpFactor: a.scaleUpFactor,
+    scaleDownFactor: a.scaleDownFactor,
+    consecutiveSamplesRequired: a.consecutiveSamplesRequired,
+    readLatencyP95ThresholdMs: sd.readLatencyP95ThresholdMs,
+    historyWindowSize: sd.historyWindowSize,
+  };
+}
+
+function progressOf(durationSec: number, rec: Recorder, requests: RequestMetrics, elapsedSec: number): ProgressSnapshot {
+  const st = rec.traffic.storage;
+  const per = (n: number): number => (elapsedSec > 0 ? n / elapsedSec : 0);
+  return {
+    elapsedSec,
+    durationSec,
+    requestsCompleted: requests.requestsCompleted,
+    tokensPerSec: per(requests.tokensGenerated),
+    storageReadBytesPerSec: per(kvReadBytes(st)),
+    storageWriteBytesPerSec: per(kvWriteBytes(st)),
+  };
+}

@@ -1,0 +1,65 @@
+// The measured window: its wall-clock span, the block-device counters over it (when the storage dir's
+// device can be resolved) and the event loop's delay during it.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { IntervalHistogram } from 'node:perf_hooks';
+import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
+import type { DiskCounters } from '../metrics/diskstats.js';
+import type { DelaySummaryMs, RunResult } from '../metrics/result.js';
+import type { Clock } from '../util/clock.js';
+
+/** The monitor samples every this many ms; its samples include the interval itself. */
+const LOOP_DELAY_RESOLUTION_MS = 10;
+
+export interface WindowFigures {
+  /** From the window's start to the last I/O completed, tail included: the denominator of every rate. */
+  readonly elapsedSec: number;
+  readonly eventLoopDelayMs: DelaySummaryMs;
+  readonly device?: RunResult['device'];
+}
+
+export class MeasurementWindow {
+  private constructor(
+    private readonly clock: Clock,
+    /** Window start on `clock`: the dispatch's schedule starts here. */
+    readonly startMs: number,
+    private readonly loopDelay: IntervalHistogram,
+    private readonly watch: DiskWatch | undefined,
+    private readonly diskBefore: DiskCounters | undefined,
+  ) {}
+
+  /** Starts the window now; `storageDir` undefined (trace mode) watches no device. */
+  static async open(storageDir: string | undefined, clock: Clock): Promise<MeasurementWindow> {
+    const watch = storageDir === undefined ? undefined : await DiskWatch.forPath(storageDir).catch(() => undefined);
+    const diskBefore = await watch?.snapshot().catch(() => undefined);
+    const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+    loopDelay.enable();
+    return new MeasurementWindow(clock, clock.now(), loopDelay, watch, diskBefore);
+  }
+
+  elapsedSec(): number {
+    return (this.clock.now() - this.startMs) / 1000;
+  }
+
+  /** Stops sampling the event loop (the dispatch is over). */
+  stopLoopMonitor(): void {
+    this.loopDelay.disable();
+  }
+
+  /** Ends the window: its span now, then the device counters. */
+  async close(): Promise<WindowFigures> {
+    const elapsedSec = this.elapsedSec();
+    const watch = this.watch;
+    const diskAfter = this.diskBefore === undefined ? undefined : await watch?.snapshot().catch(() => undefined);
+    return {
+      elapsedSec,
+      eventLoopDelayMs: delaySummary(this.loopDelay),
+      ...(watch !== undefined && this.diskBefore !== undefined && diskAfter !== undefined ? { device: { name: watch.device.name, delta: diskDelta(this.diskBefore, diskAfter) } } : {}),
+    };
+  }
+}
+
+function delaySummary(h: IntervalHistogram): DelaySummaryMs {
+  // Node's samples are the time between ticks, so the interval is subtracted to leave the delay.
+  const ms = (ns: number): number => (Number.isFinite(ns) ? Math.max(0, ns / 1e6 - LOOP_DELAY_RESOLUTION_MS) : 0);
+  return { mean: ms(h.mean), p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max) };
+}

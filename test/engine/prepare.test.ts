@@ -1,0 +1,55 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildWorkloadParts } from '../../src/engine/build-workload.js';
+import { PREPARE_ENTRY_TOKENS, PREPOP_ENTRIES_PER_USER, prepareStorage } from '../../src/engine/prepare.js';
+import type { PrepareInputs } from '../../src/engine/prepare.js';
+import { Rng } from '../../src/util/rng.js';
+import { GiB } from '../../src/util/units.js';
+import { DEFAULT_SETTINGS } from '../../src/settings/config-keys.js';
+import { makeCache, TINY, TINY_BPT } from '../cache/helpers.js';
+
+const OFF = { enableRag: false, ragNumDocs: 0, decodeOnly: false, numUsers: 1, precondition: false, preconditionSizeGb: 0, preconditionThreads: 1 };
+
+function inputs(cfg: Partial<PrepareInputs['cfg']>, storageBytes = Infinity): { p: PrepareInputs; log: string[] } {
+  const { cache, rec } = makeCache({ kind: 'null', storageBytes });
+  const c = { ...OFF, ...cfg };
+  const workload = buildWorkloadParts({ model: TINY, disableMultiTurn: false, disablePrefixCaching: false, enableRag: c.enableRag }, DEFAULT_SETTINGS);
+  const log: string[] = [];
+  return { p: { cfg: c, cache, recorder: rec, workload, ragRng: new Rng(3), log: (l) => log.push(l), now: () => 0 }, log };
+}
+
+test('prepare: RAG documents are written before the measurement and their traffic is wiped', async () => {
+  const { p, log } = inputs({ enableRag: true, ragNumDocs: 3 });
+  const r = await prepareStorage(p);
+  assert.deepEqual(r, { prepopulatedKeys: [], warnings: [] });
+  assert.equal(p.workload.rag?.documentCount, 3);
+  assert.ok(p.cache.entries.count('storage') > 0);
+  assert.equal(p.recorder.counters.writeOperations, 0);
+  assert.equal(p.recorder.traffic.storage.writeBytes, 0);
+  assert.deepEqual(log, ['RAG: ingested 3 documents']);
+});
+
+test('prepare: decode-only pre-populates 10 entries per user and every shared prompt', async () => {
+  const { p } = inputs({ decodeOnly: true, numUsers: 2 });
+  const r = await prepareStorage(p);
+  assert.deepEqual(r.prepopulatedKeys, Array.from({ length: 2 * PREPOP_ENTRIES_PER_USER }, (_, i) => `prepop_${i}`));
+  const prompts = p.workload.prefix?.prompts ?? [];
+  assert.ok(prompts.length > 0);
+  for (const prompt of prompts) assert.equal(p.cache.locate(prompt.key), 'storage');
+  assert.equal(p.cache.entries.count('storage'), 2 * PREPOP_ENTRIES_PER_USER + prompts.length);
+  assert.equal(p.recorder.counters.prefillWrites, 0, 'wiped');
+});
+
+test('prepare: preconditioning writes its target, or is skipped with a warning when the capacity is unknown', async () => {
+  const entryBytes = PREPARE_ENTRY_TOKENS * TINY_BPT;
+  const sized = inputs({ precondition: true, preconditionSizeGb: (2.5 * entryBytes) / GiB });
+  assert.deepEqual(await prepareStorage(sized.p), { prepopulatedKeys: [], warnings: [] });
+  assert.deepEqual([...sized.p.cache.entries.lruOrder('storage')].map((e) => e.key), ['precond_0', 'precond_1', 'precond_2']);
+  assert.equal(sized.p.recorder.counters.totalWriteBytes, 0, 'wiped');
+
+  const unknown = inputs({ precondition: true });
+  const r = await prepareStorage(unknown.p);
+  assert.equal(r.warnings.length, 1);
+  assert.match(r.warnings[0] ?? '', /^preconditioning skipped: the storage capacity is unknown/);
+  assert.equal(unknown.p.cache.entries.count('storage'), 0);
+});
