@@ -1,7 +1,7 @@
 // Shows, with the kernel's own counters, what the file tier's read and write figures mean: in direct
 // mode every byte the tier reads comes from the device; in buffered mode reads right after writing are
 // served from the page cache (device bytes ≈ 0), which is how the reference's reads flatter a device
-// (spec §11.5, §11.6). Usage: node dist/bench/pagecache.js [--gib 3] [--entry-mib 256] [--dir D]
+// (docs/reference-compat.md#rc-17, #rc-18). Usage: node dist/bench/pagecache.js [--gib 3] [--entry-mib 256] [--dir D]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-// Tier capacities in bytes (spec §3.2).
+// Tier capacities in bytes (docs/reference-compat.md#rc-9).
 import { statfs } from 'node:fs/promises';
 import { GiB } from '../util/units.js';
 

@@ -8,7 +8,7 @@ export interface EntryMeta {
   readonly key: string;
   tier: TierName;
   readonly size: number;
-  /** Monotonic ms of the last access (the reference used wall-clock time, spec §11.9). */
+  /** Monotonic ms of the last access (the reference used wall-clock time, docs/reference-compat.md#rc-11). */
   lastAccess: number;
   accessCount: number;
 }

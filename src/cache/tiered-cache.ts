@@ -1,4 +1,4 @@
-// The tiered KV cache (spec §3.2–§3.6): new entries go to the fastest tier with room, older entries
+// The tiered KV cache (docs/reference-compat.md#rc-10): new entries go to the fastest tier with room, older entries
 // are demoted down the waterfall GPU → CPU → storage by LRU, and the last tier deletes. No promotion
 // on a hit. Per-key locks (withKeyLock) make concurrent async operations on one key safe. What each
 // event counts is the recorder's business: the cache reports it with one record* call.
@@ -22,7 +22,7 @@ import type { CopyResult } from './entry-copy.js';
 import { settle } from '../util/steps.js';
 import type { Steps } from '../util/steps.js';
 
-/** The I/O trace's phase names (spec §7), plus Delete for entries removed from the last tier. */
+/** The I/O trace's phase names (docs/reference-compat.md#rc-21), plus Delete for entries removed from the last tier. */
 export type IoPhase = 'Prefill' | 'Decode' | 'Both' | 'Evict';
 
 export interface IoEvent {
@@ -39,7 +39,7 @@ export interface CacheTier {
   readonly limitBytes: number;
 }
 
-/** The reference's `eviction.*` settings (spec §3.3), same defaults. */
+/** The reference's `eviction.*` settings (docs/reference-compat.md#rc-10), same defaults. */
 export interface EvictionConfig {
   readonly maxRecursionDepth: number;
   readonly targetUsageRatio: number;
@@ -241,7 +241,7 @@ export class TieredCache {
     return { tier: meta.tier, latencyMs: r.timing.totalMs };
   }
 
-  /** Removes an entry wherever it lives (the reference's missing `cache.delete`, spec §11.11). */
+  /** Removes an entry wherever it lives (the reference's missing `cache.delete`, docs/reference-compat.md#rc-30). */
   delete(key: string): Promise<boolean> {
     return settle(this.withKeyLock(key, this.deleteSteps(key)));
   }
@@ -373,7 +373,7 @@ export class TieredCache {
     const to = this.order[index + 1] as TierName;
     const meta = this.entries.get(victim.key);
     if (meta === undefined || meta.tier !== from) {
-      this.release(to, victim.size); // moot demotion: give back the room reserved below (spec §11.9)
+      this.release(to, victim.size); // moot demotion: give back the room reserved below (docs/reference-compat.md#rc-13)
       return true;
     }
     const rec = this.opts.recorder;

@@ -1,5 +1,5 @@
-// Safety check of --cache-dir: the storage tier deletes every *.npy file in that directory at start,
-// so it must not be a system location. Unlike the reference (spec §11.15), paths are compared by
+// Safety check of --cache-dir: the reference's storage tier deletes every *.npy file in that directory at start,
+// so it must not be a system location. Unlike the reference (docs/reference-compat.md#rc-4), paths are compared by
 // resolved components, not raw string prefixes: /devdata and /etcetera are fine, /dev/x is not, and
 // /, /usr, /var, /home themselves are refused too. Symlinks are resolved, so a link into /etc is refused.
 // The reference also refuses anything under /root; we drop that rule (this tool commonly runs as root,

@@ -1,5 +1,5 @@
 // Typed configuration error. Flags, the YAML file and the cross-field checks all report every problem
-// they find at once; the CLI prints the message and exits with code 2 (design §6).
+// they find at once; the CLI prints the message and exits with code 2 (CONTRIBUTING.md#bad-input).
 
 export class ConfigError extends Error {
   readonly problems: readonly string[];

@@ -1,4 +1,4 @@
-// Cross-field and range checks of the flag values (reference-tests §16 plus what the reference checks
+// Cross-field and range checks of the flag values (docs/reference-compat.md#rc-2: the reference's tested checks plus what the reference checks
 // untested). Every problem is collected; messages keep the reference's fragments ("num-users must be
 // positive", …) so scripts and people who know the reference recognise them. Limits come from the
 // config file's validation_limits (defaults = the reference's hard-coded limits).

@@ -1,4 +1,4 @@
-// Memory copies off the main thread (design §3): the CPU tier moves entries of up to several GiB in
+// Memory copies off the main thread (ARCHITECTURE.md#data-plane): the CPU tier moves entries of up to several GiB in
 // and out of its pages, at GiB/s, and doing that on the event loop stalled every other user (measured:
 // event-loop delay p99 26 ms, max 242 ms, in a 20-user run with a 4 GiB CPU tier). Copies between
 // SharedArrayBuffers go to worker threads; anything else is copied inline.

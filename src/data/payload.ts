@@ -6,7 +6,7 @@
 // - no two 4 KiB blocks of a run are equal, at any dataset size: blocks from different source blocks
 //   differ in their 4,080 unstamped random bytes, and two blocks from the same source block carry
 //   different stamps (the same key at another index, or another key's 64-bit hash prefix) — the
-//   reference's static buffer repeated up to 96.7 % of blocks (spec §5.1 / §11.14);
+//   reference's static buffer repeated up to 96.7 % of blocks (docs/reference-compat.md#rc-38);
 // - incompressible: every block is keystream, and within an entry the source repeats only every
 //   SOURCE_BYTES, beyond the match window of zstd's levels 1–19 (at most 8 MiB); a long-range matcher
 //   (`zstd --long`) over an entry larger than SOURCE_BYTES would find that period;

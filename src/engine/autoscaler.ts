@@ -1,5 +1,5 @@
-// The autoscaler's decisions (spec §4.11), from windowed samples: each sample covers only the last
-// interval (the reference used cumulative p95s and throughput, spec §11.1). Pure: the run feeds it
+// The autoscaler's decisions (docs/reference-compat.md#rc-36), from windowed samples: each sample covers only the last
+// interval (the reference used cumulative p95s and throughput). Pure: the run feeds it
 // samples and applies the user count it returns; the dispatcher really starts and stops users.
 
 export type AutoscalerMode = 'qos' | 'capacity';

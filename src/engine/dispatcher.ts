@@ -1,4 +1,4 @@
-// Users, the request queue and the workers of the measured phase (spec §4.1, with §11.7 fixed).
+// Users, the request queue and the workers of the measured phase (docs/reference-compat.md#rc-23, #rc-24).
 // Each user is closed-loop: a request is issued at its scheduled time on the user's own timeline
 // (the sum of its think times) or when its previous request finished, whichever is later, so a
 // conversation's next turn never starts before the previous one has been written. Logical workers

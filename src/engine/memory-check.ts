@@ -1,4 +1,4 @@
-// The memory-safety check (spec §10), for this implementation's memory model. The reference guessed
+// The memory-safety check (docs/reference-compat.md#rc-49), for this implementation's memory model. The reference guessed
 // 2 × an 8,000-token entry per thread; here entries stream through fixed buffers, so what grows with
 // the configuration is the CPU tier (it holds real bytes in this process) plus the buffer pools.
 // A CPU tier that cannot fit is capped (and said so) rather than left to crash the run half-way.

@@ -1,4 +1,4 @@
-// What one request does to the cache (spec §4.4): shared prefix, multi-turn full-context reload,
+// What one request does to the cache (docs/reference-compat.md#rc-27): shared prefix, multi-turn full-context reload,
 // prefill write, RAG chunk reads, decode probe plus one full re-read per decode batch, then the
 // simulated token generation. Storage latency is the sum of the backend-timed operations.
 import type { TieredCache } from '../cache/tiered-cache.js';
@@ -71,7 +71,7 @@ export function* requestSteps(req: Request, o: PipelineOptions, rng: Rng): Steps
   });
 
   try {
-    // 1. Shared system prompt: written once at first sight, a real read afterwards (spec §11.3 fix).
+    // 1. Shared system prompt: written once at first sight, a real read afterwards (docs/reference-compat.md#rc-29).
     if (o.prefix !== undefined && req.systemPrompt !== undefined) {
       checkStop();
       const match = o.prefix.record(req.systemPrompt);

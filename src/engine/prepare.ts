@@ -1,4 +1,4 @@
-// Work done before the measured phase (spec §4.10): RAG ingestion, pre-population for --decode-only
+// Work done before the measured phase (docs/reference-compat.md#rc-35): RAG ingestion, pre-population for --decode-only
 // and preconditioning for --precondition. All write through the normal waterfall; the recorder is
 // reset afterwards, so none of this traffic is part of the measurement.
 import { availableParallelism } from 'node:os';

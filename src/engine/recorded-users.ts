@@ -1,9 +1,9 @@
-// Requests from recorded workloads (spec §4.8, §4.9): ShareGPT conversations and BurstGPT rows,
+// Requests from recorded workloads (docs/reference-compat.md#rc-31, #rc-33): ShareGPT conversations and BurstGPT rows,
 // handed to `numUsers` closed-loop virtual users. A ShareGPT conversation is claimed whole by one
 // user, so its turns run in order and each turn reloads the earlier ones (the reference never
 // registered dataset conversations, so it did no multi-turn reloads). BurstGPT rows are pulled one at
 // a time: the trace sets arrival times, the number of users bounds what is in flight (the reference's
-// unpaced producer grew its queue without bound, spec §11.7).
+// unpaced producer grew its queue without bound, docs/reference-compat.md#rc-33).
 import type { Rng } from '../util/rng.js';
 import { drawQos, qosPriority } from '../workload/qos.js';
 import { requestKey, turnKey } from '../workload/keys.js';

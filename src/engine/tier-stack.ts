@@ -144,7 +144,7 @@ function cacheOver(cfg: RunConfig, recorder: Recorder, clock: Clock, tiers: Cach
 }
 
 /**
- * Trace mode (spec §3.7): every tier is a NullBackend (sizes only, no time), the GPU tier always
+ * Trace mode (docs/reference-compat.md#rc-19): every tier is a NullBackend (sizes only, no time), the GPU tier always
  * exists, storage is unlimited unless --storage-capacity-gb; every tier operation goes to the trace.
  */
 async function assembleTraceTiers(cfg: RunConfig, recorder: Recorder, clock: Clock, tracePath: string): Promise<TierStack> {
@@ -187,7 +187,7 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
 
     const tiers: CacheTier[] = [];
     if (cfg.gpuMemGb > 0) {
-      // No CUDA here: the GPU tier is the bandwidth model of spec §3.8, always present when sized.
+      // No CUDA here: the GPU tier is the bandwidth model of docs/reference-compat.md#rc-7, always present when sized.
       tiers.push({ backend: new SimulatedGpuBackend((k, n) => payload.source(k, n), cfg.gpuBandwidthGbs), limitBytes: cfg.gpuMemGb * cfg.numGpus * GiB });
     }
     // CPU-tier copies run on worker threads, on pages the file tier can write without a bounce copy.

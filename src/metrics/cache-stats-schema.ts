@@ -1,4 +1,4 @@
-// The shape of the `cache_stats` block (spec §6.3) as a zod schema: the reference's fields, then ours.
+// The shape of the `cache_stats` block (docs/reference-compat.md#rc-42) as a zod schema: the reference's fields, then ours.
 // It lives beside its builder (cache-stats.ts), which returns the type inferred here; the results
 // document's schema (report/results-schema.ts) embeds it. Per-tier names are generated from the tier
 // list, so the key types are template literals the compiler checks at every read.
@@ -94,7 +94,7 @@ export const CacheStatsSchema = z
     storage_tokens_processed: z.number().nonnegative().describe('logical tokens written to, demoted to or read from storage (fractional after tensor-parallel division)'),
     ...percentileShape(TIER_LATENCY_NAMES, 'placement-write or hit-read latency of the tier'),
     ...percentileShape(STORAGE_PART_NAMES, 'device or host part of a storage-tier operation'),
-    // Ours (spec §6.3 additions): exact bytes per kind of traffic, wall-clock rates, occupancy.
+    // Ours (docs/reference-compat.md#rc-42, additions): exact bytes per kind of traffic, wall-clock rates, occupancy.
     evictions: count('every demotion and every last-tier deletion'),
     measured_window_sec: z.number().nonnegative().describe('the denominator of every rate (s)'),
     ...shapeOf(tierKeys('placement_write_bytes'), () => count('bytes of new entries placed in the tier')),

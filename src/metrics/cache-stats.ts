@@ -1,4 +1,4 @@
-// Builds the reference's `cache_stats` block (spec §6.3) and `storage_health` (§6.4) from recorded
+// Builds the reference's `cache_stats` block (docs/reference-compat.md#rc-42) and `storage_health` (#rc-43) from recorded
 // data, with the same names, units (GiB = 2^30) and formulas, plus honest fields under new names.
 import type { TierName } from '../tiers/backend.js';
 import { GiB } from '../util/units.js';

@@ -1,6 +1,6 @@
 // Device-level truth from the kernel: which block device holds a path, and its /proc/diskstats
 // counters. A tier's own byte counts say what the benchmark asked for; these say what reached the
-// device (e.g. buffered reads served from the page cache show up as ~0 device bytes, spec §11.5/11.6).
+// device (e.g. buffered reads served from the page cache show up as ~0 device bytes, docs/reference-compat.md#rc-18).
 import { readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 

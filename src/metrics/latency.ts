@@ -1,5 +1,5 @@
 // A latency distribution in constant memory (HDR histogram, microsecond resolution, 3 significant
-// digits), mergeable and serialisable. The reference keeps every sample in a list (spec §11.6).
+// digits), mergeable and serialisable. The reference keeps every sample in a list (docs/reference-compat.md#rc-39).
 import hdr from 'hdr-histogram-js';
 import type { Histogram } from 'hdr-histogram-js';
 

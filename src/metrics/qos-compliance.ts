@@ -1,6 +1,6 @@
-// Per-QoS-class latency and SLA compliance (spec §6.5): a request violates its class's SLA when its
+// Per-QoS-class latency and SLA compliance (docs/reference-compat.md#rc-44): a request violates its class's SLA when its
 // end-to-end latency exceeds the class's p95 target. Targets come from the effective configuration,
-// so config-file overrides reach this evaluation (the reference bound them at import, spec §11.10).
+// so config-file overrides reach this evaluation (the reference bound them at import).
 import { LatencyHistogram } from './latency.js';
 
 /** Compliance at or above this share counts as "met". */

@@ -64,7 +64,7 @@ function emptyTraffic(): TierTraffic {
   };
 }
 
-/** The reference's cache counters (spec §3.4, §3.6), same meaning. */
+/** The reference's cache counters (docs/reference-compat.md#rc-15), same meaning. */
 export interface CacheCounters {
   cacheHits: number;
   cacheMisses: number;

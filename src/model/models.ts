@@ -1,4 +1,4 @@
-// Model table and KV-cache bytes per token (spec §2). The table is data: configuration may add or
+// Model table and KV-cache bytes per token (docs/reference-compat.md#rc-1). The table is data: configuration may add or
 // override entries (see withModelOverrides) without touching any code path.
 
 export type AttentionType = 'mha' | 'gqa' | 'mla';

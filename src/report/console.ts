@@ -1,5 +1,5 @@
 // What the command prints: the start banner, the progress line, and the summary in the reference's
-// section order (spec §6.6). The summary is computed from the results document, so that what is
+// section order (docs/reference-compat.md#rc-45). The summary is computed from the results document, so that what is
 // printed is exactly what is saved. Our additions come last.
 import type { PerformanceProfile } from '../metrics/cache-stats.js';
 import type { ProgressSnapshot } from '../engine/run.js';

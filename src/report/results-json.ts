@@ -1,4 +1,4 @@
-// The results file (spec §6.3): every field of the reference with its name, unit and formula, so its
+// The results file (docs/reference-compat.md#rc-42): every field of the reference with its name, unit and formula, so its
 // consumers keep working, plus our additions in a `kvcache_bench` block and under new names. The
 // shape is results-schema.ts; this file only computes values into it.
 import { buildCacheStats } from '../metrics/cache-stats.js';
@@ -56,7 +56,7 @@ function buildSummary(r: RunResult, loose: LooselyTyped): Summary {
     avg_throughput_tokens_per_sec: elapsed > 0 ? m.tokensGenerated / elapsed : 0,
     total_storage_io_time: storageSec,
     // The reference's formula: generated tokens ÷ the SUM of per-request I/O time over all concurrent
-    // requests — a per-request serial rate, not a system rate (spec §11.2). Kept for compatibility.
+    // requests — a per-request serial rate, not a system rate (docs/reference-compat.md#rc-41). Kept for compatibility.
     storage_throughput_tokens_per_sec: storageSec > 0 ? m.tokensGenerated / storageSec : 0,
     requests_per_second: elapsed > 0 ? m.requestsCompleted / elapsed : 0,
     end_to_end_latency_ms: latencyBlock(m.e2e),

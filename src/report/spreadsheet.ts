@@ -1,4 +1,4 @@
-// The `--xlsx-output` export (spec §6.7): the reference's run-parameter and metric columns, in its
+// The `--xlsx-output` export (docs/reference-compat.md#rc-46): the reference's run-parameter and metric columns, in its
 // order and with its names, read from the results document and the RunConfig, followed by a few honest
 // columns of ours. A `.csv` path gets the one-row table (header + one row); any other path gets an
 // XLSX workbook with the sheets Summary, Run Parameters, Performance Metrics and QoS Metrics. The
@@ -138,7 +138,7 @@ function tierSpecs(): MetricSpec[] {
   ];
 }
 
-/** The reference's metric columns (spec §6.7), then ours, each named for what it is. */
+/** The reference's metric columns (docs/reference-compat.md#rc-46), then ours, each named for what it is. */
 const METRIC_SPECS: readonly MetricSpec[] = [
   ['Total Requests', (r) => r.summary.total_requests],
   ['Total Tokens', (r) => r.summary.total_tokens],

@@ -1,6 +1,6 @@
 // Storage tier: one file per cache entry in a directory, written and read with O_DIRECT by default so
-// that the page cache cannot flatter the device (spec §3.5, §11.5, §11.6). It only ever touches files
-// it created itself (the reference deletes every *.npy in --cache-dir at start, spec §11.15).
+// that the page cache cannot flatter the device (docs/reference-compat.md#rc-17, #rc-18). It only ever touches files
+// it created itself (the reference deletes every *.npy in --cache-dir at start, docs/reference-compat.md#rc-4).
 //
 // Timing (ms, performance.now(); waits for the ChunkSource, the sink or a free staging slot are never
 // counted; each part is measured around our own awaited fs calls, so it includes the libuv threadpool
@@ -10,7 +10,7 @@
 //                   host   = open + close + copies into a staging slot (unaligned chunks only)
 //   buffered write  device = fsync (writeback of the dirty pages; the reference's "device")
 //                   host   = open + close + write(2) syscalls, which only copy into the page cache
-//                            (and may include dirty-page throttling, spec §11.5)
+//                            (and may include dirty-page throttling, docs/reference-compat.md#rc-17)
 //   direct read     device = read(2) syscalls into an aligned staging slot, straight from the device
 //                   host   = open + close
 //   buffered read   device = read(2) syscalls through the page cache: may be served from RAM, e.g.
@@ -76,7 +76,7 @@ const FS_MAGIC: ReadonlyMap<number, string> = new Map([
   [0x6969, 'nfs'], [0xff534d42, 'cifs'], [0x65735546, 'fuse'],
 ]);
 
-/** File systems whose "device" is RAM: results there measure memory, not storage (spec §11.6). */
+/** File systems whose "device" is RAM: results there measure memory, not storage (docs/reference-compat.md#rc-18). */
 export const RAM_FILE_SYSTEMS: ReadonlySet<string> = new Set(['tmpfs', 'ramfs']);
 
 async function fileSystemName(dir: string): Promise<string> {

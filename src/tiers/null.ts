@@ -1,4 +1,4 @@
-// Trace-mode tier: remembers sizes only, moves no bytes and takes no time (spec §3.7).
+// Trace-mode tier: remembers sizes only, moves no bytes and takes no time (docs/reference-compat.md#rc-19).
 import { EntryNotFoundError, ZERO_TIMING } from './backend.js';
 import type { Backend, ImmediateOps, IOTiming, ReadResult, TierName } from './backend.js';
 import type { ChunkSource } from '../data/chunk-source.js';

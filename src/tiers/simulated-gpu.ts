@@ -1,4 +1,4 @@
-// A GPU tier without a GPU (spec §3.8): keeps sizes only, like the null tier, and takes size ÷
+// A GPU tier without a GPU (docs/reference-compat.md#rc-7): keeps sizes only, like the null tier, and takes size ÷
 // bandwidth to move an entry, so runs on machines without CUDA still have a first tier. Reads that
 // feed a consumer (a demotion to CPU or storage) regenerate the entry's payload, which is
 // deterministic per key, so demoted data is the same real data that was "written".

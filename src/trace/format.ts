@@ -1,4 +1,4 @@
-// The I/O trace's CSV row format (spec §7), as pure functions so the writer, the reader and a future
+// The I/O trace's CSV row format (docs/reference-compat.md#rc-21), as pure functions so the writer, the reader and a future
 // replayer agree byte for byte. Columns are the reference's; Operation adds `Delete` (entries removed
 // from the last tier, and explicit deletes), which the reference never logged.
 //
@@ -7,7 +7,7 @@
 // Key can need it. The reference ends lines with CRLF (csv.writer's default); we write LF and read both.
 //
 // The trace's own types are declared here, structurally identical to the cache's IoEvent, so this
-// layer does not import from the layers above it (design §2); a test checks the two stay compatible.
+// layer does not import from the layers above it (ARCHITECTURE.md#layers); a test checks the two stay compatible.
 import { TraceFormatError } from './errors.js';
 
 export type TraceOp = 'Write' | 'Read' | 'Delete';

@@ -1,4 +1,4 @@
-// The I/O trace log (--io-trace-log, spec §7). The cache calls its observer synchronously on its hot
+// The I/O trace log (--io-trace-log, docs/reference-compat.md#rc-21). The cache calls its observer synchronously on its hot
 // path, so write() only encodes a row into the current batch buffer (format.ts encodeRow); a batch goes out
 // when it is full (`batchBytes`) or `flushIntervalMs` after its first row, one batch at a time, and
 // its buffer is reused once written (fresh memory is slow on first touch here, and a trace-mode run

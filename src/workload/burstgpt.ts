@@ -1,4 +1,4 @@
-// BurstGPT trace replay source (spec §4.9): find the trace files, stream their rows, and turn them
+// BurstGPT trace replay source (docs/reference-compat.md#rc-33): find the trace files, stream their rows, and turn them
 // into a lazily pulled timeline of (row, pass, index, scheduled time). The real trace has millions
 // of rows, so nothing here holds more than one read chunk (64 KiB) of a file: lines are split from
 // the file stream's own async iterator, which reads the next chunk only when the consumer asks for

@@ -1,9 +1,9 @@
-// Multi-turn conversation bookkeeping (spec §4.5): ids, turn numbers, turn keys and cumulative tokens,
+// Multi-turn conversation bookkeeping (docs/reference-compat.md#rc-28): ids, turn numbers, turn keys and cumulative tokens,
 // with at most maxConversations states kept (least recently used dropped first). Differences from
 // the reference, on purpose:
 // - ids use a per-user counter instead of epoch milliseconds, so runs are reproducible;
 // - recency is a logical counter (each start/addTurn is one tick), not time.time();
-// - dropping a live conversation is not fatal (reference bug §11.11): addTurn reports
+// - dropping a live conversation is not fatal (docs/reference-compat.md#rc-28): addTurn reports
 //   `{ ok: false }` and the caller starts a new conversation.
 import { DEFAULT_SETTINGS } from '../settings/config-keys.js';
 import type { ConversationSettings } from '../settings/config-keys.js';

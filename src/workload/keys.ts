@@ -1,5 +1,5 @@
 // Cache-key formats of the workload, in one place so the engine, traces and tests agree.
-// They match the reference (spec §3.5 examples) except that no key embeds wall-clock time.
+// They match the reference (docs/reference-compat.md#rc-26) except that no key embeds wall-clock time.
 
 /** `<convId>_turn_<n>`: one conversation turn's own new tokens. */
 export function turnKey(conversationId: string, turn: number): string {

@@ -1,6 +1,6 @@
-// Shared system-prompt prefixes (spec §4.6). With probability p a request starts with one of three
+// Shared system-prompt prefixes (docs/reference-compat.md#rc-29). With probability p a request starts with one of three
 // fixed system prompts; its KV entry `kv_system_<id>` is shared by every user.
-// Reference bug §11.3: it never allocated these keys, so every declared "hit" was a cache miss.
+// Reference bug (docs/reference-compat.md#rc-29): it never allocated these keys, so every declared "hit" was a cache miss.
 // Here the first sight of a prompt is reported (`firstSight`) so the engine writes the entry once;
 // every later match is a real read of that entry.
 //

@@ -1,4 +1,4 @@
-// QoS classes (spec §4.2): three levels with a scheduling priority and latency targets, and the
+// QoS classes (docs/reference-compat.md#rc-25): three levels with a scheduling priority and latency targets, and the
 // assignment of a level from one uniform draw. Synthetic users draw once; replay sources per request.
 import type { Rng } from '../util/rng.js';
 import { DEFAULT_SETTINGS } from '../settings/config-keys.js';

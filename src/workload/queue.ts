@@ -1,6 +1,6 @@
-// The request queue (spec §4.1): higher priority first, then earlier scheduled time, then arrival
+// The request queue (docs/reference-compat.md#rc-23): higher priority first, then earlier scheduled time, then arrival
 // order. The arrival sequence number makes every key unique, so ties never fall through to
-// comparing request objects (reference bug §11.11: tuple ties raised TypeError on coarse clocks).
+// comparing request objects (docs/reference-compat.md#rc-23: tuple ties raised TypeError on coarse clocks).
 // A binary heap: push and pop are O(log n).
 import type { Request } from './request.js';
 

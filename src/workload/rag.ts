@@ -1,6 +1,6 @@
-// RAG documents (spec §4.7): plans the ingestion of documents as chunk entries, and retrieval of
+// RAG documents (docs/reference-compat.md#rc-30): plans the ingestion of documents as chunk entries, and retrieval of
 // top-k chunks (zipfian or uniform, without replacement). Pure planning: the engine writes, reads
-// and deletes the keys. Reference bug §11.11: evicting a document (maxDocuments > 0) called a
+// and deletes the keys. Reference bug (docs/reference-compat.md#rc-30): evicting a document (maxDocuments > 0) called a
 // missing cache.delete, so chunks were never removed; here ingest returns the evicted document so
 // the engine really deletes its chunk keys.
 import type { Rng } from '../util/rng.js';

@@ -9,7 +9,7 @@ import type { RagRetrieval } from './rag.js';
 
 export type { Phase };
 
-/** 'chat': a user's turn or request; 'rag': the extra retrieval request of spec §4.3 step 6. */
+/** 'chat': a user's turn or request; 'rag': the extra retrieval request (docs/reference-compat.md#rc-26). */
 export type RequestKind = 'chat' | 'rag';
 
 export interface Request {
@@ -37,9 +37,9 @@ export interface Request {
    * request is processed are not read (the reference's open loop could read them and miss).
    */
   readonly previousTurnKeys: readonly string[];
-  /** Shared system prompt this request starts with, if drawn (spec §4.6). */
+  /** Shared system prompt this request starts with, if drawn (docs/reference-compat.md#rc-29). */
   readonly systemPrompt?: SystemPrompt;
-  /** RAG chunks this request reads during processing, if drawn (spec §4.4 step 3). */
+  /** RAG chunks this request reads during processing, if drawn (docs/reference-compat.md#rc-27). */
   readonly ragRetrieval?: RagRetrieval;
   /** Issue time on the workload's own timeline (ms from the session start); orders ties in the queue. */
   readonly scheduledAtMs: number;

@@ -1,7 +1,7 @@
-// One synthetic user's request stream (spec §4.3 steps 1–6). Each call to nextRequest decides, from
+// One synthetic user's request stream (docs/reference-compat.md#rc-26). Each call to nextRequest decides, from
 // the user's own random stream, everything about the next request: think time, conversation and
 // turn, sizes, phase, key, and the per-request prefix and RAG draws that the reference made at
-// processing time (spec §4.4 steps 1 and 3) — so the sequence is reproducible per seed whatever
+// processing time (docs/reference-compat.md#rc-26) — so the sequence is reproducible per seed whatever
 // order the engine processes requests in. The session never waits: it returns the think time and
 // the scheduled time on its own timeline, and the engine waits.
 import type { Rng } from '../util/rng.js';
@@ -168,7 +168,7 @@ export class UserSession {
     return { cacheKey: added.key, conversationId: convId, turn: added.turn, previousTurnKeys: mgr.previousTurnKeys(convId, added.turn), lost };
   }
 
-  /** Spec §4.4 steps 1 and 3, drawn now: a shared system prompt, and RAG chunks to read. */
+  /** Drawn now (docs/reference-compat.md#rc-26): a shared system prompt, and RAG chunks to read. */
   private processingDraws(): ProcessingDraws {
     return drawProcessing(this.rng, this.settings, this.prefix, this.rag);
   }
@@ -208,7 +208,7 @@ export interface ProcessingDraws {
 }
 
 /**
- * Spec §4.4 steps 1 and 3, drawn in this order: a shared system prompt, and RAG chunks to read. Used
+ * The per-request draws (docs/reference-compat.md#rc-26), in this order: a shared system prompt, and RAG chunks to read. Used
  * by synthetic sessions and by dataset/trace replays alike, so both consume the stream the same way.
  */
 export function drawProcessing(rng: Rng, settings: Settings, prefix?: PrefixMatcher, rag?: RagSource): ProcessingDraws {

@@ -1,4 +1,4 @@
-// ShareGPT replay (spec §4.8): load conversations from a ShareGPT-style JSON file as token counts, and
+// ShareGPT replay (docs/reference-compat.md#rc-31): load conversations from a ShareGPT-style JSON file as token counts, and
 // turn them into a paced, reproducible request timeline. Kept from the reference: stride-2 pairing of
 // (human, assistant) messages with misaligned pairs skipped, context = that human message only,
 // caps 16,384 / 2,048 tokens, a fresh shuffle per pass, pacing 1/rate, --replay-cycles. On purpose
@@ -19,7 +19,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import type { Rng } from '../util/rng.js';
 import type { TokenCounter } from './tokens.js';
 
-/** The reference's hard-coded limits (spec §4.8) and --max-conversations default. */
+/** The reference's hard-coded limits (docs/reference-compat.md#rc-31) and --max-conversations default. */
 export const SHAREGPT_DEFAULTS = { maxConversations: 500, maxContextTokens: 16_384, maxGenerationTokens: 2_048 } as const;
 
 const READABLE_FILE = 'Expected a readable ShareGPT JSON file (--dataset-path)';

@@ -1,4 +1,4 @@
-// Token counting for dataset replay (spec §4.8): the reference counts ShareGPT messages with tiktoken's
+// Token counting for dataset replay (docs/reference-compat.md#rc-32): the reference counts ShareGPT messages with tiktoken's
 // `cl100k_base` when it is installed, else estimates `len(text) // 4` (at least 1). Here the real
 // tokenizer is always available: js-tiktoken ships the cl100k_base ranks inside the npm package, so
 // nothing is downloaded at run time. The estimate stays available as 'chars' for speed and parity

@@ -1,4 +1,4 @@
-// Synthetic user profiles (spec §4.3): a user type chosen uniformly among the three templates, and
+// Synthetic user profiles (docs/reference-compat.md#rc-26): a user type chosen uniformly among the three templates, and
 // context length, generation length, think time and QoS level drawn once for the user's lifetime.
 // Each user draws from its own forked stream, so user i's profile does not depend on how many users
 // are generated or in which order.

@@ -1,4 +1,4 @@
-// The YAML config file (reference-tests §5, spec §9.2): defaults without a file, values that override
+// The YAML config file (the reference's config tests, docs/reference-compat.md#rc-3): defaults without a file, values that override
 // them, the strict schema (unknown keys at any depth, wrong types, all problems at once), model_configs,
 // and validation_limits that really change the flag checks.
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// argv parsing: defaults equal the reference's table (spec §9.1), every reference flag is accepted,
+// argv parsing: defaults equal the reference's (docs/reference-compat.md#rc-2), every reference flag is accepted,
 // malformed values / unknown flags / bad choices are named, help lists every flag by group, and the
 // resulting RunConfig is immutable and serialisable.
 import { test } from 'node:test';
@@ -10,7 +10,7 @@ import { parseRunArgs as realParse } from '../../src/cli/run-args.js';
 import { BUILTIN_MODELS } from '../../src/model/models.js';
 import { configError, parse, rejection, tempDir } from './helpers.js';
 
-/** Every flag of the reference (spec §9.1, including the branch's --gpu-bandwidth-gbs) and ours. */
+/** Every flag of the reference (docs/reference-compat.md#rc-2, including the branch's --gpu-bandwidth-gbs) and ours. */
 const REFERENCE_FLAGS = [
   'log-level', 'model', 'num-users', 'duration', 'gpu-mem-gb', 'num-gpus', 'tensor-parallel', 'cpu-mem-gb', 'cache-dir',
   'generation-mode', 'performance-profile', 'disable-multi-turn', 'disable-prefix-caching', 'enable-rag', 'rag-num-docs',

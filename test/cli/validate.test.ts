@@ -1,4 +1,4 @@
-// Input validation (reference-tests §16): every rejected value carries the reference's message
+// Input validation (the reference's validation tests, docs/reference-compat.md#rc-2): every rejected value carries the reference's message
 // fragment, accepted edges pass, all problems are reported together, plus the checks the reference
 // has but does not test (GPUs, tensor parallel, disaggregated modes, cache directory safety).
 import { test } from 'node:test';

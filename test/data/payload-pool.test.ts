@@ -1,5 +1,5 @@
 // PayloadPool: worker-generated chunks must be byte-for-byte the inline payload, aligned for O_DIRECT,
-// and slots must never leak or deadlock, whatever the consumers do (spec-tests §7 for the bytes).
+// and slots must never leak or deadlock, whatever the consumers do (test/data/payload.test.ts for the bytes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';

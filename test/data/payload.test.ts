@@ -1,4 +1,4 @@
-// Payload bytes (spec-tests §7): deterministic per seed and key, random access by offset, free of
+// Payload bytes (docs/reference-compat.md#rc-38): deterministic per seed and key, random access by offset, free of
 // duplicate 4 KiB blocks and incompressible, which is what defeats dedup/compression in storage. The
 // inline factory is the generator here; the pool must give the same bytes (payload-pool.test.ts).
 import { test } from 'node:test';

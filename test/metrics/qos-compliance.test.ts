@@ -1,4 +1,4 @@
-// QoS compliance (spec §6.5): a request violates its class's SLA when its end-to-end latency is above
+// QoS compliance (docs/reference-compat.md#rc-44): a request violates its class's SLA when its end-to-end latency is above
 // the class's p95 target; compliance is the share that did not, "met" from 95 %. Latencies below
 // 2.048 ms are held exactly by the histogram, so every figure here is exact.
 import { test } from 'node:test';

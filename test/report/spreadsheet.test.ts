@@ -1,4 +1,4 @@
-// The --xlsx-output export (reference-tests §18, spec §6.7): the one-row CSV, the four-sheet XLSX read
+// The --xlsx-output export (as the reference's spreadsheet tests, docs/reference-compat.md#rc-46): the one-row CSV, the four-sheet XLSX read
 // back with the same library, the column names and order, the QoS rows under both profiles, CSV
 // quoting, atomic writing, and the command's wiring (startup check, "Spreadsheet saved to").
 import { test } from 'node:test';
@@ -150,7 +150,7 @@ const RUN_PARAMETER_HEADERS = [
   'Storage Capacity (GiB)', 'Precondition', 'Precondition Size (GiB)', 'Precondition Threads', 'Trace Speedup', 'Replay Cycles',
 ];
 
-test('§18: a .csv path gets a one-row table with Model and the two throughput columns from the summary', async () => {
+test('a .csv path gets a one-row table with Model and the two throughput columns from the summary', async () => {
   await withTempDir(async (dir) => {
     const path = join(dir, 'summary.csv');
     const results = fakeResults();

@@ -1,5 +1,5 @@
 // File tier: round trips in both I/O modes, the staging and zero-copy write paths, timing invariants,
-// and that it never touches files it did not create (spec §3.5, §11.15; spec-tests §8).
+// and that it never touches files it did not create (docs/reference-compat.md#rc-4, #rc-17).
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';

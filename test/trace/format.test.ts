@@ -1,4 +1,4 @@
-// Row format (spec §7): the header, exact row text (6-decimal epoch seconds, Tier-N names), CSV
+// Row format (docs/reference-compat.md#rc-21): the header, exact row text (6-decimal epoch seconds, Tier-N names), CSV
 // quoting of keys, parsing and its line-numbered errors, and that the cache's IoEvent fits the trace.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// BurstGPT replay source (spec §4.9, reference tests §17): finding trace files, streaming rows with
+// BurstGPT replay source (docs/reference-compat.md#rc-33; cases of the reference's BurstGPT tests): finding trace files, streaming rows with
 // skipped-row accounting, time across file boundaries, and the paced multi-pass timeline. Every
 // test writes its own CSV files into a temp dir and removes it.
 import { test } from 'node:test';
@@ -19,7 +19,7 @@ function csv(rows: readonly (readonly [number, number, number, number])[], heade
   return [header, ...rows.map(([ts, req, resp, total]) => `${ts},ChatGPT,${req},${resp},${total},Conversation log`)].join('\n') + '\n';
 }
 
-/** Reference-tests §17 fixture: 5 rows at 0–40 s, then 3 rows at 50–70 s; totals sum to 2700. */
+/** The reference's BurstGPT test fixture: 5 rows at 0–40 s, then 3 rows at 50–70 s; totals sum to 2700. */
 const FILE_1_ROWS = [[0, 100, 20, 120], [10, 200, 40, 240], [20, 300, 60, 360], [30, 400, 80, 480], [40, 500, 100, 600]] as const;
 const FILE_2_ROWS = [[50, 160, 40, 200], [60, 240, 60, 300], [70, 320, 80, 400]] as const;
 

@@ -1,4 +1,4 @@
-// Conversation manager (reference-tests §5 defaults, §9) and the dropped-live-conversation fix (§11.11).
+// Conversation manager (the reference's defaults and tests) and the dropped-live-conversation fix (docs/reference-compat.md#rc-28).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConversationManager } from '../../src/workload/conversation.js';
@@ -79,7 +79,7 @@ test('conversation: ending unmaps from the user but keeps the state until droppe
   assert.equal(m.stats.droppedLive, 0);
 });
 
-test('conversation: a dropped live conversation makes addTurn report, not throw (bug §11.11)', () => {
+test('conversation: a dropped live conversation makes addTurn report, not throw (RC-28)', () => {
   const m = new ConversationManager({ maxConversations: 1 });
   const a = m.start('user_a');
   m.addTurn(a, 1, 1);

@@ -1,4 +1,4 @@
-// Prefix matcher (spec §4.6): prompt ids, keys, token counts, stats, and first sight (bug §11.3).
+// Prefix matcher (docs/reference-compat.md#rc-29): prompt ids, keys, token counts, stats, and first sight (the reference never wrote the entry).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';

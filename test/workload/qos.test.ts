@@ -1,4 +1,4 @@
-// QoS classes (reference-tests §3): levels and priorities, and the level assigned to a draw.
+// QoS classes (docs/reference-compat.md#rc-25): levels and priorities, and the level assigned to a draw.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rng } from '../../src/util/rng.js';

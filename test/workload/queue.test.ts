@@ -1,5 +1,5 @@
-// Request queue (spec §4.1): priority, then scheduled time, then arrival order; ties never compare
-// request objects (bug §11.11).
+// Request queue (docs/reference-compat.md#rc-23): priority, then scheduled time, then arrival order; ties never compare
+// request objects.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rng } from '../../src/util/rng.js';

@@ -1,4 +1,4 @@
-// RAG documents (spec §4.7): document sizes by model, chunking arithmetic, retrieval distribution,
+// RAG documents (docs/reference-compat.md#rc-30): document sizes by model, chunking arithmetic, retrieval distribution,
 // and eviction that returns the chunk keys to delete (bug: the reference called a missing delete).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

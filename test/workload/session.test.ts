@@ -1,5 +1,5 @@
-// User sessions: request keys (reference-tests §2, adapted), sizes, phase rule, think time,
-// conversation flow, reproducibility, and recovery from a dropped live conversation (§11.11).
+// User sessions: request keys (the reference's, without wall-clock time), sizes, phase rule, think time,
+// conversation flow, reproducibility, and recovery from a dropped live conversation (docs/reference-compat.md#rc-28).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rng } from '../../src/util/rng.js';
@@ -153,7 +153,7 @@ test('session streams are independent of the profile stream', () => {
   assert.notEqual(sessionStream(rng, 'user_0000').random(), rng.fork('user_0000').random());
 });
 
-test('a dropped live conversation does not throw: the session starts a fresh one (bug §11.11)', () => {
+test('a dropped live conversation does not throw: the session starts a fresh one (RC-28)', () => {
   const conversations = new ConversationManager({ maxConversations: 1 });
   const settings = settingsWith({ end_conversation_probability: 0 });
   const a = new UserSession({ profile: profile({ userId: 'user_a' }), rng: new Rng(6), conversations, settings });

@@ -1,4 +1,4 @@
-// ShareGPT replay (spec §4.8): message shapes, stride-2 pairing with misaligned pairs skipped, caps,
+// ShareGPT replay (docs/reference-compat.md#rc-31): message shapes, stride-2 pairing with misaligned pairs skipped, caps,
 // the maxConversations limit, streaming (chunk boundaries, stopping early), every DatasetError case
 // with the file and the place named, and the replay timeline (pacing, passes, per-seed shuffles,
 // cycle bound).

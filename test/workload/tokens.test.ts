@@ -1,4 +1,4 @@
-// Token counters (spec §4.8): the cl100k_base tokenizer from js-tiktoken, and the reference's
+// Token counters (docs/reference-compat.md#rc-32): the cl100k_base tokenizer from js-tiktoken, and the reference's
 // chars/4 estimate. The cl100k_base ids below were checked against published tiktoken examples
 // (tiktoken's README "tiktoken is great!" → [83, 1609, 5963, 374, 2294, 0]; "hello world" →
 // [15339, 1917] in tiktoken-rs tests) and by decoding each token back; only counts are asserted.

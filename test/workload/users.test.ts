@@ -1,4 +1,4 @@
-// User generation (reference-tests §5 users, §6): types, QoS mix, ranges from the templates, per-user streams.
+// User generation (docs/reference-compat.md#rc-26): types, QoS mix, ranges from the templates, per-user streams.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rng } from '../../src/util/rng.js';
