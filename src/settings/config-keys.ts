@@ -1,7 +1,8 @@
-// The config-file half of the settings table: every key of config.yaml, declared once with its type,
-// range, default and help, in the reference's snake_case spelling (docs/reference-compat.md#rc-3). From this one schema come the YAML
-// validation (cli/config-file.ts), the typed camelCase `Settings` the engine and workload read, the
-// defaults, and the `effective_config.config` echo. A new key is one line here plus the code where it acts.
+// The config-file half of the settings table (docs/reference-compat.md#rc-3): every key of config.yaml,
+// declared once with its type, range, default and help, in the reference's snake_case spelling. From
+// this one schema come the YAML validation (cli/config-file.ts), the typed camelCase `Settings` the
+// engine and workload read, the defaults, and the `effective_config.config` echo. A new key is one line
+// here plus the code where it acts.
 //
 // Why zod (v4) rather than ajv: the schema is TypeScript, so the parsed file has a static type inferred
 // from it (no hand-written interface that can drift); strictObject gives the reference's "unknown key at

@@ -1,4 +1,4 @@
-// The command-line half of the settings table: every `kv-cache run` flag declared once — spelling,
+// The command-line half of the settings table (docs/reference-compat.md#rc-2): every `kv-cache run` flag declared once — spelling,
 // value type, default, simple range check, help group and text, and whether the reference has it. From
 // this one table come the `RunFlags` type, the argv parser (cli/run-args.ts), `--help` (cli/help.ts),
 // the range checks (cli/validate.ts) and the `effective_config.args` echo. A new flag is one row here
