@@ -1,8 +1,8 @@
-// The command-line half of the settings table (docs/reference-compat.md#rc-2): every `kv-cache run` flag declared once — spelling,
-// value type, default, simple range check, help group and text, and whether the reference has it. From
-// this one table come the `RunFlags` type, the argv parser (cli/run-args.ts), `--help` (cli/help.ts),
-// the range checks (cli/validate.ts) and the `effective_config.args` echo. A new flag is one row here
-// plus the code where it acts.
+// The command-line half of the settings table (docs/reference-compat.md#rc-2): every `kv-cache run`
+// flag declared once — spelling, value type, default, simple range check, help group and text, and
+// whether the reference has it. From this one table come the `RunFlags` type, the argv parser
+// (cli/run-args.ts), `--help` (cli/help.ts), the range checks (cli/validate.ts) and the
+// `effective_config.args` echo. A new flag is one row here plus the code where it acts.
 import { resolve as resolvePath } from 'node:path';
 import { fileStamp } from '../util/dates.js';
 import { DEFAULT_GPU_BANDWIDTH_GBS } from '../tiers/simulated-gpu.js';
