@@ -14,6 +14,10 @@ export default tseslint.config(
     },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
+      // Layout is Prettier's: it breaks long member chains before `[`, which this rule would read as an
+      // ASI hazard (Prettier never makes one). The one layout rule in the presets; eslint-config-prettier
+      // turns off the same.
+      'no-unexpected-multiline': 'off',
       // Numbers, booleans and null in messages, keys and file names are printed on purpose; objects,
       // arrays, any and never (which print as "[object Object]" or worse) stay flagged.
       '@typescript-eslint/restrict-template-expressions': [
