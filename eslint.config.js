@@ -22,7 +22,15 @@ export default tseslint.config(
       // arrays, any and never (which print as "[object Object]" or worse) stay flagged.
       '@typescript-eslint/restrict-template-expressions': [
         'error',
-        { allowNumber: true, allowBoolean: true, allowNullish: true, allowAny: false, allowRegExp: false, allowNever: false, allowArray: false },
+        {
+          allowNumber: true,
+          allowBoolean: true,
+          allowNullish: true,
+          allowAny: false,
+          allowRegExp: false,
+          allowNever: false,
+          allowArray: false,
+        },
       ],
       // node:test's test() and describe() return promises that the runner itself awaits.
       '@typescript-eslint/no-floating-promises': [
