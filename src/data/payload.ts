@@ -47,7 +47,7 @@ export function payloadSource(seed: number): Uint8Array {
   const zeros = new Uint8Array(KEYSTREAM_STEP);
   for (let at = 0; at < SOURCE_BYTES; at += KEYSTREAM_STEP) source.set(cipher.update(zeros), at);
   sourceCache.set(seed, source);
-  if (sourceCache.size > SOURCE_CACHE_SIZE) sourceCache.delete(sourceCache.keys().next().value as number);
+  if (sourceCache.size > SOURCE_CACHE_SIZE) sourceCache.delete(sourceCache.keys().next().value!);
   return source;
 }
 

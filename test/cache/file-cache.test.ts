@@ -13,7 +13,7 @@ async function filesOnDisk(fb: FileBackend): Promise<Set<string>> {
 }
 
 async function assertNoOrphans(cache: TieredCache, fb: FileBackend): Promise<void> {
-  const live = new Set([...cache.entries.keysIn('storage')].map((k) => fb.pathFor(k).split('/').pop() as string));
+  const live = new Set([...cache.entries.keysIn('storage')].map((k) => fb.pathFor(k).split('/').pop()!));
   assert.deepEqual(await filesOnDisk(fb), live, 'every file is a live storage entry and every entry has its file');
 }
 

@@ -81,7 +81,7 @@ test('tensor parallel divides the entry with integer division', () => {
 test('configuration can add or override models without code changes', () => {
   const custom: ModelConfig = { ...model('tiny-1b'), key: 'my-model', name: 'Mine', numLayers: 2 };
   const table = withModelOverrides(BUILTIN_MODELS, [custom, { ...model('tiny-1b'), numLayers: 24 }]);
-  assert.equal(kvBytesPerToken(table.get('my-model') as ModelConfig), 2 * 4 * 128 * 2 * 2);
-  assert.equal(kvBytesPerToken(table.get('tiny-1b') as ModelConfig), 2 * 24576);
+  assert.equal(kvBytesPerToken(table.get('my-model')!), 2 * 4 * 128 * 2 * 2);
+  assert.equal(kvBytesPerToken(table.get('tiny-1b')!), 2 * 24576);
   assert.equal(kvBytesPerToken(model('tiny-1b')), 24576); // the built-in table is untouched
 });
