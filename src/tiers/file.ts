@@ -396,7 +396,7 @@ export class FileBackend implements Backend {
     const direct = this.effectiveIoMode === 'direct';
     const slot = await this.ctx.slots.acquire(); // untimed: a harness limit, not storage
     const t = new SplitTimer();
-    let read = 0;
+    let read: number;
     try {
       let fh: FileHandle;
       try {

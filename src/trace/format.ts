@@ -133,7 +133,7 @@ function secondBytes(second: number): Uint8Array {
     const end = putDigits(scratch, 0, second);
     scratch[end] = DOT;
     encodedSecond = second;
-    encodedSecondBytes = scratch.slice(0, end + 1);
+    encodedSecondBytes = scratch.subarray(0, end + 1);
   }
   return encodedSecondBytes;
 }
