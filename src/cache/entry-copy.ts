@@ -18,6 +18,7 @@ class Handoff implements AsyncIterable<Uint8Array> {
   private consumerDone = false;
 
   put(chunk: Uint8Array): Promise<void> {
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the consumer's own failure, passed on as it is
     if (this.aborted !== undefined) return Promise.reject(this.aborted);
     if (this.consumerDone) return Promise.resolve();
     return new Promise((done, fail) => {

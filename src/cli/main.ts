@@ -86,6 +86,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare -- typed boolean, but undefined when stderr is not a terminal
   const showProgress = process.stderr.isTTY === true && !config.noProgress;
 
   // Results are saved as soon as the measurement ends (before the entry files are deleted), or from

@@ -26,6 +26,7 @@ describe('trace row format', () => {
     const e: TraceEvent = { op: 'Read', tier: 'gpu', key: 'k', size: 1, phase: 'Decode' };
     const stamp = (t: number): string => formatRow(e, t).split(',')[0] ?? '';
     const rng = new Rng(5, 'timestamps');
+    // eslint-disable-next-line no-loss-of-precision -- near-boundary literals on purpose: the test is about the doubles they round to
     const cases = [0, 0.0000004, 0.9999996, 1732233600.9999996, 1732233600.9999994, 1732233601, 2 ** 42 + 0.5, 1e15 + 0.25];
     for (let i = 0; i < 100_000; i++) {
       const whole = rng.int(0, 2_000_000_000);
