@@ -42,7 +42,11 @@ interface Options {
 function parseOptions(argv: readonly string[]): Options {
   const { values } = parseArgs({
     args: [...argv],
-    options: { gib: { type: 'string', default: '4' }, dir: { type: 'string', default: tmpdir() }, 'fio-seconds': { type: 'string', default: '10' } },
+    options: {
+      gib: { type: 'string', default: '4' },
+      dir: { type: 'string', default: tmpdir() },
+      'fio-seconds': { type: 'string', default: '10' },
+    },
   });
   const positive = (name: string, text: string): number => {
     const n = Number(text);
@@ -57,7 +61,20 @@ function fioWriteBandwidth(dir: string, seconds: number): number {
   const scratch = mkdtempSync(join(dir, 'datagen-fio-'));
   try {
     const out = join(scratch, 'fio.json');
-    const args = ['--name=seqwrite', `--directory=${scratch}`, '--rw=write', '--bs=1m', '--iodepth=32', '--ioengine=libaio', '--direct=1', '--size=2g', '--time_based', `--runtime=${seconds}`, '--output-format=json', `--output=${out}`];
+    const args = [
+      '--name=seqwrite',
+      `--directory=${scratch}`,
+      '--rw=write',
+      '--bs=1m',
+      '--iodepth=32',
+      '--ioengine=libaio',
+      '--direct=1',
+      '--size=2g',
+      '--time_based',
+      `--runtime=${seconds}`,
+      '--output-format=json',
+      `--output=${out}`,
+    ];
     const r = spawnSync('fio', args, { stdio: ['ignore', 'ignore', 'inherit'] });
     if (r.status !== 0) throw new Error(`fio ${args.join(' ')} exited with ${r.status ?? r.signal}`);
     const json = JSON.parse(readFileSync(out, 'utf8')) as { jobs: Array<{ write: { bw_bytes: number } }> };
@@ -95,7 +112,8 @@ async function timePool(workers: number, parallel: number, chunkBytes: number, t
     let nextEntry = 0;
     const lane = async (): Promise<number> => {
       let bytes = 0;
-      for (let i = nextEntry++; i < entries; i = nextEntry++) bytes += await consume(pool, `entry_${i}`, Math.min(ENTRY_BYTES, total - i * ENTRY_BYTES));
+      for (let i = nextEntry++; i < entries; i = nextEntry++)
+        bytes += await consume(pool, `entry_${i}`, Math.min(ENTRY_BYTES, total - i * ENTRY_BYTES));
       return bytes;
     };
     const delay = monitorEventLoopDelay({ resolution: 1 });
@@ -122,7 +140,10 @@ function cpuSeconds(usage: NodeJS.CpuUsage): Row['cpu'] {
 function format(row: Row): string {
   const gbs = row.bytes / 1e9 / row.seconds;
   const gibs = row.bytes / GiB / row.seconds;
-  const loop = row.loop === undefined ? '     -          -' : `${(row.loop.utilization * 100).toFixed(0).padStart(5)} %  ${row.loop.maxDelayMs.toFixed(1).padStart(6)} ms`;
+  const loop =
+    row.loop === undefined
+      ? '     -          -'
+      : `${(row.loop.utilization * 100).toFixed(0).padStart(5)} %  ${row.loop.maxDelayMs.toFixed(1).padStart(6)} ms`;
   return `${row.name.padEnd(40)} ${`${row.chunkBytes / MiB} MiB`.padStart(6)} ${gbs.toFixed(2).padStart(7)} ${gibs.toFixed(2).padStart(7)} ${row.seconds.toFixed(2).padStart(8)} ${row.cpu.user.toFixed(2).padStart(6)} ${row.cpu.system.toFixed(2).padStart(6)}  ${loop}`;
 }
 
@@ -134,10 +155,16 @@ async function main(): Promise<void> {
   const cores = availableParallelism();
   const cpuList = cpus();
   console.log(`command: ${process.argv.map((a) => a.replace(/^.*\/dist\//, 'dist/')).join(' ')}`);
-  console.log(`machine: ${cpuList[0]?.model ?? 'unknown cpu'}, ${cpuList.length} logical CPUs, availableParallelism ${cores}, node ${process.version}, ${platform()} ${arch()}`);
-  console.log(`generating ${gib} GiB per case (${total} bytes); GB = 10^9, GiB = 2^30; user/sys: process CPU seconds;\nloop/delay: main-thread event-loop utilisation and max timer delay (none for the synchronous cases)`);
+  console.log(
+    `machine: ${cpuList[0]?.model ?? 'unknown cpu'}, ${cpuList.length} logical CPUs, availableParallelism ${cores}, node ${process.version}, ${platform()} ${arch()}`,
+  );
+  console.log(
+    `generating ${gib} GiB per case (${total} bytes); GB = 10^9, GiB = 2^30; user/sys: process CPU seconds;\nloop/delay: main-thread event-loop utilisation and max timer delay (none for the synchronous cases)`,
+  );
   console.log('');
-  console.log(`${'case'.padEnd(40)} ${'chunk'.padStart(6)} ${'GB/s'.padStart(7)} ${'GiB/s'.padStart(7)} ${'seconds'.padStart(8)} ${'user'.padStart(6)} ${'sys'.padStart(6)}  ${'loop'.padStart(7)} ${'delay'.padStart(9)}`);
+  console.log(
+    `${'case'.padEnd(40)} ${'chunk'.padStart(6)} ${'GB/s'.padStart(7)} ${'GiB/s'.padStart(7)} ${'seconds'.padStart(8)} ${'user'.padStart(6)} ${'sys'.padStart(6)}  ${'loop'.padStart(7)} ${'delay'.padStart(9)}`,
+  );
   const fioBefore = fioWriteBandwidth(opts.dir, opts.fioSeconds);
   const material = entryKeyMaterial(SEED, 'inline');
   const source = payloadSource(SEED);
@@ -148,7 +175,9 @@ async function main(): Promise<void> {
   };
   for (const chunkBytes of [MiB, 4 * MiB]) {
     console.log(format(timeSync('crypto.randomFillSync (yardstick)', chunkBytes, total, (buf) => randomFillSync(buf))));
-    console.log(format(timeSync('fillPayload inline, main thread', chunkBytes, total, (buf, off) => fillPayload(source, material, off, buf))));
+    console.log(
+      format(timeSync('fillPayload inline, main thread', chunkBytes, total, (buf, off) => fillPayload(source, material, off, buf))),
+    );
     console.log(format(keepBest(await timePool(1, 1, chunkBytes, total))));
     console.log(format(keepBest(await timePool(cores, 1, chunkBytes, total))));
     if (cores > 1) console.log(format(keepBest(await timePool(cores, cores, chunkBytes, total))));
@@ -159,7 +188,9 @@ async function main(): Promise<void> {
   const ratio = best.bytes / best.seconds / device;
   console.log('');
   console.log(`device write bandwidth (higher of the two fio runs): ${(device / GiB).toFixed(2)} GiB/s`);
-  console.log(`best off-main-thread generation (${best.name}, ${best.chunkBytes / MiB} MiB chunks): ${(best.bytes / best.seconds / GiB).toFixed(2)} GiB/s`);
+  console.log(
+    `best off-main-thread generation (${best.name}, ${best.chunkBytes / MiB} MiB chunks): ${(best.bytes / best.seconds / GiB).toFixed(2)} GiB/s`,
+  );
   console.log(`ratio generation / device write: ${ratio.toFixed(2)}x (goal >= 2.00x) ${ratio >= 2 ? 'MET' : 'NOT MET'}`);
 }
 

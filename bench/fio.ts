@@ -68,7 +68,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', onSignal);
   try {
     const watch = await DiskWatch.forPath(root);
-    if (watch === undefined) throw new Error(`no block device resolvable under ${root} (tmpfs, overlay on several disks, NFS?): nothing to measure`);
+    if (watch === undefined)
+      throw new Error(`no block device resolvable under ${root} (tmpfs, overlay on several disks, NFS?): nothing to measure`);
     console.log(`command: node ${process.argv.slice(1).map(quote).join(' ')}`);
     await printMachine(watch, root, opts);
     const free = await freeBytes(root);
@@ -98,7 +99,9 @@ async function main(): Promise<void> {
       await layout.drop(true);
     }
     printSummary(all, opts.rounds, opts.users);
-    console.log('\ncommands (output paths are per round; kv-cache --storage-capacity-gb is 50 % of the free space at the time, a guard against filling the disk):');
+    console.log(
+      '\ncommands (output paths are per round; kv-cache --storage-capacity-gb is 50 % of the free space at the time, a guard against filling the disk):',
+    );
     for (const [what, cmd] of ctx.commands) console.log(`  ${what}: ${cmd}`);
   } finally {
     await rm(root, { recursive: true, force: true });

@@ -23,7 +23,14 @@ function statusKiB(pid: number, field: string): number | undefined {
 const dir = mkdtempSync(join(tmpdir(), 'kv-memory-'));
 try {
   console.log(machineLine());
-  const args = storageOnlyArgs({ model: 'llama3.1-8b', users: opts.users, seconds: opts.seconds, cacheDir: join(dir, 'kv'), capacityGiB: 30, output: join(dir, 'r.json') });
+  const args = storageOnlyArgs({
+    model: 'llama3.1-8b',
+    users: opts.users,
+    seconds: opts.seconds,
+    cacheDir: join(dir, 'kv'),
+    capacityGiB: 30,
+    output: join(dir, 'r.json'),
+  });
   console.log(`command: kv-cache ${args.join(' ')}`);
   const samples: Array<{ t: number; rssMiB: number }> = [];
   let peakKiB = 0;
@@ -44,7 +51,9 @@ try {
     const s = samples[Math.min(samples.length - 1, Math.floor(q * (samples.length - 1)))];
     return s === undefined ? '-' : `${s.rssMiB.toFixed(0)} MiB at ${s.t.toFixed(0)} s`;
   };
-  console.log(`requests ${j.requests_completed}, storage read ${(j.kvcache_bench.storage_bytes.read_bytes / 2 ** 30).toFixed(1)} GiB, written ${(j.kvcache_bench.storage_bytes.written_bytes / 2 ** 30).toFixed(1)} GiB`);
+  console.log(
+    `requests ${j.requests_completed}, storage read ${(j.kvcache_bench.storage_bytes.read_bytes / 2 ** 30).toFixed(1)} GiB, written ${(j.kvcache_bench.storage_bytes.written_bytes / 2 ** 30).toFixed(1)} GiB`,
+  );
   console.log(`RSS: 25 % ${at(0.25)}; 50 % ${at(0.5)}; 75 % ${at(0.75)}; end ${at(1)}`);
   console.log(`peak RSS (VmHWM): ${(peakKiB / 1024).toFixed(0)} MiB (goal: ≤ 2048 MiB, ratio ${(peakKiB / 1024 / 2048).toFixed(2)})`);
 } finally {

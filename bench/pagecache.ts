@@ -29,7 +29,6 @@ interface PhaseResult {
   readonly disk: DiskDelta | undefined;
 }
 
-
 type Work = () => Promise<{ bytes: number; hostMs: number; deviceMs: number }>;
 
 async function phase(watch: DiskWatch | undefined, work: Work): Promise<PhaseResult> {
@@ -92,8 +91,17 @@ async function runMode(mode: IoMode, s: Setup): Promise<string[]> {
 }
 
 const COLUMNS = [
-  ['mode', 9], ['phase', 6], ['tier bytes', 12], ['device bytes', 12], ['dev/tier', 8], ['tier s', 7],
-  ['host s', 7], ['device s', 8], ['GiB/s tier', 10], ['GiB/s wall', 10], ['dev ops', 8],
+  ['mode', 9],
+  ['phase', 6],
+  ['tier bytes', 12],
+  ['device bytes', 12],
+  ['dev/tier', 8],
+  ['tier s', 7],
+  ['host s', 7],
+  ['device s', 8],
+  ['GiB/s tier', 10],
+  ['GiB/s wall', 10],
+  ['dev ops', 8],
 ] as const;
 
 function line(cells: readonly string[]): string {

@@ -17,7 +17,25 @@ try {
   const rates: number[] = [];
   for (let r = 1; r <= opts.rounds; r++) {
     const out = join(dir, `r${r}.json`);
-    const args = ['--model', 'llama3.1-8b', '--num-users', String(opts.users), '--duration', String(opts.seconds), '--generation-mode', 'none', '--config', config, '--io-trace-log', join(dir, 'trace.csv'), '--seed', String(r), '--no-progress', '--output', out];
+    const args = [
+      '--model',
+      'llama3.1-8b',
+      '--num-users',
+      String(opts.users),
+      '--duration',
+      String(opts.seconds),
+      '--generation-mode',
+      'none',
+      '--config',
+      config,
+      '--io-trace-log',
+      join(dir, 'trace.csv'),
+      '--seed',
+      String(r),
+      '--no-progress',
+      '--output',
+      out,
+    ];
     if (r === 1) console.log(`command: kv-cache ${args.join(' ')}`);
     const res = await runKvCache(args);
     if (res.code !== 0) throw new Error(`kv-cache failed (${res.code}): ${res.stderr}`);
@@ -26,7 +44,9 @@ try {
     const sec = j.kvcache_bench.measured_window_sec;
     const rate = j.requests_completed / sec;
     rates.push(rate);
-    console.log(`round ${r}: ${j.requests_completed} requests in ${sec.toFixed(2)} s = ${rate.toFixed(0)} requests/s; ${(rows / sec).toFixed(0)} trace rows (cache operations)/s; event-loop delay p99 ${j.kvcache_bench.event_loop_delay_ms.p99.toFixed(1)} ms`);
+    console.log(
+      `round ${r}: ${j.requests_completed} requests in ${sec.toFixed(2)} s = ${rate.toFixed(0)} requests/s; ${(rows / sec).toFixed(0)} trace rows (cache operations)/s; event-loop delay p99 ${j.kvcache_bench.event_loop_delay_ms.p99.toFixed(1)} ms`,
+    );
   }
   rates.sort((a, b) => a - b);
   const median = rates[Math.floor(rates.length / 2)] ?? 0;

@@ -41,7 +41,16 @@ try {
   for (const mode of ['--prefill-only', '--decode-only']) {
     const out = join(dir, `r${mode}.json`);
     const node = mode === '--prefill-only' ? 'prefill' : 'decode';
-    const args = storageOnlyArgs({ model: 'llama3.1-8b', users: opts.users, seconds: opts.seconds, config, node, cacheDir: join(dir, 'kv'), capacityGiB: 30, output: out });
+    const args = storageOnlyArgs({
+      model: 'llama3.1-8b',
+      users: opts.users,
+      seconds: opts.seconds,
+      config,
+      node,
+      cacheDir: join(dir, 'kv'),
+      capacityGiB: 30,
+      output: out,
+    });
     console.log(`\ncommand: kv-cache ${args.join(' ')}`);
     // Sample every second; the measured phase is the end of the run (after setup or pre-population).
     // The results file appears when the measurement ends (before teardown): sampling stops there.
@@ -79,7 +88,9 @@ try {
       total += sec;
       console.log(`  ${g.padEnd(40)} ${(sec / window).toFixed(2)} cores`);
     }
-    console.log(`  total ${(total / window).toFixed(2)} cores over ${window.toFixed(1)} s at ${gibps.toFixed(2)} GiB/s device → ${(total / window / Math.max(gibps, 1e-9)).toFixed(2)} cores per GiB/s (goal ≤ 0.5)`);
+    console.log(
+      `  total ${(total / window).toFixed(2)} cores over ${window.toFixed(1)} s at ${gibps.toFixed(2)} GiB/s device → ${(total / window / Math.max(gibps, 1e-9)).toFixed(2)} cores per GiB/s (goal ≤ 0.5)`,
+    );
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

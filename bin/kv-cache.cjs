@@ -21,12 +21,14 @@ if (process.env.UV_THREADPOOL_SIZE === undefined) {
   const concurrent = Number.isFinite(users) && users > 0 ? Math.min(users, MAX_WORKERS) : 100;
   process.env.UV_THREADPOOL_SIZE = String(Math.min(MAX_POOL, Math.max(4, concurrent + 8)));
 }
-import('../dist/src/cli/main.js').then((m) => m.main(process.argv.slice(2))).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err) => {
-    process.stderr.write(`kv-cache: internal error: ${err && err.stack ? err.stack : String(err)}\n`);
-    process.exitCode = 1;
-  },
-);
+import('../dist/src/cli/main.js')
+  .then((m) => m.main(process.argv.slice(2)))
+  .then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      process.stderr.write(`kv-cache: internal error: ${err && err.stack ? err.stack : String(err)}\n`);
+      process.exitCode = 1;
+    },
+  );

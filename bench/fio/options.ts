@@ -32,7 +32,8 @@ export function parseOptions(argv: readonly string[]): Options {
   });
   const workloads = values.workloads.split(',').map((w) => w.trim());
   const unknown = workloads.filter((w) => w !== 'write' && w !== 'read');
-  if (unknown.length > 0 || workloads.length === 0) throw new Error(`--workloads takes write, read or write,read; got '${values.workloads}'`);
+  if (unknown.length > 0 || workloads.length === 0)
+    throw new Error(`--workloads takes write, read or write,read; got '${values.workloads}'`);
   const ioKib = positiveInt('io-kib', values['io-kib']);
   if (ioKib % 4 !== 0) throw new Error(`--io-kib must be a multiple of 4 (O_DIRECT alignment), got ${ioKib}`);
   if (!BUILTIN_MODELS.has(values.model)) throw new Error(`unknown --model '${values.model}'`);

@@ -69,7 +69,9 @@ async function runKvCachePhase(ctx: Context, round: number, w: Workload): Promis
   const capacityGiB = Math.max(1, Math.floor((free * 0.5) / GiB));
   const notes: string[] = [];
   if (w === 'read' && prepopBytes(ctx.opts) > capacityGiB * GiB) {
-    notes.push(`pre-population (${(prepopBytes(ctx.opts) / GiB).toFixed(1)} GiB) exceeds the capacity cap ${capacityGiB} GiB: entries were evicted; use fewer --users`);
+    notes.push(
+      `pre-population (${(prepopBytes(ctx.opts) / GiB).toFixed(1)} GiB) exceeds the capacity cap ${capacityGiB} GiB: entries were evicted; use fewer --users`,
+    );
   }
   const output = join(ctx.root, `kv-${w}-r${round}.json`);
   const o = ctx.opts;
@@ -86,7 +88,9 @@ async function runKvCachePhase(ctx: Context, round: number, w: Workload): Promis
       output,
     }),
   ];
-  const run = await ctx.runner.run(process.execPath, args, ctx.device, [{ name: 'start', pattern: w === 'read' ? /^Pre-populated \d+ entries/ : /^Status: / }]);
+  const run = await ctx.runner.run(process.execPath, args, ctx.device, [
+    { name: 'start', pattern: w === 'read' ? /^Pre-populated \d+ entries/ : /^Status: / },
+  ]);
   checkExit(run, `kv-cache ${w}`);
   ctx.commands.set(`kv-cache ${w}`, run.command);
   const json = await readJson(output);
@@ -179,7 +183,7 @@ async function runFioPhase(ctx: Context, round: number, job: FioJob, label: Engi
 
 /** Per-job fio file size for writes: 2 GiB, less when the free space is short. */
 async function fioWriteSize(ctx: Context): Promise<number> {
-  const perJob = Math.floor((await freeBytes(ctx.root)) * SPACE_SHARE / ctx.opts.users / ctx.opts.ioBytes) * ctx.opts.ioBytes;
+  const perJob = Math.floor(((await freeBytes(ctx.root)) * SPACE_SHARE) / ctx.opts.users / ctx.opts.ioBytes) * ctx.opts.ioBytes;
   const size = Math.min(FIO_WRITE_FILE_BYTES, perJob);
   if (size < 4 * ctx.opts.ioBytes) throw new Error(`not enough free space under ${ctx.root} for ${ctx.opts.users} fio files`);
   return size;
@@ -190,7 +194,10 @@ async function fioWritePhases(ctx: Context, round: number): Promise<Phase[]> {
   const size = await fioWriteSize(ctx);
   const dir = join(ctx.root, 'fio-write');
   const out: Phase[] = [];
-  for (const [engine, label] of [['psync', 'fio psync'], ['libaio', 'fio libaio']] as const) {
+  for (const [engine, label] of [
+    ['psync', 'fio psync'],
+    ['libaio', 'fio libaio'],
+  ] as const) {
     await mkdir(dir, { recursive: true });
     const job: FioJob =
       engine === 'psync'
@@ -219,16 +226,30 @@ export class ReadLayout {
   }
 
   job(): FioJob {
-    return { name: 'kvr', dir: this.dir, rw: 'read', engine: 'psync', numjobs: this.ctx.opts.users, iodepth: 1, sizeBytes: this.perJobBytes, extra: [] };
+    return {
+      name: 'kvr',
+      dir: this.dir,
+      rw: 'read',
+      engine: 'psync',
+      numjobs: this.ctx.opts.users,
+      iodepth: 1,
+      sizeBytes: this.perJobBytes,
+      extra: [],
+    };
   }
 
   async ensure(): Promise<void> {
     if (this.laidOut) return;
     const total = this.perJobBytes * this.ctx.opts.users;
-    if (total > (await freeBytes(this.ctx.root)) * 0.8) throw new Error(`not enough free space to lay out ${(total / GiB).toFixed(1)} GiB of fio read files`);
+    if (total > (await freeBytes(this.ctx.root)) * 0.8)
+      throw new Error(`not enough free space to lay out ${(total / GiB).toFixed(1)} GiB of fio read files`);
     await mkdir(this.dir, { recursive: true });
     console.log(`  (laying out ${this.ctx.opts.users} × ${(this.perJobBytes / MiB).toFixed(0)} MiB fio read files, not measured)`);
-    const run = await this.ctx.runner.run('fio', fioArgs(this.job(), this.ctx.opts.ioBytes, this.ctx.opts.seconds, undefined), this.ctx.device);
+    const run = await this.ctx.runner.run(
+      'fio',
+      fioArgs(this.job(), this.ctx.opts.ioBytes, this.ctx.opts.seconds, undefined),
+      this.ctx.device,
+    );
     checkExit(run, 'fio layout');
     this.ctx.commands.set('fio layout (not measured)', run.command);
     spawnSync('sync');

@@ -53,14 +53,41 @@ function diagRow(p: Phase): string[] {
 export function printRound(phases: readonly Phase[]): void {
   console.log(
     table(
-      ['round', 'workload', 'engine', 'MiB/s', 'GiB/s', 'device bytes', 'window s', 'own bytes', 'own MiB/s', 'whole-child MiB/s', 'child s'],
+      [
+        'round',
+        'workload',
+        'engine',
+        'MiB/s',
+        'GiB/s',
+        'device bytes',
+        'window s',
+        'own bytes',
+        'own MiB/s',
+        'whole-child MiB/s',
+        'child s',
+      ],
       phases.map(bandwidthRow),
     ),
   );
   console.log('');
   console.log(
     table(
-      ['round', 'workload', 'engine', 'diag s', 'dev MiB/s', 'KiB/dev op', 'ms/dev op', 'util %', 'avg qd', 'flushes', 'other-dir bytes', 'child cores', 'cpu busy %', 'iowait %'],
+      [
+        'round',
+        'workload',
+        'engine',
+        'diag s',
+        'dev MiB/s',
+        'KiB/dev op',
+        'ms/dev op',
+        'util %',
+        'avg qd',
+        'flushes',
+        'other-dir bytes',
+        'child cores',
+        'cpu busy %',
+        'iowait %',
+      ],
       phases.map(diagRow),
     ),
   );
@@ -120,9 +147,10 @@ export async function printMachine(watch: DiskWatch, root: string, opts: Options
     `settings: ${opts.rounds} round(s) × 4 phases (+2 libaio references) of ${opts.seconds} s, ${opts.users} users/jobs, ` +
       `model ${opts.model}, I/O size ${opts.ioBytes / KiB} KiB (kv-cache's is ${IO_CHUNK_BYTES / KiB} KiB, fixed)`,
   );
-  if (opts.ioBytes !== IO_CHUNK_BYTES) console.log(`note: --io-kib differs from kv-cache's ${IO_CHUNK_BYTES / KiB} KiB syscalls: not a like-for-like comparison`);
+  if (opts.ioBytes !== IO_CHUNK_BYTES)
+    console.log(`note: --io-kib differs from kv-cache's ${IO_CHUNK_BYTES / KiB} KiB syscalls: not a like-for-like comparison`);
   console.log(
-    'columns: MiB/s = device bytes ÷ window (kv-cache: its results JSON device_io over its measured window; fio: our diskstats delta around the fio process ÷ fio\'s own runtime); ' +
+    "columns: MiB/s = device bytes ÷ window (kv-cache: its results JSON device_io over its measured window; fio: our diskstats delta around the fio process ÷ fio's own runtime); " +
       'own = bytes the program counted itself; whole-child = our diskstats delta around the whole child (kv-cache: includes setup such as pre-population).',
   );
   console.log(

@@ -6,7 +6,12 @@ export function numberArgs<T extends Record<string, number>>(defaults: T): T {
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
     const name = argv[i]?.replace(/^--/, '') ?? '';
-    if (!(name in defaults)) throw new Error(`unknown option --${name}; valid: ${Object.keys(defaults).map((k) => `--${k}`).join(' ')}`);
+    if (!(name in defaults))
+      throw new Error(
+        `unknown option --${name}; valid: ${Object.keys(defaults)
+          .map((k) => `--${k}`)
+          .join(' ')}`,
+      );
     const v = Number(argv[++i]);
     if (!Number.isFinite(v)) throw new Error(`--${name} needs a number`);
     out[name] = v;

@@ -87,7 +87,8 @@ export class ChildRunner {
     const after = snapshot(device, undefined);
     const cpuAfter = processCpu('self', true);
     // The reaped child's CPU as the kernel booked it to us: exact, unlike sampling its /proc entry.
-    const childCpuSec = cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system : undefined;
+    const childCpuSec =
+      cpuBefore !== undefined && cpuAfter !== undefined ? cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system : undefined;
     return { command, exitCode, signal, whole: windowBetween(before, after, childCpuSec), marks, samples, outputTail: tail };
   }
 }

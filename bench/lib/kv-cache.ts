@@ -8,7 +8,10 @@ export const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 export const KV_BIN = join(PROJECT_ROOT, 'bin', 'kv-cache.cjs');
 
 /** Runs kv-cache with `args`; `onPid` sees the child's pid (for sampling /proc). */
-export function runKvCache(args: readonly string[], onPid?: (pid: number) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runKvCache(
+  args: readonly string[],
+  onPid?: (pid: number) => void,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [KV_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -27,7 +30,10 @@ export function runKvCache(args: readonly string[], onPid?: (pid: number) => voi
  */
 export function writeZeroThinkConfig(dir: string): string {
   const path = join(dir, 'zero-think.yaml');
-  writeFileSync(path, ['user_templates:', ...['chatbot', 'coding', 'document'].map((t) => `  ${t}: { think_time_range: [0, 0] }`)].join('\n'));
+  writeFileSync(
+    path,
+    ['user_templates:', ...['chatbot', 'coding', 'document'].map((t) => `  ${t}: { think_time_range: [0, 0] }`)].join('\n'),
+  );
   return path;
 }
 
@@ -47,18 +53,30 @@ export interface StorageOnlyRun {
 /** Arguments of a storage-only run: no GPU or CPU tier, no generation time, seed 1, no progress lines. */
 export function storageOnlyArgs(r: StorageOnlyRun): string[] {
   return [
-    '--model', r.model,
-    '--num-users', String(r.users),
-    '--duration', String(r.seconds),
-    '--gpu-mem-gb', '0',
-    '--cpu-mem-gb', '0',
-    '--generation-mode', 'none',
+    '--model',
+    r.model,
+    '--num-users',
+    String(r.users),
+    '--duration',
+    String(r.seconds),
+    '--gpu-mem-gb',
+    '0',
+    '--cpu-mem-gb',
+    '0',
+    '--generation-mode',
+    'none',
     ...(r.config === undefined ? [] : ['--config', r.config]),
-    ...(r.node === undefined ? [] : [r.node === 'prefill' ? '--prefill-only' : '--decode-only', '--disable-multi-turn', '--disable-prefix-caching']),
-    '--cache-dir', r.cacheDir,
-    '--storage-capacity-gb', String(r.capacityGiB),
-    '--seed', '1',
+    ...(r.node === undefined
+      ? []
+      : [r.node === 'prefill' ? '--prefill-only' : '--decode-only', '--disable-multi-turn', '--disable-prefix-caching']),
+    '--cache-dir',
+    r.cacheDir,
+    '--storage-capacity-gb',
+    String(r.capacityGiB),
+    '--seed',
+    '1',
     '--no-progress',
-    '--output', r.output,
+    '--output',
+    r.output,
   ];
 }

@@ -12,7 +12,10 @@ export const CLK_TCK = ((): number => {
 export function procStatFields(statPath: string): string[] | undefined {
   try {
     const text = readFileSync(statPath, 'utf8');
-    return text.slice(text.lastIndexOf(')') + 2).trim().split(/\s+/);
+    return text
+      .slice(text.lastIndexOf(')') + 2)
+      .trim()
+      .split(/\s+/);
   } catch {
     return undefined;
   }

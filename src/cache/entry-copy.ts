@@ -116,16 +116,18 @@ export async function copyEntry(src: Backend, dst: Backend, key: string, size: n
       throw e;
     },
   );
-  const readP = src.read(key, (chunk) => handoff.put(chunk)).then(
-    (r) => {
-      handoff.end();
-      return r;
-    },
-    (e: unknown) => {
-      handoff.end(e);
-      throw e;
-    },
-  );
+  const readP = src
+    .read(key, (chunk) => handoff.put(chunk))
+    .then(
+      (r) => {
+        handoff.end();
+        return r;
+      },
+      (e: unknown) => {
+        handoff.end(e);
+        throw e;
+      },
+    );
   const [r, w] = await Promise.allSettled([readP, writeP]);
   if (r.status === 'rejected') throw r.reason;
   if (w.status === 'rejected') throw w.reason;

@@ -105,11 +105,14 @@ function issueMessage(issue: z.core.$ZodIssue, input: unknown, defaults: unknown
       return [`'${where}' has the wrong type: expected ${EXPECTED[expected] ?? expected}, got ${describe(valueAt(input, issue.path))}`];
     }
     case 'invalid_value':
-      return [`'${where}' must be one of ${issue.values.map((v) => `'${String(v)}'`).join(', ')}, got ${describe(valueAt(input, issue.path))}`];
+      return [
+        `'${where}' must be one of ${issue.values.map((v) => `'${String(v)}'`).join(', ')}, got ${describe(valueAt(input, issue.path))}`,
+      ];
     case 'too_small':
     case 'too_big': {
       const bound = issue.code === 'too_small' ? issue.minimum : issue.maximum;
-      if (issue.origin === 'array') return [`'${where}' must be a [low, high] list of exactly 2 values, got ${describe(valueAt(input, issue.path))}`];
+      if (issue.origin === 'array')
+        return [`'${where}' must be a [low, high] list of exactly 2 values, got ${describe(valueAt(input, issue.path))}`];
       const op = issue.code === 'too_small' ? (issue.inclusive ? '>=' : '>') : issue.inclusive ? '<=' : '<';
       return [`'${where}' must be ${op} ${String(bound)}, got ${describe(valueAt(input, issue.path))}`];
     }
@@ -175,7 +178,8 @@ export function loadConfigFile(path: string): LoadedConfig {
     text = readFileSync(path, 'utf8');
   } catch (e: unknown) {
     const code = e instanceof Error && 'code' in e ? String(e.code) : '';
-    const why = code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : messageOf(e);
+    const why =
+      code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : messageOf(e);
     throw new ConfigError([`config file '${path}' cannot be read: ${why}`]);
   }
   return parseConfigText(text, `config file '${path}'`);

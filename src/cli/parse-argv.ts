@@ -88,7 +88,8 @@ export function tokenizeArgv(argv: readonly string[]): RawArgs {
       continue;
     }
     if (t.value === undefined) problems.push(`--${spec.name} expects ${kindWord(spec)}, but no value was given`);
-    else if (!t.inlineValue && t.value.startsWith('--')) problems.push(`--${spec.name} expects ${kindWord(spec)}, got the flag '${t.value}'`);
+    else if (!t.inlineValue && t.value.startsWith('--'))
+      problems.push(`--${spec.name} expects ${kindWord(spec)}, got the flag '${t.value}'`);
     else values.set(spec.name, t.value);
   }
   return { values, problems, help };

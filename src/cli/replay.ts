@@ -39,7 +39,6 @@ interface ReplayArgs {
   readonly output: string;
 }
 
-
 function parseReplayArgs(argv: readonly string[], now: Date): ReplayArgs {
   let parsed;
   try {

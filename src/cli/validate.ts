@@ -41,9 +41,13 @@ function checkProblem(name: string, v: number, check: ValueCheck): string | unde
     case 'positive':
       return v <= 0 ? `${name} must be positive (got ${v})` : undefined;
     case 'atLeast':
-      return v >= check.min ? undefined : `${name} must be at least ${check.min}${check.unit !== undefined ? ` ${check.unit}` : ''} (got ${v})`;
+      return v >= check.min
+        ? undefined
+        : `${name} must be at least ${check.min}${check.unit !== undefined ? ` ${check.unit}` : ''} (got ${v})`;
     case 'between':
-      return v >= check.min && v <= check.max ? undefined : `${name} must be between ${check.min.toFixed(1)} and ${check.max.toFixed(1)} (got ${v})`;
+      return v >= check.min && v <= check.max
+        ? undefined
+        : `${name} must be between ${check.min.toFixed(1)} and ${check.max.toFixed(1)} (got ${v})`;
   }
 }
 
@@ -64,7 +68,8 @@ function tableChecks(f: CheckedFlags, problems: string[]): Set<string> {
 
 /** Upper bounds from the config file's validation_limits, for values that passed their own check. */
 function limitChecks(f: CheckedFlags, limits: Limits, passed: ReadonlySet<string>, problems: string[]): void {
-  if (passed.has('num-users') && f.numUsers > limits.maxUsers) problems.push(`num-users exceeds limit of ${limits.maxUsers} (got ${f.numUsers})`);
+  if (passed.has('num-users') && f.numUsers > limits.maxUsers)
+    problems.push(`num-users exceeds limit of ${limits.maxUsers} (got ${f.numUsers})`);
   if (passed.has('duration') && f.durationSec > limits.maxDurationSeconds) {
     problems.push(
       limits.maxDurationSeconds === REFERENCE_MAX_DURATION

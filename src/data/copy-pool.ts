@@ -130,7 +130,8 @@ export class CopyPool implements Copier {
       w.postMessage(next.job);
     }
     // Every thread died: what is left is copied inline by later calls; fail these with the reason.
-    if (this.workers.size === 0) for (const { pending } of this.backlog.splice(0)) pending.reject(new Error('copy pool has no thread left'));
+    if (this.workers.size === 0)
+      for (const { pending } of this.backlog.splice(0)) pending.reject(new Error('copy pool has no thread left'));
   }
 
   private onReply(w: Worker, r: CopyReply): void {

@@ -26,8 +26,12 @@ export class InlinePayloadFactory implements PayloadFactory {
    */
   private readonly spare: Uint8Array[] = [];
 
-  constructor(readonly seed: number, readonly chunkBytes: number) {
-    if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1) throw new RangeError(`chunkBytes must be a positive integer, got ${chunkBytes}`);
+  constructor(
+    readonly seed: number,
+    readonly chunkBytes: number,
+  ) {
+    if (!Number.isSafeInteger(chunkBytes) || chunkBytes < 1)
+      throw new RangeError(`chunkBytes must be a positive integer, got ${chunkBytes}`);
   }
 
   source(key: string, size: number): ChunkSource {

@@ -56,7 +56,12 @@ class GeneratorThread {
   private readonly readyWaiter: { resolve: () => void; reject: (e: Error) => void };
   readonly ready: Promise<void>;
 
-  constructor(readonly index: number, private readonly worker: Worker, init: Omit<InitMessage, 'type'>, private readonly onIdle: () => void) {
+  constructor(
+    readonly index: number,
+    private readonly worker: Worker,
+    init: Omit<InitMessage, 'type'>,
+    private readonly onIdle: () => void,
+  ) {
     let waiter: GeneratorThread['readyWaiter'] | undefined;
     this.ready = new Promise<void>((resolve, reject) => (waiter = { resolve, reject }));
     if (waiter === undefined) throw new Error('unreachable: Promise executors run synchronously');
@@ -143,7 +148,10 @@ export class PayloadPool implements PayloadFactory {
   private readonly threads: GeneratorThread[] = [];
   private readonly backlog: FillJob[] = [];
 
-  private constructor(options: PayloadPoolOptions, private readonly slotPool: SlotPool) {
+  private constructor(
+    options: PayloadPoolOptions,
+    private readonly slotPool: SlotPool,
+  ) {
     this.seed = options.seed;
     this.chunkBytes = options.chunkBytes;
     this.readahead = options.readahead ?? Math.min(options.slots, options.workers + 1);

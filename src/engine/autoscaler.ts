@@ -82,7 +82,10 @@ export class Autoscaler {
   readonly events: ScaleEvent[] = [];
   readonly initialUsers: number;
 
-  constructor(private readonly s: AutoscalerSettings, initialUsers: number) {
+  constructor(
+    private readonly s: AutoscalerSettings,
+    initialUsers: number,
+  ) {
     this.users = clamp(initialUsers, s.minUsers, s.maxUsers);
     this.initialUsers = this.users;
   }
@@ -107,7 +110,8 @@ export class Autoscaler {
     const recent = this.history.slice(-this.s.historyWindowSize);
     if (recent.length < 2) return 0;
     const latencyFactor = Math.min(Math.max(...recent.map((x) => x.readP95Ms)) / this.s.readLatencyP95ThresholdMs, 1);
-    const plateau = coefficientOfVariation(recent.map((x) => x.storageBytesPerSec)) < 0.1 && slope(recent.map((x) => x.readP95Ms)) > 0 ? 1 : 0.5;
+    const plateau =
+      coefficientOfVariation(recent.map((x) => x.storageBytesPerSec)) < 0.1 && slope(recent.map((x) => x.readP95Ms)) > 0 ? 1 : 0.5;
     return latencyFactor * plateau;
   }
 

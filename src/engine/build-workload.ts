@@ -52,11 +52,21 @@ export type UserSwitches = Pick<RunConfig, 'numUsers' | 'maxRequests' | 'request
  * Users over `source`. Each kind draws from its own named streams of `rng` (the same seed gives the
  * same requests). A recorded source that fails mid-run stops the run as 'failed' through `stop`.
  */
-export function buildUsers(cfg: UserSwitches, parts: WorkloadParts, source: WorkloadSource, rng: Rng, stop: Pick<StopController, 'stopWith'>): RunUsers {
+export function buildUsers(
+  cfg: UserSwitches,
+  parts: WorkloadParts,
+  source: WorkloadSource,
+  rng: Rng,
+  stop: Pick<StopController, 'stopWith'>,
+): RunUsers {
   if (source.kind === 'synthetic') return syntheticUsers(cfg, parts, rng);
   const context: RecordedRequestContext = { ...parts, rng: rng.fork('trace'), multiTurn: !cfg.disableMultiTurn };
   if (source.kind === 'sharegpt') {
-    const plans = shareGptTimeline(source.dataset.conversations, { requestRate: cfg.requestRate, replayCycles: cfg.replayCycles, rng: rng.fork('sharegpt') });
+    const plans = shareGptTimeline(source.dataset.conversations, {
+      requestRate: cfg.requestRate,
+      replayCycles: cfg.replayCycles,
+      rng: rng.fork('sharegpt'),
+    });
     return { pool: shareGptUsers(plans, context), conversationsLost: () => 0, sourceFailure: () => undefined };
   }
   let failure: unknown;
@@ -78,7 +88,11 @@ function syntheticUsers(cfg: UserSwitches, parts: WorkloadParts, rng: Rng): RunU
   const sessionsRng = rng.fork('sessions');
   const sessionFor = (i: number): UserSession => {
     const id = userId(i);
-    const s = new UserSession({ ...parts, profile: generateUser(id, userStream(usersRng, id), parts.settings), rng: sessionStream(sessionsRng, id) });
+    const s = new UserSession({
+      ...parts,
+      profile: generateUser(id, userStream(usersRng, id), parts.settings),
+      rng: sessionStream(sessionsRng, id),
+    });
     sessions.push(s);
     return s;
   };

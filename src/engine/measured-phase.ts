@@ -38,7 +38,13 @@ const PROGRESS_INTERVAL_MS = 1000;
 type Serve = DispatchOptions['serve'];
 
 /** The request pipeline's options for this run: its cache, workload switches, and the stop. */
-export function pipelineOptions(cfg: RunConfig, cache: TieredCache, parts: WorkloadParts, prepopulatedKeys: readonly string[], stop: StopController): PipelineOptions {
+export function pipelineOptions(
+  cfg: RunConfig,
+  cache: TieredCache,
+  parts: WorkloadParts,
+  prepopulatedKeys: readonly string[],
+  stop: StopController,
+): PipelineOptions {
   return {
     cache,
     ...(parts.prefix !== undefined ? { prefix: parts.prefix } : {}),
@@ -57,7 +63,14 @@ export function pipelineOptions(cfg: RunConfig, cache: TieredCache, parts: Workl
  * Serves one dispatched request: runs it through the pipeline and records it, or records it as cut
  * short. The request that would exceed --max-requests is not recorded: it stops the run instead.
  */
-export function requestServer(maxRequests: number, pipeline: PipelineOptions, rng: Rng, requests: RequestMetrics, stop: StopController, clock: Clock): Serve {
+export function requestServer(
+  maxRequests: number,
+  pipeline: PipelineOptions,
+  rng: Rng,
+  requests: RequestMetrics,
+  stop: StopController,
+  clock: Clock,
+): Serve {
   return async (req: Request, enqueuedMs: number): Promise<void> => {
     const queueMs = clock.now() - enqueuedMs;
     try {
@@ -107,7 +120,10 @@ export async function runMeasuredPhase(p: MeasuredPhaseInputs): Promise<Measured
   const unfollow = stop.follow(p.interrupt); // an interrupt during preparation stops the run at once
   const window = await MeasurementWindow.open(p.storageDir, p.clock);
   const durationTimer = setTimeout(() => stop.stopWith('duration'), cfg.durationSec * 1000);
-  const progressTimer = setInterval(() => p.onProgress?.(progressOf(cfg.durationSec, p.recorder, p.requests, window.elapsedSec())), PROGRESS_INTERVAL_MS);
+  const progressTimer = setInterval(
+    () => p.onProgress?.(progressOf(cfg.durationSec, p.recorder, p.requests, window.elapsedSec())),
+    PROGRESS_INTERVAL_MS,
+  );
   progressTimer.unref();
   const autoscaling = cfg.enableAutoscaling ? new RunAutoscaling(cfg, p, window.startMs) : undefined;
   try {

@@ -53,7 +53,9 @@ export class MeasurementWindow {
     return {
       elapsedSec,
       eventLoopDelayMs: delaySummary(this.loopDelay),
-      ...(watch !== undefined && this.diskBefore !== undefined && diskAfter !== undefined ? { device: { name: watch.device.name, delta: diskDelta(this.diskBefore, diskAfter) } } : {}),
+      ...(watch !== undefined && this.diskBefore !== undefined && diskAfter !== undefined
+        ? { device: { name: watch.device.name, delta: diskDelta(this.diskBefore, diskAfter) } }
+        : {}),
     };
   }
 }

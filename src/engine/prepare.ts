@@ -81,7 +81,9 @@ export async function precondition(
       const done = written() - base;
       if (done >= nextReport) {
         nextReport += PROGRESS_EVERY_BYTES;
-        log(`Preconditioning: ${(done / GiB).toFixed(1)} / ${(targetBytes / GiB).toFixed(1)} GiB written (${((done / Math.max(1e-9, now() - start)) * 1000 / GiB).toFixed(2)} GiB/s)`);
+        log(
+          `Preconditioning: ${(done / GiB).toFixed(1)} / ${(targetBytes / GiB).toFixed(1)} GiB written (${(((done / Math.max(1e-9, now() - start)) * 1000) / GiB).toFixed(2)} GiB/s)`,
+        );
       }
     }
   });
@@ -90,7 +92,10 @@ export async function precondition(
 
 /** What the preparation needs from the run. */
 export interface PrepareInputs {
-  readonly cfg: Pick<RunConfig, 'enableRag' | 'ragNumDocs' | 'decodeOnly' | 'numUsers' | 'precondition' | 'preconditionSizeGb' | 'preconditionThreads'>;
+  readonly cfg: Pick<
+    RunConfig,
+    'enableRag' | 'ragNumDocs' | 'decodeOnly' | 'numUsers' | 'precondition' | 'preconditionSizeGb' | 'preconditionThreads'
+  >;
   readonly cache: TieredCache;
   readonly recorder: Recorder;
   readonly workload: WorkloadParts;
@@ -144,10 +149,13 @@ async function prepopulateForDecode(p: PrepareInputs, writers: number, signal: A
 async function preconditionStorage(p: PrepareInputs, writers: number, signal: AbortSignal): Promise<string[]> {
   const limit = p.cache.limitBytes('storage');
   const target = p.cfg.preconditionSizeGb > 0 ? p.cfg.preconditionSizeGb * GiB : 2 * limit;
-  if (!Number.isFinite(target)) return ['preconditioning skipped: the storage capacity is unknown (give --storage-capacity-gb or --precondition-size-gb)'];
+  if (!Number.isFinite(target))
+    return ['preconditioning skipped: the storage capacity is unknown (give --storage-capacity-gb or --precondition-size-gb)'];
   const threads = p.cfg.preconditionThreads > 0 ? p.cfg.preconditionThreads : writers;
   p.log(`Preconditioning: writing ${(target / GiB).toFixed(1)} GiB in ${PREPARE_ENTRY_TOKENS}-token entries with ${threads} writers…`);
   const r = await precondition(p.cache, p.recorder, target, threads, signal, p.log, p.now);
   p.log(`Preconditioning done: ${(r.writtenBytes / GiB).toFixed(2)} GiB, ${r.entries} entries in ${r.seconds.toFixed(1)} s`);
-  return r.gaveUp ? [`preconditioning stopped early after repeated allocation failures (${(r.writtenBytes / GiB).toFixed(2)} GiB written)`] : [];
+  return r.gaveUp
+    ? [`preconditioning stopped early after repeated allocation failures (${(r.writtenBytes / GiB).toFixed(2)} GiB written)`]
+    : [];
 }

@@ -59,7 +59,11 @@ export function shareGptUsers(plans: Iterator<ShareGptRequestPlan>, c: RecordedR
     if (lookahead.done === true) return [];
     const first = lookahead.value;
     const turns = [first];
-    for (lookahead = plans.next(); lookahead.done !== true && lookahead.value.conversationId === first.conversationId; lookahead = plans.next()) {
+    for (
+      lookahead = plans.next();
+      lookahead.done !== true && lookahead.value.conversationId === first.conversationId;
+      lookahead = plans.next()
+    ) {
       turns.push(lookahead.value);
     }
     return turns;

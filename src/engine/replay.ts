@@ -52,12 +52,26 @@ export interface ReplayResult {
 }
 
 export async function replayTrace(o: ReplayOptions, clock: Clock): Promise<ReplayResult> {
-  const files = await openFileStorage({ ...(o.cacheDir !== undefined ? { cacheDir: o.cacheDir } : {}), ioMode: o.ioMode, seed: o.seed, slots: slotCounts(o.concurrency) });
+  const files = await openFileStorage({
+    ...(o.cacheDir !== undefined ? { cacheDir: o.cacheDir } : {}),
+    ioMode: o.ioMode,
+    seed: o.seed,
+    slots: slotCounts(o.concurrency),
+  });
   const { file: storage, payload } = files;
   try {
     const recorder = new Recorder();
     const st = recorder.traffic.storage;
-    const counts: ReplayCounts = { rows: 0, writes: 0, reads: 0, deletes: 0, writeBytes: 0, readBytes: 0, skippedOtherTiers: 0, missingKeys: 0 };
+    const counts: ReplayCounts = {
+      rows: 0,
+      writes: 0,
+      reads: 0,
+      deletes: 0,
+      writeBytes: 0,
+      readBytes: 0,
+      skippedOtherTiers: 0,
+      missingKeys: 0,
+    };
     const written = new Set<string>();
     const locks = new KeyedMutex();
     const rows = readTrace(o.tracePath)[Symbol.asyncIterator]();
@@ -122,7 +136,9 @@ export async function replayTrace(o: ReplayOptions, clock: Clock): Promise<Repla
       recorded: recorder.snapshot(),
       elapsedSec,
       storage: files.info,
-      ...(watch !== undefined && before !== undefined && after !== undefined ? { device: { name: watch.device.name, delta: diskDelta(before, after) } } : {}),
+      ...(watch !== undefined && before !== undefined && after !== undefined
+        ? { device: { name: watch.device.name, delta: diskDelta(before, after) } }
+        : {}),
       machine: await captureMachine(storage),
     };
   } finally {

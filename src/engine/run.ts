@@ -53,13 +53,22 @@ export async function runBenchmark(cfg: RunConfig, env: RunEnvironment): Promise
 function logSource(cfg: RunConfig, source: WorkloadSource, log: (line: string) => void): void {
   if (source.kind === 'sharegpt') {
     const st = source.dataset.stats;
-    log(`ShareGPT: ${st.conversationsLoaded} conversations, ${st.turns} turns from ${source.path} (${source.tokenizer} tokens; ${st.skippedPairs} misaligned pairs and ${st.skippedRecords} records skipped)`);
+    log(
+      `ShareGPT: ${st.conversationsLoaded} conversations, ${st.turns} turns from ${source.path} (${source.tokenizer} tokens; ${st.skippedPairs} misaligned pairs and ${st.skippedRecords} records skipped)`,
+    );
   }
-  if (source.kind === 'burstgpt') log(`BurstGPT: ${source.files.length} file(s), speed-up ${cfg.traceSpeedup}, cycles ${cfg.replayCycles || 'unlimited'}`);
+  if (source.kind === 'burstgpt')
+    log(`BurstGPT: ${source.files.length} file(s), speed-up ${cfg.traceSpeedup}, cycles ${cfg.replayCycles || 'unlimited'}`);
 }
 
 /** Everything after setup: the workload, storage preparation, the measured phase, the result. */
-async function measure(cfg: RunConfig, env: RunEnvironment, setup: RunSetup, recorder: Recorder, source: WorkloadSource): Promise<RunResult> {
+async function measure(
+  cfg: RunConfig,
+  env: RunEnvironment,
+  setup: RunSetup,
+  recorder: Recorder,
+  source: WorkloadSource,
+): Promise<RunResult> {
   const rng = new Rng(cfg.seed);
   // Made first, so whatever stops the run later goes through it; the I/O in flight is cut short then
   // (a multi-GiB entry must not hold the end of the run).
@@ -150,7 +159,9 @@ function assembleResult(i: ResultInputs): RunResult {
     nominalDurationSec: cfg.durationSec,
     recorded: i.recorder.snapshot(),
     requests: i.requests.snapshot(),
-    occupancy: Object.fromEntries(cache.order.map((t) => [t, { entries: cache.entries.count(t), usedBytes: cache.usedBytes(t), limitBytes: cache.limitBytes(t) }])),
+    occupancy: Object.fromEntries(
+      cache.order.map((t) => [t, { entries: cache.entries.count(t), usedBytes: cache.usedBytes(t), limitBytes: cache.limitBytes(t) }]),
+    ),
     entrySizes: entrySizes(setup),
     ...(i.parts.prefix !== undefined ? { prefix: i.parts.prefix.stats } : {}),
     conversationsLost: i.users.conversationsLost(),

@@ -102,9 +102,22 @@ export interface FileStorageOptions {
 
 export async function openFileStorage(o: FileStorageOptions): Promise<FileStorage> {
   const directSlabs = new DirectSlabs();
-  const file = await FileBackend.create({ ...(o.cacheDir !== undefined ? { dir: o.cacheDir } : {}), ioMode: o.ioMode, chunkBytes: IO_CHUNK_BYTES, stagingSlots: o.slots.staging, directSlabs });
+  const file = await FileBackend.create({
+    ...(o.cacheDir !== undefined ? { dir: o.cacheDir } : {}),
+    ioMode: o.ioMode,
+    chunkBytes: IO_CHUNK_BYTES,
+    stagingSlots: o.slots.staging,
+    directSlabs,
+  });
   try {
-    const payload = await PayloadPool.create({ seed: o.seed, workers: Math.max(1, availableParallelism()), chunkBytes: IO_CHUNK_BYTES, slots: o.slots.payload, probeDir: file.dir, directSlabs });
+    const payload = await PayloadPool.create({
+      seed: o.seed,
+      workers: Math.max(1, availableParallelism()),
+      chunkBytes: IO_CHUNK_BYTES,
+      slots: o.slots.payload,
+      probeDir: file.dir,
+      directSlabs,
+    });
     return { file, payload, directSlabs, info: { dir: file.dir, ioMode: file.effectiveIoMode, fileSystem: file.fileSystem } };
   } catch (e) {
     await file.close().catch(() => undefined);
@@ -125,11 +138,20 @@ export interface TierStack {
 
 /** The tiers of a run with `concurrency` requests in flight: real devices, or null tiers in trace mode. */
 export async function assembleTiers(cfg: RunConfig, recorder: Recorder, clock: Clock, concurrency: number): Promise<TierStack> {
-  return cfg.ioTraceLog !== undefined ? assembleTraceTiers(cfg, recorder, clock, cfg.ioTraceLog) : assembleDeviceTiers(cfg, recorder, clock, concurrency);
+  return cfg.ioTraceLog !== undefined
+    ? assembleTraceTiers(cfg, recorder, clock, cfg.ioTraceLog)
+    : assembleDeviceTiers(cfg, recorder, clock, concurrency);
 }
 
 /** The cache over `tiers`, with the run's model, eviction and allocation settings. */
-function cacheOver(cfg: RunConfig, recorder: Recorder, clock: Clock, tiers: CacheTier[], payload: CacheOptions['payload'], observer?: CacheOptions['observer']): TieredCache {
+function cacheOver(
+  cfg: RunConfig,
+  recorder: Recorder,
+  clock: Clock,
+  tiers: CacheTier[],
+  payload: CacheOptions['payload'],
+  observer?: CacheOptions['observer'],
+): TieredCache {
   return new TieredCache({
     tiers,
     bytesPerToken: kvBytesPerToken(cfg.model),
@@ -169,7 +191,8 @@ async function assembleTraceTiers(cfg: RunConfig, recorder: Recorder, clock: Clo
 
 function storageWarnings(requested: IoMode, file: FileBackend): string[] {
   const warnings: string[] = [];
-  if (file.effectiveIoMode !== requested) warnings.push(`${file.dir}: the file system refused O_DIRECT; using buffered I/O (reads may come from the page cache)`);
+  if (file.effectiveIoMode !== requested)
+    warnings.push(`${file.dir}: the file system refused O_DIRECT; using buffered I/O (reads may come from the page cache)`);
   if (RAM_FILE_SYSTEMS.has(file.fileSystem)) warnings.push(`${file.dir} is on ${file.fileSystem}: this measures RAM, not a storage device`);
   return warnings;
 }
@@ -177,7 +200,12 @@ function storageWarnings(requested: IoMode, file: FileBackend): string[] {
 /** Simulated GPU (when sized), CPU memory, and the file tier under --cache-dir. */
 async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Clock, concurrency: number): Promise<TierStack> {
   const slots = slotCounts(concurrency);
-  const files = await openFileStorage({ ...(cfg.cacheDir !== undefined ? { cacheDir: cfg.cacheDir } : {}), ioMode: cfg.ioMode, seed: cfg.seed, slots });
+  const files = await openFileStorage({
+    ...(cfg.cacheDir !== undefined ? { cacheDir: cfg.cacheDir } : {}),
+    ioMode: cfg.ioMode,
+    seed: cfg.seed,
+    slots,
+  });
   const { file, payload } = files;
   const parts: StackParts = { payload, tiers: file };
   try {
@@ -188,12 +216,23 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
     const tiers: CacheTier[] = [];
     if (cfg.gpuMemGb > 0) {
       // No CUDA here: the GPU tier is the bandwidth model of docs/reference-compat.md#rc-7, always present when sized.
-      tiers.push({ backend: new SimulatedGpuBackend((k, n) => payload.source(k, n), cfg.gpuBandwidthGbs), limitBytes: cfg.gpuMemGb * cfg.numGpus * GiB });
+      tiers.push({
+        backend: new SimulatedGpuBackend((k, n) => payload.source(k, n), cfg.gpuBandwidthGbs),
+        limitBytes: cfg.gpuMemGb * cfg.numGpus * GiB,
+      });
     }
     // CPU-tier copies run on worker threads, on pages the file tier can write without a bounce copy.
     const copier = memory.cpuLimitBytes > 0 ? await CopyPool.create(Math.max(1, availableParallelism())) : undefined;
     parts.copier = copier;
-    tiers.push({ backend: new MemoryBackend('cpu', undefined, { ...(copier !== undefined ? { copier } : {}), probeDir: file.dir, directSlabs: files.directSlabs, reserveBytes: memory.cpuLimitBytes }), limitBytes: memory.cpuLimitBytes });
+    tiers.push({
+      backend: new MemoryBackend('cpu', undefined, {
+        ...(copier !== undefined ? { copier } : {}),
+        probeDir: file.dir,
+        directSlabs: files.directSlabs,
+        reserveBytes: memory.cpuLimitBytes,
+      }),
+      limitBytes: memory.cpuLimitBytes,
+    });
     tiers.push({ backend: file, limitBytes: await storageLimitBytes(cfg.storageCapacityGb, file.dir) });
     const cache = cacheOver(cfg, recorder, clock, tiers, (k, n) => payload.source(k, n));
     parts.tiers = cache;

@@ -10,7 +10,12 @@ import type { RunConfig } from '../settings/run-config.js';
 export type WorkloadSource =
   | { readonly kind: 'synthetic' }
   | { readonly kind: 'sharegpt'; readonly path: string; readonly tokenizer: string; readonly dataset: ShareGptDataset }
-  | { readonly kind: 'burstgpt'; readonly files: readonly string[]; readonly stats: BurstReadStats; readonly items: AsyncIterator<BurstTimelineItem> };
+  | {
+      readonly kind: 'burstgpt';
+      readonly files: readonly string[];
+      readonly stats: BurstReadStats;
+      readonly items: AsyncIterator<BurstTimelineItem>;
+    };
 
 /** Checks every file's header by reading its first row (a bad file fails now, not mid-run). */
 async function checkBurstFiles(files: readonly string[]): Promise<void> {
@@ -51,6 +56,12 @@ export function describeSource(s: WorkloadSource): Record<string, unknown> {
     case 'sharegpt':
       return { kind: 'sharegpt', path: s.path, tokenizer: s.tokenizer, ...s.dataset.stats };
     case 'burstgpt':
-      return { kind: 'burstgpt', files: s.files, rows: s.stats.rows, skipped_rows: s.stats.skipped, skipped_examples: s.stats.skippedExamples };
+      return {
+        kind: 'burstgpt',
+        files: s.files,
+        rows: s.stats.rows,
+        skipped_rows: s.stats.skipped,
+        skipped_examples: s.stats.skippedExamples,
+      };
   }
 }

@@ -55,11 +55,19 @@ export type StorageHealth = z.output<typeof StorageHealthSchema>;
 
 /** Latency percentiles (ms) of one histogram; present only when it has samples. */
 const percentileShape = <const N extends string>(names: readonly N[], what: string) =>
-  shapeOf(percentileKeys(names), (k) => z.number().nonnegative().optional().describe(`${what}: ${k.replace(/_ms$/, '')} (ms); absent without samples`));
+  shapeOf(percentileKeys(names), (k) =>
+    z
+      .number()
+      .nonnegative()
+      .optional()
+      .describe(`${what}: ${k.replace(/_ms$/, '')} (ms); absent without samples`),
+  );
 
 const TIER_LATENCY_NAMES = TIERS.flatMap((t) => (['read', 'write'] as const).map((op) => `${t}_${op}` as const));
 const TIER_DEMOTE_NAMES = TIERS.flatMap((t) => (['demote_read', 'demote_write'] as const).map((op) => `${t}_${op}` as const));
-const STORAGE_PART_NAMES = (['read', 'write'] as const).flatMap((op) => (['device', 'host'] as const).map((part) => `storage_${op}_${part}` as const));
+const STORAGE_PART_NAMES = (['read', 'write'] as const).flatMap((op) =>
+  (['device', 'host'] as const).map((part) => `storage_${op}_${part}` as const),
+);
 
 export const CacheStatsSchema = z
   .strictObject({
@@ -91,7 +99,10 @@ export const CacheStatsSchema = z
     read_write_ratio: z.number().nonnegative().describe('total_read_bytes ÷ max(total_write_bytes, 1)'),
     read_iops: count("read operations: a COUNT, not a rate (the reference's name)"),
     write_iops: count("write operations: a COUNT, not a rate (the reference's name)"),
-    storage_tokens_processed: z.number().nonnegative().describe('logical tokens written to, demoted to or read from storage (fractional after tensor-parallel division)'),
+    storage_tokens_processed: z
+      .number()
+      .nonnegative()
+      .describe('logical tokens written to, demoted to or read from storage (fractional after tensor-parallel division)'),
     ...percentileShape(TIER_LATENCY_NAMES, 'placement-write or hit-read latency of the tier'),
     ...percentileShape(STORAGE_PART_NAMES, 'device or host part of a storage-tier operation'),
     // Ours (docs/reference-compat.md#rc-42, additions): exact bytes per kind of traffic, wall-clock rates, occupancy.
@@ -113,7 +124,9 @@ export const CacheStatsSchema = z
     ...shapeOf(tierKeys('read_bytes_per_sec'), () => z.number().nonnegative().describe('kv bytes read ÷ measured window (bytes/s)')),
     ...shapeOf(tierKeys('write_bytes_per_sec'), () => z.number().nonnegative().describe('kv bytes written ÷ measured window (bytes/s)')),
     ...shapeOf(tierKeys('used_bytes'), () => count('occupancy at the end (bytes)')),
-    ...shapeOf(tierKeys('limit_bytes'), () => z.number().nonnegative().nullable().describe('capacity (bytes); null when unlimited, 0 when the tier is absent')),
+    ...shapeOf(tierKeys('limit_bytes'), () =>
+      z.number().nonnegative().nullable().describe('capacity (bytes); null when unlimited, 0 when the tier is absent'),
+    ),
     ...percentileShape(TIER_DEMOTE_NAMES, 'demotion read or write latency of the tier'),
   })
   .describe("The reference's cache_stats (GiB = 2^30; bandwidths over the measured window), then ours");

@@ -28,8 +28,13 @@ function percentileFields<const N extends TierLatencyName | StoragePartName>(rec
 }
 
 /** One tier's fields named `tier_<t>_<field>`, in the order `fields` lists them. */
-function tierFields<F extends Record<string, unknown>>(t: TierName, fields: F): { [K in keyof F & string as `tier_${TierName}_${K}`]: F[K] } {
-  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [`tier_${t}_${k}`, v])) as { [K in keyof F & string as `tier_${TierName}_${K}`]: F[K] };
+function tierFields<F extends Record<string, unknown>>(
+  t: TierName,
+  fields: F,
+): { [K in keyof F & string as `tier_${TierName}_${K}`]: F[K] } {
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [`tier_${t}_${k}`, v])) as {
+    [K in keyof F & string as `tier_${TierName}_${K}`]: F[K];
+  };
 }
 
 /** Every tier's fields, tier after tier (the reference's key order). */
@@ -96,8 +101,14 @@ export function buildCacheStats(
     read_iops: c.readOperations,
     write_iops: c.writeOperations,
     storage_tokens_processed: c.storageTokensProcessed,
-    ...perTier((t) => Object.assign({}, ...READ_WRITE.map((op) => percentileFields(rec, `${t}_${op}`))) as Percentiles<`${TierName}_${'read' | 'write'}`>),
-    ...(Object.assign({}, ...READ_WRITE.flatMap((op) => (['device', 'host'] as const).map((part) => percentileFields(rec, `storage_${op}_${part}`)))) as Percentiles<StoragePartName>),
+    ...perTier(
+      (t) =>
+        Object.assign({}, ...READ_WRITE.map((op) => percentileFields(rec, `${t}_${op}`))) as Percentiles<`${TierName}_${'read' | 'write'}`>,
+    ),
+    ...(Object.assign(
+      {},
+      ...READ_WRITE.flatMap((op) => (['device', 'host'] as const).map((part) => percentileFields(rec, `storage_${op}_${part}`))),
+    ) as Percentiles<StoragePartName>),
     ...honestFields(rec, occupancy, elapsedSec),
   };
 }

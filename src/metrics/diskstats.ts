@@ -134,11 +134,7 @@ const MAX_STACK_DEPTH = 8;
  * device (dm, md) with exactly one slave resolves through it; several slaves (RAID, striped LVM) or
  * no sysfs entry (tmpfs, overlay, NFS) give undefined. `sysRoot` lets tests use a fake /sys tree.
  */
-export async function resolveBlockDevice(
-  major: number,
-  minor: number,
-  sysRoot = '/sys',
-): Promise<BlockDevice | undefined> {
+export async function resolveBlockDevice(major: number, minor: number, sysRoot = '/sys'): Promise<BlockDevice | undefined> {
   const link = join(sysRoot, 'dev', 'block', `${major}:${minor}`);
   if (!(await exists(link))) return undefined;
   let dir = await realpath(link);

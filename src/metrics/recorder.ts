@@ -280,7 +280,10 @@ export class Recorder {
     let h = this.io[tier][op];
     if (h === undefined) {
       const name = IO_NAMES[tier][op];
-      h = tier === 'storage' ? { total: this.latency(name), device: this.latency(`${name}_device`), host: this.latency(`${name}_host`) } : { total: this.latency(name) };
+      h =
+        tier === 'storage'
+          ? { total: this.latency(name), device: this.latency(`${name}_device`), host: this.latency(`${name}_host`) }
+          : { total: this.latency(name) };
       this.io[tier][op] = h;
     }
     return h;
@@ -310,7 +313,11 @@ export class Recorder {
     const latencies: Record<string, LatencySnapshot> = {};
     for (const [name, h] of this.histograms) if (h.count > 0) latencies[name] = h.snapshot();
     const traffic = (t: TierName): TierTraffic => ({ ...this.traffic[t] });
-    return { counters: { ...this.counters }, traffic: { gpu: traffic('gpu'), cpu: traffic('cpu'), storage: traffic('storage') }, latencies };
+    return {
+      counters: { ...this.counters },
+      traffic: { gpu: traffic('gpu'), cpu: traffic('cpu'), storage: traffic('storage') },
+      latencies,
+    };
   }
 }
 

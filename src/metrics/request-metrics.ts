@@ -131,7 +131,13 @@ export class RequestMetrics {
       decode: this.decode.snapshot(),
       qos: this.qos.metrics(),
       ...(raw !== undefined
-        ? { raw: { end_to_end_latencies: [...raw.end_to_end_latencies], storage_latencies: [...raw.storage_latencies], generation_latencies: [...raw.generation_latencies] } }
+        ? {
+            raw: {
+              end_to_end_latencies: [...raw.end_to_end_latencies],
+              storage_latencies: [...raw.storage_latencies],
+              generation_latencies: [...raw.generation_latencies],
+            },
+          }
         : {}),
     };
   }

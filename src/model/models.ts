@@ -56,7 +56,15 @@ export function entrySizeOf(bytesPerToken: number, tokens: number, tensorParalle
   return Math.floor((bytesPerToken * tokens) / tensorParallel);
 }
 
-function gqa(key: string, name: string, layers: number, hidden: number, heads: number, kvHeads: number, headDimOverride?: number): ModelConfig {
+function gqa(
+  key: string,
+  name: string,
+  layers: number,
+  hidden: number,
+  heads: number,
+  kvHeads: number,
+  headDimOverride?: number,
+): ModelConfig {
   return {
     key,
     name,
@@ -96,7 +104,10 @@ export const BUILTIN_MODELS: ReadonlyMap<string, ModelConfig> = new Map(
 );
 
 /** A new table with `overrides` added or replacing built-in entries of the same key. */
-export function withModelOverrides(base: ReadonlyMap<string, ModelConfig>, overrides: readonly ModelConfig[]): ReadonlyMap<string, ModelConfig> {
+export function withModelOverrides(
+  base: ReadonlyMap<string, ModelConfig>,
+  overrides: readonly ModelConfig[],
+): ReadonlyMap<string, ModelConfig> {
   const table = new Map(base);
   for (const m of overrides) table.set(m.key, m);
   return table;

@@ -17,7 +17,8 @@ const f = (v: number | undefined, digits = 2): string => (v ?? 0).toFixed(digits
 export function banner(c: RunConfig, version: string): string[] {
   const bpt = kvBytesPerToken(c.model);
   const on = (b: boolean): string => (b ? 'on' : 'off');
-  const gpu = c.gpuMemGb > 0 ? `${c.numGpus} × ${c.gpuMemGb} GiB simulated GPU (${c.gpuBandwidthGbs} GB/s model) │ TP=${c.tensorParallel}` : 'none';
+  const gpu =
+    c.gpuMemGb > 0 ? `${c.numGpus} × ${c.gpuMemGb} GiB simulated GPU (${c.gpuBandwidthGbs} GB/s model) │ TP=${c.tensorParallel}` : 'none';
   return [
     RULE,
     `kv-cache ${version} — KV cache storage benchmark`,
@@ -91,8 +92,12 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
 
   section(lines, 'CACHE TIER DISTRIBUTION');
   lines.push(`  GPU entries: ${cs.gpu_entries}   CPU entries: ${cs.cpu_entries}   Storage entries: ${cs.storage_entries}`);
-  lines.push(`  GPU used: ${f(cs.gpu_memory_used_gb)} GiB   CPU used: ${f(cs.cpu_memory_used_gb)} GiB   Storage used: ${f(cs.tier_storage_used_bytes / GiB)} GiB`);
-  lines.push(`  Demotions GPU→CPU: ${cs.tier_gpu_demote_out_ops}   CPU→storage: ${cs.tier_cpu_demote_out_ops}   storage deletions: ${cs.tier_storage_evict_delete_ops}`);
+  lines.push(
+    `  GPU used: ${f(cs.gpu_memory_used_gb)} GiB   CPU used: ${f(cs.cpu_memory_used_gb)} GiB   Storage used: ${f(cs.tier_storage_used_bytes / GiB)} GiB`,
+  );
+  lines.push(
+    `  Demotions GPU→CPU: ${cs.tier_gpu_demote_out_ops}   CPU→storage: ${cs.tier_cpu_demote_out_ops}   storage deletions: ${cs.tier_storage_evict_delete_ops}`,
+  );
 
   section(lines, 'TIER-SPECIFIC KV BYTES (GiB, incl. demotion traffic)');
   for (const t of TIERS) {
@@ -111,7 +116,9 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
   section(lines, 'STORAGE TIER LATENCY BREAKDOWN (p95, ms)');
   for (const op of ['read', 'write'] as const) {
     if (cs[`storage_${op}_p95_ms`] === undefined) continue;
-    lines.push(`  ${op}: device ${f(cs[`storage_${op}_device_p95_ms`])}   host ${f(cs[`storage_${op}_host_p95_ms`])}   total ${f(cs[`storage_${op}_p95_ms`])}`);
+    lines.push(
+      `  ${op}: device ${f(cs[`storage_${op}_device_p95_ms`])}   host ${f(cs[`storage_${op}_host_p95_ms`])}   total ${f(cs[`storage_${op}_p95_ms`])}`,
+    );
   }
 
   section(lines, 'CACHE TYPE BREAKDOWNS');

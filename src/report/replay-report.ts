@@ -73,6 +73,7 @@ export function formatReplaySummary(doc: ReplayResultsDocument): string {
     `Write latency: ${latencyLine(cs, 'storage_write')}   (device ${latencyLine(cs, 'storage_write_device')})`,
   ];
   const dev = add.device_io;
-  if (dev !== null) lines.push(`Device ${dev.device}: read ${(dev.read_bytes / MiB).toFixed(1)} MiB, written ${(dev.written_bytes / MiB).toFixed(1)} MiB`);
+  if (dev !== null)
+    lines.push(`Device ${dev.device}: read ${(dev.read_bytes / MiB).toFixed(1)} MiB, written ${(dev.written_bytes / MiB).toFixed(1)} MiB`);
   return lines.join('\n');
 }

@@ -8,7 +8,15 @@ import type { MachineContext, RunResult } from '../metrics/result.js';
 import type { DiskDelta } from '../metrics/diskstats.js';
 import { GiB } from '../util/units.js';
 import { SCHEMA_VERSION } from './results-schema.js';
-import type { EffectiveConfig, KvcacheBench, LatencyBlock, MachineJson, ResultsDocument, Summary, WorkloadSourceJson } from './results-schema.js';
+import type {
+  EffectiveConfig,
+  KvcacheBench,
+  LatencyBlock,
+  MachineJson,
+  ResultsDocument,
+  Summary,
+  WorkloadSourceJson,
+} from './results-schema.js';
 
 function latencyBlock(s: LatencySummaryMs): LatencyBlock {
   return { mean: s.mean, p50: s.p50, p95: s.p95, p99: s.p99, p999: s.p999, p9999: s.p9999 };
@@ -23,7 +31,11 @@ interface LooselyTyped {
   readonly qosMetrics: Summary['qos_metrics'];
   readonly workloadSource: WorkloadSourceJson;
   readonly effectiveConfig: EffectiveConfig;
-  readonly autoscaling?: { readonly events: Summary['autoscaling_stats']; readonly summary: NonNullable<Summary['autoscaling_summary']>; readonly timeline: ResultsDocument['throughput_timeline'] };
+  readonly autoscaling?: {
+    readonly events: Summary['autoscaling_stats'];
+    readonly summary: NonNullable<Summary['autoscaling_summary']>;
+    readonly timeline: ResultsDocument['throughput_timeline'];
+  };
 }
 
 function looselyTyped(r: RunResult): LooselyTyped {
@@ -109,7 +121,10 @@ export function machineJson(m: MachineContext): MachineJson {
     total_memory_bytes: m.totalMemoryBytes,
     kernel_release: m.kernelRelease,
     node_version: m.nodeVersion,
-    cache_dir: m.cacheDir === null ? null : { file_system: m.cacheDir.fileSystem, block_device: m.cacheDir.blockDevice, device_model: m.cacheDir.deviceModel },
+    cache_dir:
+      m.cacheDir === null
+        ? null
+        : { file_system: m.cacheDir.fileSystem, block_device: m.cacheDir.blockDevice, device_model: m.cacheDir.deviceModel },
   };
 }
 

@@ -25,7 +25,9 @@ const QosClassSchema = z.union([
   z.strictObject({ no_data: z.literal(true) }).describe('The class saw no request'),
   z.strictObject({
     total_requests: count('completed requests of the class'),
-    latency_ms: z.strictObject({ mean: z.number(), p50: z.number(), p95: z.number(), p99: z.number(), max: z.number() }).describe('end-to-end latency (ms)'),
+    latency_ms: z
+      .strictObject({ mean: z.number(), p50: z.number(), p95: z.number(), p99: z.number(), max: z.number() })
+      .describe('end-to-end latency (ms)'),
     sla: z.strictObject({
       target_p95_ms: ms('the class target p95'),
       actual_p95_ms: ms('measured p95'),
@@ -82,7 +84,9 @@ export const SummarySchema = z.strictObject({
   storage_throughput_tokens_per_sec: z
     .number()
     .nonnegative()
-    .describe("The reference's formula: generated tokens ÷ the SUM of per-request I/O time over all concurrent requests (a per-request serial rate, not a system rate)"),
+    .describe(
+      "The reference's formula: generated tokens ÷ the SUM of per-request I/O time over all concurrent requests (a per-request serial rate, not a system rate)",
+    ),
   requests_per_second: z.number().nonnegative().describe('completed requests ÷ measured window'),
   end_to_end_latency_ms: LatencyBlockSchema,
   storage_io_latency_ms: LatencyBlockSchema,
@@ -134,7 +138,9 @@ export const WorkloadSourceSchema = z.discriminatedUnion('kind', [
     files: z.array(z.string()),
     rows: count('valid rows read (first pass)'),
     skipped_rows: count('unparsable rows skipped'),
-    skipped_examples: z.array(z.strictObject({ file: z.string(), line: z.number().int().positive(), reason: z.string() })).describe('the first five skipped rows'),
+    skipped_examples: z
+      .array(z.strictObject({ file: z.string(), line: z.number().int().positive(), reason: z.string() }))
+      .describe('the first five skipped rows'),
   }),
 ]);
 export type WorkloadSourceJson = z.output<typeof WorkloadSourceSchema>;
@@ -159,7 +165,10 @@ export const MachineSchema = z
     cache_dir: z
       .strictObject({
         file_system: z.string(),
-        block_device: z.string().nullable().describe('the physical device under the cache dir; null when not resolvable (tmpfs, overlay, RAID…)'),
+        block_device: z
+          .string()
+          .nullable()
+          .describe('the physical device under the cache dir; null when not resolvable (tmpfs, overlay, RAID…)'),
         device_model: z.string().nullable().describe('/sys/block/<dev>/device/model; null when unknown'),
       })
       .nullable()
@@ -189,7 +198,10 @@ export const KvcacheBenchSchema = z
     started_at: z.iso.datetime().describe('start of the measured window (ISO 8601, UTC)'),
     stop_reason: StopReasonSchema,
     interrupted: z.boolean(),
-    measured_window_sec: z.number().nonnegative().describe('from the first issued request to the last completed I/O: the denominator of every rate (s)'),
+    measured_window_sec: z
+      .number()
+      .nonnegative()
+      .describe('from the first issued request to the last completed I/O: the denominator of every rate (s)'),
     nominal_duration_sec: z.number().positive().describe('--duration (s)'),
     requests_aborted_at_stop: count('requests cut short by the end of the run'),
     workers: count('concurrent request workers'),
@@ -208,12 +220,16 @@ export const KvcacheBenchSchema = z
         write_gib_per_sec: rate('written_bytes', 'GiB/s'),
       })
       .describe("What the tool's storage tier moved, incl. demotions"),
-    device_io: DeviceIoSchema.nullable().describe('/proc/diskstats of the cache dir device over the measured window (whole-device counters); null when not resolvable'),
+    device_io: DeviceIoSchema.nullable().describe(
+      '/proc/diskstats of the cache dir device over the measured window (whole-device counters); null when not resolvable',
+    ),
     workload_source: WorkloadSourceSchema,
     storage_dir: z.string(),
     storage_io_mode: z.string().describe("'direct', 'buffered' or 'none (trace mode)'"),
     storage_file_system: z.string(),
-    event_loop_delay_ms: z.strictObject({ mean: z.number(), p50: z.number(), p99: z.number(), max: z.number() }).describe("the harness's own stalls (ms)"),
+    event_loop_delay_ms: z
+      .strictObject({ mean: z.number(), p50: z.number(), p99: z.number(), max: z.number() })
+      .describe("the harness's own stalls (ms)"),
     conversations_lost_to_limit: count('conversations dropped by the live-conversation limit'),
     entry_sizes: z
       .strictObject({
@@ -250,7 +266,10 @@ export const ResultsSchema = z
     summary: SummarySchema,
     kvcache_bench: KvcacheBenchSchema,
   })
-  .meta({ title: 'kvcache-bench results', description: `Results of a kv-cache run (schema ${SCHEMA_VERSION}). Every _gb / _gbps field is GiB / GiB/s (2^30).` });
+  .meta({
+    title: 'kvcache-bench results',
+    description: `Results of a kv-cache run (schema ${SCHEMA_VERSION}). Every _gb / _gbps field is GiB / GiB/s (2^30).`,
+  });
 export type ResultsDocument = z.output<typeof ResultsSchema>;
 
 export const ReplayResultsSchema = z

@@ -40,7 +40,6 @@ function cell(v: Cell | undefined): Cell {
   return v ?? null;
 }
 
-
 /** `YYYY-MM-DD HH:MM:SS` in local time, as the reference's Timestamp column. */
 export const formatTimestamp: (d: Date) => string = columnStamp;
 
@@ -110,8 +109,15 @@ const cacheStat =
 /** Storage Tier Read|Write × Total|Device|Host × P50…P99.99: 30 columns, in the reference's order. */
 function storageTierSpecs(): MetricSpec[] {
   const out: MetricSpec[] = [];
-  for (const [part, infix] of [['Total', ''], ['Device', '_device'], ['Host', '_host']] as const) {
-    for (const [op, key] of [['Read', 'read'], ['Write', 'write']] as const) {
+  for (const [part, infix] of [
+    ['Total', ''],
+    ['Device', '_device'],
+    ['Host', '_host'],
+  ] as const) {
+    for (const [op, key] of [
+      ['Read', 'read'],
+      ['Write', 'write'],
+    ] as const) {
       for (const [name, p] of PERCENTILE_STATS) {
         out.push([`Storage Tier ${op} ${part} ${name} (ms)`, cacheStat(`storage_${key}${infix}_${p}_ms`)]);
       }
@@ -209,7 +215,13 @@ export function summaryCsv(columns: readonly Column[]): string {
   return `${line(columns.map((c) => c.header))}\n${line(columns.map((c) => c.value))}\n`;
 }
 
-function addSheet(wb: Workbook, name: string, header: readonly string[], rows: readonly (readonly Cell[])[], widths: readonly number[]): void {
+function addSheet(
+  wb: Workbook,
+  name: string,
+  header: readonly string[],
+  rows: readonly (readonly Cell[])[],
+  widths: readonly number[],
+): void {
   const ws = wb.addWorksheet(name);
   ws.addRow([...header]);
   ws.getRow(1).font = { bold: true };
@@ -224,7 +236,13 @@ async function summaryWorkbook(params: readonly Column[], metrics: readonly Colu
   const wb = new ExcelJS.Workbook();
   wb.creator = 'kvcache-bench';
   const all = [...params, ...metrics];
-  addSheet(wb, 'Summary', all.map((c) => c.header), [all.map((c) => c.value)], []);
+  addSheet(
+    wb,
+    'Summary',
+    all.map((c) => c.header),
+    [all.map((c) => c.value)],
+    [],
+  );
   const pairs = (cols: readonly Column[]): Cell[][] => cols.map((c) => [c.header, c.value]);
   addSheet(wb, 'Run Parameters', ['Parameter', 'Value'], pairs(params), [32, 40]);
   addSheet(wb, 'Performance Metrics', ['Metric', 'Value'], pairs(metrics), [40, 24]);
@@ -234,7 +252,12 @@ async function summaryWorkbook(params: readonly Column[], metrics: readonly Colu
 }
 
 /** Writes the summary to `path`: a one-row CSV when it ends in `.csv`, else an XLSX workbook. */
-export async function writeSpreadsheet(path: string, results: ResultsDocument, cfg: RunConfig, now: Date = new Date()): Promise<'csv' | 'xlsx'> {
+export async function writeSpreadsheet(
+  path: string,
+  results: ResultsDocument,
+  cfg: RunConfig,
+  now: Date = new Date(),
+): Promise<'csv' | 'xlsx'> {
   const params = runParameterColumns(cfg, results.kvcache_bench.machine, now);
   const metrics = metricColumns(results);
   if (extname(path).toLowerCase() === '.csv') {

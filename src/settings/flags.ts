@@ -57,14 +57,24 @@ function row<V>(name: string, kind: FlagKind, def: V, group: FlagGroup, help: st
   return { name, kind, group, help, reference: ours !== true, default: def, ...rest };
 }
 
-const int = (name: string, def: number, group: FlagGroup, help: string, extra: Extra<number> = {}) => row(name, 'int', def, group, help, extra);
-const float = (name: string, def: number, group: FlagGroup, help: string, extra: Extra<number> = {}) => row(name, 'float', def, group, help, extra);
+const int = (name: string, def: number, group: FlagGroup, help: string, extra: Extra<number> = {}) =>
+  row(name, 'int', def, group, help, extra);
+const float = (name: string, def: number, group: FlagGroup, help: string, extra: Extra<number> = {}) =>
+  row(name, 'float', def, group, help, extra);
 const bool = (name: string, group: FlagGroup, help: string, extra: Extra<boolean> = {}) => row(name, 'bool', false, group, help, extra);
-const str = (name: string, def: string, group: FlagGroup, help: string, extra: Extra<string> = {}) => row(name, 'string', def, group, help, extra);
+const str = (name: string, def: string, group: FlagGroup, help: string, extra: Extra<string> = {}) =>
+  row(name, 'string', def, group, help, extra);
 /** A string flag that is absent unless given. */
 const path = (name: string, group: FlagGroup, help: string, extra: Extra<string | undefined> = {}) =>
   row<string | undefined>(name, 'string', undefined, group, help, { defaultText: 'none', ...extra });
-function choice<C extends string>(name: string, choices: readonly C[], def: C, group: FlagGroup, help: string, extra: Extra<C> = {}): FlagRow<C> {
+function choice<C extends string>(
+  name: string,
+  choices: readonly C[],
+  def: C,
+  group: FlagGroup,
+  help: string,
+  extra: Extra<C> = {},
+): FlagRow<C> {
   return { ...row<C>(name, 'choice', def, group, help, extra), choices };
 }
 
@@ -92,7 +102,13 @@ export function randomSeed(rng: () => number): number {
 export const FLAG_TABLE = {
   model: str('model', 'llama3.1-8b', W, 'Model key from the model table (built-ins plus config-file model_configs)', { metavar: 'KEY' }),
   numUsers: int('num-users', 100, W, 'Number of simulated users (1 … validation_limits.max_users)', { check: positive }),
-  generationMode: choice('generation-mode', GENERATION_MODES, 'realistic', W, 'Simulated per-token generation time: none 0 ms, fast 2 ms, realistic 30 ms'),
+  generationMode: choice(
+    'generation-mode',
+    GENERATION_MODES,
+    'realistic',
+    W,
+    'Simulated per-token generation time: none 0 ms, fast 2 ms, realistic 30 ms',
+  ),
   disableMultiTurn: bool('disable-multi-turn', W, 'Do not reuse previous conversation turns'),
   disablePrefixCaching: bool('disable-prefix-caching', W, 'Disable shared-prefix (system prompt) caching'),
   enableRag: bool('enable-rag', W, 'Add retrieval-augmented (RAG) document reads'),
@@ -100,8 +116,13 @@ export const FLAG_TABLE = {
 
   gpuMemGb: float('gpu-mem-gb', 16, T, 'GPU tier capacity per GPU in GiB (0 disables the tier)', { check: nonNegative }),
   numGpus: int('num-gpus', 1, T, 'Number of GPUs (>= 1); GPU capacity = gpu-mem-gb × num-gpus', { check: { kind: 'atLeast', min: 1 } }),
-  tensorParallel: int('tensor-parallel', 1, T, 'Tensor-parallel degree (1 … num-gpus; entries are divided by it)', { check: { kind: 'atLeast', min: 1 } }),
-  gpuBandwidthGbs: float('gpu-bandwidth-gbs', DEFAULT_GPU_BANDWIDTH_GBS, T, 'Bandwidth of the simulated GPU tier in GB/s', { ours: true, check: positive }),
+  tensorParallel: int('tensor-parallel', 1, T, 'Tensor-parallel degree (1 … num-gpus; entries are divided by it)', {
+    check: { kind: 'atLeast', min: 1 },
+  }),
+  gpuBandwidthGbs: float('gpu-bandwidth-gbs', DEFAULT_GPU_BANDWIDTH_GBS, T, 'Bandwidth of the simulated GPU tier in GB/s', {
+    ours: true,
+    check: positive,
+  }),
   cpuMemGb: float('cpu-mem-gb', 32, T, 'CPU (DRAM) tier capacity in GiB (0 disables the tier)', { check: nonNegative }),
   cacheDir: path('cache-dir', T, 'Directory of the storage tier (created if absent; only files this run writes are ever deleted)', {
     defaultText: 'a new temporary directory',
@@ -110,7 +131,14 @@ export const FLAG_TABLE = {
   }),
   storageCapacityGb: float('storage-capacity-gb', 0, T, 'Storage tier capacity in GiB (0 = 95% of the free space)', { check: nonNegative }),
   maxConcurrentAllocs: int('max-concurrent-allocs', 0, T, 'Bound on concurrent allocations (0 = unlimited)', { check: nonNegative }),
-  ioMode: choice('io-mode', IO_MODES, 'direct', T, 'Storage tier file I/O: direct = O_DIRECT, reads never served by the page cache; buffered = as the reference', { ours: true }),
+  ioMode: choice(
+    'io-mode',
+    IO_MODES,
+    'direct',
+    T,
+    'Storage tier file I/O: direct = O_DIRECT, reads never served by the page cache; buffered = as the reference',
+    { ours: true },
+  ),
 
   datasetPath: path('dataset-path', S, 'ShareGPT JSON file to replay instead of synthetic users', { metavar: 'FILE' }),
   maxConversations: int('max-conversations', 500, S, 'Conversations to load from the ShareGPT file (> 0)', { check: positive }),
@@ -119,15 +147,25 @@ export const FLAG_TABLE = {
   burstTracePath: str('burst-trace-path', 'BurstGPT/data/BurstGPT_1.csv', S, 'BurstGPT CSV file, directory or glob', { metavar: 'PATH' }),
   traceSpeedup: float('trace-speedup', 1.0, S, 'BurstGPT replay speed-up (0 = no pacing delays)', { check: nonNegative }),
   replayCycles: int('replay-cycles', 0, S, 'BurstGPT replay cycles (0 = until the duration ends)', { check: nonNegative }),
-  validationTrace: path('validation-trace', S, 'JSON trace whose cache hit rate the run is compared with [not implemented yet]', { metavar: 'FILE' }),
+  validationTrace: path('validation-trace', S, 'JSON trace whose cache hit rate the run is compared with [not implemented yet]', {
+    metavar: 'FILE',
+  }),
 
   durationSec: int('duration', 60, R, 'Measured run length in seconds (1 … validation_limits.max_duration_seconds)', { check: positive }),
   maxRequests: int('max-requests', 0, R, 'Stop after this many completed requests (0 = no limit)', { check: nonNegative }),
-  seed: int('seed', 0, R, 'Seed of every random stream', { defaultAt: (ctx) => randomSeed(ctx.rng), defaultText: 'random, chosen at startup and recorded' }),
+  seed: int('seed', 0, R, 'Seed of every random stream', {
+    defaultAt: (ctx) => randomSeed(ctx.rng),
+    defaultText: 'random, chosen at startup and recorded',
+  }),
   precondition: bool('precondition', R, 'Fill the storage tier before measuring'),
-  preconditionSizeGb: float('precondition-size-gb', 0, R, 'Bytes to write when preconditioning, in GiB (0 = 2 × storage capacity)', { check: nonNegative }),
+  preconditionSizeGb: float('precondition-size-gb', 0, R, 'Bytes to write when preconditioning, in GiB (0 = 2 × storage capacity)', {
+    check: nonNegative,
+  }),
   preconditionThreads: int('precondition-threads', 0, R, 'Preconditioning writers (0 = CPU count)', { check: nonNegative }),
-  config: path('config', R, 'YAML file with workload settings and extra models', { defaultText: 'none: built-in defaults', metavar: 'FILE' }),
+  config: path('config', R, 'YAML file with workload settings and extra models', {
+    defaultText: 'none: built-in defaults',
+    metavar: 'FILE',
+  }),
 
   output: str('output', '', O, 'Results JSON file', {
     metavar: 'FILE',
@@ -136,18 +174,41 @@ export const FLAG_TABLE = {
   }),
   xlsxOutput: path('xlsx-output', O, 'Also write a one-row XLSX (or CSV) summary here', { metavar: 'FILE' }),
   performanceProfile: choice('performance-profile', PERFORMANCE_PROFILES, 'latency', O, 'Criteria of the storage health verdict'),
-  keepLatencySamples: bool('keep-latency-samples', O, 'Also dump every raw per-request latency into the JSON (memory grows with the run)', { ours: true }),
+  keepLatencySamples: bool('keep-latency-samples', O, 'Also dump every raw per-request latency into the JSON (memory grows with the run)', {
+    ours: true,
+  }),
   noProgress: bool('no-progress', O, 'Do not print progress lines during the run', { ours: true }),
   logLevel: choice('log-level', LOG_LEVELS, 'INFO', O, 'Logging verbosity'),
 
   prefillOnly: bool('prefill-only', M, 'Disaggregated prefill node: writes only (excludes --decode-only)'),
   decodeOnly: bool('decode-only', M, 'Disaggregated decode node: reads only (excludes --prefill-only)'),
-  enableAutoscaling: bool('enable-autoscaling', M, 'Adjust the number of active users during the run (qos: hold storage saturation at the target; capacity: find the peak)'),
+  enableAutoscaling: bool(
+    'enable-autoscaling',
+    M,
+    'Adjust the number of active users during the run (qos: hold storage saturation at the target; capacity: find the peak)',
+  ),
   autoscalerMode: choice('autoscaler-mode', AUTOSCALER_MODES, 'qos', M, 'Autoscaler goal'),
-  targetSaturation: float('target-saturation', 0.8, M, 'Storage saturation the QoS autoscaler aims for (0.0 … 1.0)', { check: { kind: 'between', min: 0, max: 1 } }),
-  tokenizer: choice('tokenizer', TOKENIZERS, 'cl100k_base', S, 'Token counts of ShareGPT text: a real cl100k_base tokenizer, or characters ÷ sharegpt.chars_per_token_estimate', { ours: true }),
-  autoscaleIntervalSec: float('autoscale-interval', 10, M, 'Seconds between autoscaler samples (the reference: 10)', { ours: true, check: { kind: 'atLeast', min: 0.1, unit: 's' } }),
-  ioTraceLog: path('io-trace-log', M, 'Trace mode: no real I/O; log every tier operation (incl. deletions) to this CSV (.zst: compressed)', { metavar: 'FILE' }),
+  targetSaturation: float('target-saturation', 0.8, M, 'Storage saturation the QoS autoscaler aims for (0.0 … 1.0)', {
+    check: { kind: 'between', min: 0, max: 1 },
+  }),
+  tokenizer: choice(
+    'tokenizer',
+    TOKENIZERS,
+    'cl100k_base',
+    S,
+    'Token counts of ShareGPT text: a real cl100k_base tokenizer, or characters ÷ sharegpt.chars_per_token_estimate',
+    { ours: true },
+  ),
+  autoscaleIntervalSec: float('autoscale-interval', 10, M, 'Seconds between autoscaler samples (the reference: 10)', {
+    ours: true,
+    check: { kind: 'atLeast', min: 0.1, unit: 's' },
+  }),
+  ioTraceLog: path(
+    'io-trace-log',
+    M,
+    'Trace mode: no real I/O; log every tier operation (incl. deletions) to this CSV (.zst: compressed)',
+    { metavar: 'FILE' },
+  ),
   enableLatencyTracing: bool('enable-latency-tracing', M, 'Trace block-layer latencies with bpftrace (needs root) [not implemented yet]'),
 };
 
@@ -159,10 +220,12 @@ type ValueOf<R> = R extends FlagRow<infer V> ? V : never;
 export type RunFlags = { readonly [K in FlagField]: ValueOf<FlagTable[K]> };
 
 /** The rows with their fields, in table order. */
-export const FLAG_ROWS: readonly (FlagRow<unknown> & { readonly field: FlagField })[] = (Object.keys(FLAG_TABLE) as FlagField[]).map((field) => ({
-  ...(FLAG_TABLE[field] as FlagRow<unknown>),
-  field,
-}));
+export const FLAG_ROWS: readonly (FlagRow<unknown> & { readonly field: FlagField })[] = (Object.keys(FLAG_TABLE) as FlagField[]).map(
+  (field) => ({
+    ...(FLAG_TABLE[field] as FlagRow<unknown>),
+    field,
+  }),
+);
 
 const BY_NAME: ReadonlyMap<string, (typeof FLAG_ROWS)[number]> = new Map(FLAG_ROWS.map((f) => [f.name, f]));
 

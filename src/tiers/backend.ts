@@ -78,7 +78,10 @@ export class IoAbortedError extends Error {
 }
 
 export class EntryNotFoundError extends Error {
-  constructor(readonly tier: TierName, readonly key: string) {
+  constructor(
+    readonly tier: TierName,
+    readonly key: string,
+  ) {
     super(`${tier} tier has no entry '${key}'`);
     this.name = 'EntryNotFoundError';
   }

@@ -71,9 +71,17 @@ export function fileNameForKey(key: string): string {
 
 /** statfs(2) f_type magic numbers of common file systems. */
 const FS_MAGIC: ReadonlyMap<number, string> = new Map([
-  [0xef53, 'ext2/3/4'], [0x58465342, 'xfs'], [0x9123683e, 'btrfs'], [0xf2f52010, 'f2fs'],
-  [0x2fc12fc1, 'zfs'], [0x01021994, 'tmpfs'], [0x858458f6, 'ramfs'], [0x794c7630, 'overlayfs'],
-  [0x6969, 'nfs'], [0xff534d42, 'cifs'], [0x65735546, 'fuse'],
+  [0xef53, 'ext2/3/4'],
+  [0x58465342, 'xfs'],
+  [0x9123683e, 'btrfs'],
+  [0xf2f52010, 'f2fs'],
+  [0x2fc12fc1, 'zfs'],
+  [0x01021994, 'tmpfs'],
+  [0x858458f6, 'ramfs'],
+  [0x794c7630, 'overlayfs'],
+  [0x6969, 'nfs'],
+  [0xff534d42, 'cifs'],
+  [0x65735546, 'fuse'],
 ]);
 
 /** File systems whose "device" is RAM: results there measure memory, not storage (docs/reference-compat.md#rc-18). */
@@ -373,12 +381,7 @@ export class FileBackend implements Backend {
   }
 
   /** Buffered write: whole chunks handed to the page cache, at most chunkBytes per syscall. */
-  private async streamBuffered(
-    key: string,
-    source: ChunkSource,
-    fh: FileHandle,
-    t: SplitTimer,
-  ): Promise<void> {
+  private async streamBuffered(key: string, source: ChunkSource, fh: FileHandle, t: SplitTimer): Promise<void> {
     let pos = 0;
     for await (const [chunk] of sizedChunks(key, source)) {
       for (let off = 0; off < chunk.length; off += this.chunkBytes) {
@@ -416,13 +419,7 @@ export class FileBackend implements Backend {
   }
 
   /** Reads `size` bytes in slot-sized steps (whole blocks in direct mode), handing each to `sink`. */
-  private async readInto(
-    fh: FileHandle,
-    size: number,
-    slot: Uint8Array,
-    t: SplitTimer,
-    sink: ChunkSink | undefined,
-  ): Promise<number> {
+  private async readInto(fh: FileHandle, size: number, slot: Uint8Array, t: SplitTimer, sink: ChunkSink | undefined): Promise<number> {
     const direct = this.effectiveIoMode === 'direct';
     let pos = 0;
     while (pos < size && !this.stopping) {

@@ -9,7 +9,10 @@ export class NullBackend implements Backend, ImmediateOps {
   readonly immediate: ImmediateOps | undefined;
 
   /** `immediate` false: offer only the asynchronous operations (for subclasses that take time). */
-  constructor(readonly tier: TierName, immediate = true) {
+  constructor(
+    readonly tier: TierName,
+    immediate = true,
+  ) {
     this.immediate = immediate ? this : undefined;
   }
 

@@ -36,9 +36,7 @@ export const TRACE_HEADER = TRACE_COLUMNS.join(',');
 export const TRACE_EOL = '\n';
 
 const TIER_LABEL: Readonly<Record<TraceTier, string>> = { gpu: 'Tier-0', cpu: 'Tier-1', storage: 'Tier-2' };
-const TIER_BY_LABEL: ReadonlyMap<string, TraceTier> = new Map(
-  (Object.keys(TIER_LABEL) as TraceTier[]).map((t) => [TIER_LABEL[t], t]),
-);
+const TIER_BY_LABEL: ReadonlyMap<string, TraceTier> = new Map((Object.keys(TIER_LABEL) as TraceTier[]).map((t) => [TIER_LABEL[t], t]));
 const OPS: ReadonlySet<string> = new Set<TraceOp>(['Write', 'Read', 'Delete']);
 const PHASES: ReadonlySet<string> = new Set<TracePhase>(['Prefill', 'Decode', 'Both', 'Evict']);
 
@@ -71,7 +69,9 @@ const ZERO = 0x30;
 const ascii = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0));
 // Each constant carries its separators: "Read," then ",Tier-1," then ",Decode\n".
 const OP_BYTES: ReadonlyMap<TraceOp, Uint8Array> = new Map((['Write', 'Read', 'Delete'] as const).map((op) => [op, ascii(`${op},`)]));
-const TIER_BYTES: ReadonlyMap<TraceTier, Uint8Array> = new Map((['gpu', 'cpu', 'storage'] as const).map((t) => [t, ascii(`,${TIER_LABEL[t]},`)]));
+const TIER_BYTES: ReadonlyMap<TraceTier, Uint8Array> = new Map(
+  (['gpu', 'cpu', 'storage'] as const).map((t) => [t, ascii(`,${TIER_LABEL[t]},`)]),
+);
 const PHASE_BYTES: ReadonlyMap<TracePhase, Uint8Array> = new Map(
   (['Prefill', 'Decode', 'Both', 'Evict'] as const).map((p) => [p, ascii(`,${p}${TRACE_EOL}`)]),
 );

@@ -87,7 +87,11 @@ class StreamSink implements ByteSink {
 
 export function fileSink(handle: FileHandle): ByteSink {
   const out = handle.createWriteStream();
-  return new StreamSink(out, async () => null, () => undefined);
+  return new StreamSink(
+    out,
+    async () => null,
+    () => undefined,
+  );
 }
 
 /**
@@ -104,7 +108,11 @@ export async function zstdSink(handle: FileHandle, level: number, command: strin
   const stdin = proc.child.stdin;
   if (stdin === null) throw new Error('zstd started without a stdin pipe');
   // zstd's own message (e.g. "No space left on device") beats the EPIPE its death causes on stdin.
-  return new StreamSink(stdin, () => proc.outcome, () => {
-    if (!proc.exited()) proc.child.kill();
-  });
+  return new StreamSink(
+    stdin,
+    () => proc.outcome,
+    () => {
+      if (!proc.exited()) proc.child.kill();
+    },
+  );
 }

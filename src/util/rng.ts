@@ -13,7 +13,10 @@ function seedWords(seed: number, stream: string): Uint32Array {
 export class Rng {
   private readonly s: Uint32Array;
 
-  constructor(readonly seed: number, readonly stream = '') {
+  constructor(
+    readonly seed: number,
+    readonly stream = '',
+  ) {
     this.s = seedWords(seed, stream);
   }
 

@@ -103,15 +103,21 @@ export async function resolveBurstFiles(pathOrDirOrGlob: string): Promise<string
   const info = await statOrUndefined(spec);
   if (info?.isDirectory()) {
     const files = await filesMatching(spec, globToRegExp('*.csv'));
-    if (files.length === 0) throw new TraceError(`BurstGPT trace directory "${spec}" holds no *.csv files (expected ${VALID_TRACE_PATHS})`, spec);
+    if (files.length === 0)
+      throw new TraceError(`BurstGPT trace directory "${spec}" holds no *.csv files (expected ${VALID_TRACE_PATHS})`, spec);
     return files;
   }
   if (info?.isFile()) return [spec];
   if (info) throw new TraceError(`BurstGPT trace path "${spec}" is not a regular file or directory (expected ${VALID_TRACE_PATHS})`, spec);
   if (!hasGlobChars(spec)) throw new TraceError(`BurstGPT trace not found: "${spec}" (expected ${VALID_TRACE_PATHS})`, spec);
   const dir = dirname(spec);
-  if (hasGlobChars(dir)) throw new TraceError(`BurstGPT trace glob "${spec}": wildcards are supported in the file name only, not in directories (expected ${VALID_TRACE_PATHS})`, spec);
-  if (!(await statOrUndefined(dir))?.isDirectory()) throw new TraceError(`BurstGPT trace glob "${spec}": directory "${dir}" not found (expected ${VALID_TRACE_PATHS})`, spec);
+  if (hasGlobChars(dir))
+    throw new TraceError(
+      `BurstGPT trace glob "${spec}": wildcards are supported in the file name only, not in directories (expected ${VALID_TRACE_PATHS})`,
+      spec,
+    );
+  if (!(await statOrUndefined(dir))?.isDirectory())
+    throw new TraceError(`BurstGPT trace glob "${spec}": directory "${dir}" not found (expected ${VALID_TRACE_PATHS})`, spec);
   const files = await filesMatching(dir, globToRegExp(basename(spec)));
   if (files.length === 0) throw new TraceError(`BurstGPT trace glob "${spec}" matches no files (expected ${VALID_TRACE_PATHS})`, spec);
   return files;
@@ -152,7 +158,6 @@ export function createBurstReadStats(): BurstReadStats {
   return { rows: 0, skipped: 0, skippedExamples: [] };
 }
 
-
 /** The file's lines without their `\n` / `\r\n`, streamed one read chunk at a time. */
 async function* readLines(file: string): AsyncGenerator<string> {
   let handle: FileHandle;
@@ -174,7 +179,11 @@ async function* readLines(file: string): AsyncGenerator<string> {
         start = nl + 1;
       }
       partial = data.slice(start);
-      if (partial.length > MAX_LINE_CHARS) throw new TraceError(`BurstGPT trace file "${file}": line ${lineNo + 1} is longer than ${MAX_LINE_CHARS} characters; not a CSV trace`, file);
+      if (partial.length > MAX_LINE_CHARS)
+        throw new TraceError(
+          `BurstGPT trace file "${file}": line ${lineNo + 1} is longer than ${MAX_LINE_CHARS} characters; not a CSV trace`,
+          file,
+        );
     }
     if (partial.length > 0) yield partial.endsWith('\r') ? partial.slice(0, -1) : partial;
   } catch (err) {
@@ -247,7 +256,10 @@ function columnsOf(headerLine: string, file: string): BurstColumns {
   if (request === undefined || response === undefined) {
     const missing = [request === undefined ? '"Request tokens"' : '', response === undefined ? '"Response tokens"' : ''].filter(Boolean);
     const found = names.map((n) => JSON.stringify(n)).join(', ');
-    throw new TraceError(`BurstGPT trace file "${file}" has no ${missing.join(' or ')} column${missing.length > 1 ? 's' : ''} (columns found: ${found}); expected a header like Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type`, file);
+    throw new TraceError(
+      `BurstGPT trace file "${file}" has no ${missing.join(' or ')} column${missing.length > 1 ? 's' : ''} (columns found: ${found}); expected a header like Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type`,
+      file,
+    );
   }
   return { count: names.length, timestamp: find('Timestamp'), request, response, total: find('Total tokens') };
 }
@@ -279,9 +291,13 @@ function parseRow(line: string, columns: BurstColumns, file: string, lineNo: num
   const resp = parseNumber('Response tokens', fields[columns.response] ?? '', true);
   if (!resp.ok) return resp;
   const totalText = columns.total === undefined ? '' : (fields[columns.total] ?? '');
-  const total = totalText.trim() === '' ? ({ ok: true, value: req.value + resp.value } as const) : parseNumber('Total tokens', totalText, true);
+  const total =
+    totalText.trim() === '' ? ({ ok: true, value: req.value + resp.value } as const) : parseNumber('Total tokens', totalText, true);
   if (!total.ok) return total;
-  return { ok: true, value: { timestampS: ts.value, requestTokens: req.value, responseTokens: resp.value, totalTokens: total.value, file, line: lineNo } };
+  return {
+    ok: true,
+    value: { timestampS: ts.value, requestTokens: req.value, responseTokens: resp.value, totalTokens: total.value, file, line: lineNo },
+  };
 }
 
 function recordSkip(stats: BurstReadStats, example: SkippedRowExample): void {
@@ -374,10 +390,15 @@ export interface BurstTimelineItem {
  * `stats` describe the trace itself: they are filled during the first pass only, since later passes
  * re-read the same files.
  */
-export async function* burstTimeline(files: readonly string[], options: BurstReplayOptions, stats: BurstReadStats = createBurstReadStats()): AsyncGenerator<BurstTimelineItem> {
+export async function* burstTimeline(
+  files: readonly string[],
+  options: BurstReplayOptions,
+  stats: BurstReadStats = createBurstReadStats(),
+): AsyncGenerator<BurstTimelineItem> {
   const { speedup, replayCycles } = options;
   if (!Number.isFinite(speedup) || speedup < 0) throw new RangeError(`trace speedup must be a finite number ≥ 0, got ${speedup}`);
-  if (!Number.isSafeInteger(replayCycles) || replayCycles < 0) throw new RangeError(`replay cycles must be an integer ≥ 0, got ${replayCycles}`);
+  if (!Number.isSafeInteger(replayCycles) || replayCycles < 0)
+    throw new RangeError(`replay cycles must be an integer ≥ 0, got ${replayCycles}`);
   let index = 0;
   let passOffsetMs = 0;
   for (let pass = 0; replayCycles === 0 || pass < replayCycles; pass++) {

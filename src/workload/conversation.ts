@@ -18,8 +18,7 @@ interface ConversationState {
 }
 
 export type AddTurnResult =
-  | { readonly ok: true; readonly turn: number; readonly key: string }
-  | { readonly ok: false; readonly reason: 'not_live' };
+  { readonly ok: true; readonly turn: number; readonly key: string } | { readonly ok: false; readonly reason: 'not_live' };
 
 export interface ConversationStats {
   readonly started: number;

@@ -52,7 +52,10 @@ export function wordCount(text: string): number {
 }
 
 export function systemPromptId(text: string): string {
-  return createHash('sha256').update(`${text.slice(0, 500)}_${wordCount(text)}`).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(`${text.slice(0, 500)}_${wordCount(text)}`)
+    .digest('hex')
+    .slice(0, 16);
 }
 
 export function makeSystemPrompt(text: string): SystemPrompt {
@@ -109,6 +112,12 @@ export class PrefixMatcher {
   }
 
   get stats(): PrefixStats {
-    return { prefixHits: this.hits, prefixMisses: this.misses, systemPromptReuse: this.reuse, commonPhraseReuse: 0, bytesSaved: this.saved };
+    return {
+      prefixHits: this.hits,
+      prefixMisses: this.misses,
+      systemPromptReuse: this.reuse,
+      commonPhraseReuse: 0,
+      bytesSaved: this.saved,
+    };
   }
 }

@@ -97,7 +97,10 @@ export class RagDocumentManager implements RagSource {
   private readonly docs = new Map<string, RagDocument>();
   private nextIndex = 0;
 
-  constructor(model: ModelConfig, private readonly settings: RagSettings = DEFAULT_SETTINGS.rag) {
+  constructor(
+    model: ModelConfig,
+    private readonly settings: RagSettings = DEFAULT_SETTINGS.rag,
+  ) {
     this.bytesPerToken = kvBytesPerToken(model);
     this.tokensPerChunk = tokensPerChunk(settings, this.bytesPerToken);
     this.largeModel = isLargeModel(model);
@@ -119,7 +122,9 @@ export class RagDocumentManager implements RagSource {
   /** Plan the next document `doc_<i:04d>`; it is registered at once (retrievable from now on). */
   ingest(rng: Rng): IngestPlan {
     const s = this.settings;
-    const [lo, hi] = this.largeModel ? [s.largeModelDocTokensMin, s.largeModelDocTokensMax] : [s.smallModelDocTokensMin, s.smallModelDocTokensMax];
+    const [lo, hi] = this.largeModel
+      ? [s.largeModelDocTokensMin, s.largeModelDocTokensMax]
+      : [s.smallModelDocTokensMin, s.smallModelDocTokensMax];
     const docId = ragDocumentId(this.nextIndex++);
     const totalTokens = rng.int(lo, hi);
     const planned: RagDocument = { docId, totalTokens, chunks: chunkDocument(docId, totalTokens, this.tokensPerChunk) };

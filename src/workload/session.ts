@@ -165,7 +165,13 @@ export class UserSession {
     // A conversation started just now is the most recent state and cannot have been dropped.
     if (!added.ok) throw new Error(`conversation ${convId} vanished right after it was started`);
     this.conversationId = convId;
-    return { cacheKey: added.key, conversationId: convId, turn: added.turn, previousTurnKeys: mgr.previousTurnKeys(convId, added.turn), lost };
+    return {
+      cacheKey: added.key,
+      conversationId: convId,
+      turn: added.turn,
+      previousTurnKeys: mgr.previousTurnKeys(convId, added.turn),
+      lost,
+    };
   }
 
   /** Drawn now (docs/reference-compat.md#rc-26): a shared system prompt, and RAG chunks to read. */

@@ -87,7 +87,8 @@ export function loadShareGpt(path: string, opts: ShareGptLoadOptions): ShareGptD
   const buf = Buffer.allocUnsafe(chunkBytes);
   const source: JsonArraySource = {
     read: () => readChunk(path, fd, buf),
-    fail: (problem, at) => new DatasetError(path, at === undefined ? problem : `invalid JSON at line ${at.line}, column ${at.column}: ${problem}`),
+    fail: (problem, at) =>
+      new DatasetError(path, at === undefined ? problem : `invalid JSON at line ${at.line}, column ${at.column}: ${problem}`),
   };
   try {
     for (const element of arrayElements(source)) {
@@ -104,7 +105,10 @@ export function loadShareGpt(path: string, opts: ShareGptLoadOptions): ShareGptD
     closeSync(fd);
   }
   if (conversations.length === 0) {
-    const what = records === 0 ? 'the array has no records' : `none of its ${records} records has a (human, assistant) message pair (${skippedPairs} misaligned pairs skipped)`;
+    const what =
+      records === 0
+        ? 'the array has no records'
+        : `none of its ${records} records has a (human, assistant) message pair (${skippedPairs} misaligned pairs skipped)`;
     throw new DatasetError(path, `no usable conversation: ${what}`);
   }
   const stats = { records, conversationsLoaded: conversations.length, turns, skippedPairs, skippedRecords: records - conversations.length };
@@ -127,8 +131,13 @@ function uniqueId(id: string, seen: Set<string>): string {
 type Speaker = 'human' | 'assistant' | 'system' | 'other';
 
 const SPEAKERS: ReadonlyMap<string, Speaker> = new Map<string, Speaker>([
-  ['human', 'human'], ['user', 'human'],
-  ['gpt', 'assistant'], ['chatgpt', 'assistant'], ['assistant', 'assistant'], ['bing', 'assistant'], ['bard', 'assistant'],
+  ['human', 'human'],
+  ['user', 'human'],
+  ['gpt', 'assistant'],
+  ['chatgpt', 'assistant'],
+  ['assistant', 'assistant'],
+  ['bing', 'assistant'],
+  ['bard', 'assistant'],
   ['system', 'system'],
 ]);
 
@@ -358,7 +367,8 @@ export function* arrayElements(source: JsonArraySource): Generator<RawElement, v
           phase = 'first';
         } else if (phase === 'first' || phase === 'next') {
           if (b === CLOSE_BRACKET && phase === 'first') phase = 'end';
-          else if (b === CLOSE_BRACKET || b === COMMA) throw invalid(`expected a record, found '${String.fromCharCode(b)}'${b === CLOSE_BRACKET ? ' (trailing comma?)' : ''}`);
+          else if (b === CLOSE_BRACKET || b === COMMA)
+            throw invalid(`expected a record, found '${String.fromCharCode(b)}'${b === CLOSE_BRACKET ? ' (trailing comma?)' : ''}`);
           else {
             phase = 'element';
             at = { line: pos.line, column: pos.column };
@@ -378,14 +388,27 @@ export function* arrayElements(source: JsonArraySource): Generator<RawElement, v
     }
   }
   if (phase === 'start') throw source.fail('the file is empty');
-  if (phase === 'element') throw invalid(`unexpected end of file inside record ${index + 1} (which starts at line ${at.line}, column ${at.column}); is the file truncated?`);
+  if (phase === 'element')
+    throw invalid(
+      `unexpected end of file inside record ${index + 1} (which starts at line ${at.line}, column ${at.column}); is the file truncated?`,
+    );
   if (phase !== 'end') throw invalid("unexpected end of file: the array is not closed with ']'; is the file truncated?");
 }
 
 function topLevelProblem(b: number, source: JsonArraySource, invalid: (problem: string) => Error): Error {
   const ch = String.fromCharCode(b);
-  const kind = b === OPEN_BRACE ? 'an object' : b === QUOTE ? 'a string' : ch === '-' || (ch >= '0' && ch <= '9') ? 'a number' : 'tfn'.includes(ch) ? 'a literal' : undefined;
-  if (kind === undefined) return invalid(b < 0x20 || b >= 0x7f ? `unexpected byte 0x${b.toString(16).padStart(2, '0')}` : `unexpected character '${ch}'`);
+  const kind =
+    b === OPEN_BRACE
+      ? 'an object'
+      : b === QUOTE
+        ? 'a string'
+        : ch === '-' || (ch >= '0' && ch <= '9')
+          ? 'a number'
+          : 'tfn'.includes(ch)
+            ? 'a literal'
+            : undefined;
+  if (kind === undefined)
+    return invalid(b < 0x20 || b >= 0x7f ? `unexpected byte 0x${b.toString(16).padStart(2, '0')}` : `unexpected character '${ch}'`);
   const jsonLines = b === OPEN_BRACE ? ' (JSON Lines, one record per line, is not supported)' : '';
   return source.fail(`the top level is ${kind}, not an array${jsonLines}`);
 }
@@ -436,7 +459,7 @@ export function findJsonSyntaxError(text: string): JsonSyntaxProblem | undefined
     while (i < text.length && isWs(text.charCodeAt(i))) i++;
   };
   const scanString = (): JsonSyntaxProblem | undefined => {
-    for (i++; ; ) {
+    for (i++; ;) {
       if (i >= text.length) return fail('unterminated string');
       const c = text.charCodeAt(i);
       if (c === QUOTE) {
@@ -560,7 +583,10 @@ export function shareGptTimeline(
   return replay(conversations, opts);
 }
 
-function* replay(conversations: readonly ShareGptConversation[], opts: ShareGptTimelineOptions): Generator<ShareGptRequestPlan, void, undefined> {
+function* replay(
+  conversations: readonly ShareGptConversation[],
+  opts: ShareGptTimelineOptions,
+): Generator<ShareGptRequestPlan, void, undefined> {
   const { requestRate, replayCycles, rng } = opts;
   if (!conversations.some((c) => c.turns.length > 0)) return; // nothing to issue, even forever
   let k = 0;
@@ -571,7 +597,17 @@ function* replay(conversations: readonly ShareGptConversation[], opts: ShareGptT
       const conversationId = `${conv.id}_p${pass}`;
       for (const [turnIndex, t] of conv.turns.entries()) {
         const scheduledAtMs = requestRate > 0 ? (k * 1000) / requestRate : 0;
-        yield { index: k++, conversationId, sourceId: conv.id, pass, turnIndex, turn: turnIndex + 1, contextTokens: t.contextTokens, generationTokens: t.generationTokens, scheduledAtMs };
+        yield {
+          index: k++,
+          conversationId,
+          sourceId: conv.id,
+          pass,
+          turnIndex,
+          turn: turnIndex + 1,
+          contextTokens: t.contextTokens,
+          generationTokens: t.generationTokens,
+          scheduledAtMs,
+        };
       }
     }
   }

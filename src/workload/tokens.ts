@@ -94,5 +94,7 @@ function loadCl100kRanks(): TiktokenBPE {
 function isTiktokenBpe(v: unknown): v is TiktokenBPE {
   if (typeof v !== 'object' || v === null) return false;
   const o = v as Record<string, unknown>;
-  return typeof o.pat_str === 'string' && typeof o.bpe_ranks === 'string' && typeof o.special_tokens === 'object' && o.special_tokens !== null;
+  return (
+    typeof o.pat_str === 'string' && typeof o.bpe_ranks === 'string' && typeof o.special_tokens === 'object' && o.special_tokens !== null
+  );
 }

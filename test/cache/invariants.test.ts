@@ -104,7 +104,12 @@ test('the synchronous path (null tiers) makes the same decisions as the asynchro
       }
       const lru = cache.order.map((t) => [...cache.entries.keysIn(t)].join(','));
       const { evictions, cacheHits, cacheMisses, offloadsCpu, offloadsStorage } = rec.counters;
-      return { outcomes, lru, counters: { evictions, cacheHits, cacheMisses, offloadsCpu, offloadsStorage }, demoted: rec.traffic.cpu.demoteInBytes };
+      return {
+        outcomes,
+        lru,
+        counters: { evictions, cacheHits, cacheMisses, offloadsCpu, offloadsStorage },
+        demoted: rec.traffic.cpu.demoteInBytes,
+      };
     }),
   );
   const [mem, sync] = runs;

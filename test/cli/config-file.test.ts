@@ -87,7 +87,12 @@ test('no config file: every section has the documented defaults', () => {
   assert.deepEqual(s.autoscaler, { minUsers: 1, maxUsers: 10000, scaleUpFactor: 1.2, scaleDownFactor: 0.8, consecutiveSamplesRequired: 2 });
   assert.deepEqual(s.decode, { batchSize: 32 });
   assert.deepEqual(s.sharegpt, { maxContextTokens: 16384, maxGenerationTokens: 2048, charsPerTokenEstimate: 4 });
-  assert.deepEqual(s.saturationDetection, { readLatencyP95ThresholdMs: 100, writeLatencyP95ThresholdMs: 50, queueDepthThreshold: 100, historyWindowSize: 10 });
+  assert.deepEqual(s.saturationDetection, {
+    readLatencyP95ThresholdMs: 100,
+    writeLatencyP95ThresholdMs: 50,
+    queueDepthThreshold: 100,
+    historyWindowSize: 10,
+  });
   assert.deepEqual(s.validationLimits, { maxUsers: 100000, maxDurationSeconds: 86400, maxGpuMemoryGb: 65536, maxCpuMemoryGb: 131072 });
   assert.deepEqual([...parse([]).config.models.keys()].sort(), [...BUILTIN_MODELS.keys()].sort());
 });
@@ -108,7 +113,9 @@ test('a valid file overrides: interactive priority 3, chatbot context range [256
 });
 
 test('values that differ from the defaults are honoured (interactive_probability, rag, decode)', () => {
-  const path = writeYaml('qos_distribution:\n  interactive_probability: 0.5\nrag:\n  top_k_chunks: 7\n  retrieval_distribution: uniform\ndecode:\n  batch_size: 16\n');
+  const path = writeYaml(
+    'qos_distribution:\n  interactive_probability: 0.5\nrag:\n  top_k_chunks: 7\n  retrieval_distribution: uniform\ndecode:\n  batch_size: 16\n',
+  );
   const { settings } = parse(['--config', path]).config;
   assert.equal(settings.qosDistribution.interactiveProbability, 0.5);
   assert.equal(settings.qosDistribution.responsiveThreshold, 0.5);
@@ -127,19 +134,39 @@ test('an unknown nested key is rejected with its full path', () => {
   const msg = rejection(['--config', writeYaml('rag:\n  top_k_chunk: 3\n')]);
   assert.match(msg, /Unknown configuration key 'rag\.top_k_chunk'/);
   assert.match(msg, /top_k_chunks/, 'the valid keys are listed');
-  assert.match(rejection(['--config', writeYaml('qos_profiles:\n  interactive:\n    target_p95: 3\n')]), /Unknown configuration key 'qos_profiles\.interactive\.target_p95'/);
+  assert.match(
+    rejection(['--config', writeYaml('qos_profiles:\n  interactive:\n    target_p95: 3\n')]),
+    /Unknown configuration key 'qos_profiles\.interactive\.target_p95'/,
+  );
 });
 
 test('a wrong type names the key path and the expected type', () => {
-  assert.match(rejection(['--config', writeYaml('rag:\n  top_k_chunks: many\n')]), /'rag\.top_k_chunks' has the wrong type: expected an integer, got string 'many'/);
-  assert.match(rejection(['--config', writeYaml('qos_profiles:\n  batch:\n    priority: 1.5\n')]), /'qos_profiles\.batch\.priority' has the wrong type: expected an integer/);
-  assert.match(rejection(['--config', writeYaml('user_templates:\n  chatbot:\n    context_range: 512\n')]), /'user_templates\.chatbot\.context_range' has the wrong type: expected a \[low, high\] list/);
+  assert.match(
+    rejection(['--config', writeYaml('rag:\n  top_k_chunks: many\n')]),
+    /'rag\.top_k_chunks' has the wrong type: expected an integer, got string 'many'/,
+  );
+  assert.match(
+    rejection(['--config', writeYaml('qos_profiles:\n  batch:\n    priority: 1.5\n')]),
+    /'qos_profiles\.batch\.priority' has the wrong type: expected an integer/,
+  );
+  assert.match(
+    rejection(['--config', writeYaml('user_templates:\n  chatbot:\n    context_range: 512\n')]),
+    /'user_templates\.chatbot\.context_range' has the wrong type: expected a \[low, high\] list/,
+  );
   assert.match(rejection(['--config', writeYaml('eviction: 3\n')]), /'eviction' has the wrong type: expected a mapping/);
-  assert.match(rejection(['--config', writeYaml('gpu_backend:\n  memory_fraction: high\n')]), /'gpu_backend\.memory_fraction' has the wrong type: expected a number, got string 'high'/);
+  assert.match(
+    rejection(['--config', writeYaml('gpu_backend:\n  memory_fraction: high\n')]),
+    /'gpu_backend\.memory_fraction' has the wrong type: expected a number, got string 'high'/,
+  );
 });
 
 test('out-of-range and malformed values are rejected with their path', () => {
-  const msg = rejection(['--config', writeYaml('qos_distribution:\n  interactive_probability: 1.5\nuser_templates:\n  coding:\n    context_range: [9000, 10]\n    generation_range: [1]\n')]);
+  const msg = rejection([
+    '--config',
+    writeYaml(
+      'qos_distribution:\n  interactive_probability: 1.5\nuser_templates:\n  coding:\n    context_range: [9000, 10]\n    generation_range: [1]\n',
+    ),
+  ]);
   assert.match(msg, /'qos_distribution\.interactive_probability' must be <= 1/);
   assert.match(msg, /'user_templates\.coding\.context_range' must be ordered \[low, high\]/);
   assert.match(msg, /'user_templates\.coding\.generation_range' must be a \[low, high\] list of exactly 2 values/);
@@ -166,14 +193,19 @@ test('a missing file, a directory and invalid YAML are clear errors naming the f
 });
 
 test('model_configs adds a model usable by --model', () => {
-  const path = writeYaml('model_configs:\n  my-model:\n    name: My Model\n    num_layers: 4\n    hidden_dim: 512\n    num_heads: 8\n    kv_heads: 2\n    dtype: bfloat16\n');
+  const path = writeYaml(
+    'model_configs:\n  my-model:\n    name: My Model\n    num_layers: 4\n    hidden_dim: 512\n    num_heads: 8\n    kv_heads: 2\n    dtype: bfloat16\n',
+  );
   assert.match(rejection(['--model', 'my-model']), /unknown model 'my-model'; valid models: .*llama3\.1-8b/);
   const { config } = parse(['--config', path, '--model', 'my-model']);
   assert.equal(config.model.key, 'my-model');
   assert.equal(config.model.name, 'My Model');
   assert.equal(kvBytesPerToken(config.model), 4 * 2 * 64 * 2 * 2);
   assert.ok(config.models.has('tiny-1b'), 'built-ins stay');
-  assert.equal(config.effective.model !== null && typeof config.effective.model === 'object' && 'kv_bytes_per_token' in config.effective.model, true);
+  assert.equal(
+    config.effective.model !== null && typeof config.effective.model === 'object' && 'kv_bytes_per_token' in config.effective.model,
+    true,
+  );
 });
 
 test('model_configs overrides a built-in field by field', () => {
@@ -196,8 +228,12 @@ test('model_configs entries are validated', () => {
 });
 
 test('validation_limits change the flag limits (lower and raise)', () => {
-  const lower = writeYaml('validation_limits:\n  max_users: 10\n  max_duration_seconds: 120\n  max_gpu_memory_gb: 8\n  max_cpu_memory_gb: 64\n');
-  const e = configError(() => parse(['--config', lower, '--num-users', '11', '--duration', '121', '--gpu-mem-gb', '16', '--cpu-mem-gb', '65']));
+  const lower = writeYaml(
+    'validation_limits:\n  max_users: 10\n  max_duration_seconds: 120\n  max_gpu_memory_gb: 8\n  max_cpu_memory_gb: 64\n',
+  );
+  const e = configError(() =>
+    parse(['--config', lower, '--num-users', '11', '--duration', '121', '--gpu-mem-gb', '16', '--cpu-mem-gb', '65']),
+  );
   assert.match(e.message, /num-users exceeds limit of 10/);
   assert.match(e.message, /duration exceeds limit of 120 s/);
   assert.match(e.message, /gpu-mem-gb exceeds limit of 8/);

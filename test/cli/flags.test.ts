@@ -12,12 +12,47 @@ import { configError, parse, rejection, tempDir } from './helpers.js';
 
 /** Every flag of the reference (docs/reference-compat.md#rc-2, including the branch's --gpu-bandwidth-gbs) and ours. */
 const REFERENCE_FLAGS = [
-  'log-level', 'model', 'num-users', 'duration', 'gpu-mem-gb', 'num-gpus', 'tensor-parallel', 'cpu-mem-gb', 'cache-dir',
-  'generation-mode', 'performance-profile', 'disable-multi-turn', 'disable-prefix-caching', 'enable-rag', 'rag-num-docs',
-  'enable-autoscaling', 'autoscaler-mode', 'target-saturation', 'use-burst-trace', 'burst-trace-path', 'validation-trace',
-  'dataset-path', 'max-conversations', 'output', 'seed', 'max-concurrent-allocs', 'request-rate', 'max-requests',
-  'xlsx-output', 'config', 'storage-capacity-gb', 'precondition', 'precondition-size-gb', 'precondition-threads',
-  'trace-speedup', 'replay-cycles', 'prefill-only', 'decode-only', 'io-trace-log', 'enable-latency-tracing', 'gpu-bandwidth-gbs',
+  'log-level',
+  'model',
+  'num-users',
+  'duration',
+  'gpu-mem-gb',
+  'num-gpus',
+  'tensor-parallel',
+  'cpu-mem-gb',
+  'cache-dir',
+  'generation-mode',
+  'performance-profile',
+  'disable-multi-turn',
+  'disable-prefix-caching',
+  'enable-rag',
+  'rag-num-docs',
+  'enable-autoscaling',
+  'autoscaler-mode',
+  'target-saturation',
+  'use-burst-trace',
+  'burst-trace-path',
+  'validation-trace',
+  'dataset-path',
+  'max-conversations',
+  'output',
+  'seed',
+  'max-concurrent-allocs',
+  'request-rate',
+  'max-requests',
+  'xlsx-output',
+  'config',
+  'storage-capacity-gb',
+  'precondition',
+  'precondition-size-gb',
+  'precondition-threads',
+  'trace-speedup',
+  'replay-cycles',
+  'prefill-only',
+  'decode-only',
+  'io-trace-log',
+  'enable-latency-tracing',
+  'gpu-bandwidth-gbs',
 ] as const;
 const OUR_FLAGS = ['io-mode', 'keep-latency-samples', 'no-progress', 'autoscale-interval', 'tokenizer'] as const;
 
@@ -29,15 +64,50 @@ test('defaults equal the reference table', () => {
   const { config, warnings } = parse([]);
   assert.deepEqual(warnings, []);
   const expected = {
-    logLevel: 'INFO', numUsers: 100, durationSec: 60, gpuMemGb: 16, numGpus: 1, tensorParallel: 1, cpuMemGb: 32,
-    cacheDir: undefined, generationMode: 'realistic', performanceProfile: 'latency', disableMultiTurn: false,
-    disablePrefixCaching: false, enableRag: false, ragNumDocs: 10, enableAutoscaling: false, autoscalerMode: 'qos',
-    targetSaturation: 0.8, useBurstTrace: false, burstTracePath: 'BurstGPT/data/BurstGPT_1.csv', validationTrace: undefined,
-    datasetPath: undefined, maxConversations: 500, output: 'benchmark_results_20260102_030405.json', seed: 536870912,
-    seedGiven: false, maxConcurrentAllocs: 0, requestRate: 0, maxRequests: 0, xlsxOutput: undefined, config: undefined,
-    storageCapacityGb: 0, precondition: false, preconditionSizeGb: 0, preconditionThreads: 0, traceSpeedup: 1.0,
-    replayCycles: 0, prefillOnly: false, decodeOnly: false, ioTraceLog: undefined, enableLatencyTracing: false,
-    gpuBandwidthGbs: 64.0, ioMode: 'direct', keepLatencySamples: false, noProgress: false,
+    logLevel: 'INFO',
+    numUsers: 100,
+    durationSec: 60,
+    gpuMemGb: 16,
+    numGpus: 1,
+    tensorParallel: 1,
+    cpuMemGb: 32,
+    cacheDir: undefined,
+    generationMode: 'realistic',
+    performanceProfile: 'latency',
+    disableMultiTurn: false,
+    disablePrefixCaching: false,
+    enableRag: false,
+    ragNumDocs: 10,
+    enableAutoscaling: false,
+    autoscalerMode: 'qos',
+    targetSaturation: 0.8,
+    useBurstTrace: false,
+    burstTracePath: 'BurstGPT/data/BurstGPT_1.csv',
+    validationTrace: undefined,
+    datasetPath: undefined,
+    maxConversations: 500,
+    output: 'benchmark_results_20260102_030405.json',
+    seed: 536870912,
+    seedGiven: false,
+    maxConcurrentAllocs: 0,
+    requestRate: 0,
+    maxRequests: 0,
+    xlsxOutput: undefined,
+    config: undefined,
+    storageCapacityGb: 0,
+    precondition: false,
+    preconditionSizeGb: 0,
+    preconditionThreads: 0,
+    traceSpeedup: 1.0,
+    replayCycles: 0,
+    prefillOnly: false,
+    decodeOnly: false,
+    ioTraceLog: undefined,
+    enableLatencyTracing: false,
+    gpuBandwidthGbs: 64.0,
+    ioMode: 'direct',
+    keepLatencySamples: false,
+    noProgress: false,
   };
   for (const [k, v] of Object.entries(expected)) assert.equal(Reflect.get(config, k), v, k);
   assert.deepEqual(config.model, BUILTIN_MODELS.get('llama3.1-8b'));
@@ -63,16 +133,50 @@ test('the default output name carries the start time (local, YYYYmmdd_HHMMSS)', 
 test('every reference flag and every new flag is accepted with a value of its type', () => {
   const dir = tempDir();
   const values: Readonly<Record<string, string | null>> = {
-    'log-level': 'DEBUG', model: 'tiny-1b', 'num-users': '5', duration: '10', 'gpu-mem-gb': '0', 'num-gpus': '2',
-    'tensor-parallel': '2', 'cpu-mem-gb': '0.5', 'cache-dir': `${dir}/kv`, 'generation-mode': 'none',
-    'performance-profile': 'throughput', 'disable-multi-turn': null, 'disable-prefix-caching': null, 'enable-rag': null,
-    'rag-num-docs': '3', 'enable-autoscaling': null, 'autoscaler-mode': 'capacity', 'target-saturation': '0.5',
-    'use-burst-trace': null, 'burst-trace-path': 'trace.csv', 'validation-trace': 'v.json', 'dataset-path': 'sharegpt.json',
-    'max-conversations': '20', output: 'out.json', seed: '7', 'max-concurrent-allocs': '4', 'request-rate': '2.5',
-    'max-requests': '100', 'xlsx-output': 'out.xlsx', 'storage-capacity-gb': '10', precondition: null,
-    'precondition-size-gb': '1.5', 'precondition-threads': '2', 'trace-speedup': '0', 'replay-cycles': '3', 'prefill-only': null,
-    'io-trace-log': 'trace.log', 'enable-latency-tracing': null, 'gpu-bandwidth-gbs': '3350', 'io-mode': 'buffered',
-    'keep-latency-samples': null, 'no-progress': null, 'autoscale-interval': '2.5', tokenizer: 'chars',
+    'log-level': 'DEBUG',
+    model: 'tiny-1b',
+    'num-users': '5',
+    duration: '10',
+    'gpu-mem-gb': '0',
+    'num-gpus': '2',
+    'tensor-parallel': '2',
+    'cpu-mem-gb': '0.5',
+    'cache-dir': `${dir}/kv`,
+    'generation-mode': 'none',
+    'performance-profile': 'throughput',
+    'disable-multi-turn': null,
+    'disable-prefix-caching': null,
+    'enable-rag': null,
+    'rag-num-docs': '3',
+    'enable-autoscaling': null,
+    'autoscaler-mode': 'capacity',
+    'target-saturation': '0.5',
+    'use-burst-trace': null,
+    'burst-trace-path': 'trace.csv',
+    'validation-trace': 'v.json',
+    'dataset-path': 'sharegpt.json',
+    'max-conversations': '20',
+    output: 'out.json',
+    seed: '7',
+    'max-concurrent-allocs': '4',
+    'request-rate': '2.5',
+    'max-requests': '100',
+    'xlsx-output': 'out.xlsx',
+    'storage-capacity-gb': '10',
+    precondition: null,
+    'precondition-size-gb': '1.5',
+    'precondition-threads': '2',
+    'trace-speedup': '0',
+    'replay-cycles': '3',
+    'prefill-only': null,
+    'io-trace-log': 'trace.log',
+    'enable-latency-tracing': null,
+    'gpu-bandwidth-gbs': '3350',
+    'io-mode': 'buffered',
+    'keep-latency-samples': null,
+    'no-progress': null,
+    'autoscale-interval': '2.5',
+    tokenizer: 'chars',
   };
   const argv = Object.entries(values).flatMap(([k, v]) => (v === null ? [`--${k}`] : [`--${k}`, v]));
   const { config } = parse(argv);
@@ -167,8 +271,15 @@ test('help lists every flag with its default, grouped by purpose', () => {
   const flat = help.replace(/\n {20,}/g, ' '); // join wrapped help lines
   for (const name of [...REFERENCE_FLAGS, ...OUR_FLAGS]) assert.match(help, new RegExp(`--${name}\\b`), name);
   const positions = FLAG_GROUPS.map((g) => help.indexOf(`\n${g}:\n`));
-  assert.ok(positions.every((p) => p > 0), 'every group has a heading');
-  assert.deepEqual([...positions].sort((a, b) => a - b), positions, 'groups in order');
+  assert.ok(
+    positions.every((p) => p > 0),
+    'every group has a heading',
+  );
+  assert.deepEqual(
+    [...positions].sort((a, b) => a - b),
+    positions,
+    'groups in order',
+  );
   assert.match(flat, /--num-users N\s+.*\(default: 100\)/);
   assert.match(flat, /--gpu-mem-gb X\s+.*\(default: 16\.0\)/);
   assert.match(flat, /--io-mode \{direct,buffered\}\s+.*\(default: direct\)/);
@@ -192,7 +303,17 @@ test('the effective configuration is plain JSON with the reference names', () =>
   assert.deepEqual(round, config.effective);
   assert.deepEqual(Object.keys(config.effective).sort(), ['args', 'config', 'model']);
   const text = JSON.stringify(config.effective);
-  for (const fragment of ['"num_users":12', '"duration":60', '"seed":3', '"seed_given":true', '"io_mode":"direct"', '"cache_dir":null', '"top_k_chunks":5', '"kv_bytes_per_token":131072', '"target_latency_p95_ms":50']) {
+  for (const fragment of [
+    '"num_users":12',
+    '"duration":60',
+    '"seed":3',
+    '"seed_given":true',
+    '"io_mode":"direct"',
+    '"cache_dir":null',
+    '"top_k_chunks":5',
+    '"kv_bytes_per_token":131072',
+    '"target_latency_p95_ms":50',
+  ]) {
     assert.ok(text.includes(fragment), fragment);
   }
 });

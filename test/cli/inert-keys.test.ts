@@ -4,7 +4,15 @@ import { parseConfigText } from '../../src/cli/config-file.js';
 
 test('config keys that change nothing are reported, keys that act are not', () => {
   const loaded = parseConfigText(
-    ['gpu_backend:', '  memory_fraction: 0.5', 'prefix_cache:', '  min_prefix_length: 10', '  system_prompt_hit_probability: 0.3', 'decode:', '  batch_size: 16'].join('\n'),
+    [
+      'gpu_backend:',
+      '  memory_fraction: 0.5',
+      'prefix_cache:',
+      '  min_prefix_length: 10',
+      '  system_prompt_hit_probability: 0.3',
+      'decode:',
+      '  batch_size: 16',
+    ].join('\n'),
     'test.yaml',
   );
   assert.equal(loaded.warnings.length, 2);

@@ -128,7 +128,18 @@ test('gpu-bandwidth-gbs must be positive', () => {
 });
 
 test('cache dir under a system directory is rejected', () => {
-  for (const dir of ['/etc/kv_cache', '/dev/x', '/proc/1', '/sys/kv', '/boot/kv', '/bin/kv', '/sbin/kv', '/usr/bin/kv', '/usr/sbin/kv', '/etc']) {
+  for (const dir of [
+    '/etc/kv_cache',
+    '/dev/x',
+    '/proc/1',
+    '/sys/kv',
+    '/boot/kv',
+    '/bin/kv',
+    '/sbin/kv',
+    '/usr/bin/kv',
+    '/usr/sbin/kv',
+    '/etc',
+  ]) {
     assert.match(rejection(['--cache-dir', dir]), /cannot be a system directory/, dir);
   }
 });
@@ -139,7 +150,8 @@ test('/, /usr, /var, /home and /root themselves are rejected, their subdirectori
 });
 
 test('system directories are compared by path component, not by string prefix (/devdata is fine)', () => {
-  for (const dir of ['/devdata', '/devdata/kv', '/etcetera/kv', '/procs', '/binaries/kv', '/usr/binx']) assert.equal(isSystemDir(dir), false, dir);
+  for (const dir of ['/devdata', '/devdata/kv', '/etcetera/kv', '/procs', '/binaries/kv', '/usr/binx'])
+    assert.equal(isSystemDir(dir), false, dir);
   const fakeFs: FsProbe = { kind: (p) => (p === '/' ? 'dir' : 'missing'), realpath: (p) => p, writable: () => true };
   assert.equal(parse(['--cache-dir', '/devdata/kv'], fakeFs).config.cacheDir, '/devdata/kv');
   assert.deepEqual(cacheDirProblems('/devdata/kv', fakeFs), []);

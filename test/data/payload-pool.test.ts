@@ -73,7 +73,10 @@ test('pool bytes equal payloadBytes; chunks are chunkBytes long (tail shorter) a
             lengths.push(chunk.length);
           }
           assert.equal(at, size);
-          assert.ok(lengths.slice(0, -1).every((n) => n === MiB), `lengths ${lengths.join(',')}`);
+          assert.ok(
+            lengths.slice(0, -1).every((n) => n === MiB),
+            `lengths ${lengths.join(',')}`,
+          );
           assert.equal(pool.available, 4);
         }
       } finally {
@@ -103,7 +106,9 @@ test('dedup inside one 16,384-token tiny-1b entry (384 MiB), hashed chunk by chu
     let duplicates = 0;
     for await (const chunk of pool.source('long_context', size).chunks()) {
       for (let at = 0; at < chunk.length; at += 4096) {
-        const digest = createHash('sha256').update(chunk.subarray(at, at + 4096)).digest('base64');
+        const digest = createHash('sha256')
+          .update(chunk.subarray(at, at + 4096))
+          .digest('base64');
         blocks++;
         if (seen.has(digest)) duplicates++;
         else seen.add(digest);
@@ -177,6 +182,9 @@ test('after close, iterating a source rejects; bad options are refused', async (
   await assert.rejects(async () => {
     for await (const _ of source.chunks()) assert.fail('no chunk expected');
   }, /closed/);
-  await assert.rejects(PayloadPool.create({ seed: 1, workers: 1, chunkBytes: 1000, slots: 1 }), /chunkBytes must be a positive multiple of 4096/);
+  await assert.rejects(
+    PayloadPool.create({ seed: 1, workers: 1, chunkBytes: 1000, slots: 1 }),
+    /chunkBytes must be a positive multiple of 4096/,
+  );
   await assert.rejects(PayloadPool.create({ seed: 1, workers: 0, chunkBytes: 4096, slots: 0 }), /workers .*; slots/);
 });

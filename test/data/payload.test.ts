@@ -25,7 +25,9 @@ class BlockCensus {
 
   add(chunk: Uint8Array): void {
     for (let at = 0; at < chunk.length; at += BLOCK) {
-      const digest = createHash('sha256').update(chunk.subarray(at, at + BLOCK)).digest('base64');
+      const digest = createHash('sha256')
+        .update(chunk.subarray(at, at + BLOCK))
+        .digest('base64');
       this.blocks++;
       if (this.seen.has(digest)) this.duplicates++;
       else this.seen.add(digest);
@@ -120,8 +122,14 @@ test('inline factory reuses one buffer, and overlapping iterations do not share 
   }
   assert.equal(seen.size, 1);
 
-  const a = factory.source('a', 2 * 4096).chunks()[Symbol.asyncIterator]();
-  const b = factory.source('b', 2 * 4096).chunks()[Symbol.asyncIterator]();
+  const a = factory
+    .source('a', 2 * 4096)
+    .chunks()
+    [Symbol.asyncIterator]();
+  const b = factory
+    .source('b', 2 * 4096)
+    .chunks()
+    [Symbol.asyncIterator]();
   const firstA = await a.next();
   await b.next();
   assert.equal(firstA.done, false);
@@ -194,7 +202,10 @@ test('two keys that start on the same source block still differ in every block (
   const [a, b] = pair.map((key) => payloadBytes(9, key, 64 * PAYLOAD_BLOCK));
   assert.ok(a !== undefined && b !== undefined);
   for (let at = 0; at < a.length; at += PAYLOAD_BLOCK) {
-    assert.ok(bytesEqual(a.subarray(at + 16, at + PAYLOAD_BLOCK), b.subarray(at + 16, at + PAYLOAD_BLOCK)), 'same source bytes after the stamp');
+    assert.ok(
+      bytesEqual(a.subarray(at + 16, at + PAYLOAD_BLOCK), b.subarray(at + 16, at + PAYLOAD_BLOCK)),
+      'same source bytes after the stamp',
+    );
     assert.ok(!bytesEqual(a.subarray(at, at + 16), b.subarray(at, at + 16)), `stamps of block ${at / PAYLOAD_BLOCK} differ`);
   }
 });

@@ -13,7 +13,6 @@ import { TIERS } from '../../src/metrics/cache-stats-schema.js';
 
 const BASE = ['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress'];
 
-
 test('bad input: exit 2, every problem in one message, no stack trace, nothing written', async () => {
   await inTempDir(async (dir) => {
     const out = join(dir, 'r.json');
@@ -28,7 +27,14 @@ test('bad input: exit 2, every problem in one message, no stack trace, nothing w
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /--num-userz/);
     // Output directories that do not exist yet are not created by a run that is refused.
-    const nested = await runCli(['--num-users', '-1', '--output', join(dir, 'new', 'r.json'), '--xlsx-output', join(dir, 'new2', 's.xlsx')]);
+    const nested = await runCli([
+      '--num-users',
+      '-1',
+      '--output',
+      join(dir, 'new', 'r.json'),
+      '--xlsx-output',
+      join(dir, 'new2', 's.xlsx'),
+    ]);
     assert.equal(nested.code, 2);
     const later = await runCli(['--enable-latency-tracing', '--output', out]);
     assert.equal(later.code, 2);
@@ -40,13 +46,17 @@ test('bad input: exit 2, every problem in one message, no stack trace, nothing w
 test('help lists the flags by group and exits 0', async () => {
   const r = await runCli(['--help']);
   assert.equal(r.code, 0);
-  for (const flag of ['--model', '--num-users', '--cache-dir', '--io-mode', '--max-requests', '--output']) assert.ok(r.stdout.includes(flag), flag);
+  for (const flag of ['--model', '--num-users', '--cache-dir', '--io-mode', '--max-requests', '--output'])
+    assert.ok(r.stdout.includes(flag), flag);
 });
 
 test('kv-cache schema prints the generated JSON Schema of run or replay results; anything else is exit 2', async () => {
   const run = await runCli(['schema']);
   assert.equal(run.code, 0, run.stderr);
-  const printed = JSON.parse(run.stdout) as { $schema: string; properties: { kvcache_bench: { properties: { schema_version: { const: string } } } } };
+  const printed = JSON.parse(run.stdout) as {
+    $schema: string;
+    properties: { kvcache_bench: { properties: { schema_version: { const: string } } } };
+  };
   assert.deepEqual(printed, resultsJsonSchema('run'));
   assert.equal(printed.$schema, 'https://json-schema.org/draft/2020-12/schema');
   assert.equal(printed.properties.kvcache_bench.properties.schema_version.const, SCHEMA_VERSION);
@@ -65,14 +75,33 @@ test('a short storage-only run writes a consistent, reference-shaped results fil
     const cache = join(dir, 'cache');
     const config = join(dir, 'small.yaml');
     await writeFile(config, SMALL_USERS);
-    const r = await runCli([...BASE, '--config', config, '--num-users', '4', '--duration', '3', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--cache-dir', cache, '--seed', '3', '--output', out]);
+    const r = await runCli([
+      ...BASE,
+      '--config',
+      config,
+      '--num-users',
+      '4',
+      '--duration',
+      '3',
+      '--gpu-mem-gb',
+      '0',
+      '--cpu-mem-gb',
+      '0',
+      '--cache-dir',
+      cache,
+      '--seed',
+      '3',
+      '--output',
+      out,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /STORAGE PERFORMANCE ASSESSMENT/);
     // Every reference field is required by the published schema; the file is checked against it.
     const j = await readValidResults(out);
     const s = j.summary;
     const cs = s.cache_stats;
-    for (const k of ['storage_read_p95_ms', 'storage_write_p95_ms', 'storage_read_device_p95_ms', 'storage_write_host_p95_ms'] as const) assert.equal(typeof cs[k], 'number', k);
+    for (const k of ['storage_read_p95_ms', 'storage_write_p95_ms', 'storage_read_device_p95_ms', 'storage_write_host_p95_ms'] as const)
+      assert.equal(typeof cs[k], 'number', k);
 
     // Consistency.
     const add = j.kvcache_bench;
@@ -80,8 +109,14 @@ test('a short storage-only run writes a consistent, reference-shaped results fil
     assert.equal(add.latency_histograms.request_end_to_end?.count, j.requests_completed);
     assert.equal(s.total_requests, j.requests_completed);
     assert.equal(cs.cache_hit_rate, cs.cache_hits / (cs.cache_hits + cs.cache_misses));
-    assert.equal(TIERS.reduce((n, t) => n + cs[`tier_${t}_placement_write_bytes`], 0), cs.total_write_bytes);
-    assert.equal(TIERS.reduce((n, t) => n + cs[`tier_${t}_hit_read_bytes`], 0), cs.total_read_bytes);
+    assert.equal(
+      TIERS.reduce((n, t) => n + cs[`tier_${t}_placement_write_bytes`], 0),
+      cs.total_write_bytes,
+    );
+    assert.equal(
+      TIERS.reduce((n, t) => n + cs[`tier_${t}_hit_read_bytes`], 0),
+      cs.total_read_bytes,
+    );
     // Storage-only: every byte on the storage tier.
     assert.equal(cs.tier_storage_placement_write_bytes, cs.total_write_bytes);
     assert.equal(cs.tier_storage_hit_read_bytes, cs.total_read_bytes);
@@ -102,7 +137,27 @@ test('same seed, generation none and --max-requests: identical requests, reads, 
     await writeFile(config, SMALL_USERS);
     const run = async (name: string): Promise<ResultsDocument> => {
       const out = join(dir, `${name}.json`);
-      const r = await runCli([...BASE, '--config', config, '--num-users', '5', '--duration', '60', '--max-requests', '40', '--seed', '11', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--cache-dir', join(dir, name), '--output', out]);
+      const r = await runCli([
+        ...BASE,
+        '--config',
+        config,
+        '--num-users',
+        '5',
+        '--duration',
+        '60',
+        '--max-requests',
+        '40',
+        '--seed',
+        '11',
+        '--gpu-mem-gb',
+        '0',
+        '--cpu-mem-gb',
+        '0',
+        '--cache-dir',
+        join(dir, name),
+        '--output',
+        out,
+      ]);
       assert.equal(r.code, 0, r.stderr);
       return readValidResults(out);
     };
@@ -114,7 +169,20 @@ test('same seed, generation none and --max-requests: identical requests, reads, 
         requests: j.requests_completed,
         tokens: j.total_tokens_generated,
         mt: [j.multi_turn_cache_hits, j.multi_turn_cache_misses],
-        ...Object.fromEntries((['cache_hits', 'cache_misses', 'read_iops', 'write_iops', 'total_read_bytes', 'total_write_bytes', 'prefill_writes', 'decode_reads'] as const).map((k) => [k, cs[k]])),
+        ...Object.fromEntries(
+          (
+            [
+              'cache_hits',
+              'cache_misses',
+              'read_iops',
+              'write_iops',
+              'total_read_bytes',
+              'total_write_bytes',
+              'prefill_writes',
+              'decode_reads',
+            ] as const
+          ).map((k) => [k, cs[k]]),
+        ),
       };
     };
     assert.equal(a.requests_completed, 40);
@@ -127,9 +195,26 @@ test('same seed, generation none and --max-requests: identical requests, reads, 
 test('SIGINT mid-run stops promptly and leaves a valid results file marked interrupted', async () => {
   await inTempDir(async (dir) => {
     const out = join(dir, 'r.json');
-    const r = await runCli([...BASE, '--num-users', '4', '--duration', '120', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--cache-dir', join(dir, 'c'), '--output', out], {
-      onStart: (kill) => void setTimeout(() => kill('SIGINT'), 2500),
-    });
+    const r = await runCli(
+      [
+        ...BASE,
+        '--num-users',
+        '4',
+        '--duration',
+        '120',
+        '--gpu-mem-gb',
+        '0',
+        '--cpu-mem-gb',
+        '0',
+        '--cache-dir',
+        join(dir, 'c'),
+        '--output',
+        out,
+      ],
+      {
+        onStart: (kill) => void setTimeout(() => kill('SIGINT'), 2500),
+      },
+    );
     assert.equal(r.code, 130, r.stderr);
     const add = (await readValidResults(out)).kvcache_bench;
     assert.equal(add.interrupted, true);

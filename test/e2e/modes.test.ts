@@ -13,7 +13,28 @@ async function run(args: string[]): Promise<{ json: ResultsDocument; stdout: str
     const config = join(dir, 'small.yaml');
     await writeFile(config, SMALL_USERS);
     const out = join(dir, 'r.json');
-    const r = await runCli(['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--config', config, '--num-users', '3', '--duration', '2', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--cache-dir', join(dir, 'c'), '--output', out, ...args]);
+    const r = await runCli([
+      '--model',
+      'tiny-1b',
+      '--generation-mode',
+      'none',
+      '--no-progress',
+      '--config',
+      config,
+      '--num-users',
+      '3',
+      '--duration',
+      '2',
+      '--gpu-mem-gb',
+      '0',
+      '--cpu-mem-gb',
+      '0',
+      '--cache-dir',
+      join(dir, 'c'),
+      '--output',
+      out,
+      ...args,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     return { json: await readValidResults(out), stdout: r.stdout };
   });
@@ -40,7 +61,16 @@ test('prefill-only without multi-turn and prefix caching: writes only, no read a
 });
 
 test('preconditioning writes before the measured phase and is not counted in it', async () => {
-  const { json, stdout } = await run(['--precondition', '--precondition-size-gb', '0.2', '--precondition-threads', '2', '--prefill-only', '--disable-multi-turn', '--disable-prefix-caching']);
+  const { json, stdout } = await run([
+    '--precondition',
+    '--precondition-size-gb',
+    '0.2',
+    '--precondition-threads',
+    '2',
+    '--prefill-only',
+    '--disable-multi-turn',
+    '--disable-prefix-caching',
+  ]);
   assert.match(stdout, /Preconditioning done: 0\.2\d GiB/);
   const cs = cacheStats(json);
   // Only the measured phase's writes are counted: each is a request's own entry.

@@ -13,7 +13,10 @@ export interface CliRun {
 }
 
 /** Runs the command; `onStart` may signal the child (e.g. SIGINT after a delay). */
-export function runCli(args: readonly string[], opts: { cwd?: string; onStart?: (kill: (s: NodeJS.Signals) => void) => void } = {}): Promise<CliRun> {
+export function runCli(
+  args: readonly string[],
+  opts: { cwd?: string; onStart?: (kill: (s: NodeJS.Signals) => void) => void } = {},
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

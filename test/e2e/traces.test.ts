@@ -8,7 +8,24 @@ import { inTempDir, runCli, SMALL_USERS } from './run-cli.js';
 
 import { readValidReplayResults, readValidResults } from '../report/validate-results.js';
 
-const COMMON = ['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--num-users', '2', '--duration', '60', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--disable-prefix-caching', '--tokenizer', 'chars'];
+const COMMON = [
+  '--model',
+  'tiny-1b',
+  '--generation-mode',
+  'none',
+  '--no-progress',
+  '--num-users',
+  '2',
+  '--duration',
+  '60',
+  '--gpu-mem-gb',
+  '0',
+  '--cpu-mem-gb',
+  '0',
+  '--disable-prefix-caching',
+  '--tokenizer',
+  'chars',
+];
 
 function shareGpt(): string {
   const conv = (id: string, turns: number) => ({
@@ -46,7 +63,18 @@ test('ShareGPT with --disable-multi-turn runs (the reference killed every worker
     const data = join(dir, 'sg.json');
     await writeFile(data, shareGpt());
     const out = join(dir, 'r.json');
-    const r = await runCli([...COMMON, '--dataset-path', data, '--replay-cycles', '1', '--disable-multi-turn', '--cache-dir', join(dir, 'c'), '--output', out]);
+    const r = await runCli([
+      ...COMMON,
+      '--dataset-path',
+      data,
+      '--replay-cycles',
+      '1',
+      '--disable-multi-turn',
+      '--cache-dir',
+      join(dir, 'c'),
+      '--output',
+      out,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const j = await readValidResults(out);
     assert.equal(j.requests_completed, 6);
@@ -75,10 +103,35 @@ test('BurstGPT: a directory replays every valid row once, malformed rows are cou
     const traces = join(dir, 'burst');
     await mkdir(traces);
     const header = 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type';
-    await writeFile(join(traces, 'BurstGPT_1.csv'), [header, ...[0, 1, 2, 3, 4].map((i) => `${i * 0.01},ChatGPT,${(i + 1) * 100},${(i + 1) * 20},${(i + 1) * 120},Conversation log`), '0.05,ChatGPT,abc,20,,Conversation log'].join('\n'));
-    await writeFile(join(traces, 'BurstGPT_2.csv'), [header, ...[5, 6, 7].map((i) => `${i * 0.01},ChatGPT,${(i + 1) * 100},${(i + 1) * 20},${(i + 1) * 120},Conversation log`)].join('\n'));
+    await writeFile(
+      join(traces, 'BurstGPT_1.csv'),
+      [
+        header,
+        ...[0, 1, 2, 3, 4].map((i) => `${i * 0.01},ChatGPT,${(i + 1) * 100},${(i + 1) * 20},${(i + 1) * 120},Conversation log`),
+        '0.05,ChatGPT,abc,20,,Conversation log',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(traces, 'BurstGPT_2.csv'),
+      [header, ...[5, 6, 7].map((i) => `${i * 0.01},ChatGPT,${(i + 1) * 100},${(i + 1) * 20},${(i + 1) * 120},Conversation log`)].join(
+        '\n',
+      ),
+    );
     const out = join(dir, 'r.json');
-    const r = await runCli([...COMMON, '--use-burst-trace', '--burst-trace-path', traces, '--trace-speedup', '0', '--replay-cycles', '1', '--cache-dir', join(dir, 'c'), '--output', out]);
+    const r = await runCli([
+      ...COMMON,
+      '--use-burst-trace',
+      '--burst-trace-path',
+      traces,
+      '--trace-speedup',
+      '0',
+      '--replay-cycles',
+      '1',
+      '--cache-dir',
+      join(dir, 'c'),
+      '--output',
+      out,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const j = await readValidResults(out);
     const add = j.kvcache_bench;
@@ -88,7 +141,14 @@ test('BurstGPT: a directory replays every valid row once, malformed rows are cou
     assert.ok(src.kind === 'burstgpt');
     assert.equal(src.rows, 8);
     assert.equal(src.skipped_rows, 1);
-    const missing = await runCli([...COMMON, '--use-burst-trace', '--burst-trace-path', join(dir, 'none', '*.csv'), '--output', join(dir, 'x.json')]);
+    const missing = await runCli([
+      ...COMMON,
+      '--use-burst-trace',
+      '--burst-trace-path',
+      join(dir, 'none', '*.csv'),
+      '--output',
+      join(dir, 'x.json'),
+    ]);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /none/);
   });
@@ -100,7 +160,31 @@ test('a run in trace mode writes a .zst I/O trace that replays with the same rea
     await writeFile(config, SMALL_USERS);
     const trace = join(dir, 'io', 'trace.csv.zst');
     const out = join(dir, 'run.json');
-    const r = await runCli(['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--config', config, '--num-users', '3', '--duration', '30', '--max-requests', '20', '--seed', '5', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--io-trace-log', trace, '--output', out]);
+    const r = await runCli([
+      '--model',
+      'tiny-1b',
+      '--generation-mode',
+      'none',
+      '--no-progress',
+      '--config',
+      config,
+      '--num-users',
+      '3',
+      '--duration',
+      '30',
+      '--max-requests',
+      '20',
+      '--seed',
+      '5',
+      '--gpu-mem-gb',
+      '0',
+      '--cpu-mem-gb',
+      '0',
+      '--io-trace-log',
+      trace,
+      '--output',
+      out,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /I\/O trace: \d+ rows written/);
     const run = await readValidResults(out);

@@ -15,13 +15,36 @@ import { timing } from '../../src/tiers/backend.js';
 import type { Request } from '../../src/workload/request.js';
 import { ManualTime, settle } from '../util/manual-time.js';
 
-const QOS_SETTINGS: AutoscalerSettings = { mode: 'qos', targetSaturation: 0.8, minUsers: 1, maxUsers: 64, scaleUpFactor: 2, scaleDownFactor: 0.5, consecutiveSamplesRequired: 1, readLatencyP95ThresholdMs: 100, historyWindowSize: 2 };
+const QOS_SETTINGS: AutoscalerSettings = {
+  mode: 'qos',
+  targetSaturation: 0.8,
+  minUsers: 1,
+  maxUsers: 64,
+  scaleUpFactor: 2,
+  scaleDownFactor: 0.5,
+  consecutiveSamplesRequired: 1,
+  readLatencyP95ThresholdMs: 100,
+  historyWindowSize: 2,
+};
 
 function endless(userId: string): StepSource {
   let n = 0;
   return {
     next: () => {
-      const request: Request = { id: `${userId}_${n++}`, kind: 'chat', userId, qos: 'batch', priority: 1, contextTokens: 1, generationTokens: 10, phase: 'both', cacheKey: 'k', turn: 1, previousTurnKeys: [], scheduledAtMs: 0 };
+      const request: Request = {
+        id: `${userId}_${n++}`,
+        kind: 'chat',
+        userId,
+        qos: 'batch',
+        priority: 1,
+        contextTokens: 1,
+        generationTokens: 10,
+        phase: 'both',
+        cacheKey: 'k',
+        turn: 1,
+        previousTurnKeys: [],
+        scheduledAtMs: 0,
+      };
       return { thinkTimeS: 0, request, conversationLost: false };
     },
   };
@@ -41,7 +64,16 @@ function fakeControl(users: number, queueDepth = 0): DispatchControl & { readonl
 }
 
 function sample(run: RequestMetrics, tokens: number): void {
-  run.record({ qos: 'batch', e2eMs: 1, queueMs: 0, storageMs: 0, generationMs: 0, generatedTokens: tokens, multiTurnHits: 0, multiTurnMisses: 0 });
+  run.record({
+    qos: 'batch',
+    e2eMs: 1,
+    queueMs: 0,
+    storageMs: 0,
+    generationMs: 0,
+    generatedTokens: tokens,
+    multiTurnHits: 0,
+    multiTurnMisses: 0,
+  });
 }
 
 test('a sample covers only the last interval: windowed p95s, storage bytes/s and tokens/s', async () => {
@@ -55,7 +87,18 @@ test('a sample covers only the last interval: windowed p95s, storage bytes/s and
   recorder.recordIo('storage', 'read', timing(0, 900)); // before the loop: in no window
   recorder.traffic.storage.readBytes = 5e6;
   sample(run, 1000);
-  const stopLoop = startAutoscaleLoop({ autoscaler, control, recorder, requests: run, clock: time, startMs: 0, intervalMs: 2000, onPeak: () => assert.fail('no peak in qos mode'), timeline, every: time.every });
+  const stopLoop = startAutoscaleLoop({
+    autoscaler,
+    control,
+    recorder,
+    requests: run,
+    clock: time,
+    startMs: 0,
+    intervalMs: 2000,
+    onPeak: () => assert.fail('no peak in qos mode'),
+    timeline,
+    every: time.every,
+  });
 
   recorder.recordIo('storage', 'read', timing(0, 40));
   recorder.recordIo('storage', 'write', timing(0, 8));
@@ -74,13 +117,19 @@ test('a sample covers only the last interval: windowed p95s, storage bytes/s and
   assert.ok(Math.abs((first?.read_latency_p95_ms ?? 0) - 40) < 0.1, `read p95 ${first?.read_latency_p95_ms}`);
   assert.ok(Math.abs((first?.write_latency_p95_ms ?? 0) - 8) < 0.01, `write p95 ${first?.write_latency_p95_ms}`);
   assert.equal(first?.throughput_tokens_per_sec, 250);
-  assert.deepEqual([second?.timestamp, second?.read_latency_p95_ms, second?.write_latency_p95_ms, second?.throughput_tokens_per_sec], [4.5, 0, 0, 0]);
+  assert.deepEqual(
+    [second?.timestamp, second?.read_latency_p95_ms, second?.write_latency_p95_ms, second?.throughput_tokens_per_sec],
+    [4.5, 0, 0, 0],
+  );
   assert.deepEqual(timeline, [
     { timestamp: 2.5, throughput_tokens_per_sec: 250, users: 3 },
     { timestamp: 4.5, throughput_tokens_per_sec: 0, users: 3 },
   ]);
   // Low saturation: each decision is applied to the dispatch.
-  assert.deepEqual(control.scaledTo, autoscaler.events.map((e) => e.users));
+  assert.deepEqual(
+    control.scaledTo,
+    autoscaler.events.map((e) => e.users),
+  );
   assert.deepEqual(control.scaledTo, [6, 12]);
 });
 
@@ -95,7 +144,18 @@ test('storage bandwidth of a sample is the bytes moved in its window', async () 
     return observe(s);
   };
   recorder.traffic.storage.readBytes = 1e9; // earlier traffic is not in any window
-  startAutoscaleLoop({ autoscaler, control: fakeControl(1, 0), recorder, requests: new RequestMetrics({ batch: { targetP95Ms: 1000 } }, false), clock: time, startMs: 0, intervalMs: 500, onPeak: () => undefined, timeline: [], every: time.every });
+  startAutoscaleLoop({
+    autoscaler,
+    control: fakeControl(1, 0),
+    recorder,
+    requests: new RequestMetrics({ batch: { targetP95Ms: 1000 } }, false),
+    clock: time,
+    startMs: 0,
+    intervalMs: 500,
+    onPeak: () => undefined,
+    timeline: [],
+    every: time.every,
+  });
   recorder.traffic.storage.readBytes += 3e6;
   recorder.traffic.storage.writeBytes += 1e6;
   await time.advance(500);
@@ -109,13 +169,27 @@ test('capacity mode: the peak stops the run instead of scaling', async () => {
   const autoscaler = new Autoscaler({ ...QOS_SETTINGS, mode: 'capacity', maxUsers: 100 }, 10);
   const control = fakeControl(10);
   let peaks = 0;
-  startAutoscaleLoop({ autoscaler, control, recorder: new Recorder(), requests: run, clock: time, startMs: 0, intervalMs: 1000, onPeak: () => peaks++, timeline: [], every: time.every });
+  startAutoscaleLoop({
+    autoscaler,
+    control,
+    recorder: new Recorder(),
+    requests: run,
+    clock: time,
+    startMs: 0,
+    intervalMs: 1000,
+    onPeak: () => peaks++,
+    timeline: [],
+    every: time.every,
+  });
   // Throughput 100, 200, then flat: a new peak twice, then two samples without one.
   for (const tokens of [100, 200, 200, 200]) {
     sample(run, tokens);
     await time.advance(1000);
   }
-  assert.deepEqual(autoscaler.events.map((e) => e.action), ['scale_up', 'scale_up', 'hold', 'stop']);
+  assert.deepEqual(
+    autoscaler.events.map((e) => e.action),
+    ['scale_up', 'scale_up', 'hold', 'stop'],
+  );
   assert.deepEqual(control.scaledTo, [15, 20, 20]);
   assert.equal(peaks, 1);
 });
@@ -142,13 +216,33 @@ test('qos autoscaling of a real dispatch: users rise, fall once read latency pas
       recorder.recordIo('storage', 'read', timing(0, latency));
       // A saturated device: the bandwidth stays flat (1 GB/s) however many users share it.
       recorder.traffic.storage.readBytes = Math.round(1e6 * time.now());
-      run.record({ qos: req.qos, e2eMs: 4, queueMs: 0, storageMs: latency, generationMs: 0, generatedTokens: req.generationTokens, multiTurnHits: 0, multiTurnMisses: 0 });
+      run.record({
+        qos: req.qos,
+        e2eMs: 4,
+        queueMs: 0,
+        storageMs: latency,
+        generationMs: 0,
+        generatedTokens: req.generationTokens,
+        multiTurnHits: 0,
+        multiTurnMisses: 0,
+      });
     },
     sleep: time.sleep,
     stop: stop.signal,
     onStart: (c) => {
       control = c;
-      stopLoop = startAutoscaleLoop({ autoscaler, control: c, recorder, requests: run, clock: time, startMs: 0, intervalMs: 160, onPeak: () => stop.abort(), timeline, every: time.every });
+      stopLoop = startAutoscaleLoop({
+        autoscaler,
+        control: c,
+        recorder,
+        requests: run,
+        clock: time,
+        startMs: 0,
+        intervalMs: 160,
+        onPeak: () => stop.abort(),
+        timeline,
+        every: time.every,
+      });
     },
   });
   await settle();

@@ -17,7 +17,14 @@ const BASE: AutoscalerSettings = {
 
 /** A storage whose read latency grows with the number of users and whose bandwidth is flat. */
 function storageSample(users: number, atSec: number): AutoscaleSample {
-  return { atSec, readP95Ms: 10 * users, writeP95Ms: 5 * users, storageBytesPerSec: 1e9, tokensPerSec: 100 * Math.min(users, 8), queueDepth: 0 };
+  return {
+    atSec,
+    readP95Ms: 10 * users,
+    writeP95Ms: 5 * users,
+    storageBytesPerSec: 1e9,
+    tokensPerSec: 100 * Math.min(users, 8),
+    queueDepth: 0,
+  };
 }
 
 test('qos mode scales up while latency is low and down once latency saturates', () => {
@@ -26,7 +33,10 @@ test('qos mode scales up while latency is low and down once latency saturates', 
   for (let t = 0; t < 40; t++) users.push(a.observe(storageSample(a.currentUsers, t)).users);
   const peak = Math.max(...users);
   assert.ok(peak > 2, 'grew from 2 users');
-  assert.ok(users.some((u, i) => i > 0 && u < (users[i - 1] ?? 0)), 'scaled down at least once');
+  assert.ok(
+    users.some((u, i) => i > 0 && u < (users[i - 1] ?? 0)),
+    'scaled down at least once',
+  );
   // Settles where read p95 (10 ms × users) stays around the threshold: never far above 10 users.
   assert.ok(peak <= 16, `peak ${peak}`);
   assert.ok(a.events.some((e) => e.action === 'scale_down'));

@@ -30,7 +30,8 @@ test('workload parts: each manager exists only when its feature is on', () => {
 });
 
 test('synthetic users: user i is the same whenever it is made, from the seed alone', async () => {
-  const build = () => buildUsers(USERS, buildWorkloadParts(SWITCHES, DEFAULT_SETTINGS), { kind: 'synthetic' }, new Rng(7), new StopController());
+  const build = () =>
+    buildUsers(USERS, buildWorkloadParts(SWITCHES, DEFAULT_SETTINGS), { kind: 'synthetic' }, new Rng(7), new StopController());
   const a = build();
   const b = build();
   const first = await a.pool(5).next(); // a user beyond --num-users (autoscaling)
@@ -42,7 +43,13 @@ test('synthetic users: user i is the same whenever it is made, from the seed alo
 });
 
 test('synthetic users with --max-requests: exactly the budget across the first users, fresh sessions beyond them', async () => {
-  const users = buildUsers({ ...USERS, maxRequests: 10 }, buildWorkloadParts(SWITCHES, DEFAULT_SETTINGS), { kind: 'synthetic' }, new Rng(7), new StopController());
+  const users = buildUsers(
+    { ...USERS, maxRequests: 10 },
+    buildWorkloadParts(SWITCHES, DEFAULT_SETTINGS),
+    { kind: 'synthetic' },
+    new Rng(7),
+    new StopController(),
+  );
   let total = 0;
   for (let i = 0; i < USERS.numUsers; i++) {
     const steps = await drain(users.pool(i));
@@ -56,7 +63,13 @@ test('synthetic users with --max-requests: exactly the budget across the first u
 test('ShareGPT users: each user claims whole conversations, turns in order', async () => {
   const dataset = {
     conversations: [
-      { id: 'a', turns: [{ contextTokens: 100, generationTokens: 10 }, { contextTokens: 200, generationTokens: 20 }] },
+      {
+        id: 'a',
+        turns: [
+          { contextTokens: 100, generationTokens: 10 },
+          { contextTokens: 200, generationTokens: 20 },
+        ],
+      },
       { id: 'b', turns: [{ contextTokens: 300, generationTokens: 30 }] },
     ],
     stats: {},
@@ -67,10 +80,17 @@ test('ShareGPT users: each user claims whole conversations, turns in order', asy
   const u1 = users.pool(1);
   // Alternate pulls: a user keeps its conversation until its last turn, then claims the next one.
   const pulls = [await u0.next(), await u1.next(), await u0.next(), await u1.next(), await u0.next()];
-  const seen = pulls.flatMap((s) => (s === undefined ? [] : [{ user: s.request.userId, conv: s.request.conversationId, turn: s.request.turn, context: s.request.contextTokens }]));
+  const seen = pulls.flatMap((s) =>
+    s === undefined
+      ? []
+      : [{ user: s.request.userId, conv: s.request.conversationId, turn: s.request.turn, context: s.request.contextTokens }],
+  );
   assert.equal(seen.length, 3, 'three turns in all, then every user runs dry');
   const a = seen.filter((s) => s.context !== 300);
-  assert.deepEqual(a.map((s) => s.turn), [1, 2]);
+  assert.deepEqual(
+    a.map((s) => s.turn),
+    [1, 2],
+  );
   assert.equal(new Set(a.map((s) => s.user)).size, 1, 'one user runs the whole conversation');
   assert.equal(new Set(a.map((s) => s.conv)).size, 1);
   const b = seen.find((s) => s.context === 300);
@@ -84,14 +104,25 @@ test('BurstGPT users: a trace failing mid-run ends the source and stops the run 
   const items: AsyncIterator<BurstTimelineItem> = {
     next: async () => {
       if (pulled++ > 0) throw boom;
-      return { done: false, value: { row: { timestampS: 0, requestTokens: 50, responseTokens: 5, totalTokens: 55, file: 'f', line: 2 }, pass: 0, index: 0, scheduledAtMs: 0 } };
+      return {
+        done: false,
+        value: {
+          row: { timestampS: 0, requestTokens: 50, responseTokens: 5, totalTokens: 55, file: 'f', line: 2 },
+          pass: 0,
+          index: 0,
+          scheduledAtMs: 0,
+        },
+      };
     },
   };
   const source = { kind: 'burstgpt', files: ['f'], stats: {}, items } as unknown as WorkloadSource;
   const stop = new StopController();
   const users = buildUsers(USERS, buildWorkloadParts(SWITCHES, DEFAULT_SETTINGS), source, new Rng(1), stop);
   const steps = await drain(users.pool(0));
-  assert.deepEqual(steps.map((s) => [s.request.userId, s.request.contextTokens]), [['trace_user_0', 50]]);
+  assert.deepEqual(
+    steps.map((s) => [s.request.userId, s.request.contextTokens]),
+    [['trace_user_0', 50]],
+  );
   assert.equal(users.sourceFailure(), boom);
   assert.equal(stop.reason('workload_complete'), 'failed');
   assert.equal(stop.failure, undefined, 'a source failure is not a request failure');

@@ -85,7 +85,11 @@ test('closed loop: a user never has two requests in flight, and every request ru
   });
   await runToEnd(time, p, 1);
   // Three workers for three users: each user's turns complete in order, one every 2 ms.
-  for (const u of ['a', 'b', 'c']) assert.deepEqual(done.filter((d) => d.includes(`:${u}_`)), [0, 1, 2, 3].map((n) => `${2 * (n + 1)}:${u}_req_${n}`));
+  for (const u of ['a', 'b', 'c'])
+    assert.deepEqual(
+      done.filter((d) => d.includes(`:${u}_`)),
+      [0, 1, 2, 3].map((n) => `${2 * (n + 1)}:${u}_req_${n}`),
+    );
   assert.equal(done.length, 12);
 });
 
@@ -157,7 +161,10 @@ test('the wait handed to serve is from enqueue to the start of processing', asyn
     stop: new AbortController().signal,
   });
   await runToEnd(time, p, 1);
-  assert.deepEqual(waits, [['a', 0], ['b', 20]]);
+  assert.deepEqual(waits, [
+    ['a', 0],
+    ['b', 20],
+  ]);
 });
 
 test('stop drops queued requests and returns once in-flight work ends', async () => {
@@ -234,11 +241,21 @@ test('scaleTo really changes the number of users issuing requests', async () => 
   await settle();
   assert.equal(control?.activeUsers, 4);
   await time.advance(20);
-  assert.deepEqual([...started].sort(), [['u0', 21], ['u1', 11], ['u2', 11], ['u3', 11]]);
+  assert.deepEqual([...started].sort(), [
+    ['u0', 21],
+    ['u1', 11],
+    ['u2', 11],
+    ['u3', 11],
+  ]);
   control?.scaleTo(2); // users 2 and 3 finish their current request and issue no more
   await time.advance(20);
   assert.equal(control?.activeUsers, 2);
-  assert.deepEqual([...started].sort(), [['u0', 31], ['u1', 21], ['u2', 11], ['u3', 11]]);
+  assert.deepEqual([...started].sort(), [
+    ['u0', 31],
+    ['u1', 21],
+    ['u2', 11],
+    ['u3', 11],
+  ]);
   stop.abort();
   await time.advance(2);
   await p;

@@ -39,10 +39,18 @@ test('a device without a model file, an unresolvable device, and trace mode', as
   await withTempDir(async (dir) => {
     const sys = join(dir, 'sys');
     await fakeSys(sys, dir, 'virtdisk');
-    assert.deepEqual((await captureMachine({ dir, fileSystem: 'xfs' }, sys)).cacheDir, { fileSystem: 'xfs', blockDevice: 'virtdisk', deviceModel: null });
+    assert.deepEqual((await captureMachine({ dir, fileSystem: 'xfs' }, sys)).cacheDir, {
+      fileSystem: 'xfs',
+      blockDevice: 'virtdisk',
+      deviceModel: null,
+    });
     const empty = join(dir, 'empty-sys');
     await mkdir(empty);
-    assert.deepEqual((await captureMachine({ dir, fileSystem: 'tmpfs' }, empty)).cacheDir, { fileSystem: 'tmpfs', blockDevice: null, deviceModel: null });
+    assert.deepEqual((await captureMachine({ dir, fileSystem: 'tmpfs' }, empty)).cacheDir, {
+      fileSystem: 'tmpfs',
+      blockDevice: null,
+      deviceModel: null,
+    });
     assert.equal((await captureMachine({ fileSystem: 'none' }, sys)).cacheDir, null);
   });
 });

@@ -14,11 +14,33 @@ import { makeCache } from '../cache/helpers.js';
 import { parse } from '../cli/helpers.js';
 
 function req(id: string): Request {
-  return { id, kind: 'chat', userId: 'u', qos: 'batch', priority: 1, contextTokens: 100, generationTokens: 40, phase: 'both', cacheKey: id, turn: 1, previousTurnKeys: [], scheduledAtMs: 0 };
+  return {
+    id,
+    kind: 'chat',
+    userId: 'u',
+    qos: 'batch',
+    priority: 1,
+    contextTokens: 100,
+    generationTokens: 40,
+    phase: 'both',
+    cacheKey: id,
+    turn: 1,
+    previousTurnKeys: [],
+    scheduledAtMs: 0,
+  };
 }
 
 function pipeline(cache: TieredCache): PipelineOptions {
-  return { cache, multiTurn: false, prefillOnly: false, decodeOnly: false, decodeBatchSize: 32, secondsPerToken: 0, sleep: async () => undefined, stopped: () => false };
+  return {
+    cache,
+    multiTurn: false,
+    prefillOnly: false,
+    decodeOnly: false,
+    decodeBatchSize: 32,
+    secondsPerToken: 0,
+    sleep: async () => undefined,
+    stopped: () => false,
+  };
 }
 
 const metrics = (): RequestMetrics => new RequestMetrics({ batch: { targetP95Ms: 1000 } }, false);
@@ -43,7 +65,14 @@ test('serving: requests are recorded up to --max-requests; the one beyond stops 
 
 test('serving: a request that throws stops the run as failed and keeps its error', async () => {
   const boom = new Error('disk on fire');
-  const broken = new Proxy({}, { get: () => { throw boom; } }) as TieredCache;
+  const broken = new Proxy(
+    {},
+    {
+      get: () => {
+        throw boom;
+      },
+    },
+  ) as TieredCache;
   const stop = new StopController();
   const requests = metrics();
   await requestServer(0, pipeline(broken), new Rng(1), requests, stop, monotonicClock)(req('a'), monotonicClock.now());

@@ -27,7 +27,16 @@ function req(over: Partial<Request>): Request {
 }
 
 function options(over: Partial<PipelineOptions> & Pick<PipelineOptions, 'cache'>): PipelineOptions {
-  return { multiTurn: true, prefillOnly: false, decodeOnly: false, decodeBatchSize: 32, secondsPerToken: 0, sleep: async () => undefined, stopped: () => false, ...over };
+  return {
+    multiTurn: true,
+    prefillOnly: false,
+    decodeOnly: false,
+    decodeBatchSize: 32,
+    secondsPerToken: 0,
+    sleep: async () => undefined,
+    stopped: () => false,
+    ...over,
+  };
 }
 
 test('prefill + decode: one write, a probe and ceil(gen/32) full re-reads', async () => {
@@ -45,7 +54,11 @@ test('a prefill-phase request (≥ 10,000 tokens) does no decode reads; prefill-
   const { cache, rec } = makeCache({ cpuBytes: GiB });
   await processRequest(req({ phase: 'prefill', contextTokens: 10_000 }), options({ cache }), new Rng(1));
   assert.equal(rec.counters.readOperations, 0);
-  await processRequest(req({ cacheKey: 'b', turn: 2, previousTurnKeys: ['u_req_000001'] }), options({ cache, prefillOnly: true, multiTurn: false }), new Rng(1));
+  await processRequest(
+    req({ cacheKey: 'b', turn: 2, previousTurnKeys: ['u_req_000001'] }),
+    options({ cache, prefillOnly: true, multiTurn: false }),
+    new Rng(1),
+  );
   assert.equal(rec.counters.readOperations, 0);
   assert.equal(rec.counters.writeOperations, 2);
 });
@@ -53,7 +66,11 @@ test('a prefill-phase request (≥ 10,000 tokens) does no decode reads; prefill-
 test('multi-turn reload reads every earlier turn and counts hits and misses', async () => {
   const { cache, rec } = makeCache({ cpuBytes: GiB });
   await cache.allocate('c_turn_1', 10);
-  const out = await processRequest(req({ cacheKey: 'c_turn_3', turn: 3, previousTurnKeys: ['c_turn_1', 'c_turn_2'] }), options({ cache }), new Rng(1));
+  const out = await processRequest(
+    req({ cacheKey: 'c_turn_3', turn: 3, previousTurnKeys: ['c_turn_1', 'c_turn_2'] }),
+    options({ cache }),
+    new Rng(1),
+  );
   assert.equal(out.multiTurnHits, 1);
   assert.equal(out.multiTurnMisses, 1);
   assert.equal(rec.counters.multiTurnHits, 1);
@@ -87,14 +104,22 @@ test('RAG chunks of a request are read', async () => {
   await cache.allocate('rag_doc_0000_chunk_0', 10);
   await cache.allocate('rag_doc_0000_chunk_3', 10);
   const chunks = [0, 3].map((i) => ({ key: `rag_doc_0000_chunk_${i}`, docId: 'doc_0000', index: i, tokens: 10 }));
-  await processRequest(req({ phase: 'prefill', contextTokens: 20_000, ragRetrieval: { docId: 'doc_0000', chunks, totalTokens: 20 } }), options({ cache }), new Rng(1));
+  await processRequest(
+    req({ phase: 'prefill', contextTokens: 20_000, ragRetrieval: { docId: 'doc_0000', chunks, totalTokens: 20 } }),
+    options({ cache }),
+    new Rng(1),
+  );
   assert.equal(rec.counters.userCacheHits, 2);
 });
 
 test('generation sleeps gen × seconds-per-token; a stopped run cuts the request short', async () => {
   const { cache } = makeCache({ cpuBytes: GiB });
   const slept: number[] = [];
-  const out = await processRequest(req({ generationTokens: 50 }), options({ cache, secondsPerToken: 0.03, sleep: async (ms) => void slept.push(ms) }), new Rng(1));
+  const out = await processRequest(
+    req({ generationTokens: 50 }),
+    options({ cache, secondsPerToken: 0.03, sleep: async (ms) => void slept.push(ms) }),
+    new Rng(1),
+  );
   assert.deepEqual(slept, [1500]);
   assert.equal(out.generationMs, 1500);
   const { cache: c2, rec: r2 } = makeCache({ cpuBytes: GiB });
@@ -106,6 +131,10 @@ test('generation sleeps gen × seconds-per-token; a stopped run cuts the request
 test('a request whose generation is cut by the stop does not complete', async () => {
   const { cache } = makeCache({ cpuBytes: GiB });
   let stopped = false;
-  const out = await processRequest(req({ generationTokens: 10 }), options({ cache, secondsPerToken: 0.03, sleep: async () => void (stopped = true), stopped: () => stopped }), new Rng(1));
+  const out = await processRequest(
+    req({ generationTokens: 10 }),
+    options({ cache, secondsPerToken: 0.03, sleep: async () => void (stopped = true), stopped: () => stopped }),
+    new Rng(1),
+  );
   assert.equal(out.completed, false);
 });

@@ -8,12 +8,23 @@ import { GiB } from '../../src/util/units.js';
 import { DEFAULT_SETTINGS } from '../../src/settings/config-keys.js';
 import { makeCache, TINY, TINY_BPT } from '../cache/helpers.js';
 
-const OFF = { enableRag: false, ragNumDocs: 0, decodeOnly: false, numUsers: 1, precondition: false, preconditionSizeGb: 0, preconditionThreads: 1 };
+const OFF = {
+  enableRag: false,
+  ragNumDocs: 0,
+  decodeOnly: false,
+  numUsers: 1,
+  precondition: false,
+  preconditionSizeGb: 0,
+  preconditionThreads: 1,
+};
 
 function inputs(cfg: Partial<PrepareInputs['cfg']>, storageBytes = Infinity): { p: PrepareInputs; log: string[] } {
   const { cache, rec } = makeCache({ kind: 'null', storageBytes });
   const c = { ...OFF, ...cfg };
-  const workload = buildWorkloadParts({ model: TINY, disableMultiTurn: false, disablePrefixCaching: false, enableRag: c.enableRag }, DEFAULT_SETTINGS);
+  const workload = buildWorkloadParts(
+    { model: TINY, disableMultiTurn: false, disablePrefixCaching: false, enableRag: c.enableRag },
+    DEFAULT_SETTINGS,
+  );
   const log: string[] = [];
   return { p: { cfg: c, cache, recorder: rec, workload, ragRng: new Rng(3), log: (l) => log.push(l), now: () => 0 }, log };
 }
@@ -32,7 +43,10 @@ test('prepare: RAG documents are written before the measurement and their traffi
 test('prepare: decode-only pre-populates 10 entries per user and every shared prompt', async () => {
   const { p } = inputs({ decodeOnly: true, numUsers: 2 });
   const r = await prepareStorage(p);
-  assert.deepEqual(r.prepopulatedKeys, Array.from({ length: 2 * PREPOP_ENTRIES_PER_USER }, (_, i) => `prepop_${i}`));
+  assert.deepEqual(
+    r.prepopulatedKeys,
+    Array.from({ length: 2 * PREPOP_ENTRIES_PER_USER }, (_, i) => `prepop_${i}`),
+  );
   const prompts = p.workload.prefix?.prompts ?? [];
   assert.ok(prompts.length > 0);
   for (const prompt of prompts) assert.equal(p.cache.locate(prompt.key), 'storage');
@@ -44,7 +58,10 @@ test('prepare: preconditioning writes its target, or is skipped with a warning w
   const entryBytes = PREPARE_ENTRY_TOKENS * TINY_BPT;
   const sized = inputs({ precondition: true, preconditionSizeGb: (2.5 * entryBytes) / GiB });
   assert.deepEqual(await prepareStorage(sized.p), { prepopulatedKeys: [], warnings: [] });
-  assert.deepEqual([...sized.p.cache.entries.lruOrder('storage')].map((e) => e.key), ['precond_0', 'precond_1', 'precond_2']);
+  assert.deepEqual(
+    [...sized.p.cache.entries.lruOrder('storage')].map((e) => e.key),
+    ['precond_0', 'precond_1', 'precond_2'],
+  );
   assert.equal(sized.p.recorder.counters.totalWriteBytes, 0, 'wiped');
 
   const unknown = inputs({ precondition: true });

@@ -25,11 +25,22 @@ test('teardown: absent parts are skipped', async () => {
 
 test('teardown: the first error stops it and is thrown; quiet releases everything; a trace error is ignored', async () => {
   const log: string[] = [];
-  await assert.rejects(tearDown({ payload: part('payload', log), tiers: part('tiers', log, true), copier: part('copier', log) }), /tiers failed/);
+  await assert.rejects(
+    tearDown({ payload: part('payload', log), tiers: part('tiers', log, true), copier: part('copier', log) }),
+    /tiers failed/,
+  );
   assert.deepEqual(log, ['payload', 'tiers']);
 
   const quiet: string[] = [];
-  await tearDown({ payload: part('payload', quiet, true), tiers: part('tiers', quiet, true), copier: part('copier', quiet), trace: part('trace', quiet, true) }, true);
+  await tearDown(
+    {
+      payload: part('payload', quiet, true),
+      tiers: part('tiers', quiet, true),
+      copier: part('copier', quiet),
+      trace: part('trace', quiet, true),
+    },
+    true,
+  );
   assert.deepEqual(quiet, ['payload', 'tiers', 'copier', 'trace']);
 
   const traceOnly: string[] = [];

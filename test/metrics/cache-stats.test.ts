@@ -21,11 +21,31 @@ test('cache_stats carries every reference field, storage fields, per-tier byte t
   await cache.access('zzz');
   const s = buildCacheStats(rec.snapshot(), occupancy(cache), 2, 'latency');
   const required = [
-    'cache_hit_rate', 'cache_hits', 'cache_misses', 'gpu_entries', 'cpu_entries', 'storage_entries',
-    'gpu_memory_used_gb', 'cpu_memory_used_gb', 'offloads_cpu', 'offloads_storage', 'storage_health',
-    'prefill_writes', 'decode_reads', 'system_prompt_hits', 'common_phrase_hits', 'user_cache_hits',
-    'multi_turn_hits', 'total_read_bytes', 'total_write_bytes', 'total_read_gb', 'total_write_gb',
-    'read_write_ratio', 'read_iops', 'write_iops', 'storage_tokens_processed',
+    'cache_hit_rate',
+    'cache_hits',
+    'cache_misses',
+    'gpu_entries',
+    'cpu_entries',
+    'storage_entries',
+    'gpu_memory_used_gb',
+    'cpu_memory_used_gb',
+    'offloads_cpu',
+    'offloads_storage',
+    'storage_health',
+    'prefill_writes',
+    'decode_reads',
+    'system_prompt_hits',
+    'common_phrase_hits',
+    'user_cache_hits',
+    'multi_turn_hits',
+    'total_read_bytes',
+    'total_write_bytes',
+    'total_read_gb',
+    'total_write_gb',
+    'read_write_ratio',
+    'read_iops',
+    'write_iops',
+    'storage_tokens_processed',
   ];
   for (const k of required) assert.ok(k in s, k);
   for (const t of ['gpu', 'cpu', 'storage']) {

@@ -8,7 +8,11 @@ test('percentiles within 0.1 % of the exact values, exact mean', () => {
   for (let i = 1; i <= 10000; i++) h.recordMs(i / 10); // 0.1 … 1000 ms
   assert.equal(h.count, 10000);
   assert.ok(Math.abs(h.meanMs - 500.05) < 1e-6);
-  for (const [p, exact] of [[50, 500], [95, 950], [99, 990]] as const) {
+  for (const [p, exact] of [
+    [50, 500],
+    [95, 950],
+    [99, 990],
+  ] as const) {
     assert.ok(Math.abs(h.percentileMs(p) - exact) / exact < 0.002, `p${p}=${h.percentileMs(p)}`);
   }
   assert.ok(Math.abs(h.maxMs - 1000) / 1000 < 0.002);

@@ -42,7 +42,17 @@ test('storage health from a snapshot: the CPU criterion merges read and write la
 
 test('request metrics snapshot: counts, distributions, QoS block and raw samples as plain copies', () => {
   const m = new RequestMetrics({ batch: { targetP95Ms: 10 } }, true);
-  m.record({ qos: 'batch', e2eMs: 20, queueMs: 1, storageMs: 5, generationMs: 0, prefillMs: 4, generatedTokens: 7, multiTurnHits: 1, multiTurnMisses: 0 });
+  m.record({
+    qos: 'batch',
+    e2eMs: 20,
+    queueMs: 1,
+    storageMs: 5,
+    generationMs: 0,
+    prefillMs: 4,
+    generatedTokens: 7,
+    multiTurnHits: 1,
+    multiTurnMisses: 0,
+  });
   m.recordAborted(0, 2);
   const s = m.snapshot();
   assert.equal(s.requestsCompleted, 1);

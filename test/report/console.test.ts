@@ -40,7 +40,20 @@ test('the run summary prints the saved figures, and QoS compliance under the lat
 test('the replay summary prints its document: counts, bandwidth, latencies, device bytes', () => {
   const cacheStats = buildResultsJson(runResultFixture()).summary.cache_stats;
   const doc: ReplayResultsDocument = {
-    replay: { trace: 't.csv', rows: 12, writes: 5, reads: 10, deletes: 1, write_bytes: 2 * GiB, read_bytes: 3 * GiB, skipped_other_tier_rows: 0, missing_keys: 2, concurrency: 4, paced: false, all_tiers: false },
+    replay: {
+      trace: 't.csv',
+      rows: 12,
+      writes: 5,
+      reads: 10,
+      deletes: 1,
+      write_bytes: 2 * GiB,
+      read_bytes: 3 * GiB,
+      skipped_other_tier_rows: 0,
+      missing_keys: 2,
+      concurrency: 4,
+      paced: false,
+      all_tiers: false,
+    },
     elapsed_time: 10,
     summary: { cache_stats: cacheStats },
     kvcache_bench: {
@@ -74,6 +87,13 @@ test('banner and progress line', () => {
   assert.equal(lines[1], 'kv-cache 9.9.9 — KV cache storage benchmark');
   assert.match(lines[5] ?? '', /^Users: 3 {3}Duration: \d+ s {3}Seed: 9$/);
   assert.match(lines[4] ?? '', /^GPU tier: none /);
-  const p = progressLine({ elapsedSec: 12.4, durationSec: 60, requestsCompleted: 7, tokensPerSec: 99.6, storageReadBytesPerSec: 3 * MiB, storageWriteBytesPerSec: MiB / 2 });
+  const p = progressLine({
+    elapsedSec: 12.4,
+    durationSec: 60,
+    requestsCompleted: 7,
+    tokensPerSec: 99.6,
+    storageReadBytesPerSec: 3 * MiB,
+    storageWriteBytesPerSec: MiB / 2,
+  });
   assert.equal(p, '\r[  12/60s] requests 7  100 tok/s  storage read 3 MiB/s  write 1 MiB/s   ');
 });

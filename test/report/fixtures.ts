@@ -37,12 +37,31 @@ export function runResultFixture(options: { keepRawSamples?: boolean } = {}): Ru
   const recorder = new Recorder();
   const c = recorder.counters;
   Object.assign(c, { cacheHits: 30, cacheMisses: 10, prefillWrites: 5, decodeReads: 10, writeOperations: 5, readOperations: 10 });
-  Object.assign(c, { totalReadBytes: 3 * GiB, totalWriteBytes: 2 * GiB, offloadsStorage: 5, evictions: 2, multiTurnHits: 4, storageTokensProcessed: 1234.5 });
-  Object.assign(recorder.traffic.storage, { writeOps: 5, writeBytes: 2 * GiB, readOps: 10, readBytes: 3 * GiB, demoteInOps: 1, demoteInBytes: GiB, demoteOutOps: 1, demoteOutBytes: GiB });
+  Object.assign(c, {
+    totalReadBytes: 3 * GiB,
+    totalWriteBytes: 2 * GiB,
+    offloadsStorage: 5,
+    evictions: 2,
+    multiTurnHits: 4,
+    storageTokensProcessed: 1234.5,
+  });
+  Object.assign(recorder.traffic.storage, {
+    writeOps: 5,
+    writeBytes: 2 * GiB,
+    readOps: 10,
+    readBytes: 3 * GiB,
+    demoteInOps: 1,
+    demoteInBytes: GiB,
+    demoteOutOps: 1,
+    demoteOutBytes: GiB,
+  });
   for (let i = 0; i < 10; i++) recorder.recordIo('storage', 'read', { totalMs: 1.5, deviceMs: 1.25, hostMs: 0.25 });
   for (let i = 0; i < 5; i++) recorder.recordIo('storage', 'write', { totalMs: 2, deviceMs: 1.5, hostMs: 0.5 });
 
-  const run = new RequestMetrics({ interactive: { targetP95Ms: 1 }, responsive: { targetP95Ms: 2 }, batch: { targetP95Ms: 10 } }, options.keepRawSamples ?? false);
+  const run = new RequestMetrics(
+    { interactive: { targetP95Ms: 1 }, responsive: { targetP95Ms: 2 }, batch: { targetP95Ms: 10 } },
+    options.keepRawSamples ?? false,
+  );
   for (const e2e of [0.5, 1.5]) run.record(sample('interactive', e2e, 500, 100));
   for (const e2e of [1, 1.25]) run.record(sample('responsive', e2e, 500, 100));
   run.recordAborted(0, 1);
@@ -67,8 +86,23 @@ export function runResultFixture(options: { keepRawSamples?: boolean } = {}): Ru
     device: {
       name: 'nvme9n1',
       delta: {
-        name: 'nvme9n1', major: 259, minor: 0, readOps: 40, readMerges: 0, readBytes: 4 * GiB, readMs: 100, writeOps: 30, writeMerges: 0,
-        writeBytes: 3 * GiB, writeMs: 80, inFlight: 0, busyMs: 150, weightedMs: 180, discardOps: 0, discardBytes: 0, flushOps: 5,
+        name: 'nvme9n1',
+        major: 259,
+        minor: 0,
+        readOps: 40,
+        readMerges: 0,
+        readBytes: 4 * GiB,
+        readMs: 100,
+        writeOps: 30,
+        writeMerges: 0,
+        writeBytes: 3 * GiB,
+        writeMs: 80,
+        inFlight: 0,
+        busyMs: 150,
+        weightedMs: 180,
+        discardOps: 0,
+        discardBytes: 0,
+        flushOps: 5,
       },
     },
     storage: { dir: '/mnt/test/cache', ioMode: 'direct', fileSystem: 'ext2/3/4' },

@@ -17,8 +17,16 @@ const roundTrip = (doc: ResultsDocument): unknown => JSON.parse(JSON.stringify(d
 test('top level: the reference layout and per-request totals; raw lists absent by default', () => {
   const doc = buildResultsJson(runResultFixture());
   assert.deepEqual(Object.keys(doc), [
-    'requests_completed', 'total_tokens_generated', 'total_storage_io_latency', 'total_generation_latency', 'throughput_timeline',
-    'multi_turn_cache_hits', 'multi_turn_cache_misses', 'seed', 'summary', 'kvcache_bench',
+    'requests_completed',
+    'total_tokens_generated',
+    'total_storage_io_latency',
+    'total_generation_latency',
+    'throughput_timeline',
+    'multi_turn_cache_hits',
+    'multi_turn_cache_misses',
+    'seed',
+    'summary',
+    'kvcache_bench',
   ]);
   assert.equal(doc.requests_completed, 4);
   assert.equal(doc.total_tokens_generated, 400);
@@ -154,18 +162,45 @@ test('variants: interrupted, no device, prefix caching, autoscaling, ShareGPT so
     device: undefined,
     prefix: { prefixHits: 3, prefixMisses: 1, systemPromptReuse: 2, commonPhraseReuse: 1, bytesSaved: 4096 },
     autoscaling: {
-      events: [{ timestamp: 5, mode: 'capacity', action: 'scale_up', users: 5, saturation_level: 0.5, read_latency_p95_ms: 1, write_latency_p95_ms: 2, throughput_tokens_per_sec: 40, peak_throughput_tokens_per_sec: 40 }],
+      events: [
+        {
+          timestamp: 5,
+          mode: 'capacity',
+          action: 'scale_up',
+          users: 5,
+          saturation_level: 0.5,
+          read_latency_p95_ms: 1,
+          write_latency_p95_ms: 2,
+          throughput_tokens_per_sec: 40,
+          peak_throughput_tokens_per_sec: 40,
+        },
+      ],
       summary: { initial_users: 4, final_users: 5, total_scale_events: 1, peak_user_count: 5, peak_throughput_tokens_per_sec: 40 },
       timeline: [{ timestamp: 5, throughput_tokens_per_sec: 40, users: 5 }],
     },
-    workloadSource: { kind: 'sharegpt', path: '/d.json', tokenizer: 'chars', records: 3, conversationsLoaded: 3, turns: 6, skippedPairs: 0, skippedRecords: 0 },
+    workloadSource: {
+      kind: 'sharegpt',
+      path: '/d.json',
+      tokenizer: 'chars',
+      records: 3,
+      conversationsLoaded: 3,
+      turns: 6,
+      skippedPairs: 0,
+      skippedRecords: 0,
+    },
     machine: { ...base.machine, cacheDir: null },
   };
   const doc = buildResultsJson(variant);
   assert.equal(doc.kvcache_bench.interrupted, true);
   assert.equal(doc.kvcache_bench.device_io, null);
   assert.equal(doc.kvcache_bench.machine.cache_dir, null);
-  assert.deepEqual(doc.summary.prefix_cache_stats, { prefix_hits: 3, prefix_misses: 1, system_prompt_reuse: 2, common_phrase_reuse: 1, bytes_saved: 4096 });
+  assert.deepEqual(doc.summary.prefix_cache_stats, {
+    prefix_hits: 3,
+    prefix_misses: 1,
+    system_prompt_reuse: 2,
+    common_phrase_reuse: 1,
+    bytes_saved: 4096,
+  });
   assert.equal(doc.summary.autoscaling_summary?.peak_user_count, 5);
   assert.equal(doc.throughput_timeline.length, 1);
   assertValidResults(roundTrip(doc));
@@ -175,7 +210,10 @@ test('the generated JSON Schema accepts a built document, as the zod schema does
   const doc = roundTrip(buildResultsJson(runResultFixture()));
   assertValidResults(doc);
   assert.equal(ResultsSchema.safeParse(doc).success, true);
-  const schema = resultsJsonSchema('run') as { $schema: string; properties: { kvcache_bench: { properties: { schema_version: { const: string } } } } };
+  const schema = resultsJsonSchema('run') as {
+    $schema: string;
+    properties: { kvcache_bench: { properties: { schema_version: { const: string } } } };
+  };
   assert.equal(schema.$schema, 'https://json-schema.org/draft/2020-12/schema');
   assert.equal(schema.properties.kvcache_bench.properties.schema_version.const, SCHEMA_VERSION);
 });
@@ -184,20 +222,32 @@ test('the generated JSON Schema rejects a renamed field, a wrong type and a stra
   type Doc = ResultsDocument & Record<string, unknown>;
   const fresh = (): Doc => roundTrip(buildResultsJson(runResultFixture())) as Doc;
   const mutations: ReadonlyArray<readonly [string, (d: Doc) => void, RegExp]> = [
-    ['a required field renamed', (d) => {
-      const s = d.summary as Record<string, unknown>;
-      s.storage_throughput_tok_per_sec = s.storage_throughput_tokens_per_sec;
-      delete s.storage_throughput_tokens_per_sec;
-    }, /storage_throughput_tokens_per_sec/],
-    ['an optional percentile renamed', (d) => {
-      const cs = d.summary.cache_stats as Record<string, unknown>;
-      cs.storage_read_p95 = cs.storage_read_p95_ms;
-      delete cs.storage_read_p95_ms;
-    }, /storage_read_p95/],
+    [
+      'a required field renamed',
+      (d) => {
+        const s = d.summary as Record<string, unknown>;
+        s.storage_throughput_tok_per_sec = s.storage_throughput_tokens_per_sec;
+        delete s.storage_throughput_tokens_per_sec;
+      },
+      /storage_throughput_tokens_per_sec/,
+    ],
+    [
+      'an optional percentile renamed',
+      (d) => {
+        const cs = d.summary.cache_stats as Record<string, unknown>;
+        cs.storage_read_p95 = cs.storage_read_p95_ms;
+        delete cs.storage_read_p95_ms;
+      },
+      /storage_read_p95/,
+    ],
     ['a count as a string', (d) => void ((d as Record<string, unknown>).requests_completed = '4'), /requests_completed must be integer/],
     ['another schema version', (d) => void ((d.kvcache_bench as Record<string, unknown>).schema_version = '0.0.1'), /schema_version/],
     ['an unknown stop reason', (d) => void ((d.kvcache_bench as Record<string, unknown>).stop_reason = 'done'), /stop_reason/],
-    ['a ShareGPT source without its counts', (d) => void ((d.kvcache_bench as Record<string, unknown>).workload_source = { kind: 'sharegpt', path: 'x' }), /workload_source/],
+    [
+      'a ShareGPT source without its counts',
+      (d) => void ((d.kvcache_bench as Record<string, unknown>).workload_source = { kind: 'sharegpt', path: 'x' }),
+      /workload_source/,
+    ],
   ];
   for (const [what, mutate, where] of mutations) {
     const doc = fresh();

@@ -34,7 +34,14 @@ function config(...extra: string[]): RunConfig {
   return parseRunArgs(['--model', 'llama3.1-8b', ...extra], new Date()).config;
 }
 
-const latency = (base: number): LatencyBlock => ({ mean: base, p50: base * 0.9, p95: base * 2, p99: base * 3, p999: base * 4, p9999: base * 5 });
+const latency = (base: number): LatencyBlock => ({
+  mean: base,
+  p50: base * 0.9,
+  p95: base * 2,
+  p99: base * 3,
+  p999: base * 4,
+  p9999: base * 5,
+});
 
 /** A results document as `buildResultsJson` makes it, with figures set here. No storage write latencies, no device. */
 function fakeResults(): ResultsDocument {
@@ -97,7 +104,14 @@ function fakeResults(): ResultsDocument {
       version: '0.1.0',
       stop_reason: 'duration',
       measured_window_sec: 10.5,
-      storage_bytes: { read_bytes: 2684354560, written_bytes: 1342177280, read_bytes_per_sec: 255652815.2, write_bytes_per_sec: 127826407.6, read_gib_per_sec: 0.238, write_gib_per_sec: 0.119 },
+      storage_bytes: {
+        read_bytes: 2684354560,
+        written_bytes: 1342177280,
+        read_bytes_per_sec: 255652815.2,
+        write_bytes_per_sec: 127826407.6,
+        read_gib_per_sec: 0.238,
+        write_gib_per_sec: 0.119,
+      },
       device_io: null,
     },
   };
@@ -144,10 +158,33 @@ function parseCsv(text: string): string[][] {
 }
 
 const RUN_PARAMETER_HEADERS = [
-  'Timestamp', 'Model', 'Num Users', 'Duration (s)', 'GPU Memory per Card (GiB)', 'Num GPUs', 'Tensor Parallel',
-  'Total GPU Memory (GiB)', 'CPU Memory (GiB)', 'Generation Mode', 'Performance Profile', 'Multi-turn', 'Prefix Caching',
-  'RAG Enabled', 'Autoscaling', 'Seed', 'Max Concurrent Allocs', 'Request Rate', 'Max Requests', 'Dataset Path', 'Cache Dir',
-  'Storage Capacity (GiB)', 'Precondition', 'Precondition Size (GiB)', 'Precondition Threads', 'Trace Speedup', 'Replay Cycles',
+  'Timestamp',
+  'Model',
+  'Num Users',
+  'Duration (s)',
+  'GPU Memory per Card (GiB)',
+  'Num GPUs',
+  'Tensor Parallel',
+  'Total GPU Memory (GiB)',
+  'CPU Memory (GiB)',
+  'Generation Mode',
+  'Performance Profile',
+  'Multi-turn',
+  'Prefix Caching',
+  'RAG Enabled',
+  'Autoscaling',
+  'Seed',
+  'Max Concurrent Allocs',
+  'Request Rate',
+  'Max Requests',
+  'Dataset Path',
+  'Cache Dir',
+  'Storage Capacity (GiB)',
+  'Precondition',
+  'Precondition Size (GiB)',
+  'Precondition Threads',
+  'Trace Speedup',
+  'Replay Cycles',
 ];
 
 test('a .csv path gets a one-row table with Model and the two throughput columns from the summary', async () => {
@@ -183,7 +220,10 @@ test('an .xlsx path gets the four sheets, read back with numbers as numbers', as
     assert.deepEqual(await readdir(dir), ['summary.xlsx'], 'no temp file left');
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(path);
-    assert.deepEqual(wb.worksheets.map((w) => w.name), ['Summary', 'Run Parameters', 'Performance Metrics', 'QoS Metrics']);
+    assert.deepEqual(
+      wb.worksheets.map((w) => w.name),
+      ['Summary', 'Run Parameters', 'Performance Metrics', 'QoS Metrics'],
+    );
 
     const sheet = (name: string): Worksheet => {
       const ws = wb.getWorksheet(name);
@@ -216,7 +256,14 @@ test('an .xlsx path gets the four sheets, read back with numbers as numbers', as
     assert.deepEqual(rowCells(metrics, 5), ['Avg Throughput (tok/s)', summaryOf(results).avg_throughput_tokens_per_sec]);
 
     const qos = sheet('QoS Metrics');
-    assert.deepEqual(rowCells(qos, 1), ['QoS Level', 'Total Requests', 'Latency P95 (ms)', 'Latency P99 (ms)', 'SLA Met', 'SLA Compliance']);
+    assert.deepEqual(rowCells(qos, 1), [
+      'QoS Level',
+      'Total Requests',
+      'Latency P95 (ms)',
+      'Latency P99 (ms)',
+      'SLA Met',
+      'SLA Compliance',
+    ]);
     assert.equal(qos.rowCount, 3, 'header + the two classes that saw requests');
     assert.deepEqual(rowCells(qos, 2), ['interactive', 30, 150, 190, false, 0.5]);
     assert.deepEqual(rowCells(qos, 3), ['responsive', 90, 90, 99, true, 0.99]);
@@ -227,7 +274,10 @@ test('run-parameter columns: the reference names and order, its N/A and temp pla
   const when = new Date(2026, 0, 2, 3, 4, 5);
   const machine = machineJson(FIXTURE_MACHINE);
   const cols = runParameterColumns(config('--num-gpus', '2', '--gpu-mem-gb', '24', '--tensor-parallel', '2'), machine, when);
-  assert.deepEqual(cols.map((c) => c.header), RUN_PARAMETER_HEADERS);
+  assert.deepEqual(
+    cols.map((c) => c.header),
+    RUN_PARAMETER_HEADERS,
+  );
   assert.equal(valueOf(cols, 'Timestamp'), '2026-01-02 03:04:05');
   assert.equal(formatTimestamp(when), '2026-01-02 03:04:05');
   assert.equal(valueOf(cols, 'Model'), 'llama3.1-8b');
@@ -245,9 +295,22 @@ test('metric columns: the reference names and order, 30 storage-tier columns, th
   assertValidResults(JSON.parse(JSON.stringify(results)));
   const cols = metricColumns(results);
   const headers = cols.map((c) => c.header);
-  assert.deepEqual(headers.slice(0, 6), ['Total Requests', 'Total Tokens', 'Elapsed Time (s)', 'Avg Throughput (tok/s)', 'Storage Throughput (tok/s)', 'Requests/sec']);
-  assert.deepEqual(headers.slice(6, 12), ['Mean', 'P50', 'P95', 'P99', 'P99.9', 'P99.99'].map((s) => `E2E Latency ${s} (ms)`));
-  assert.deepEqual(headers.slice(18, 22), ['Mean', 'P50', 'P95', 'P99'].map((s) => `Gen Latency ${s} (ms)`));
+  assert.deepEqual(headers.slice(0, 6), [
+    'Total Requests',
+    'Total Tokens',
+    'Elapsed Time (s)',
+    'Avg Throughput (tok/s)',
+    'Storage Throughput (tok/s)',
+    'Requests/sec',
+  ]);
+  assert.deepEqual(
+    headers.slice(6, 12),
+    ['Mean', 'P50', 'P95', 'P99', 'P99.9', 'P99.99'].map((s) => `E2E Latency ${s} (ms)`),
+  );
+  assert.deepEqual(
+    headers.slice(18, 22),
+    ['Mean', 'P50', 'P95', 'P99'].map((s) => `Gen Latency ${s} (ms)`),
+  );
   const tier = headers.filter((h) => h.startsWith('Storage Tier '));
   assert.equal(tier.length, 30);
   assert.deepEqual(tier.slice(0, 2), ['Storage Tier Read Total P50 (ms)', 'Storage Tier Read Total P95 (ms)']);
@@ -255,11 +318,23 @@ test('metric columns: the reference names and order, 30 storage-tier columns, th
   assert.equal(tier[10], 'Storage Tier Read Device P50 (ms)');
   assert.equal(tier[29], 'Storage Tier Write Host P99.99 (ms)');
   const afterTier = headers.indexOf('Storage Tier Write Host P99.99 (ms)') + 1;
-  assert.deepEqual(headers.slice(afterTier, afterTier + 4), ['Cache Hit Rate', 'Read/Write Ratio', 'Total Read (GiB)', 'Total Write (GiB)']);
+  assert.deepEqual(headers.slice(afterTier, afterTier + 4), [
+    'Cache Hit Rate',
+    'Read/Write Ratio',
+    'Total Read (GiB)',
+    'Total Write (GiB)',
+  ]);
   assert.ok(headers.indexOf('Multi-turn Hit Rate') < headers.indexOf('Measured Window (s)'), 'our columns come after the reference ones');
   assert.deepEqual(headers.slice(-9), [
-    'Measured Window (s)', 'Storage Read (bytes)', 'Storage Written (bytes)', 'Storage Read (bytes/s)', 'Storage Write (bytes/s)',
-    'Device Read (bytes)', 'Device Written (bytes)', 'Stop Reason', 'Tool Version',
+    'Measured Window (s)',
+    'Storage Read (bytes)',
+    'Storage Written (bytes)',
+    'Storage Read (bytes/s)',
+    'Storage Write (bytes/s)',
+    'Device Read (bytes)',
+    'Device Written (bytes)',
+    'Stop Reason',
+    'Tool Version',
   ]);
   assert.equal(new Set(headers).size, headers.length, 'no duplicate column');
   assert.equal(valueOf(cols, 'E2E Latency P99.9 (ms)'), 400);
@@ -297,7 +372,14 @@ test('the throughput profile writes N/A into the QoS sheet of the workbook', asy
     await writeSpreadsheet(path, fakeResults(), config('--performance-profile', 'throughput'));
     const wb = new ExcelJS.Workbook();
     await wb.xlsx.readFile(path);
-    assert.deepEqual(rowCells(wb.getWorksheet('QoS Metrics'), 2), ['interactive', 30, 150, 190, 'N/A (throughput mode)', 'N/A (throughput mode)']);
+    assert.deepEqual(rowCells(wb.getWorksheet('QoS Metrics'), 2), [
+      'interactive',
+      30,
+      150,
+      190,
+      'N/A (throughput mode)',
+      'N/A (throughput mode)',
+    ]);
   });
 });
 
@@ -315,7 +397,10 @@ test('CSV quoting: commas, quotes, line breaks and edge spaces are quoted; boole
     { header: 'Note', value: 'x\ny' },
     { header: 'N', value: 3 },
   ];
-  assert.deepEqual(parseCsv(summaryCsv(cols)), [['Cache Dir', 'Note', 'N'], ['/mnt/a,b/"c"', 'x\ny', '3']]);
+  assert.deepEqual(parseCsv(summaryCsv(cols)), [
+    ['Cache Dir', 'Note', 'N'],
+    ['/mnt/a,b/"c"', 'x\ny', '3'],
+  ]);
   await withTempDir(async (dir) => {
     const cacheDir = join(dir, 'odd, "name"');
     const path = join(dir, 's.csv');
@@ -350,8 +435,34 @@ test('kv-cache: an unwritable --xlsx-output is rejected at startup; a run writes
     assert.doesNotMatch(bad.stderr, /not implemented/);
 
     const sheet = join(dir, 'sub', 's.xlsx');
-    const args = ['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--num-users', '2', '--duration', '1', '--max-requests', '4'];
-    const r = await runCli([...args, '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--cache-dir', join(dir, 'cache'), '--seed', '1', '--output', out, '--xlsx-output', sheet]);
+    const args = [
+      '--model',
+      'tiny-1b',
+      '--generation-mode',
+      'none',
+      '--no-progress',
+      '--num-users',
+      '2',
+      '--duration',
+      '1',
+      '--max-requests',
+      '4',
+    ];
+    const r = await runCli([
+      ...args,
+      '--gpu-mem-gb',
+      '0',
+      '--cpu-mem-gb',
+      '0',
+      '--cache-dir',
+      join(dir, 'cache'),
+      '--seed',
+      '1',
+      '--output',
+      out,
+      '--xlsx-output',
+      sheet,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`Spreadsheet saved to ${sheet.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
     const wb = new ExcelJS.Workbook();

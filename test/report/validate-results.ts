@@ -10,7 +10,10 @@ import type { ReplayResultsDocument, ResultsDocument, SchemaName } from '../../s
 function compile(which: SchemaName): ValidateFunction {
   const ajv = new Ajv2020({ allErrors: true, strict: true });
   // Ajv checks formats only through a plug-in; this one check is all the schema needs.
-  ajv.addFormat('date-time', (s: string) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(s) && !Number.isNaN(Date.parse(s)));
+  ajv.addFormat(
+    'date-time',
+    (s: string) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(s) && !Number.isNaN(Date.parse(s)),
+  );
   return ajv.compile(resultsJsonSchema(which));
 }
 

@@ -12,7 +12,8 @@ test('QoS targets — interactive p95 50 ms, tails strictly increasing, all four
   assert.equal(DEFAULT_QOS_PROFILES.interactive.targetLatencyP95Ms, 50);
   for (const level of QOS_LEVELS) {
     const p = DEFAULT_QOS_PROFILES[level];
-    for (const v of [p.targetLatencyP95Ms, p.targetLatencyP99Ms, p.targetLatencyP999Ms, p.targetLatencyP9999Ms]) assert.ok(Number.isFinite(v) && v > 0);
+    for (const v of [p.targetLatencyP95Ms, p.targetLatencyP99Ms, p.targetLatencyP999Ms, p.targetLatencyP9999Ms])
+      assert.ok(Number.isFinite(v) && v > 0);
     assert.ok(p.targetLatencyP99Ms > p.targetLatencyP95Ms);
     assert.ok(p.targetLatencyP999Ms > p.targetLatencyP99Ms);
     assert.ok(p.targetLatencyP9999Ms > p.targetLatencyP999Ms);

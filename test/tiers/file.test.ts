@@ -34,7 +34,6 @@ function plainSource(bytes: Uint8Array, chunk = MiB + 7): ChunkSource {
   };
 }
 
-
 /** Byte equality without dumping megabytes into the failure message. */
 function assertBytes(actual: Uint8Array, expected: Uint8Array, what = ''): void {
   assert.equal(actual.length, expected.length, `length ${what}`);
@@ -144,7 +143,10 @@ describe('file tier, direct write paths and safety', () => {
       lengths.push(c.length);
     });
     assert.ok(lengths.every((n) => n <= 64 * 1024));
-    assert.equal(lengths.reduce((a, b) => a + b, 0), size);
+    assert.equal(
+      lengths.reduce((a, b) => a + b, 0),
+      size,
+    );
     assertBytes(await readAll(backend, 'staged'), data);
     await backend.close();
   });
@@ -230,7 +232,12 @@ test('stopInFlight: a write in flight stops and stores nothing (its file goes at
   const fb = await FB.create({ dir, chunkBytes: 1024 * 1024, stagingSlots: 2 });
   try {
     const size = 16 * 1024 * 1024;
-    await fb.write('whole', { size, chunks: async function* () { for (let i = 0; i < 16; i++) yield new Uint8Array(1024 * 1024); } });
+    await fb.write('whole', {
+      size,
+      chunks: async function* () {
+        for (let i = 0; i < 16; i++) yield new Uint8Array(1024 * 1024);
+      },
+    });
     let handed = 0;
     const slow = {
       size,
@@ -246,7 +253,15 @@ test('stopInFlight: a write in flight stops and stores nothing (its file goes at
     assert.ok(handed < 16);
     assert.equal(fb.sizeOf('cut'), undefined);
     // After the stop nothing new starts: the same key again is aborted, not mistaken for a foreign file.
-    await assert.rejects(fb.write('cut', { size: 4096, chunks: async function* () { yield new Uint8Array(4096); } }), (e: unknown) => e instanceof IoAbortedError && e.bytes === 0);
+    await assert.rejects(
+      fb.write('cut', {
+        size: 4096,
+        chunks: async function* () {
+          yield new Uint8Array(4096);
+        },
+      }),
+      (e: unknown) => e instanceof IoAbortedError && e.bytes === 0,
+    );
     const r = await fb.read('whole');
     assert.ok(r.bytes < size, `read ${r.bytes} of ${size} after the stop`);
     // Unlinking is teardown, not part of the run: the cut file stays until close.

@@ -76,7 +76,8 @@ test('off-thread pages are aligned shared memory: a demotion to the file tier ne
     await m.write('demoted', sourceOf(data, 4 * MiB, true));
     await m.read('demoted', (page) => {
       assert.ok(page.buffer instanceof SharedArrayBuffer);
-      if (file.effectiveIoMode === 'direct') assert.notEqual(directSlabs.directView(page, page.length), undefined, 'page accepted by O_DIRECT as is');
+      if (file.effectiveIoMode === 'direct')
+        assert.notEqual(directSlabs.directView(page, page.length), undefined, 'page accepted by O_DIRECT as is');
     });
     await copyEntry(m, file, 'demoted', data.length);
     if (file.effectiveIoMode === 'direct') assert.equal(file.counters.stagedBytes, 0, 'no bounce copy');

@@ -18,8 +18,14 @@ describe('trace row format', () => {
   test('a row has 6 decimals and Tier-N names', () => {
     const e: TraceEvent = { op: 'Write', tier: 'storage', key: 'user_3_req_0042', size: 131072, phase: 'Prefill' };
     assert.equal(formatRow(e, 1732233600.5), '1732233600.500000,Write,131072,Tier-2,user_3_req_0042,Prefill');
-    assert.equal(formatRow({ ...e, tier: 'gpu', op: 'Read', phase: 'Decode' }, 1732233600.1234567), '1732233600.123457,Read,131072,Tier-0,user_3_req_0042,Decode');
-    assert.equal(formatRow({ ...e, tier: 'cpu', op: 'Delete', phase: 'Evict', size: 0 }, 1), '1.000000,Delete,0,Tier-1,user_3_req_0042,Evict');
+    assert.equal(
+      formatRow({ ...e, tier: 'gpu', op: 'Read', phase: 'Decode' }, 1732233600.1234567),
+      '1732233600.123457,Read,131072,Tier-0,user_3_req_0042,Decode',
+    );
+    assert.equal(
+      formatRow({ ...e, tier: 'cpu', op: 'Delete', phase: 'Evict', size: 0 }, 1),
+      '1.000000,Delete,0,Tier-1,user_3_req_0042,Evict',
+    );
   });
 
   test('timestamps are exactly toFixed(6) (same second in a row, carries, huge values, seeded sweep)', () => {

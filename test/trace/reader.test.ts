@@ -14,14 +14,15 @@ import { TraceWriter } from '../../src/trace/writer.js';
 import { collect, sampleEvents, steppingClock, withTempDir, zstdCompress } from './helpers.js';
 
 /** What the reference's csv.writer produces: CRLF line ends, Read/Write only. */
-const REFERENCE = [
-  'Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase',
-  '1732233600.000123,Write,2621440,Tier-0,user_17_req_0042,Prefill',
-  '1732233600.004567,Read,2621440,Tier-0,user_17_req_0042,Decode',
-  '1732233600.010000,Read,1310720,Tier-0,user_3_req_0001,Evict',
-  '1732233600.010001,Write,1310720,Tier-1,user_3_req_0001,Evict',
-  '1732233601.500000,Write,65536,Tier-2,rag_doc_7_chunk_0,Prefill',
-].join('\r\n') + '\r\n';
+const REFERENCE =
+  [
+    'Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase',
+    '1732233600.000123,Write,2621440,Tier-0,user_17_req_0042,Prefill',
+    '1732233600.004567,Read,2621440,Tier-0,user_17_req_0042,Decode',
+    '1732233600.010000,Read,1310720,Tier-0,user_3_req_0001,Evict',
+    '1732233600.010001,Write,1310720,Tier-1,user_3_req_0001,Evict',
+    '1732233601.500000,Write,65536,Tier-2,rag_doc_7_chunk_0,Prefill',
+  ].join('\r\n') + '\r\n';
 
 const EXPECTED = [
   { timestamp: 1732233600.000123, op: 'Write', size: 2621440, tier: 'gpu', key: 'user_17_req_0042', phase: 'Prefill' },
@@ -101,7 +102,14 @@ describe('readTrace', () => {
   test('line numbers count line breaks inside quoted keys; blank lines are skipped', () =>
     withTempDir(async (dir) => {
       const path = join(dir, 'q.csv');
-      const text = ['Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase', '1.0,Read,1,Tier-0,"a', 'b",Decode', '', '2.0,Read,x,Tier-0,k,Decode', ''].join('\n');
+      const text = [
+        'Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase',
+        '1.0,Read,1,Tier-0,"a',
+        'b",Decode',
+        '',
+        '2.0,Read,x,Tier-0,k,Decode',
+        '',
+      ].join('\n');
       await writeFile(path, text);
       await assert.rejects(collect(path), expectFormatError(path, 5, /bad Object_Size_Bytes/));
     }));

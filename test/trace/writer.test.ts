@@ -175,7 +175,10 @@ describe('TraceWriter', () => {
   test('a missing zstd binary fails at open and says how to install it', () =>
     withTempDir(async (dir) => {
       const path = join(dir, 't.csv.zst');
-      await assert.rejects(TraceWriter.open(path, { zstdCommand: join(dir, 'no-such-zstd') }), /cannot create: cannot run .*ENOENT.*apt-get install zstd/);
+      await assert.rejects(
+        TraceWriter.open(path, { zstdCommand: join(dir, 'no-such-zstd') }),
+        /cannot create: cannot run .*ENOENT.*apt-get install zstd/,
+      );
     }));
 
   for (const name of ['full.csv', 'full.csv.zst']) {

@@ -46,7 +46,10 @@ test('semaphore: at most `permits` jobs run; waiters start in arrival order as p
 
 test('semaphore: a failing job releases its permit; zero permits is refused', async () => {
   const s = new Semaphore(1);
-  await assert.rejects(s.run(async () => Promise.reject(new Error('boom'))), /boom/);
+  await assert.rejects(
+    s.run(async () => Promise.reject(new Error('boom'))),
+    /boom/,
+  );
   assert.equal(s.tryAcquire(), true);
   assert.throws(() => new Semaphore(0), RangeError);
 });
@@ -54,7 +57,11 @@ test('semaphore: a failing job releases its permit; zero permits is refused', as
 test('keyed mutex serialises one key, not others, and forgets a key once free', async () => {
   const m = new KeyedMutex();
   const log: string[] = [];
-  const gates = new Map([['a1', gate()], ['a2', gate()], ['b1', gate()]]);
+  const gates = new Map([
+    ['a1', gate()],
+    ['a2', gate()],
+    ['b1', gate()],
+  ]);
   const job = (key: string, tag: string): Promise<void> =>
     m.with(key, async () => {
       log.push(`${tag}+`);

@@ -82,7 +82,8 @@ export class ManualTime implements Clock {
   /** The earliest timer due by `end` (ties in the order they were set). */
   private due(end: number): Timer | undefined {
     let best: Timer | undefined;
-    for (const x of this.timers) if (x.at <= end && (best === undefined || x.at < best.at || (x.at === best.at && x.seq < best.seq))) best = x;
+    for (const x of this.timers)
+      if (x.at <= end && (best === undefined || x.at < best.at || (x.at === best.at && x.seq < best.seq))) best = x;
     return best;
   }
 }

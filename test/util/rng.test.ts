@@ -7,9 +7,15 @@ test('same seed and stream give the same sequence; forks are independent', () =>
   const a = new Rng(7);
   const b = new Rng(7);
   const xs = Array.from({ length: 50 }, () => a.nextU32());
-  assert.deepEqual(Array.from({ length: 50 }, () => b.nextU32()), xs);
+  assert.deepEqual(
+    Array.from({ length: 50 }, () => b.nextU32()),
+    xs,
+  );
   const c = new Rng(8);
-  assert.notDeepEqual(Array.from({ length: 50 }, () => c.nextU32()), xs);
+  assert.notDeepEqual(
+    Array.from({ length: 50 }, () => c.nextU32()),
+    xs,
+  );
   const f1 = new Rng(7).fork('user_1');
   const f2 = new Rng(7).fork('user_2');
   assert.notEqual(f1.nextU32(), f2.nextU32());

@@ -8,7 +8,14 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import {
-  burstTimeline, createBurstReadStats, globToRegExp, monotonicTimestamps, readBurstRows, resolveBurstFiles, splitCsvLine, TraceError,
+  burstTimeline,
+  createBurstReadStats,
+  globToRegExp,
+  monotonicTimestamps,
+  readBurstRows,
+  resolveBurstFiles,
+  splitCsvLine,
+  TraceError,
 } from '../../src/workload/burstgpt.js';
 import { withTempDir } from '../util/temp-dir.js';
 import type { BurstReadStats, BurstRow, BurstTimelineItem } from '../../src/workload/burstgpt.js';
@@ -20,8 +27,18 @@ function csv(rows: readonly (readonly [number, number, number, number])[], heade
 }
 
 /** The reference's BurstGPT test fixture: 5 rows at 0–40 s, then 3 rows at 50–70 s; totals sum to 2700. */
-const FILE_1_ROWS = [[0, 100, 20, 120], [10, 200, 40, 240], [20, 300, 60, 360], [30, 400, 80, 480], [40, 500, 100, 600]] as const;
-const FILE_2_ROWS = [[50, 160, 40, 200], [60, 240, 60, 300], [70, 320, 80, 400]] as const;
+const FILE_1_ROWS = [
+  [0, 100, 20, 120],
+  [10, 200, 40, 240],
+  [20, 300, 60, 360],
+  [30, 400, 80, 480],
+  [40, 500, 100, 600],
+] as const;
+const FILE_2_ROWS = [
+  [50, 160, 40, 200],
+  [60, 240, 60, 300],
+  [70, 320, 80, 400],
+] as const;
 
 const withDir = (fn: (dir: string) => Promise<void>): Promise<void> => withTempDir(fn, 'kv-burst-');
 
@@ -102,11 +119,14 @@ test('burstgpt: streams 8 rows; first (0, 100, 20, 120); time increases across f
     assert.deepEqual(tuple(rows[0] as BurstRow), [0.0, 100, 20, 120]);
     assert.deepEqual(rows.map(tuple), [...FILE_1_ROWS, ...FILE_2_ROWS]);
     for (let i = 1; i < rows.length; i++) assert.ok((rows[i] as BurstRow).timestampS > (rows[i - 1] as BurstRow).timestampS);
-    assert.equal(rows.reduce((s, r) => s + r.totalTokens, 0), 2700);
-    assert.deepEqual(rows.map((r) => [r.file, r.line]), [
-      ...[2, 3, 4, 5, 6].map((l) => [files[0], l]),
-      ...[2, 3, 4].map((l) => [files[1], l]),
-    ]);
+    assert.equal(
+      rows.reduce((s, r) => s + r.totalTokens, 0),
+      2700,
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.file, r.line]),
+      [...[2, 3, 4, 5, 6].map((l) => [files[0], l]), ...[2, 3, 4].map((l) => [files[1], l])],
+    );
     assert.deepEqual(stats, { rows: 8, skipped: 0, skippedExamples: [] });
   });
 });
@@ -114,29 +134,49 @@ test('burstgpt: streams 8 rows; first (0, 100, 20, 120); time increases across f
 test('burstgpt: malformed rows are skipped and counted with file, line and reason; failures kept', async () => {
   await withDir(async (dir) => {
     const file = join(dir, 'bad.csv');
-    await writeFile(file, [
-      HEADER,
-      '1,ChatGPT,100,20,120,Conversation log', // 2 ok
-      '2,ChatGPT,abc,20,120,Conversation log', // 3 text in a number column
-      '3,ChatGPT,100,20', // 4 missing fields
-      '4,ChatGPT,100,-5,95,Conversation log', // 5 negative
-      '', // 6 blank: ignored, not counted
-      '5,GPT-4,300,0,300,API log', // 7 failed request (0 response tokens): kept
-      'x,ChatGPT,100,20,120,Conversation log', // 8 bad timestamp
-      '6,"Chat""GPT, v2",100,20,120,Conversation log', // 9 quoted field with comma and quote: ok
-      '7,"ChatGPT,100,20,120,Conversation log', // 10 unterminated quote
-      '8,ChatGPT,100.5,20,120,Conversation log', // 11 fractional tokens
-      '9,ChatGPT,0x10,20,120,Conversation log', // 12 hex is not a decimal number
-      '10,ChatGPT,7,3,,Conversation log', // 13 empty total → sum
-    ].join('\n'));
+    await writeFile(
+      file,
+      [
+        HEADER,
+        '1,ChatGPT,100,20,120,Conversation log', // 2 ok
+        '2,ChatGPT,abc,20,120,Conversation log', // 3 text in a number column
+        '3,ChatGPT,100,20', // 4 missing fields
+        '4,ChatGPT,100,-5,95,Conversation log', // 5 negative
+        '', // 6 blank: ignored, not counted
+        '5,GPT-4,300,0,300,API log', // 7 failed request (0 response tokens): kept
+        'x,ChatGPT,100,20,120,Conversation log', // 8 bad timestamp
+        '6,"Chat""GPT, v2",100,20,120,Conversation log', // 9 quoted field with comma and quote: ok
+        '7,"ChatGPT,100,20,120,Conversation log', // 10 unterminated quote
+        '8,ChatGPT,100.5,20,120,Conversation log', // 11 fractional tokens
+        '9,ChatGPT,0x10,20,120,Conversation log', // 12 hex is not a decimal number
+        '10,ChatGPT,7,3,,Conversation log', // 13 empty total → sum
+      ].join('\n'),
+    );
     const stats = createBurstReadStats();
     const rows = await collect(readBurstRows([file], stats));
-    assert.deepEqual(rows.map((r) => r.line), [2, 7, 9, 13]);
-    assert.deepEqual(rows.map(tuple), [[1, 100, 20, 120], [5, 300, 0, 300], [6, 100, 20, 120], [10, 7, 3, 10]]);
+    assert.deepEqual(
+      rows.map((r) => r.line),
+      [2, 7, 9, 13],
+    );
+    assert.deepEqual(rows.map(tuple), [
+      [1, 100, 20, 120],
+      [5, 300, 0, 300],
+      [6, 100, 20, 120],
+      [10, 7, 3, 10],
+    ]);
     assert.equal(stats.rows, 4);
     assert.equal(stats.skipped, 7);
     assert.equal(stats.skippedExamples.length, 5);
-    assert.deepEqual(stats.skippedExamples.map((e) => [e.file, e.line]), [[file, 3], [file, 4], [file, 5], [file, 8], [file, 10]]);
+    assert.deepEqual(
+      stats.skippedExamples.map((e) => [e.file, e.line]),
+      [
+        [file, 3],
+        [file, 4],
+        [file, 5],
+        [file, 8],
+        [file, 10],
+      ],
+    );
     const reasons = stats.skippedExamples.map((e) => e.reason);
     assert.match(reasons[0] ?? '', /Request tokens: "abc" is not a number/);
     assert.match(reasons[1] ?? '', /expected 6 fields, found 4/);
@@ -150,10 +190,16 @@ test('burstgpt: optional columns default; header tolerant of BOM, spaces, quotes
   await withDir(async (dir) => {
     const noTotal = join(dir, 'a.csv');
     await writeFile(noTotal, 'Timestamp,Request tokens,Response tokens\n1.5,10,5\n,7,0\n');
-    assert.deepEqual((await collect(readBurstRows([noTotal]))).map(tuple), [[1.5, 10, 5, 15], [0, 7, 0, 7]]);
+    assert.deepEqual((await collect(readBurstRows([noTotal]))).map(tuple), [
+      [1.5, 10, 5, 15],
+      [0, 7, 0, 7],
+    ]);
     const noTimestamp = join(dir, 'b.csv');
     await writeFile(noTimestamp, '\uFEFF"Response tokens" , Model,  Request tokens\r\n5,ChatGPT,10\r\n6,ChatGPT,11');
-    assert.deepEqual((await collect(readBurstRows([noTimestamp]))).map(tuple), [[0, 10, 5, 15], [0, 11, 6, 17]]);
+    assert.deepEqual((await collect(readBurstRows([noTimestamp]))).map(tuple), [
+      [0, 10, 5, 15],
+      [0, 11, 6, 17],
+    ]);
   });
 });
 
@@ -181,17 +227,44 @@ test('burstgpt: monotonicTimestamps shifts a file whose clock restarts; continuo
   await withDir(async (dir) => {
     const a = join(dir, 'a.csv');
     const b = join(dir, 'b.csv');
-    await writeFile(a, csv([[100, 1, 1, 2], [110, 1, 1, 2], [130, 1, 1, 2]]));
-    await writeFile(b, csv([[0, 1, 1, 2], [5, 1, 1, 2], [5, 1, 1, 2], [20, 1, 1, 2]]));
+    await writeFile(
+      a,
+      csv([
+        [100, 1, 1, 2],
+        [110, 1, 1, 2],
+        [130, 1, 1, 2],
+      ]),
+    );
+    await writeFile(
+      b,
+      csv([
+        [0, 1, 1, 2],
+        [5, 1, 1, 2],
+        [5, 1, 1, 2],
+        [20, 1, 1, 2],
+      ]),
+    );
     const raw = await collect(readBurstRows([a, b]));
-    assert.deepEqual(raw.map((r) => r.timestampS), [100, 110, 130, 0, 5, 5, 20]); // each file keeps its own
+    assert.deepEqual(
+      raw.map((r) => r.timestampS),
+      [100, 110, 130, 0, 5, 5, 20],
+    ); // each file keeps its own
     const mono = await collect(monotonicTimestamps(readBurstRows([a, b])));
-    assert.deepEqual(mono.map((r) => r.timestampS), [100, 110, 130, 130, 135, 135, 150]);
-    assert.deepEqual(mono.map((r) => [r.file, r.line]), raw.map((r) => [r.file, r.line]));
+    assert.deepEqual(
+      mono.map((r) => r.timestampS),
+      [100, 110, 130, 130, 135, 135, 150],
+    );
+    assert.deepEqual(
+      mono.map((r) => [r.file, r.line]),
+      raw.map((r) => [r.file, r.line]),
+    );
   });
   await withFixture(async (_dir, files) => {
     const mono = await collect(monotonicTimestamps(readBurstRows(files)));
-    assert.deepEqual(mono.map((r) => r.timestampS), [0, 10, 20, 30, 40, 50, 60, 70]);
+    assert.deepEqual(
+      mono.map((r) => r.timestampS),
+      [0, 10, 20, 30, 40, 50, 60, 70],
+    );
   });
 });
 
@@ -200,12 +273,24 @@ test('burstgpt: speed-up 0 → one cycle 8 items all scheduled at 0 ms; two cycl
     const one = await collect(burstTimeline(files, { speedup: 0, replayCycles: 1 }));
     assert.equal(one.length, 8);
     assert.ok(one.every((it) => it.scheduledAtMs === 0 && it.pass === 0));
-    assert.deepEqual(one.map((it) => it.index), [0, 1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(
+      one.map((it) => it.index),
+      [0, 1, 2, 3, 4, 5, 6, 7],
+    );
     const two = await collect(burstTimeline(files, { speedup: 0, replayCycles: 2 }));
     assert.equal(two.length, 16);
-    assert.deepEqual(two.map((it) => it.pass), [...Array<number>(8).fill(0), ...Array<number>(8).fill(1)]);
-    assert.deepEqual(two.map((it) => it.index), Array.from({ length: 16 }, (_, i) => i));
-    assert.deepEqual(two.slice(8).map((it) => tuple(it.row)), one.map((it) => tuple(it.row)));
+    assert.deepEqual(
+      two.map((it) => it.pass),
+      [...Array<number>(8).fill(0), ...Array<number>(8).fill(1)],
+    );
+    assert.deepEqual(
+      two.map((it) => it.index),
+      Array.from({ length: 16 }, (_, i) => i),
+    );
+    assert.deepEqual(
+      two.slice(8).map((it) => tuple(it.row)),
+      one.map((it) => tuple(it.row)),
+    );
   });
 });
 
@@ -216,7 +301,10 @@ test('burstgpt: speed-up 10 schedules 0, 1000, … ms; the next pass continues f
     assert.deepEqual(times.slice(0, 8), [0, 1000, 2000, 3000, 4000, 5000, 6000, 7000]);
     assert.deepEqual(times.slice(8), [7000, 8000, 9000, 10000, 11000, 12000, 13000, 14000]);
     const realTime = await collect(burstTimeline(files, { speedup: 1, replayCycles: 1 }));
-    assert.deepEqual(realTime.map((it) => it.scheduledAtMs), [0, 10000, 20000, 30000, 40000, 50000, 60000, 70000]);
+    assert.deepEqual(
+      realTime.map((it) => it.scheduledAtMs),
+      [0, 10000, 20000, 30000, 40000, 50000, 60000, 70000],
+    );
   });
 });
 
@@ -224,11 +312,29 @@ test('burstgpt: timeline starts each pass at its own first timestamp and never g
   await withDir(async (dir) => {
     const a = join(dir, 'a.csv');
     const b = join(dir, 'b.csv');
-    await writeFile(a, csv([[1000, 1, 1, 2], [1002, 1, 1, 2]]));
-    await writeFile(b, csv([[0, 1, 1, 2], [3, 1, 1, 2]]));
+    await writeFile(
+      a,
+      csv([
+        [1000, 1, 1, 2],
+        [1002, 1, 1, 2],
+      ]),
+    );
+    await writeFile(
+      b,
+      csv([
+        [0, 1, 1, 2],
+        [3, 1, 1, 2],
+      ]),
+    );
     const items = await collect(burstTimeline([a, b], { speedup: 2, replayCycles: 2 }));
-    assert.deepEqual(items.map((it) => it.scheduledAtMs), [0, 1000, 1000, 2500, 2500, 3500, 3500, 5000]);
-    assert.deepEqual(items.map((it) => it.row.timestampS), [1000, 1002, 0, 3, 1000, 1002, 0, 3]); // rows as read
+    assert.deepEqual(
+      items.map((it) => it.scheduledAtMs),
+      [0, 1000, 1000, 2500, 2500, 3500, 3500, 5000],
+    );
+    assert.deepEqual(
+      items.map((it) => it.row.timestampS),
+      [1000, 1002, 0, 3, 1000, 1002, 0, 3],
+    ); // rows as read
   });
 });
 
@@ -253,7 +359,11 @@ test('burstgpt: timeline stats describe one pass of the trace, however many pass
     const stats: BurstReadStats = createBurstReadStats();
     const items = await collect(burstTimeline(files, { speedup: 0, replayCycles: 3 }, stats));
     assert.equal(items.length, 24);
-    assert.deepEqual(stats, { rows: 8, skipped: 1, skippedExamples: [{ file: files[0], line: 7, reason: 'Timestamp: "oops" is not a number' }] });
+    assert.deepEqual(stats, {
+      rows: 8,
+      skipped: 1,
+      skippedExamples: [{ file: files[0], line: 7, reason: 'Timestamp: "oops" is not a number' }],
+    });
   });
 });
 
@@ -288,7 +398,8 @@ test('burstgpt: a 200,000-row file streams with bounded memory', async () => {
     await writeFile(file, `${HEADER}\n`);
     for (let start = 0; start < ROWS; start += 10_000) {
       const lines: string[] = [];
-      for (let i = start; i < start + 10_000; i++) lines.push(`${(i * 0.25).toFixed(2)},ChatGPT,${(i % 2000) + 1},${i % 300},${(i % 2000) + 1 + (i % 300)},Conversation log`);
+      for (let i = start; i < start + 10_000; i++)
+        lines.push(`${(i * 0.25).toFixed(2)},ChatGPT,${(i % 2000) + 1},${i % 300},${(i % 2000) + 1 + (i % 300)},Conversation log`);
       await appendFile(file, `${lines.join('\n')}\n`);
     }
     const fileBytes = (await stat(file)).size;

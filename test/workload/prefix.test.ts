@@ -18,7 +18,13 @@ test('prefix: three prompts; id = first 16 hex of sha256("<text>_<words>"); key 
   assert.deepEqual(SYSTEM_PROMPT_TEXTS.map(wordCount), [5, 9, 6]);
   assert.equal(wordCount('  a \n b\tc  '), 3);
   const long = 'x'.repeat(600);
-  assert.equal(systemPromptId(long), createHash('sha256').update(`${'x'.repeat(500)}_1`).digest('hex').slice(0, 16));
+  assert.equal(
+    systemPromptId(long),
+    createHash('sha256')
+      .update(`${'x'.repeat(500)}_1`)
+      .digest('hex')
+      .slice(0, 16),
+  );
   assert.equal(new Set(new PrefixMatcher(1).prompts.map((q) => q.id)).size, 3);
 });
 

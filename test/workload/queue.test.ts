@@ -33,7 +33,10 @@ test('queue: full ties (same priority and time) come out in arrival order, never
   for (let n = 0; n < 100; n++) q.push({ priority: 2, scheduledAtMs: 0, n });
   const out: number[] = [];
   for (let x = q.pop(); x !== undefined; x = q.pop()) out.push(x.n);
-  assert.deepEqual(out, Array.from({ length: 100 }, (_, i) => i));
+  assert.deepEqual(
+    out,
+    Array.from({ length: 100 }, (_, i) => i),
+  );
 });
 
 test('queue: 10,000 random requests come out in the order of a stable sort', () => {
@@ -58,6 +61,12 @@ test('queue: 10,000 random requests come out in the order of a stable sort', () 
   for (const it of items) q2.push(it);
   const all: number[] = [];
   for (let x = q2.pop(); x !== undefined; x = q2.pop()) all.push(x.n);
-  assert.deepEqual(all, expected.map((e) => e.n));
-  assert.deepEqual(out.map((e) => e.n).sort((a, b) => a - b), items.map((e) => e.n));
+  assert.deepEqual(
+    all,
+    expected.map((e) => e.n),
+  );
+  assert.deepEqual(
+    out.map((e) => e.n).sort((a, b) => a - b),
+    items.map((e) => e.n),
+  );
 });

@@ -5,7 +5,14 @@ import assert from 'node:assert/strict';
 import { Rng } from '../../src/util/rng.js';
 import { BUILTIN_MODELS, kvBytesPerToken } from '../../src/model/models.js';
 import type { ModelConfig } from '../../src/model/models.js';
-import { chunkDocument, isLargeModel, RagDocumentManager, retrievalWeights, sampleWithoutReplacement, tokensPerChunk } from '../../src/workload/rag.js';
+import {
+  chunkDocument,
+  isLargeModel,
+  RagDocumentManager,
+  retrievalWeights,
+  sampleWithoutReplacement,
+  tokensPerChunk,
+} from '../../src/workload/rag.js';
 import { DEFAULT_SETTINGS } from '../../src/settings/config-keys.js';
 
 const DEFAULT_RAG = DEFAULT_SETTINGS.rag;
@@ -29,9 +36,18 @@ test('rag: tokens per chunk = max(1, min(chunk size, floor(max bytes / bpt)))', 
   assert.equal(tokensPerChunk({ chunkSizeTokens: 512, maxChunkBytes: 1_000_000 }, 131072), 7);
   assert.equal(tokensPerChunk({ chunkSizeTokens: 512, maxChunkBytes: 1000 }, 131072), 1);
   const chunks = chunkDocument('doc_0000', 1100, 512);
-  assert.deepEqual(chunks.map((c) => c.tokens), [512, 512, 76]);
-  assert.deepEqual(chunks.map((c) => c.key), ['rag_doc_0000_chunk_0', 'rag_doc_0000_chunk_1', 'rag_doc_0000_chunk_2']);
-  assert.deepEqual(chunkDocument('d', 1024, 512).map((c) => c.tokens), [512, 512]);
+  assert.deepEqual(
+    chunks.map((c) => c.tokens),
+    [512, 512, 76],
+  );
+  assert.deepEqual(
+    chunks.map((c) => c.key),
+    ['rag_doc_0000_chunk_0', 'rag_doc_0000_chunk_1', 'rag_doc_0000_chunk_2'],
+  );
+  assert.deepEqual(
+    chunkDocument('d', 1024, 512).map((c) => c.tokens),
+    [512, 512],
+  );
 });
 
 test('rag: ingest sizes by model and chunk sums', () => {
@@ -43,7 +59,10 @@ test('rag: ingest sizes by model and chunk sums', () => {
     const d = plan.document;
     assert.ok(d.totalTokens >= 4000 && d.totalTokens <= 12000);
     assert.equal(d.chunks.length, Math.ceil(d.totalTokens / 512));
-    assert.equal(d.chunks.reduce((a, c) => a + c.tokens, 0), d.totalTokens);
+    assert.equal(
+      d.chunks.reduce((a, c) => a + c.tokens, 0),
+      d.totalTokens,
+    );
     assert.equal(plan.evicted, undefined);
   }
   for (const plan of large.planIngest(20, rng)) assert.ok(plan.document.totalTokens >= 1024 && plan.document.totalTokens <= 4096);
@@ -60,7 +79,10 @@ test('rag: maxDocuments evicts the oldest and returns its chunk keys for deletio
   assert.equal(p0.evicted, undefined);
   assert.equal(p1.evicted, undefined);
   assert.equal(p2.evicted?.docId, 'doc_0000');
-  assert.deepEqual(p2.evicted?.chunks.map((c) => c.key), p0.document.chunks.map((c) => c.key));
+  assert.deepEqual(
+    p2.evicted?.chunks.map((c) => c.key),
+    p0.document.chunks.map((c) => c.key),
+  );
   assert.equal(p3.evicted?.docId, 'doc_0001');
   assert.deepEqual(m.documentIds(), ['doc_0002', 'doc_0003']);
   assert.equal(m.getDocument('doc_0000'), undefined);
@@ -81,7 +103,10 @@ test('rag: retrieval picks min(topK, n) distinct chunks', () => {
   const r = m.retrieveRandom(rng);
   assert.ok(r !== undefined);
   assert.equal(r.chunks.length, 5);
-  assert.equal(r.totalTokens, r.chunks.reduce((a, c) => a + c.tokens, 0));
+  assert.equal(
+    r.totalTokens,
+    r.chunks.reduce((a, c) => a + c.tokens, 0),
+  );
   assert.ok(r.chunks.every((c) => c.docId === r.docId));
 });
 

@@ -8,7 +8,14 @@ import type { ModelConfig } from '../../src/model/models.js';
 import { ConversationManager } from '../../src/workload/conversation.js';
 import { PrefixMatcher } from '../../src/workload/prefix.js';
 import { RagDocumentManager } from '../../src/workload/rag.js';
-import { decodeBatchReads, hasDecode, hasPrefill, phaseFor, prefillTokens, PREFILL_ONLY_THRESHOLD_TOKENS } from '../../src/workload/request.js';
+import {
+  decodeBatchReads,
+  hasDecode,
+  hasPrefill,
+  phaseFor,
+  prefillTokens,
+  PREFILL_ONLY_THRESHOLD_TOKENS,
+} from '../../src/workload/request.js';
 import type { Request } from '../../src/workload/request.js';
 import { createSessions, sessionStream, UserSession } from '../../src/workload/session.js';
 import { DEFAULT_SETTINGS, settingsFrom } from '../../src/settings/config-keys.js';
@@ -25,7 +32,16 @@ function tiny(): ModelConfig {
 }
 
 function profile(over: Partial<UserProfile> = {}): UserProfile {
-  return { userId: 'user_0001', userType: 'chatbot', contextLength: 4000, generationLength: 128, thinkTimeS: 0.25, qos: 'responsive', priority: 2, ...over };
+  return {
+    userId: 'user_0001',
+    userType: 'chatbot',
+    contextLength: 4000,
+    generationLength: 128,
+    thinkTimeS: 0.25,
+    qos: 'responsive',
+    priority: 2,
+    ...over,
+  };
 }
 
 function settingsWith(conv: { end_conversation_probability: number }): Settings {
@@ -70,21 +86,48 @@ test('keys without multi-turn: <userId>_req_<seq:06d>, turn 1, no conversation (
 
 test('keys with multi-turn: <convId>_turn_<n>; previous keys are the earlier turns', () => {
   const conversations = new ConversationManager({ maxTurnsPerConv: 3 });
-  const s = new UserSession({ profile: profile(), rng: new Rng(1), conversations, settings: settingsWith({ end_conversation_probability: 0 }) });
+  const s = new UserSession({
+    profile: profile(),
+    rng: new Rng(1),
+    conversations,
+    settings: settingsWith({ end_conversation_probability: 0 }),
+  });
   const reqs = Array.from({ length: 7 }, () => s.nextRequest().request);
-  assert.deepEqual(reqs.map((r) => r.turn), [1, 2, 3, 1, 2, 3, 1]);
-  assert.deepEqual(reqs.map((r) => r.conversationId), ['conv_user_0001_1', 'conv_user_0001_1', 'conv_user_0001_1', 'conv_user_0001_2', 'conv_user_0001_2', 'conv_user_0001_2', 'conv_user_0001_3']);
+  assert.deepEqual(
+    reqs.map((r) => r.turn),
+    [1, 2, 3, 1, 2, 3, 1],
+  );
+  assert.deepEqual(
+    reqs.map((r) => r.conversationId),
+    [
+      'conv_user_0001_1',
+      'conv_user_0001_1',
+      'conv_user_0001_1',
+      'conv_user_0001_2',
+      'conv_user_0001_2',
+      'conv_user_0001_2',
+      'conv_user_0001_3',
+    ],
+  );
   for (const r of reqs) {
     assert.equal(r.cacheKey, `${r.conversationId}_turn_${r.turn}`);
     assert.equal(r.previousTurnKeys.length, r.turn - 1);
   }
   assert.deepEqual(reqs[2]?.previousTurnKeys, ['conv_user_0001_1_turn_1', 'conv_user_0001_1_turn_2']);
-  assert.equal(conversations.contextSize('conv_user_0001_1'), reqs.slice(0, 3).reduce((a, r) => a + r.contextTokens + r.generationTokens, 0));
+  assert.equal(
+    conversations.contextSize('conv_user_0001_1'),
+    reqs.slice(0, 3).reduce((a, r) => a + r.contextTokens + r.generationTokens, 0),
+  );
   assert.equal(conversations.stats.ended, 2);
 });
 
 test('conversation end probability: 1 → always a new conversation; 0.2 → mean turn about 5', () => {
-  const always = new UserSession({ profile: profile(), rng: new Rng(2), conversations: new ConversationManager(), settings: settingsWith({ end_conversation_probability: 1 }) });
+  const always = new UserSession({
+    profile: profile(),
+    rng: new Rng(2),
+    conversations: new ConversationManager(),
+    settings: settingsWith({ end_conversation_probability: 1 }),
+  });
   for (let i = 0; i < 20; i++) assert.equal(always.nextRequest().request.turn, 1);
   const s = new UserSession({ profile: profile(), rng: new Rng(3), conversations: new ConversationManager() });
   let sum = 0;

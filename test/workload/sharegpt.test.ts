@@ -8,7 +8,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { Rng } from '../../src/util/rng.js';
-import { DatasetError, findJsonSyntaxError, loadShareGpt, SHAREGPT_DEFAULTS, shareGptTimeline, shuffledOrder } from '../../src/workload/sharegpt.js';
+import {
+  DatasetError,
+  findJsonSyntaxError,
+  loadShareGpt,
+  SHAREGPT_DEFAULTS,
+  shareGptTimeline,
+  shuffledOrder,
+} from '../../src/workload/sharegpt.js';
 import type { ShareGptConversation, ShareGptLoadOptions, ShareGptRequestPlan } from '../../src/workload/sharegpt.js';
 import { tokenCounter } from '../../src/workload/tokens.js';
 
@@ -49,7 +56,13 @@ test('sharegpt: from/value records become turns of (human, gpt) pairs', () => {
   ]);
   const { conversations, stats } = loadShareGpt(path, opts());
   assert.deepEqual(conversations, [
-    { id: 'a1', turns: [{ contextTokens: 3, generationTokens: 10 }, { contextTokens: 5, generationTokens: 7 }] },
+    {
+      id: 'a1',
+      turns: [
+        { contextTokens: 3, generationTokens: 10 },
+        { contextTokens: 5, generationTokens: 7 },
+      ],
+    },
     { id: 'b2', turns: [{ contextTokens: 1, generationTokens: 2 }] },
   ]);
   assert.deepEqual(stats, { records: 2, conversationsLoaded: 2, turns: 3, skippedPairs: 0, skippedRecords: 0 });
@@ -57,15 +70,48 @@ test('sharegpt: from/value records become turns of (human, gpt) pairs', () => {
 
 test('sharegpt: role/content messages, other list keys, role names, content parts, system removed', () => {
   const path = fixture('roles.json', [
-    { id: 'm', messages: [{ role: 'system', content: text(50) }, { role: 'user', content: text(2) }, { role: 'assistant', content: text(4) }] },
-    { id: 'c', conversation: [{ role: 'User', content: [{ type: 'text', text: text(1) }, { type: 'image_url' }, text(2)] }, { role: 'assistant', content: text(6) }] },
-    { id: 'x', conversations: fromValue(['human', text(1)], ['chatgpt', text(2)], ['user', text(3)], ['bing', text(4)], ['human', text(5)], ['bard', text(6)]) },
+    {
+      id: 'm',
+      messages: [
+        { role: 'system', content: text(50) },
+        { role: 'user', content: text(2) },
+        { role: 'assistant', content: text(4) },
+      ],
+    },
+    {
+      id: 'c',
+      conversation: [
+        { role: 'User', content: [{ type: 'text', text: text(1) }, { type: 'image_url' }, text(2)] },
+        { role: 'assistant', content: text(6) },
+      ],
+    },
+    {
+      id: 'x',
+      conversations: fromValue(
+        ['human', text(1)],
+        ['chatgpt', text(2)],
+        ['user', text(3)],
+        ['bing', text(4)],
+        ['human', text(5)],
+        ['bard', text(6)],
+      ),
+    },
   ]);
   const { conversations, stats } = loadShareGpt(path, opts());
-  assert.deepEqual(conversations.map((c) => c.id), ['m', 'c', 'x']);
+  assert.deepEqual(
+    conversations.map((c) => c.id),
+    ['m', 'c', 'x'],
+  );
   assert.deepEqual(conversations[0]?.turns, [{ contextTokens: 2, generationTokens: 4 }]);
   assert.deepEqual(conversations[1]?.turns, [{ contextTokens: 3, generationTokens: 6 }]); // parts joined: 12 chars
-  assert.deepEqual(conversations[2]?.turns.map((t) => [t.contextTokens, t.generationTokens]), [[1, 2], [3, 4], [5, 6]]);
+  assert.deepEqual(
+    conversations[2]?.turns.map((t) => [t.contextTokens, t.generationTokens]),
+    [
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ],
+  );
   assert.equal(stats.skippedPairs, 0);
 });
 
@@ -76,16 +122,41 @@ test('sharegpt: pairs are (2k, 2k+1); misaligned pairs are skipped and counted, 
     // leading gpt shifts every pair: (gpt, human) skipped, (gpt, human) skipped, trailing gpt ignored
     { id: 'shift', conversations: fromValue(['gpt', text(1)], ['human', text(2)], ['gpt', text(3)], ['human', text(4)], ['gpt', text(5)]) },
     // (human, gpt) ok, (unknown, gpt) skipped, (human, gpt) ok, trailing human ignored
-    { id: 'mixed', conversations: fromValue(['human', text(1)], ['gpt', text(2)], ['tool', text(3)], ['gpt', text(4)], ['human', text(5)], ['gpt', text(6)], ['human', text(7)]) },
+    {
+      id: 'mixed',
+      conversations: fromValue(
+        ['human', text(1)],
+        ['gpt', text(2)],
+        ['tool', text(3)],
+        ['gpt', text(4)],
+        ['human', text(5)],
+        ['gpt', text(6)],
+        ['human', text(7)],
+      ),
+    },
   ]);
   const { conversations, stats } = loadShareGpt(path, opts());
-  assert.deepEqual(conversations, [{ id: 'mixed', turns: [{ contextTokens: 1, generationTokens: 2 }, { contextTokens: 5, generationTokens: 6 }] }]);
+  assert.deepEqual(conversations, [
+    {
+      id: 'mixed',
+      turns: [
+        { contextTokens: 1, generationTokens: 2 },
+        { contextTokens: 5, generationTokens: 6 },
+      ],
+    },
+  ]);
   assert.deepEqual(stats, { records: 3, conversationsLoaded: 1, turns: 2, skippedPairs: 5, skippedRecords: 2 });
 });
 
 test('sharegpt: records without a usable message list are skipped', () => {
   const path = fixture('shapes.json', [
-    42, 'text', null, [], {}, { conversations: 'no' }, { conversations: [1, null, 'x'] },
+    42,
+    'text',
+    null,
+    [],
+    {},
+    { conversations: 'no' },
+    { conversations: [1, null, 'x'] },
     { conversations: [{ from: 'human' }, { from: 'gpt', value: 17 }] }, // missing / non-string text: 1 token each
   ]);
   const { conversations, stats } = loadShareGpt(path, opts());
@@ -96,28 +167,51 @@ test('sharegpt: records without a usable message list are skipped', () => {
 test('sharegpt: token counts are capped and at least 1', () => {
   const path = fixture('caps.json', [{ conversations: fromValue(['human', text(500)], ['gpt', text(300)], ['human', ''], ['gpt', 'ab']) }]);
   const { conversations } = loadShareGpt(path, opts({ maxContextTokens: 100, maxGenerationTokens: 20 }));
-  assert.deepEqual(conversations[0]?.turns, [{ contextTokens: 100, generationTokens: 20 }, { contextTokens: 1, generationTokens: 1 }]);
-  const cl100k = loadShareGpt(fixture('cl100k.json', [{ conversations: fromValue(['human', 'hello world'], ['gpt', '']) }]), opts({ tokens: tokenCounter('cl100k_base') }));
+  assert.deepEqual(conversations[0]?.turns, [
+    { contextTokens: 100, generationTokens: 20 },
+    { contextTokens: 1, generationTokens: 1 },
+  ]);
+  const cl100k = loadShareGpt(
+    fixture('cl100k.json', [{ conversations: fromValue(['human', 'hello world'], ['gpt', '']) }]),
+    opts({ tokens: tokenCounter('cl100k_base') }),
+  );
   assert.deepEqual(cl100k.conversations[0]?.turns, [{ contextTokens: 2, generationTokens: 1 }]);
 });
 
 test('sharegpt: ids from the record, else conv_<index>; numbers stringified; duplicates made unique', () => {
   const pair = fromValue(['human', text(1)], ['gpt', text(1)]);
-  const path = fixture('ids.json', [{ id: 'a', conversations: pair }, { conversations: pair }, { id: 7, conversations: pair }, { id: 'a', conversations: pair }, { id: '', conversations: pair }]);
+  const path = fixture('ids.json', [
+    { id: 'a', conversations: pair },
+    { conversations: pair },
+    { id: 7, conversations: pair },
+    { id: 'a', conversations: pair },
+    { id: '', conversations: pair },
+  ]);
   const ids = loadShareGpt(path, opts()).conversations.map((c) => c.id);
   assert.deepEqual(ids, ['a', 'conv_1', '7', 'a_dup2', 'conv_4']);
 });
 
 test('sharegpt: the first maxConversations records with a turn are taken, and the rest is not read', () => {
   const pair = fromValue(['human', text(1)], ['gpt', text(1)]);
-  const records = [{ id: 'r0', conversations: [] }, { id: 'r1', conversations: pair }, { id: 'r2', conversations: pair }, { id: 'r3', conversations: pair }];
+  const records = [
+    { id: 'r0', conversations: [] },
+    { id: 'r1', conversations: pair },
+    { id: 'r2', conversations: pair },
+    { id: 'r3', conversations: pair },
+  ];
   const path = fixture('limit.json', records);
   const { conversations, stats } = loadShareGpt(path, opts({ maxConversations: 2 }));
-  assert.deepEqual(conversations.map((c) => c.id), ['r1', 'r2']);
+  assert.deepEqual(
+    conversations.map((c) => c.id),
+    ['r1', 'r2'],
+  );
   assert.deepEqual(stats, { records: 3, conversationsLoaded: 2, turns: 2, skippedPairs: 0, skippedRecords: 1 });
   // A broken tail after the records needed is never read.
   const broken = fixture('broken-tail.json', `${JSON.stringify(records).slice(0, -1)}, {"id": oops`);
-  assert.deepEqual(loadShareGpt(broken, opts({ maxConversations: 3 })).conversations.map((c) => c.id), ['r1', 'r2', 'r3']);
+  assert.deepEqual(
+    loadShareGpt(broken, opts({ maxConversations: 3 })).conversations.map((c) => c.id),
+    ['r1', 'r2', 'r3'],
+  );
   assert.throws(() => loadShareGpt(broken, opts({ maxConversations: 4 })), DatasetError);
 });
 
@@ -172,27 +266,54 @@ test('sharegpt: invalid JSON is reported with its line and column', () => {
   );
   // Columns count characters, not bytes.
   assert.match(datasetError(fixture('utf8.json', '[{"a": "世界", "b": x}]')).message, /line 1, column 19: unexpected character "x"/);
-  assert.match(datasetError(fixture('trunc.json', '[{"id": "a", "conversations": [')).message, /line 1, column 32: unexpected end of file inside record 1 \(which starts at line 1, column 2\); is the file truncated\?/);
-  assert.match(datasetError(fixture('open.json', '[{"conversations": []}\n')).message, /line 2, column 1: unexpected end of file: the array is not closed/);
-  assert.match(datasetError(fixture('trailing-comma.json', '[{"conversations": []},\n]')).message, /line 2, column 1: expected a record, found '\]' \(trailing comma\?\)/);
-  assert.match(datasetError(fixture('missing-comma.json', '[{"conversations": []} {}]')).message, /line 1, column 24: expected ',' or '\]' after record 1/);
-  assert.match(datasetError(fixture('after.json', '[{"conversations": []}] x')).message, /line 1, column 25: unexpected text after the closing '\]'/);
-  assert.match(datasetError(fixture('ctrl.json', '[{"a": "x\u0001"}]')).message, /line 1, column 10: unescaped control character in a string/);
+  assert.match(
+    datasetError(fixture('trunc.json', '[{"id": "a", "conversations": [')).message,
+    /line 1, column 32: unexpected end of file inside record 1 \(which starts at line 1, column 2\); is the file truncated\?/,
+  );
+  assert.match(
+    datasetError(fixture('open.json', '[{"conversations": []}\n')).message,
+    /line 2, column 1: unexpected end of file: the array is not closed/,
+  );
+  assert.match(
+    datasetError(fixture('trailing-comma.json', '[{"conversations": []},\n]')).message,
+    /line 2, column 1: expected a record, found '\]' \(trailing comma\?\)/,
+  );
+  assert.match(
+    datasetError(fixture('missing-comma.json', '[{"conversations": []} {}]')).message,
+    /line 1, column 24: expected ',' or '\]' after record 1/,
+  );
+  assert.match(
+    datasetError(fixture('after.json', '[{"conversations": []}] x')).message,
+    /line 1, column 25: unexpected text after the closing '\]'/,
+  );
+  assert.match(
+    datasetError(fixture('ctrl.json', '[{"a": "x\u0001"}]')).message,
+    /line 1, column 10: unescaped control character in a string/,
+  );
   assert.match(datasetError(fixture('literal.json', 'null')).message, /the top level is a literal, not an array/);
   assert.match(datasetError(fixture('word.json', 'hello')).message, /invalid JSON at line 1, column 1: unexpected character 'h'/);
   assert.match(datasetError(fixture('junk.json', '<html>')).message, /invalid JSON at line 1, column 1: unexpected character '<'/);
 });
 
 test('sharegpt: a top level that is not an array, an empty file and no usable conversation are DatasetErrors', () => {
-  assert.match(datasetError(fixture('object.json', { conversations: [] })).message, /the top level is an object, not an array \(JSON Lines/);
+  assert.match(
+    datasetError(fixture('object.json', { conversations: [] })).message,
+    /the top level is an object, not an array \(JSON Lines/,
+  );
   assert.match(datasetError(fixture('jsonl.json', '{"id": 1}\n{"id": 2}\n')).message, /the top level is an object/);
   assert.match(datasetError(fixture('string.json', '"x"')).message, /the top level is a string, not an array/);
   assert.match(datasetError(fixture('number.json', '-1')).message, /the top level is a number, not an array/);
   assert.match(datasetError(fixture('empty.json', '')).message, /the file is empty/);
   assert.match(datasetError(fixture('blank.json', '\ufeff \n ')).message, /the file is empty/);
-  assert.match(datasetError(fixture('no-records.json', [])).message, /no usable conversation: the array has no records\. A valid file is a JSON array/);
+  assert.match(
+    datasetError(fixture('no-records.json', [])).message,
+    /no usable conversation: the array has no records\. A valid file is a JSON array/,
+  );
   const unpaired = fixture('unpaired.json', [{ conversations: fromValue(['gpt', 'a'], ['human', 'b']) }, { conversations: [] }]);
-  assert.match(datasetError(unpaired).message, /no usable conversation: none of its 2 records has a \(human, assistant\) message pair \(1 misaligned pairs skipped\)/);
+  assert.match(
+    datasetError(unpaired).message,
+    /no usable conversation: none of its 2 records has a \(human, assistant\) message pair \(1 misaligned pairs skipped\)/,
+  );
 });
 
 test('sharegpt: load options are checked; the reference defaults are exported', () => {
@@ -206,7 +327,19 @@ test('sharegpt: load options are checked; the reference defaults are exported', 
 test('sharegpt: the syntax locator agrees with JSON.parse', () => {
   const valid = ['[]', '{}', '{"a": [1, -2.5e+3, true, false, null, "\\u00e9\\n"]}', ' "x" ', '0'];
   for (const s of valid) assert.equal(findJsonSyntaxError(s), undefined, s);
-  const invalid: Array<[string, number]> = [['{"a":}', 5], ['[1,2', 4], ['[1,,2]', 3], ['{"a" 1}', 5], ['"\\x"', 1], ['[01]', 2], ['tru', 0], ['[1] 2', 4], ['{,}', 1], ['', 0], ['["\\u12G4"]', 2]];
+  const invalid: Array<[string, number]> = [
+    ['{"a":}', 5],
+    ['[1,2', 4],
+    ['[1,,2]', 3],
+    ['{"a" 1}', 5],
+    ['"\\x"', 1],
+    ['[01]', 2],
+    ['tru', 0],
+    ['[1] 2', 4],
+    ['{,}', 1],
+    ['', 0],
+    ['["\\u12G4"]', 2],
+  ];
   for (const [s, offset] of invalid) {
     assert.throws(() => JSON.parse(s), SyntaxError);
     assert.equal(findJsonSyntaxError(s)?.offset, offset, s);
@@ -234,37 +367,59 @@ function take(gen: Iterable<ShareGptRequestPlan>, n: number): ShareGptRequestPla
 test('timeline: each pass issues every conversation once, its turns in order, with per-pass ids', () => {
   const items = [...shareGptTimeline(DATA, { requestRate: 0, replayCycles: 2, rng: new Rng(1) })];
   assert.equal(items.length, 2 * TURNS);
-  assert.deepEqual(items.map((r) => r.index), items.map((_, k) => k));
+  assert.deepEqual(
+    items.map((r) => r.index),
+    items.map((_, k) => k),
+  );
   for (const pass of [1, 2]) {
     const inPass = items.filter((r) => r.pass === pass);
     assert.equal(inPass.length, TURNS);
     for (const c of DATA) {
       const mine = inPass.filter((r) => r.sourceId === c.id);
-      assert.deepEqual(mine.map((r) => r.conversationId), c.turns.map(() => `${c.id}_p${pass}`));
-      assert.deepEqual(mine.map((r) => [r.turnIndex, r.turn, r.contextTokens, r.generationTokens]), c.turns.map((t, i) => [i, i + 1, t.contextTokens, t.generationTokens]));
+      assert.deepEqual(
+        mine.map((r) => r.conversationId),
+        c.turns.map(() => `${c.id}_p${pass}`),
+      );
+      assert.deepEqual(
+        mine.map((r) => [r.turnIndex, r.turn, r.contextTokens, r.generationTokens]),
+        c.turns.map((t, i) => [i, i + 1, t.contextTokens, t.generationTokens]),
+      );
       const first = inPass.indexOf(mine[0] as ShareGptRequestPlan);
       assert.deepEqual(inPass.slice(first, first + mine.length), mine, 'a conversation is issued contiguously');
     }
   }
-  assert.ok(items.slice(0, TURNS).every((r) => r.pass === 1), 'pass 2 starts after pass 1 ends');
+  assert.ok(
+    items.slice(0, TURNS).every((r) => r.pass === 1),
+    'pass 2 starts after pass 1 ends',
+  );
 });
 
 test('timeline: k-th request at k × 1000 / rate ms; all at 0 when the rate is 0', () => {
   const paced = [...shareGptTimeline(DATA, { requestRate: 4, replayCycles: 1, rng: new Rng(1) })];
-  assert.deepEqual(paced.map((r) => r.scheduledAtMs), [0, 250, 500, 750, 1000, 1250]);
+  assert.deepEqual(
+    paced.map((r) => r.scheduledAtMs),
+    [0, 250, 500, 750, 1000, 1250],
+  );
   const slow = take(shareGptTimeline(DATA, { requestRate: 0.5, replayCycles: 0, rng: new Rng(1) }), 8);
-  assert.deepEqual(slow.map((r) => r.scheduledAtMs), [0, 2000, 4000, 6000, 8000, 10000, 12000, 14000]);
+  assert.deepEqual(
+    slow.map((r) => r.scheduledAtMs),
+    [0, 2000, 4000, 6000, 8000, 10000, 12000, 14000],
+  );
   const fast = [...shareGptTimeline(DATA, { requestRate: 0, replayCycles: 3, rng: new Rng(1) })];
   assert.ok(fast.every((r) => r.scheduledAtMs === 0));
 });
 
 test('timeline: the shuffle is reproducible per seed and drawn afresh each pass', () => {
   const many = Array.from({ length: 30 }, (_, i) => conv(`c${i}`, [i + 1, 1]));
-  const order = (seed: number): string[] => [...shareGptTimeline(many, { requestRate: 0, replayCycles: 2, rng: new Rng(seed) })].map((r) => r.conversationId);
+  const order = (seed: number): string[] =>
+    [...shareGptTimeline(many, { requestRate: 0, replayCycles: 2, rng: new Rng(seed) })].map((r) => r.conversationId);
   assert.deepEqual(order(7), order(7));
   assert.notDeepEqual(order(7), order(8));
   const [p1, p2] = [order(7).slice(0, 30), order(7).slice(30)];
-  assert.notDeepEqual(p1.map((id) => id.replace(/_p\d+$/, '')), p2.map((id) => id.replace(/_p\d+$/, '')));
+  assert.notDeepEqual(
+    p1.map((id) => id.replace(/_p\d+$/, '')),
+    p2.map((id) => id.replace(/_p\d+$/, '')),
+  );
   assert.deepEqual([...p1].sort(), many.map((c) => `${c.id}_p1`).sort());
   assert.deepEqual(shuffledOrder(5, new Rng(3)).sort(), [0, 1, 2, 3, 4]);
   assert.deepEqual(shuffledOrder(0, new Rng(3)), []);
@@ -286,7 +441,10 @@ test('timeline: nothing to replay ends at once, even unlimited; bad options are 
   assert.deepEqual([...shareGptTimeline([], { requestRate: 0, replayCycles: 0, rng: new Rng(1) })], []);
   assert.deepEqual([...shareGptTimeline([conv('empty')], { requestRate: 1, replayCycles: 0, rng: new Rng(1) })], []);
   // Checked when called, before the first item is asked for.
-  const bad = (requestRate: number, replayCycles: number): (() => void) => () => shareGptTimeline(DATA, { requestRate, replayCycles, rng: new Rng(1) });
+  const bad =
+    (requestRate: number, replayCycles: number): (() => void) =>
+    () =>
+      shareGptTimeline(DATA, { requestRate, replayCycles, rng: new Rng(1) });
   assert.throws(bad(-1, 1), RangeError);
   assert.throws(bad(Number.POSITIVE_INFINITY, 1), RangeError);
   assert.throws(bad(1, -1), RangeError);

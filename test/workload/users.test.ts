@@ -25,7 +25,10 @@ test('10 mixed users, contexts within [512, 25000], ≥ 1 QoS level, fields with
     assert.ok(u.thinkTimeS >= t.thinkTimeRange[0] && u.thinkTimeS < t.thinkTimeRange[1]);
     assert.equal(u.priority, DEFAULT_QOS_PROFILES[u.qos].priority);
   }
-  assert.deepEqual(users.map((u) => u.userId), Array.from({ length: 10 }, (_, i) => userId(i)));
+  assert.deepEqual(
+    users.map((u) => u.userId),
+    Array.from({ length: 10 }, (_, i) => userId(i)),
+  );
   assert.equal(userId(7), 'user_0007');
 });
 
