@@ -54,6 +54,8 @@ export default tseslint.config(
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true }],
       // T[] for simple element types, Array<{ ... }> where the element type is long: the readable one.
       '@typescript-eslint/array-type': ['error', { default: 'array-simple' }],
+      // An empty private constructor is how a class with an async factory (CopyPool.create) forbids `new`.
+      '@typescript-eslint/no-empty-function': ['error', { allow: ['private-constructors'] }],
       // `_name` marks a binding kept for its position or to drop a field from a rest copy.
       '@typescript-eslint/no-unused-vars': ['error', { varsIgnorePattern: '^_', argsIgnorePattern: '^_', ignoreRestSiblings: true }],
     },

@@ -1,7 +1,7 @@
 // Typed access to parsed JSON (kv-cache results files, fio's JSON output).
 import { readFile } from 'node:fs/promises';
 
-export function field(v: unknown, ...path: readonly (string | number)[]): unknown {
+export function field(v: unknown, ...path: ReadonlyArray<string | number>): unknown {
   let cur = v;
   for (const key of path) {
     if (typeof key === 'number') cur = Array.isArray(cur) ? (cur[key] as unknown) : undefined;
@@ -10,12 +10,12 @@ export function field(v: unknown, ...path: readonly (string | number)[]): unknow
   return cur;
 }
 
-export function num(v: unknown, ...path: readonly (string | number)[]): number | undefined {
+export function num(v: unknown, ...path: ReadonlyArray<string | number>): number | undefined {
   const x = field(v, ...path);
   return typeof x === 'number' && Number.isFinite(x) ? x : undefined;
 }
 
-export function str(v: unknown, ...path: readonly (string | number)[]): string | undefined {
+export function str(v: unknown, ...path: ReadonlyArray<string | number>): string | undefined {
   const x = field(v, ...path);
   return typeof x === 'string' ? x : undefined;
 }

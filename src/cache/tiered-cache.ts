@@ -179,7 +179,7 @@ export class TieredCache {
     }
     // Unreachable in practice: the last tier always accepts. Kept as the reference's safety net.
     if (tier === undefined) {
-      tier = this.order[this.order.length - 1] as TierName;
+      tier = this.order[this.order.length - 1];
       this.reserve(tier, size);
     }
 
@@ -316,7 +316,7 @@ export class TieredCache {
    * them to the next tier, or deleting them from the last). False: the entry should try the next tier.
    */
   private *ensureSpaceSteps(index: number, bytes: number, depth: number): Steps<boolean> {
-    const tier = this.order[index] as TierName;
+    const tier = this.order[index];
     const limit = this.limitBytes(tier);
     const isLast = index === this.order.length - 1;
     if (isLast && limit === Infinity) {
@@ -359,7 +359,7 @@ export class TieredCache {
   /** Deletes the victim `key` from the last tier. Under the key's lock. */
   private *deleteVictimSteps(key: string, tier: TierName): Steps<void> {
     const meta = this.entries.get(key);
-    if (meta === undefined || meta.tier !== tier) return; // gone or moved meanwhile
+    if (meta?.tier !== tier) return; // gone or moved meanwhile
     yield* this.removeEntrySteps(meta);
     this.opts.recorder.recordEvictionDelete(tier, meta.size);
   }
@@ -369,10 +369,10 @@ export class TieredCache {
    * then deletes it above. False if the copy failed. Under the victim's lock.
    */
   private *demoteVictimSteps(victim: EntryMeta, index: number): Steps<boolean> {
-    const from = this.order[index] as TierName;
-    const to = this.order[index + 1] as TierName;
+    const from = this.order[index];
+    const to = this.order[index + 1];
     const meta = this.entries.get(victim.key);
-    if (meta === undefined || meta.tier !== from) {
+    if (meta?.tier !== from) {
       this.release(to, victim.size); // moot demotion: give back the room reserved below (docs/reference-compat.md#rc-13)
       return true;
     }

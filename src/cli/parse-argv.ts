@@ -3,6 +3,7 @@
 // each token against the flag table: unknown flags (with a "did you mean"), missing values, values
 // given to switches, stray arguments. Typed conversion lives in FlagReader below.
 import { parseArgs } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
 import { FLAG_ROWS as FLAGS, flagByName } from '../settings/flags.js';
 import type { FlagRow } from '../settings/flags.js';
 
@@ -53,7 +54,9 @@ function kindWord(f: Pick<FlagRow<unknown>, 'choices' | 'kind'>): string {
   return f.kind === 'int' ? 'an integer' : f.kind === 'float' ? 'a number' : 'a value';
 }
 
-const PARSE_OPTIONS = Object.fromEntries([
+type OptionConfig = NonNullable<ParseArgsConfig['options']>[string];
+
+const PARSE_OPTIONS = Object.fromEntries<OptionConfig>([
   ...FLAGS.map((f) => [f.name, { type: f.kind === 'bool' ? ('boolean' as const) : ('string' as const) }] as const),
   ['help', { type: 'boolean' as const, short: 'h' }] as const,
 ]);

@@ -230,7 +230,7 @@ export class PayloadPool implements PayloadFactory {
           if (spare === undefined) break;
           request(spare);
         }
-        const head = queue[0] as InFlight; // non-empty: a slot was requested above if it was empty
+        const head = queue[0]; // non-empty: a slot was requested above if it was empty
         await head.filled;
         yield head.slot.subarray(0, head.length);
         queue.shift();

@@ -181,7 +181,7 @@ export function firstRequestsInScheduleOrder(sessions: ReadonlyArray<{ nextReque
       perUser[best]?.push(step);
       counted += step.ragRequest === undefined ? 1 : 2;
     }
-    heads[best] = (sessions[best] as { nextRequest(): SessionStep }).nextRequest();
+    heads[best] = sessions[best].nextRequest();
   }
   return perUser.map((steps) => {
     let i = 0;

@@ -75,8 +75,14 @@ export function requestServer(
     const queueMs = clock.now() - enqueuedMs;
     try {
       const out = await processRequest(req, pipeline, rng);
-      if (!out.completed) return requests.recordAborted(out.multiTurnHits, out.multiTurnMisses);
-      if (maxRequests > 0 && requests.requestsCompleted >= maxRequests) return stop.stopWith('max_requests');
+      if (!out.completed) {
+        requests.recordAborted(out.multiTurnHits, out.multiTurnMisses);
+        return;
+      }
+      if (maxRequests > 0 && requests.requestsCompleted >= maxRequests) {
+        stop.stopWith('max_requests');
+        return;
+      }
       requests.record({
         qos: req.qos,
         e2eMs: clock.now() - enqueuedMs,

@@ -195,9 +195,9 @@ function entrySizes(setup: RunSetup): EntrySizeSummary {
   const total = sizes.reduce((a, b) => a + b, 0);
   return {
     count: sizes.length,
-    minBytes: sizes[0] as number,
+    minBytes: sizes[0],
     meanBytes: total / sizes.length,
-    p95Bytes: sizes[Math.min(sizes.length - 1, Math.floor(0.95 * sizes.length))] as number,
-    maxBytes: sizes[sizes.length - 1] as number,
+    p95Bytes: sizes[Math.min(sizes.length - 1, Math.floor(0.95 * sizes.length))],
+    maxBytes: sizes[sizes.length - 1],
   };
 }

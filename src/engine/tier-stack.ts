@@ -171,7 +171,12 @@ function cacheOver(
  */
 async function assembleTraceTiers(cfg: RunConfig, recorder: Recorder, clock: Clock, tracePath: string): Promise<TierStack> {
   const trace = await TraceWriter.open(tracePath);
-  const noBytes: ChunkSource = { size: 0, chunks: async function* () {} };
+  const noBytes: ChunkSource = {
+    size: 0,
+    chunks: async function* () {
+      // trace mode moves no bytes
+    },
+  };
   const tiers: CacheTier[] = [
     { backend: new NullBackend('gpu'), limitBytes: cfg.gpuMemGb * cfg.numGpus * GiB },
     { backend: new NullBackend('cpu'), limitBytes: cfg.cpuMemGb * GiB },

@@ -23,8 +23,8 @@ export type TierLatencyName = `${TierName}_${'read' | 'write' | 'demote_read' | 
 export type StoragePartName = `storage_${'read' | 'write'}_${'device' | 'host'}`;
 
 /** `{ k: schema(k) }` for every key, with the keys' literal types kept. */
-export function shapeOf<const K extends string, S extends z.ZodType>(keys: readonly K[], schema: (key: K) => S): { [P in K]: S } {
-  return Object.fromEntries(keys.map((k) => [k, schema(k)])) as { [P in K]: S };
+export function shapeOf<const K extends string, S extends z.ZodType>(keys: readonly K[], schema: (key: K) => S): Record<K, S> {
+  return Object.fromEntries(keys.map((k) => [k, schema(k)])) as Record<K, S>;
 }
 
 const tierKeys = <const S extends string>(suffix: S): Array<`tier_${TierName}_${S}`> => TIERS.map((t) => `tier_${t}_${suffix}` as const);

@@ -110,7 +110,7 @@ export class RequestMetrics {
     this.multiTurnMisses = 0;
     for (const h of [this.e2e, this.queueWait, this.storage, this.generation, this.prefill, this.decode]) h.reset();
     this.qos.reset();
-    if (this.raw !== undefined) for (const list of Object.values(this.raw)) list.length = 0;
+    if (this.raw !== undefined) for (const list of Object.values(this.raw) as number[][]) list.length = 0;
   }
 
   snapshot(): RequestMetricsSnapshot {

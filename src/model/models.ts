@@ -11,7 +11,7 @@ export interface ModelConfig {
   readonly hiddenDim: number;
   readonly numHeads: number;
   readonly kvHeads: number;
-  readonly dtype: Dtype | string;
+  readonly dtype: Dtype;
   /** Head dimension override; when absent it is hiddenDim / numHeads (integer division). */
   readonly kvDimPerHead?: number;
   readonly attentionType: AttentionType;

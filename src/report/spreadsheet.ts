@@ -219,7 +219,7 @@ function addSheet(
   wb: Workbook,
   name: string,
   header: readonly string[],
-  rows: readonly (readonly Cell[])[],
+  rows: ReadonlyArray<readonly Cell[]>,
   widths: readonly number[],
 ): void {
   const ws = wb.addWorksheet(name);

@@ -220,7 +220,7 @@ type ValueOf<R> = R extends FlagRow<infer V> ? V : never;
 export type RunFlags = { readonly [K in FlagField]: ValueOf<FlagTable[K]> };
 
 /** The rows with their fields, in table order. */
-export const FLAG_ROWS: readonly (FlagRow<unknown> & { readonly field: FlagField })[] = (Object.keys(FLAG_TABLE) as FlagField[]).map(
+export const FLAG_ROWS: ReadonlyArray<FlagRow<unknown> & { readonly field: FlagField }> = (Object.keys(FLAG_TABLE) as FlagField[]).map(
   (field) => ({
     ...(FLAG_TABLE[field] as FlagRow<unknown>),
     field,

@@ -6,7 +6,7 @@ import type { Settings } from './config-keys.js';
 import type { RunFlags } from './flags.js';
 
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [key: string]: JsonValue };
-export type JsonObject = { readonly [key: string]: JsonValue };
+export type JsonObject = Readonly<Record<string, JsonValue>>;
 
 export interface RunConfig extends Omit<RunFlags, 'model'> {
   /** The resolved model (built-in table merged with the config file's model_configs). */

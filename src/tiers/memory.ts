@@ -83,7 +83,7 @@ export class MemoryBackend implements Backend {
       if (slab !== undefined) this.slabs.shift();
       this.carved = 0;
       if (this.slabs.length === 0) this.addSlab(EXTRA_SLAB_BYTES);
-      slab = this.slabs[0] as AlignedSlab;
+      slab = this.slabs[0];
     }
     const page = slab.view(this.carved, this.pageBytes);
     this.carved += this.pageBytes;
@@ -109,7 +109,7 @@ export class MemoryBackend implements Backend {
         while (off < chunk.length) {
           const inPage = written % this.pageBytes;
           if (inPage === 0) pages.push(this.takePage());
-          const page = pages[pages.length - 1] as Uint8Array;
+          const page = pages[pages.length - 1];
           const n = Math.min(this.pageBytes - inPage, chunk.length - off);
           pairs.push({ dst: page.subarray(inPage, inPage + n), src: chunk.subarray(off, off + n) });
           off += n;

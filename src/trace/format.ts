@@ -83,7 +83,7 @@ export function maxRowBytes(event: TraceEvent): number {
 }
 
 function putBytes(buf: Uint8Array, at: number, bytes: Uint8Array): number {
-  for (let i = 0; i < bytes.length; i++) buf[at + i] = bytes[i] as number;
+  for (let i = 0; i < bytes.length; i++) buf[at + i] = bytes[i];
   return at + bytes.length;
 }
 

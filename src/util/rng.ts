@@ -60,7 +60,7 @@ export class Rng {
   /** One element chosen uniformly. */
   pick<T>(items: readonly T[]): T {
     if (items.length === 0) throw new RangeError('pick from an empty list');
-    return items[Math.floor(this.random() * items.length)] as T;
+    return items[Math.floor(this.random() * items.length)];
   }
 }
 

@@ -24,7 +24,7 @@ function before<T>(a: Slot<T>, b: Slot<T>): boolean {
 }
 
 export class RequestQueue<T extends Prioritized = Request> {
-  private readonly heap: Slot<T>[] = [];
+  private readonly heap: Array<Slot<T>> = [];
   private seq = 0;
 
   get size(): number {

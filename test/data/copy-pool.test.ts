@@ -25,7 +25,7 @@ test('copy pool: copies between shared buffers on its threads, others inline; er
     // Many jobs at once finish, each with its own bytes.
     const many = Array.from({ length: 20 }, (_, i) => new Uint8Array(new SharedArrayBuffer(64 * 1024)).fill(i));
     const outs = many.map(() => new Uint8Array(new SharedArrayBuffer(64 * 1024)));
-    await Promise.all(many.map((m, i) => pool.copy([{ dst: outs[i] as Uint8Array, src: m }])));
+    await Promise.all(many.map((m, i) => pool.copy([{ dst: outs[i], src: m }])));
     outs.forEach((o, i) => assert.ok(o.every((b) => b === i)));
     await assert.rejects(pool.copy([{ dst: plain, src: src.subarray(0, 10) }]), /copy of 10 bytes into 1000/);
   } finally {

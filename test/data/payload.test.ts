@@ -133,7 +133,7 @@ test('inline factory reuses one buffer, and overlapping iterations do not share 
   const firstA = await a.next();
   await b.next();
   assert.equal(firstA.done, false);
-  if (firstA.done === false) assert.ok(bytesEqual(firstA.value, payloadBytes(1, 'a', 4096)));
+  if (!firstA.done) assert.ok(bytesEqual(firstA.value, payloadBytes(1, 'a', 4096)));
   await a.return?.(undefined);
   await b.return?.(undefined);
 });

@@ -37,12 +37,12 @@ test('the first N requests are chosen by scheduled time across users', () => {
     for (let x = s.next(); x !== undefined && !(x instanceof Promise); x = s.next()) out.push(`${x.request.scheduledAtMs}`);
     return out;
   };
-  assert.deepEqual(ids(sources[0] as StepSource), ['10', '20']);
-  assert.deepEqual(ids(sources[1] as StepSource), ['5', '25', '26']);
+  assert.deepEqual(ids(sources[0]), ['10', '20']);
+  assert.deepEqual(ids(sources[1]), ['5', '25', '26']);
 });
 
 function pool(sources: StepSource[]): { users: (i: number) => StepSource; initialUsers: number } {
-  return { users: (i) => sources[i] as StepSource, initialUsers: sources.length };
+  return { users: (i) => sources[i], initialUsers: sources.length };
 }
 
 function listSource(steps: SessionStep[]): StepSource {

@@ -65,6 +65,7 @@ test('serving: requests are recorded up to --max-requests; the one beyond stops 
 
 test('serving: a request that throws stops the run as failed and keeps its error', async () => {
   const boom = new Error('disk on fire');
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- a stand-in cache that throws on any use
   const broken = new Proxy(
     {},
     {

@@ -56,9 +56,9 @@ test('cache_stats carries every reference field, storage fields, per-tier byte t
   assert.equal(s.cache_hit_rate, 0.5);
   assert.equal(s.tier_gpu_kv_bytes_written_gb, 0);
   assert.equal(s.tier_gpu_kv_bytes_read_gb, 0);
-  assert.ok((s.tier_cpu_kv_bytes_written_gb as number) > 0);
-  assert.ok((s.tier_cpu_kv_bytes_read_gb as number) > 0);
-  assert.equal(s.tier_cpu_write_bandwidth_gbps, (s.tier_cpu_kv_bytes_written_gb as number) / 2);
+  assert.ok(s.tier_cpu_kv_bytes_written_gb > 0);
+  assert.ok(s.tier_cpu_kv_bytes_read_gb > 0);
+  assert.equal(s.tier_cpu_write_bandwidth_gbps, s.tier_cpu_kv_bytes_written_gb / 2);
   assert.ok('cpu_write_p95_ms' in s && 'cpu_read_p50_ms' in s);
   assert.ok(!('storage_write_p95_ms' in s), 'no storage latency fields without storage samples');
   assert.equal(s.read_write_ratio, 1);
@@ -69,13 +69,13 @@ test('demotion traffic counts in the tier byte totals; latency fields only for p
   const { cache, rec } = makeCache({ gpuBytes: 2 * MiB, cpuBytes: 2 * MiB, storageBytes: 2 * MiB });
   for (let i = 0; i < 50; i++) await cache.allocate(`k${i}`, 10);
   const s = buildCacheStats(rec.snapshot(), occupancy(cache), 1, 'latency');
-  assert.ok((s.tier_cpu_kv_bytes_written_gb as number) > 0);
-  assert.ok((s.tier_storage_kv_bytes_written_gb as number) > 0);
+  assert.ok(s.tier_cpu_kv_bytes_written_gb > 0);
+  assert.ok(s.tier_storage_kv_bytes_written_gb > 0);
   assert.equal(s.tier_gpu_kv_bytes_read_gb, s.tier_cpu_kv_bytes_written_gb);
-  assert.ok((s.tier_storage_write_bandwidth_gbps as number) > 0);
+  assert.ok(s.tier_storage_write_bandwidth_gbps > 0);
   assert.ok(!('storage_write_p95_ms' in s), 'demotion writes are not placement latencies');
   assert.ok('storage_demote_write_p95_ms' in s);
-  assert.ok((s.evictions as number) > 0);
+  assert.ok(s.evictions > 0);
 });
 
 test('cache_stats matches its schema exactly: every key declared, none stray, with demotions and all tiers', async () => {

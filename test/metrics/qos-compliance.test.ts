@@ -44,7 +44,7 @@ test('every request over target: compliance 0, all violations', () => {
   const q = new QosCompliance(TARGETS);
   recordAll(q, 'interactive', [1.001, 1.5, 2, 2]);
   assert.equal(q.compliance('interactive'), 0);
-  const m = q.metrics()['interactive'] as { violations: number; sla: { compliance: number; met: boolean } };
+  const m = q.metrics().interactive as { violations: number; sla: { compliance: number; met: boolean } };
   assert.equal(m.violations, 4);
   assert.deepEqual(m.sla, { target_p95_ms: 1, actual_p95_ms: 2, compliance: 0, met: false });
 });
@@ -63,6 +63,6 @@ test('reset forgets every sample; a class without a target is refused', () => {
   recordAll(q, 'interactive', [5, 5]);
   q.reset();
   assert.equal(q.compliance('interactive'), 1);
-  assert.deepEqual(q.metrics()['interactive'], { no_data: true });
+  assert.deepEqual(q.metrics().interactive, { no_data: true });
   assert.throws(() => q.record('bulk', 1), /unknown QoS class 'bulk'/);
 });

@@ -63,7 +63,7 @@ function fakeResults(): ResultsDocument {
   for (const part of ['', '_device', '_host'] as const) {
     for (const [p] of PERCENTILES) {
       cacheStats[`storage_read${part}_${p}_ms`] = 1.5;
-      delete cacheStats[`storage_write${part}_${p}_ms`];
+      Reflect.deleteProperty(cacheStats, `storage_write${part}_${p}_ms`);
     }
   }
   return {
@@ -199,7 +199,7 @@ test('a .csv path gets a one-row table with Model and the two throughput columns
     const field = (name: string): string => {
       const i = header.indexOf(name);
       assert.ok(i >= 0, `column ${name}`);
-      return data[i] as string;
+      return data[i];
     };
     assert.equal(field('Model'), 'llama3.1-8b');
     assert.equal(Number(field('Avg Throughput (tok/s)')), summaryOf(results).avg_throughput_tokens_per_sec);

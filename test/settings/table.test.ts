@@ -33,7 +33,7 @@ test('defaults come from the rows; computed defaults use the start time and the 
 });
 
 /** Every leaf key path of a zod object schema (wrappers such as default/prefault unwrapped). */
-function leafPaths(schema: z.ZodType, prefix: string[] = []): { path: string[]; leaf: z.ZodType }[] {
+function leafPaths(schema: z.ZodType, prefix: string[] = []): Array<{ path: string[]; leaf: z.ZodType }> {
   let s = schema;
   for (;;) {
     const def = s._zod.def as { type: string; innerType?: z.ZodType; in?: z.ZodType };

@@ -192,7 +192,8 @@ describe('file tier, direct write paths and safety', () => {
 
   test('a source that lies about its size fails and leaves no file', async (t) => {
     const backend = await backendFor(t);
-    const bad: ChunkSource = { size: 10_000, chunks: plainSource(new Uint8Array(9_000)).chunks };
+    const short = plainSource(new Uint8Array(9_000));
+    const bad: ChunkSource = { size: 10_000, chunks: () => short.chunks() };
     await assert.rejects(backend.write('bad', bad), RangeError);
     assert.equal(existsSync(backend.pathFor('bad')), false);
     assert.deepEqual([...backend.keys()], []);

@@ -117,7 +117,7 @@ describe('trace row format', () => {
     assert.equal(typeof splitFields('a,b"c'), 'string');
   });
 
-  const bad: readonly [string, RegExp][] = [
+  const bad: ReadonlyArray<[string, RegExp]> = [
     ['1.0,Write,1,Tier-0,k', /expected 6 fields, found 5/],
     ['1.0,Write,1,Tier-0,k,Prefill,extra', /expected 6 fields, found 7/],
     ['soon,Write,1,Tier-0,k,Prefill', /bad Timestamp "soon"/],

@@ -42,10 +42,10 @@ export class ManualTime implements Clock {
   /** Resolves `ms` from now; rejects with the signal's reason if it aborts first (as timers/promises). */
   readonly sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
     new Promise<void>((resolve, reject) => {
-      if (signal?.aborted === true) return reject(signal.reason);
+      if (signal?.aborted === true) return reject(signal.reason as unknown);
       const onAbort = (): void => {
         cancel();
-        reject(signal?.reason);
+        reject(signal?.reason as unknown);
       };
       const cancel = this.after(() => {
         signal?.removeEventListener('abort', onAbort);

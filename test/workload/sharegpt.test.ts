@@ -384,7 +384,7 @@ test('timeline: each pass issues every conversation once, its turns in order, wi
         mine.map((r) => [r.turnIndex, r.turn, r.contextTokens, r.generationTokens]),
         c.turns.map((t, i) => [i, i + 1, t.contextTokens, t.generationTokens]),
       );
-      const first = inPass.indexOf(mine[0] as ShareGptRequestPlan);
+      const first = inPass.indexOf(mine[0]);
       assert.deepEqual(inPass.slice(first, first + mine.length), mine, 'a conversation is issued contiguously');
     }
   }
