@@ -75,8 +75,11 @@ function physicalPath(abs: string, fs: FsProbe): string {
   return rest === '' ? real : join(real, rest);
 }
 
-/** Problems with a cache directory (empty when it is usable). */
-export function cacheDirProblems(dir: string, fs: FsProbe = realFs): string[] {
+/**
+ * Problems with a cache directory (empty when it is usable). A missing one is refused unless `create`:
+ * a mistyped path must not silently become a benchmark of whatever disk holds its nearest ancestor.
+ */
+export function cacheDirProblems(dir: string, fs: FsProbe = realFs, create = false): string[] {
   const abs = resolve(dir);
   const real = physicalPath(abs, fs);
   const system = [abs, real].find(isSystemDir);
@@ -87,6 +90,7 @@ export function cacheDirProblems(dir: string, fs: FsProbe = realFs): string[] {
   const kind = fs.kind(abs);
   if (kind === 'other') return [`cache-dir '${dir}' exists and is not a directory`];
   if (kind === 'dir') return fs.writable(abs) ? [] : [`cache-dir '${dir}' is not writable`];
+  if (!create) return [`cache-dir '${dir}' does not exist; create it first (mkdir -p '${dir}') or pass --create-cache-dir`];
   const parent = existingAncestor(abs, fs);
   if (fs.kind(parent) !== 'dir') return [`cache-dir '${dir}' cannot be created: '${parent}' is not a directory`];
   if (!fs.writable(parent)) return [`cache-dir '${dir}' cannot be created: parent directory '${parent}' is not writable`];

@@ -102,7 +102,7 @@ export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs
   limitChecks(f, limits, passed, problems);
   tensorParallelChecks(f, passed, problems, warnings);
   if (f.prefillOnly && f.decodeOnly) problems.push('--prefill-only and --decode-only are mutually exclusive');
-  if (f.cacheDir !== undefined) problems.push(...cacheDirProblems(f.cacheDir, fs));
+  if (f.cacheDir !== undefined) problems.push(...cacheDirProblems(f.cacheDir, fs, f.createCacheDir));
   return { problems, warnings };
 }
 

@@ -54,7 +54,7 @@ const REFERENCE_FLAGS = [
   'enable-latency-tracing',
   'gpu-bandwidth-gbs',
 ] as const;
-const OUR_FLAGS = ['io-mode', 'keep-latency-samples', 'no-progress', 'autoscale-interval', 'tokenizer'] as const;
+const OUR_FLAGS = ['io-mode', 'keep-latency-samples', 'no-progress', 'autoscale-interval', 'tokenizer', 'create-cache-dir'] as const;
 
 function configSeed(u: number): number {
   return realParse([], new Date(), () => u).config.seed;
@@ -177,6 +177,7 @@ test('every reference flag and every new flag is accepted with a value of its ty
     'no-progress': null,
     'autoscale-interval': '2.5',
     tokenizer: 'chars',
+    'create-cache-dir': null,
   };
   const argv = Object.entries(values).flatMap(([k, v]) => (v === null ? [`--${k}`] : [`--${k}`, v]));
   const { config } = parse(argv);

@@ -3,7 +3,7 @@
 // has but does not test (GPUs, tensor parallel, disaggregated modes, cache directory safety).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { validateRunConfig } from '../../src/cli/validate.js';
 import type { RunConfig } from '../../src/settings/run-config.js';
@@ -89,7 +89,7 @@ test('three simultaneous errors all appear in one message', () => {
 });
 
 test('a valid config passes validateRunConfig unchanged', () => {
-  const { config } = parse(['--cache-dir', join(tempDir(), 'kv')]);
+  const { config } = parse(['--cache-dir', tempDir()]);
   const before = JSON.stringify(config.effective);
   assert.doesNotThrow(() => validateRunConfig(config));
   assert.equal(JSON.stringify(config.effective), before);
@@ -153,23 +153,32 @@ test('system directories are compared by path component, not by string prefix (/
   for (const dir of ['/devdata', '/devdata/kv', '/etcetera/kv', '/procs', '/binaries/kv', '/usr/binx'])
     assert.equal(isSystemDir(dir), false, dir);
   const fakeFs: FsProbe = { kind: (p) => (p === '/' ? 'dir' : 'missing'), realpath: (p) => p, writable: () => true };
-  assert.equal(parse(['--cache-dir', '/devdata/kv'], fakeFs).config.cacheDir, '/devdata/kv');
-  assert.deepEqual(cacheDirProblems('/devdata/kv', fakeFs), []);
+  assert.equal(parse(['--cache-dir', '/devdata/kv', '--create-cache-dir'], fakeFs).config.cacheDir, '/devdata/kv');
+  assert.deepEqual(cacheDirProblems('/devdata/kv', fakeFs, true), []);
 });
 
 test('a temp cache dir is accepted and kept as given (absolute)', () => {
   const dir = join(tempDir(), 'kv_cache_test');
+  mkdirSync(dir);
   assert.equal(parse(['--cache-dir', dir]).config.cacheDir, dir);
 });
 
+test('a missing cache dir is refused, naming it and both remedies; --create-cache-dir accepts it', () => {
+  const base = tempDir();
+  const dir = join(base, 'not', 'there');
+  assert.match(rejection(['--cache-dir', dir]), new RegExp(`cache-dir '${dir}' does not exist; create it first \\(mkdir -p '${dir}'\\) or pass --create-cache-dir`));
+  assert.equal(parse(['--cache-dir', dir, '--create-cache-dir']).config.cacheDir, dir);
+  assert.equal(existsSync(join(base, 'not')), false, 'the check creates nothing');
+});
+
 test('a relative cache dir is resolved against the working directory', () => {
-  assert.equal(parse(['--cache-dir', 'kv_rel_dir']).config.cacheDir, join(process.cwd(), 'kv_rel_dir'));
+  assert.equal(parse(['--cache-dir', 'kv_rel_dir', '--create-cache-dir']).config.cacheDir, join(process.cwd(), 'kv_rel_dir'));
 });
 
 test('a symlink into a system directory is rejected', () => {
   const base = tempDir();
   symlinkSync('/etc', join(base, 'link'));
-  assert.match(rejection(['--cache-dir', join(base, 'link', 'kv')]), /\(resolves to \/etc\/kv\) cannot be a system directory/);
+  assert.match(rejection(['--cache-dir', join(base, 'link', 'kv'), '--create-cache-dir']), /\(resolves to \/etc\/kv\) cannot be a system directory/);
 });
 
 test('a cache dir whose existing parent is not writable is rejected', () => {
@@ -178,7 +187,7 @@ test('a cache dir whose existing parent is not writable is rejected', () => {
     realpath: (p) => p,
     writable: (p) => p !== '/data',
   };
-  assert.match(rejection(['--cache-dir', '/data/kv'], fakeFs), /parent directory '\/data' is not writable/);
+  assert.match(rejection(['--cache-dir', '/data/kv', '--create-cache-dir'], fakeFs), /parent directory '\/data' is not writable/);
 });
 
 test('a cache dir that is an existing file is rejected', () => {
