@@ -71,6 +71,7 @@ export function storageOnlyArgs(r: StorageOnlyRun): string[] {
       : [r.node === 'prefill' ? '--prefill-only' : '--decode-only', '--disable-multi-turn', '--disable-prefix-caching']),
     '--cache-dir',
     r.cacheDir,
+    '--create-cache-dir',
     '--storage-capacity-gb',
     String(r.capacityGiB),
     '--seed',

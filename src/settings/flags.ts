@@ -124,11 +124,16 @@ export const FLAG_TABLE = {
     check: positive,
   }),
   cpuMemGb: float('cpu-mem-gb', 32, T, 'CPU (DRAM) tier capacity in GiB (0 disables the tier)', { check: nonNegative }),
-  cacheDir: path('cache-dir', T, 'Directory of the storage tier; must exist unless --create-cache-dir (only files this run writes are ever deleted)', {
-    defaultText: 'a new temporary directory',
-    metavar: 'DIR',
-    normalize: (v) => (v === undefined ? v : resolvePath(v)),
-  }),
+  cacheDir: path(
+    'cache-dir',
+    T,
+    'Directory of the storage tier; must exist unless --create-cache-dir (only files this run writes are ever deleted)',
+    {
+      defaultText: 'a new temporary directory',
+      metavar: 'DIR',
+      normalize: (v) => (v === undefined ? v : resolvePath(v)),
+    },
+  ),
   createCacheDir: bool('create-cache-dir', T, 'Create --cache-dir (and missing parents) when it does not exist', { ours: true }),
   storageCapacityGb: float('storage-capacity-gb', 0, T, 'Storage tier capacity in GiB (0 = 95% of the free space)', { check: nonNegative }),
   maxConcurrentAllocs: int('max-concurrent-allocs', 0, T, 'Bound on concurrent allocations (0 = unlimited)', { check: nonNegative }),

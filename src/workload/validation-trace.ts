@@ -143,7 +143,11 @@ export function loadValidationTrace(path: string): ValidationTraceStats {
     throw new ValidationTraceError(path, code === 'ENOENT' ? 'file not found' : code === 'EACCES' ? 'permission denied' : 'cannot be read');
   }
   if (size > MAX_VALIDATION_TRACE_BYTES) {
-    throw new ValidationTraceError(path, `is ${size} bytes; at most ${MAX_VALIDATION_TRACE_BYTES} bytes (256 MiB) are accepted`, 'Pass a sample of the trace');
+    throw new ValidationTraceError(
+      path,
+      `is ${size} bytes; at most ${MAX_VALIDATION_TRACE_BYTES} bytes (256 MiB) are accepted`,
+      'Pass a sample of the trace',
+    );
   }
   const fd = openSync(path, 'r');
   try {

@@ -166,7 +166,10 @@ test('a temp cache dir is accepted and kept as given (absolute)', () => {
 test('a missing cache dir is refused, naming it and both remedies; --create-cache-dir accepts it', () => {
   const base = tempDir();
   const dir = join(base, 'not', 'there');
-  assert.match(rejection(['--cache-dir', dir]), new RegExp(`cache-dir '${dir}' does not exist; create it first \\(mkdir -p '${dir}'\\) or pass --create-cache-dir`));
+  assert.match(
+    rejection(['--cache-dir', dir]),
+    new RegExp(`cache-dir '${dir}' does not exist; create it first \\(mkdir -p '${dir}'\\) or pass --create-cache-dir`),
+  );
   assert.equal(parse(['--cache-dir', dir, '--create-cache-dir']).config.cacheDir, dir);
   assert.equal(existsSync(join(base, 'not')), false, 'the check creates nothing');
 });
@@ -178,7 +181,10 @@ test('a relative cache dir is resolved against the working directory', () => {
 test('a symlink into a system directory is rejected', () => {
   const base = tempDir();
   symlinkSync('/etc', join(base, 'link'));
-  assert.match(rejection(['--cache-dir', join(base, 'link', 'kv'), '--create-cache-dir']), /\(resolves to \/etc\/kv\) cannot be a system directory/);
+  assert.match(
+    rejection(['--cache-dir', join(base, 'link', 'kv'), '--create-cache-dir']),
+    /\(resolves to \/etc\/kv\) cannot be a system directory/,
+  );
 });
 
 test('a cache dir whose existing parent is not writable is rejected', () => {

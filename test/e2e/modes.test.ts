@@ -31,6 +31,7 @@ async function run(args: string[]): Promise<{ json: ResultsDocument; stdout: str
       '0',
       '--cache-dir',
       join(dir, 'c'),
+      '--create-cache-dir',
       '--output',
       out,
       ...args,

@@ -43,7 +43,18 @@ test('ShareGPT: one replay cycle completes every turn, and later turns reload ea
     const data = join(dir, 'sg.json');
     await writeFile(data, shareGpt());
     const out = join(dir, 'r.json');
-    const r = await runCli([...COMMON, '--dataset-path', data, '--replay-cycles', '1', '--cache-dir', join(dir, 'c'), '--output', out]);
+    const r = await runCli([
+      ...COMMON,
+      '--dataset-path',
+      data,
+      '--replay-cycles',
+      '1',
+      '--cache-dir',
+      join(dir, 'c'),
+      '--create-cache-dir',
+      '--output',
+      out,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const j = await readValidResults(out);
     const add = j.kvcache_bench;
@@ -72,6 +83,7 @@ test('ShareGPT with --disable-multi-turn runs (the reference killed every worker
       '--disable-multi-turn',
       '--cache-dir',
       join(dir, 'c'),
+      '--create-cache-dir',
       '--output',
       out,
     ]);
@@ -129,6 +141,7 @@ test('BurstGPT: a directory replays every valid row once, malformed rows are cou
       '1',
       '--cache-dir',
       join(dir, 'c'),
+      '--create-cache-dir',
       '--output',
       out,
     ]);

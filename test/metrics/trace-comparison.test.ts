@@ -15,7 +15,10 @@ const trace: ValidationTraceStats = {
 };
 
 test('every figure within 5 % passes; relative errors are exact', () => {
-  const r = compareWithTrace({ requests: 20, cacheHitRate: 0.52, readBytes: 4000, writeBytes: 2000, contextTokens: { mean: 1000, p50: 800, p95: 2000 } }, trace);
+  const r = compareWithTrace(
+    { requests: 20, cacheHitRate: 0.52, readBytes: 4000, writeBytes: 2000, contextTokens: { mean: 1000, p50: 800, p95: 2000 } },
+    trace,
+  );
   assert.equal(r.passed, true);
   assert.ok(Math.abs((r.comparison.cache_hit_rate?.error_pct ?? -1) - 4) < 1e-9);
   assert.equal(r.comparison.read_write_ratio?.error_pct, 0);
@@ -24,7 +27,10 @@ test('every figure within 5 % passes; relative errors are exact', () => {
 });
 
 test('one figure beyond 5 % fails even when the average error is small (the reference passed on the average)', () => {
-  const r = compareWithTrace({ requests: 10, cacheHitRate: 0.5, readBytes: 2000, writeBytes: 1000, contextTokens: { mean: 1000, p50: 800, p95: 2200 } }, trace);
+  const r = compareWithTrace(
+    { requests: 10, cacheHitRate: 0.5, readBytes: 2000, writeBytes: 1000, contextTokens: { mean: 1000, p50: 800, p95: 2200 } },
+    trace,
+  );
   assert.equal(r.comparison.context_tokens_p95?.within_5pct, false);
   assert.ok(r.avg_error_pct < 5);
   assert.equal(r.passed, false);

@@ -215,7 +215,7 @@ test('an .xlsx path gets the four sheets, read back with numbers as numbers', as
   await withTempDir(async (dir) => {
     const path = join(dir, 'summary.xlsx');
     const results = fakeResults();
-    const cfg = config('--cache-dir', join(dir, 'cache'));
+    const cfg = config('--cache-dir', join(dir, 'cache'), '--create-cache-dir');
     assert.equal(await writeSpreadsheet(path, results, cfg), 'xlsx');
     assert.deepEqual(await readdir(dir), ['summary.xlsx'], 'no temp file left');
     const wb = new ExcelJS.Workbook();
@@ -404,7 +404,7 @@ test('CSV quoting: commas, quotes, line breaks and edge spaces are quoted; boole
   await withTempDir(async (dir) => {
     const cacheDir = join(dir, 'odd, "name"');
     const path = join(dir, 's.csv');
-    await writeSpreadsheet(path, fakeResults(), config('--cache-dir', cacheDir));
+    await writeSpreadsheet(path, fakeResults(), config('--cache-dir', cacheDir, '--create-cache-dir'));
     const [header, data] = parseCsv(await readFile(path, 'utf8')) as [string[], string[]];
     assert.equal(header.length, data.length);
     assert.equal(data[header.indexOf('Cache Dir')], cacheDir);
@@ -456,6 +456,7 @@ test('kv-cache: an unwritable --xlsx-output is rejected at startup; a run writes
       '0',
       '--cache-dir',
       join(dir, 'cache'),
+      '--create-cache-dir',
       '--seed',
       '1',
       '--output',

@@ -8,9 +8,20 @@ import { loadValidationTrace, parseValidationTrace, traceStats, ValidationTraceE
 
 function rec(over: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    timestamp: 1, request_id: 'r', user_id: 'u', context_tokens: 100, generation_tokens: 10, phase: 'prefill',
-    cache_hit: false, cache_tier: 'storage', read_bytes: 0, write_bytes: 1000, read_latency_ms: 0, write_latency_ms: 2,
-    model_name: 'm', ...over,
+    timestamp: 1,
+    request_id: 'r',
+    user_id: 'u',
+    context_tokens: 100,
+    generation_tokens: 10,
+    phase: 'prefill',
+    cache_hit: false,
+    cache_tier: 'storage',
+    read_bytes: 0,
+    write_bytes: 1000,
+    read_latency_ms: 0,
+    write_latency_ms: 2,
+    model_name: 'm',
+    ...over,
   };
 }
 
