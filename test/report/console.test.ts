@@ -6,35 +6,225 @@ import { banner, formatSummary, progressLine } from '../../src/report/console.js
 import { formatReplaySummary } from '../../src/report/replay-report.js';
 import { buildResultsJson, machineJson } from '../../src/report/results-json.js';
 import { SCHEMA_VERSION } from '../../src/report/results-schema.js';
-import type { ReplayResultsDocument } from '../../src/report/results-schema.js';
+import type { ReplayResultsDocument, ResultsDocument } from '../../src/report/results-schema.js';
+import type { PerformanceProfile } from '../../src/settings/choices.js';
+import { Recorder } from '../../src/metrics/recorder.js';
+import type { CacheCounters } from '../../src/metrics/recorder.js';
+import type { RunResult } from '../../src/metrics/result.js';
 import { parseRunArgs } from '../../src/cli/run-args.js';
 import { GiB, MiB } from '../../src/util/units.js';
 import { FIXTURE_MACHINE, runResultFixture } from './fixtures.js';
 
-test('the run summary prints the saved figures, and QoS compliance under the latency profile only', () => {
-  const doc = buildResultsJson(runResultFixture());
-  const text = formatSummary(doc, 'latency');
-  for (const line of [
-    '  [OK] Storage Tier Read Device P95 < 200ms: actual 1.250 ms (target 200)',
-    '  Overall: PASS (3/3 criteria)',
+const RULE = '='.repeat(80);
+
+function summaryLines(doc: ResultsDocument, profile: PerformanceProfile = 'latency'): string[] {
+  return formatSummary(doc, profile).split('\n');
+}
+
+/** The summary of the fixture run with some of its fields replaced (a RunResult is plain data). */
+function linesOf(over: Partial<RunResult> = {}, profile: PerformanceProfile = 'latency'): string[] {
+  return summaryLines(buildResultsJson({ ...runResultFixture(), ...over }), profile);
+}
+
+/** The lines under a section's heading, up to the blank line or closing rule that ends it. */
+function sectionOf(lines: readonly string[], title: string): string[] {
+  const at = lines.indexOf(`### ${title} ###`);
+  assert.notEqual(at, -1, `no section ${title}`);
+  const rest = lines.slice(at + 1);
+  const end = rest.findIndex((l) => l === '' || l === RULE);
+  return end === -1 ? rest : rest.slice(0, end);
+}
+
+function headings(lines: readonly string[]): string[] {
+  return lines.filter((l) => l.startsWith('### ')).map((l) => l.slice(4, -4));
+}
+
+function assertHasLines(lines: readonly string[], expected: readonly string[]): void {
+  for (const line of expected) assert.ok(lines.includes(line), `missing line ${JSON.stringify(line)} in\n${lines.join('\n')}`);
+}
+
+function withCounters(over: Partial<CacheCounters>): Partial<RunResult> {
+  const r = runResultFixture();
+  return { recorded: { ...r.recorded, counters: { ...r.recorded.counters, ...over } } };
+}
+
+/** The sections every run prints, in the reference's order, our additions (device I/O, harness) last. */
+const ALWAYS = [
+  'STORAGE PERFORMANCE ASSESSMENT',
+  'OVERALL PERFORMANCE',
+  'END-TO-END LATENCY',
+  'PER-REQUEST STORAGE LATENCY',
+  'STORAGE PERFORMANCE',
+  'CACHE TIER DISTRIBUTION',
+  'TIER-SPECIFIC KV BYTES (GiB, incl. demotion traffic)',
+  'STORAGE KV BANDWIDTH (GiB/s over the measured window)',
+  'TIER-SPECIFIC LATENCIES (p95, ms)',
+  'STORAGE TIER LATENCY BREAKDOWN (p95, ms)',
+  'CACHE TYPE BREAKDOWNS',
+  'MULTI-TURN',
+];
+
+test('sections in the reference order, our additions last, framed by rules', () => {
+  const lines = linesOf();
+  assert.deepEqual(lines.slice(0, 3), [RULE, 'BENCHMARK RESULTS', RULE]);
+  assert.equal(lines.at(-1), RULE);
+  assert.deepEqual(headings(lines), [...ALWAYS, 'QOS', 'DEVICE I/O (kernel counters, whole device)', 'HARNESS']);
+  assert.deepEqual(headings(linesOf({}, 'throughput')), [...ALWAYS, 'DEVICE I/O (kernel counters, whole device)', 'HARNESS']);
+});
+
+test('the summary prints the saved figures with their units', () => {
+  const lines = linesOf();
+  assert.deepEqual(lines.slice(3, 5), [
+    'KV bytes per token: 4,096 (4.0 KiB) — live entries: 5',
+    'Entry size MiB: min 1.0, mean 1.5, p95 2.0, max 2.0',
+  ]);
+  assert.deepEqual(sectionOf(lines, 'OVERALL PERFORMANCE'), [
     '  Requests completed: 4   Tokens generated: 400',
     '  Measured window: 10.00 s (nominal 60 s; stop: max_requests)',
+    '  Wall-clock throughput: 40.00 tok/s   Requests/s: 0.40',
     '  Storage throughput (reference formula, tokens ÷ summed I/O time): 200.00 tok/s',
+  ]);
+  // e2e samples 0.5, 1.5, 1 and 1.25 ms, exact in the histogram
+  assert.deepEqual(sectionOf(lines, 'END-TO-END LATENCY'), ['  mean 1.06 ms   p50 1.00   p95 1.50   p99 1.50   p99.9 1.50']);
+  assert.deepEqual(sectionOf(lines, 'STORAGE PERFORMANCE'), [
     '  Cache hit rate: 75.0 %   (hits 30, misses 10)',
+    '  Total KV read: 3.00 GiB   written: 2.00 GiB   R/W ratio: 1.50',
     '  KV read operations: 10 (1.00/s)   write operations: 5 (0.50/s)',
+  ]);
+  assert.deepEqual(sectionOf(lines, 'CACHE TIER DISTRIBUTION'), [
+    '  GPU entries: 0   CPU entries: 0   Storage entries: 5',
+    '  GPU used: 0.00 GiB   CPU used: 0.00 GiB   Storage used: 5.00 GiB',
+    '  Demotions GPU→CPU: 0   CPU→storage: 0   storage deletions: 0',
+  ]);
+  // 2 GiB placed + 1 GiB demoted in; 3 GiB of hits + 1 GiB demoted out
+  assert.deepEqual(sectionOf(lines, 'TIER-SPECIFIC KV BYTES (GiB, incl. demotion traffic)'), [
+    '  gpu      written 0.000   read 0.000',
+    '  cpu      written 0.000   read 0.000',
     '  storage  written 3.000   read 4.000',
+  ]);
+  assert.deepEqual(sectionOf(lines, 'STORAGE KV BANDWIDTH (GiB/s over the measured window)'), ['  read 0.400   write 0.300']);
+  assert.deepEqual(sectionOf(lines, 'CACHE TYPE BREAKDOWNS'), [
+    '  system prompt hits 0   common phrase hits 0   user cache hits 0   multi-turn hits 4',
+  ]);
+  assert.deepEqual(sectionOf(lines, 'MULTI-TURN'), ['  hits 4   misses 1   hit rate 80.0 %']);
+});
+
+test('storage health: one line per criterion, the verdict and the note on whole entries', () => {
+  const note = '  Note: latency criteria apply to whole entries (hundreds of MiB); a 200 MiB entry at 1 GiB/s takes ~200 ms.';
+  assert.deepEqual(sectionOf(linesOf(), 'STORAGE PERFORMANCE ASSESSMENT'), [
+    '  [OK] Storage Tier Write Device P95 < 500ms: actual 1.500 ms (target 500)',
+    '  [OK] Storage Tier Read Device P95 < 200ms: actual 1.250 ms (target 200)',
+    '  [OK] Cache Hit Rate > 30%: actual 0.750 ratio (target 0.3)',
+    '  Overall: PASS (3/3 criteria)',
+    note,
+  ]);
+  const doc = buildResultsJson(runResultFixture());
+  doc.summary.cache_stats.storage_health = {
+    overall_status: 'FAIL',
+    criteria: [
+      { name: 'Storage Tier Write Device P95 < 500ms', target: 500, actual: 12.3456, unit: 'ms', passed: true },
+      { name: 'Storage Tier Read Device P95 < 200ms', target: 200, actual: 250, unit: 'ms', passed: false },
+    ],
+    passed_count: 1,
+    total_count: 2,
+  };
+  assert.deepEqual(sectionOf(summaryLines(doc), 'STORAGE PERFORMANCE ASSESSMENT'), [
+    '  [OK] Storage Tier Write Device P95 < 500ms: actual 12.346 ms (target 500)',
+    '  [X] Storage Tier Read Device P95 < 200ms: actual 250.000 ms (target 200)',
+    '  Overall: FAIL (1/2 criteria)',
+    note,
+  ]);
+});
+
+test('tier latencies only for the tiers and operations measured; the device/host breakdown for storage', () => {
+  const storageOnly = linesOf();
+  assert.deepEqual(sectionOf(storageOnly, 'TIER-SPECIFIC LATENCIES (p95, ms)'), ['  storage read: 1.50', '  storage write: 2.00']);
+  assert.deepEqual(sectionOf(storageOnly, 'STORAGE TIER LATENCY BREAKDOWN (p95, ms)'), [
     '  read: device 1.25   host 0.25   total 1.50',
+    '  write: device 1.50   host 0.50   total 2.00',
+  ]);
+
+  const cpu = new Recorder();
+  cpu.recordIo('cpu', 'read', { totalMs: 0.125, deviceMs: 0.125, hostMs: 0 });
+  const r = runResultFixture();
+  const withCpuRead = linesOf({ recorded: { ...r.recorded, latencies: { ...r.recorded.latencies, ...cpu.snapshot().latencies } } });
+  assert.deepEqual(sectionOf(withCpuRead, 'TIER-SPECIFIC LATENCIES (p95, ms)'), [
+    '  cpu read: 0.13',
+    '  storage read: 1.50',
+    '  storage write: 2.00',
+  ]);
+});
+
+test('QoS compliance: met, not met and classes without requests, under the latency profile only', () => {
+  assert.deepEqual(sectionOf(linesOf(), 'QOS'), [
     '  interactive: 2 requests, p95 1.50 ms vs target 1 ms, compliance 50.0 % [NOT MET]',
+    '  responsive: 2 requests, p95 1.25 ms vs target 2 ms, compliance 100.0 % [MET]',
     '  batch: no requests',
+  ]);
+  assert.ok(!linesOf({}, 'throughput').some((l) => l.includes('[MET]') || l.includes('[NOT MET]')));
+});
+
+test('device counters next to the tool’s own storage bytes, or why there are none', () => {
+  assert.deepEqual(sectionOf(linesOf(), 'DEVICE I/O (kernel counters, whole device)'), [
     '  nvme9n1: read 4.000 GiB (409.6 MiB/s), written 3.000 GiB (307.2 MiB/s)',
+    "  tool's storage tier: read 4.000 GiB, written 3.000 GiB",
+  ]);
+  const { device: _device, ...unresolved } = runResultFixture();
+  assert.deepEqual(sectionOf(summaryLines(buildResultsJson(unresolved)), 'DEVICE I/O (kernel counters, whole device)'), [
+    '  device not resolvable for the cache dir (tmpfs, overlay, network FS?)',
+  ]);
+});
+
+test('harness block: storage, workers, event-loop delay, requests cut short and every warning, then the closing rule', () => {
+  const lines = linesOf({ warnings: ['cpu-mem-gb capped to 1.0 GiB', 'second warning'] });
+  assert.deepEqual(lines.slice(lines.indexOf('### HARNESS ###') + 1), [
+    '  storage: /mnt/test/cache (ext2/3/4, direct I/O)   workers: 4',
+    '  event-loop delay ms: p50 0.25  p99 2.00  max 4.00',
     '  requests cut short at stop: 1',
-    '  WARNING: a warning',
-  ]) {
-    assert.ok(text.split('\n').includes(line), `missing line: ${line}`);
-  }
-  assert.doesNotMatch(text, /TOKEN GENERATION LATENCY/, 'no generation time, no section');
-  assert.doesNotMatch(text, /PREFIX CACHING/);
-  assert.doesNotMatch(formatSummary(doc, 'throughput'), /### QOS ###/);
+    '  WARNING: cpu-mem-gb capped to 1.0 GiB',
+    '  WARNING: second warning',
+    RULE,
+  ]);
+});
+
+test('optional blocks: interruption notice, generation latency, prefix caching, no live entries', () => {
+  const plain = linesOf();
+  assert.ok(!plain.some((l) => l.includes('INTERRUPTED')));
+
+  const doc = buildResultsJson({
+    ...runResultFixture({ generationMs: 1.5 }),
+    stopReason: 'interrupted',
+    entrySizes: { count: 0, minBytes: 0, meanBytes: 0, p95Bytes: 0, maxBytes: 0 },
+    prefix: { prefixHits: 8, prefixMisses: 2, systemPromptReuse: 5, commonPhraseReuse: 3, bytesSaved: 24 * MiB },
+  });
+  const lines = summaryLines(doc);
+  assert.deepEqual(lines.slice(3, 7), [
+    'KV bytes per token: 4,096 (4.0 KiB) — live entries: 0',
+    'Entry size: no live entries',
+    '',
+    '*** RUN INTERRUPTED: results below cover the part that ran ***',
+  ]);
+  // Generation latency after the storage latency, prefix caching after the cache-type breakdown.
+  assert.deepEqual(headings(lines), [
+    ...ALWAYS.slice(0, 4),
+    'TOKEN GENERATION LATENCY',
+    ...ALWAYS.slice(4, -1),
+    'PREFIX CACHING',
+    'MULTI-TURN',
+    'QOS',
+    'DEVICE I/O (kernel counters, whole device)',
+    'HARNESS',
+  ]);
+  assert.deepEqual(sectionOf(lines, 'TOKEN GENERATION LATENCY'), ['  mean 1.50 ms   p50 1.50   p95 1.50   p99 1.50   p99.9 1.50']);
+  assert.deepEqual(sectionOf(lines, 'PREFIX CACHING'), ['  prefix hits 8   misses 2   bytes saved 24.00 MiB']);
+  assertHasLines(lines, ['  Measured window: 10.00 s (nominal 60 s; stop: interrupted)']);
+});
+
+test('R/W ratio when nothing was written: 0 without reads, ∞ with reads', () => {
+  const ratioLine = (readBytes: number): string | undefined =>
+    linesOf(withCounters({ totalReadBytes: readBytes, totalWriteBytes: 0 })).find((l) => l.includes('R/W ratio'));
+  assert.equal(ratioLine(0), '  Total KV read: 0.00 GiB   written: 0.00 GiB   R/W ratio: 0');
+  assert.equal(ratioLine(GiB), '  Total KV read: 1.00 GiB   written: 0.00 GiB   R/W ratio: ∞');
 });
 
 test('the replay summary prints its document: counts, bandwidth, latencies, device bytes', () => {

@@ -15,12 +15,12 @@ export const FIXTURE_MACHINE: MachineContext = {
   cacheDir: { fileSystem: 'ext2/3/4', blockDevice: 'nvme9n1', deviceModel: 'Test NVMe 1TB' },
 };
 
-const sample = (qos: string, e2eMs: number, storageMs: number, tokens: number): RequestSample => ({
+const sample = (qos: string, e2eMs: number, storageMs: number, tokens: number, generationMs: number): RequestSample => ({
   qos,
   e2eMs,
   queueMs: 1,
   storageMs,
-  generationMs: 0,
+  generationMs,
   prefillMs: storageMs / 2,
   generatedTokens: tokens,
   multiTurnHits: 1,
@@ -32,8 +32,9 @@ const sample = (qos: string, e2eMs: number, storageMs: number, tokens: number): 
  * all), one multi-turn miss (an aborted request) besides the 4 hits, 2 GiB placed and 1 GiB demoted
  * into storage, 3 GiB of hits and 1 GiB demoted out of it, 10 storage reads of 1.5 ms and 5 writes of
  * 2 ms. Latencies stay under 2.048 ms, where the HDR histograms are exact to the microsecond.
+ * `generationMs` is every request's simulated generation time (0: a storage-only run, as by default).
  */
-export function runResultFixture(options: { keepRawSamples?: boolean } = {}): RunResult {
+export function runResultFixture(options: { keepRawSamples?: boolean; generationMs?: number } = {}): RunResult {
   const recorder = new Recorder();
   const c = recorder.counters;
   Object.assign(c, { cacheHits: 30, cacheMisses: 10, prefillWrites: 5, decodeReads: 10, writeOperations: 5, readOperations: 10 });
@@ -62,8 +63,9 @@ export function runResultFixture(options: { keepRawSamples?: boolean } = {}): Ru
     { interactive: { targetP95Ms: 1 }, responsive: { targetP95Ms: 2 }, batch: { targetP95Ms: 10 } },
     options.keepRawSamples ?? false,
   );
-  for (const e2e of [0.5, 1.5]) run.record(sample('interactive', e2e, 500, 100));
-  for (const e2e of [1, 1.25]) run.record(sample('responsive', e2e, 500, 100));
+  const generationMs = options.generationMs ?? 0;
+  for (const e2e of [0.5, 1.5]) run.record(sample('interactive', e2e, 500, 100, generationMs));
+  for (const e2e of [1, 1.25]) run.record(sample('responsive', e2e, 500, 100, generationMs));
   run.recordAborted(0, 1);
 
   return {
