@@ -72,22 +72,25 @@ describe('trace row format', () => {
     const encoder = new RowEncoder();
     const buf = Buffer.alloc(256);
     // Each timestamp either shares the previous one's second or not; a wrong remembered second shows.
-    // eslint-disable-next-line no-loss-of-precision -- near-boundary literals on purpose: the test is about the doubles they round to
-    const times = [1732233600.1, 1732233600.5, 1732233600.9999996, 1732233601.25, 1732233599.75, 1732233600.0, 9, 9.5, 2 ** 42 + 0.5, 9.25, 0];
-    const rows = times.map((t) => buf.toString('utf8', 0, encoder.encode(EV, t, buf, 0)));
-    assert.deepEqual(rows, [
-      '1732233600.100000,Read,1,Tier-0,k,Decode\n',
-      '1732233600.500000,Read,1,Tier-0,k,Decode\n',
-      '1732233601.000000,Read,1,Tier-0,k,Decode\n',
-      '1732233601.250000,Read,1,Tier-0,k,Decode\n',
-      '1732233599.750000,Read,1,Tier-0,k,Decode\n',
-      '1732233600.000000,Read,1,Tier-0,k,Decode\n',
-      '9.000000,Read,1,Tier-0,k,Decode\n',
-      '9.500000,Read,1,Tier-0,k,Decode\n',
-      '4398046511104.500000,Read,1,Tier-0,k,Decode\n',
-      '9.250000,Read,1,Tier-0,k,Decode\n',
-      '0.000000,Read,1,Tier-0,k,Decode\n',
-    ]);
+    const stamps: Array<[number, string]> = [
+      [1732233600.1, '1732233600.100000'],
+      [1732233600.5, '1732233600.500000'],
+      // eslint-disable-next-line no-loss-of-precision -- a near-boundary literal on purpose: its micros round up to the next second
+      [1732233600.9999996, '1732233601.000000'],
+      [1732233601.25, '1732233601.250000'],
+      [1732233599.75, '1732233599.750000'],
+      [1732233600, '1732233600.000000'],
+      [9, '9.000000'],
+      [9.5, '9.500000'],
+      [2 ** 42 + 0.5, '4398046511104.500000'],
+      [9.25, '9.250000'],
+      [0, '0.000000'],
+    ];
+    const rows = stamps.map(([t]) => buf.toString('utf8', 0, encoder.encode(EV, t, buf, 0)));
+    assert.deepEqual(
+      rows,
+      stamps.map(([, text]) => `${text},Read,1,Tier-0,k,Decode\n`),
+    );
   });
 
   test('the cache IoEvent is a TraceEvent', () => {
