@@ -1,7 +1,7 @@
 // The `kv-cache` command: arguments → RunConfig → run → results file and console summary.
 // Exit codes: 0 success, 2 bad input (one message, no stack trace, nothing written), 1 failure
 // during the run or while writing the spreadsheet (the JSON results are still saved),
-// 130/143 interrupted (results saved).
+// 130/143 interrupted (results saved). A closed stdout (the reader quit) changes none of them.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { writeFileAtomically } from '../util/files.js';
 import { dirname, resolve } from 'node:path';
@@ -41,7 +41,19 @@ function notImplemented(c: RunConfig): string[] {
   return out;
 }
 
+/**
+ * A reader that stops early (`kv-cache schema | head -1`) closes stdout under us. That is not the
+ * command failing: later output is dropped (a run goes on and still saves its results file) and the
+ * exit code stays the command's own. Any other stdout error still surfaces.
+ */
+function tolerateClosedStdout(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+  });
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
+  tolerateClosedStdout(); // first: every subcommand writes to stdout
   const version = toolVersion();
   if (argv[0] === 'replay') return replayMain(argv.slice(1), version);
   if (argv[0] === 'schema') return schemaMain(argv.slice(1));

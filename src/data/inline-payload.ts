@@ -3,7 +3,7 @@
 // the 2-core dev VM), and a consumer that does no real I/O never lets timers run at all: fine for
 // tests and tiny runs; measured runs use the PayloadPool's worker threads.
 import type { ChunkSource } from './chunk-source.js';
-import { entryKeyMaterial, fillPayload, payloadSource } from './payload.js';
+import { entryKeyMaterial, fillPayload, fillPayloadFromSeed, payloadSource } from './payload.js';
 import type { SlotPool } from './slots.js';
 
 /** Produces the bytes of KV entries as ChunkSources (deterministic per seed and key, lazy). */
@@ -25,6 +25,8 @@ export class InlinePayloadFactory implements PayloadFactory {
    * overlap, because a shared buffer would overwrite a chunk its consumer still holds.
    */
   private readonly spare: Uint8Array[] = [];
+  /** payloadSource(seed), made at the first entry generated. */
+  private randomSource: Uint8Array | undefined;
 
   constructor(
     readonly seed: number,
@@ -41,12 +43,13 @@ export class InlinePayloadFactory implements PayloadFactory {
 
   async close(): Promise<void> {
     this.spare.length = 0;
+    this.randomSource = undefined;
   }
 
   private async *generate(key: string, size: number): AsyncGenerator<Uint8Array> {
     if (size === 0) return;
     const material = entryKeyMaterial(this.seed, key);
-    const source = payloadSource(this.seed);
+    const source = (this.randomSource ??= payloadSource(this.seed));
     const buffer = this.spare.pop() ?? new Uint8Array(this.chunkBytes);
     try {
       for (let offset = 0; offset < size; offset += this.chunkBytes) {
@@ -72,10 +75,9 @@ export function slotPayloadSource(slots: SlotPool, seed: number, key: string, si
       const slot = await slots.acquire();
       try {
         const material = entryKeyMaterial(seed, key);
-        const source = payloadSource(seed);
         for (let off = 0; off < size; off += slot.length) {
           const view = slot.subarray(0, Math.min(slot.length, size - off));
-          fillPayload(source, material, off, view);
+          fillPayloadFromSeed(seed, material, off, view);
           yield view;
         }
       } finally {

@@ -25,29 +25,36 @@ export const MATERIAL_BYTES = 32;
 
 /** Keystream is produced this many bytes at a time from a reused zero buffer (below glibc's mmap threshold). */
 const KEYSTREAM_STEP = 64 * 1024;
-/** Sources of the most recently used seeds; a run uses one, tests a few. */
-const SOURCE_CACHE_SIZE = 2;
-const sourceCache = new Map<number, Uint8Array>();
+/** AES block: the unit of the CTR counter. */
+const AES_BLOCK = 16;
+
+function sourceKey(seed: number): Buffer {
+  return createHash('sha256').update(`kv-payload-source\u0000${seed}`).digest();
+}
+
+/**
+ * Writes keystream bytes [from, from + target.length) of `key` into `target`. CTR mode gives random
+ * access: the keystream of block n is the cipher of the counter n, so a range starts from its block.
+ */
+function keystreamInto(key: Buffer, from: number, target: Uint8Array): void {
+  const counter = Buffer.alloc(AES_BLOCK);
+  counter.writeUInt32BE(Math.floor(from / AES_BLOCK), AES_BLOCK - 4); // SOURCE_BYTES / 16 < 2^32
+  const cipher = createCipheriv('aes-256-ctr', key, counter);
+  const zeros = new Uint8Array(Math.min(KEYSTREAM_STEP, Math.max(AES_BLOCK, target.length)));
+  cipher.update(zeros.subarray(0, from % AES_BLOCK)); // the part of the first block before `from`
+  for (let at = 0; at < target.length; at += KEYSTREAM_STEP) {
+    target.set(cipher.update(zeros.subarray(0, Math.min(KEYSTREAM_STEP, target.length - at))), at);
+  }
+}
 
 /**
  * The random source of `seed`: SOURCE_BYTES of AES-256-CTR keystream in a SharedArrayBuffer, so that
- * generator threads can share it. Made once per seed (about 0.2 s here, mostly first touch of fresh
- * memory) and cached.
+ * generator threads can share it. Made afresh on each call (about 0.1–0.2 s here, mostly first touch
+ * of fresh memory): whoever generates many entries holds it (a PayloadPool, an InlinePayloadFactory).
  */
 export function payloadSource(seed: number): Uint8Array {
-  const cached = sourceCache.get(seed);
-  if (cached !== undefined) {
-    sourceCache.delete(seed);
-    sourceCache.set(seed, cached); // most recently used last
-    return cached;
-  }
   const source = new Uint8Array(new SharedArrayBuffer(SOURCE_BYTES));
-  const key = createHash('sha256').update(`kv-payload-source\u0000${seed}`).digest();
-  const cipher = createCipheriv('aes-256-ctr', key, Buffer.alloc(16));
-  const zeros = new Uint8Array(KEYSTREAM_STEP);
-  for (let at = 0; at < SOURCE_BYTES; at += KEYSTREAM_STEP) source.set(cipher.update(zeros), at);
-  sourceCache.set(seed, source);
-  if (sourceCache.size > SOURCE_CACHE_SIZE) sourceCache.delete(sourceCache.keys().next().value!);
+  keystreamInto(sourceKey(seed), 0, source);
   return source;
 }
 
@@ -62,21 +69,44 @@ function startBlockOf(material: Uint8Array): number {
   return word % SOURCE_BLOCKS;
 }
 
+function checkRange(material: Uint8Array, offset: number): void {
+  if (material.length < MATERIAL_BYTES) throw new RangeError(`entry key material must be ${MATERIAL_BYTES} bytes, got ${material.length}`);
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`payload offset must be a non-negative integer, got ${offset}`);
+}
+
+/**
+ * Entry bytes [offset, offset + length) are source bytes from (start + offset) mod SOURCE_BYTES on:
+ * calls `run` for each stretch up to the source's end, with where it starts in the source and in the range.
+ */
+function forEachSourceRun(material: Uint8Array, offset: number, length: number, run: (from: number, at: number, n: number) => void): void {
+  let from = (startBlockOf(material) * PAYLOAD_BLOCK + (offset % SOURCE_BYTES)) % SOURCE_BYTES;
+  for (let done = 0; done < length; from = 0) {
+    const n = Math.min(length - done, SOURCE_BYTES - from);
+    run(from, done, n);
+    done += n;
+  }
+}
+
 /**
  * Fills `target` with bytes [offset, offset + target.length) of the entry whose key material is
  * `material`, from `source` (payloadSource of the run's seed). Deterministic for the same arguments.
  */
 export function fillPayload(source: Uint8Array, material: Uint8Array, offset: number, target: Uint8Array): void {
   if (source.length !== SOURCE_BYTES) throw new RangeError(`payload source must be ${SOURCE_BYTES} bytes, got ${source.length}`);
-  if (material.length < MATERIAL_BYTES) throw new RangeError(`entry key material must be ${MATERIAL_BYTES} bytes, got ${material.length}`);
-  if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`payload offset must be a non-negative integer, got ${offset}`);
-  // Entry byte i is source byte (start + i) mod SOURCE_BYTES: copy in runs up to the source's end.
-  let from = (startBlockOf(material) * PAYLOAD_BLOCK + (offset % SOURCE_BYTES)) % SOURCE_BYTES;
-  for (let done = 0; done < target.length; from = 0) {
-    const n = Math.min(target.length - done, SOURCE_BYTES - from);
-    target.set(source.subarray(from, from + n), done);
-    done += n;
-  }
+  checkRange(material, offset);
+  forEachSourceRun(material, offset, target.length, (from, at, n) => target.set(source.subarray(from, from + n), at));
+  stampBlocks(material, offset, target);
+}
+
+/**
+ * The same bytes as fillPayload with payloadSource(seed), computed from the keystream of just the
+ * source bytes they use: slower per byte than a copy, but with no source to make or keep, which suits
+ * one-off ranges (tests, scripts).
+ */
+export function fillPayloadFromSeed(seed: number, material: Uint8Array, offset: number, target: Uint8Array): void {
+  checkRange(material, offset);
+  const key = sourceKey(seed);
+  forEachSourceRun(material, offset, target.length, (from, at, n) => keystreamInto(key, from, target.subarray(at, at + n)));
   stampBlocks(material, offset, target);
 }
 
@@ -100,6 +130,6 @@ function stampBlocks(material: Uint8Array, offset: number, target: Uint8Array): 
 /** Convenience for tests and small entries: bytes [offset, offset + size) of an entry as a fresh buffer. */
 export function payloadBytes(seed: number, key: string, size: number, offset = 0): Uint8Array {
   const out = new Uint8Array(size);
-  fillPayload(payloadSource(seed), entryKeyMaterial(seed, key), offset, out);
+  fillPayloadFromSeed(seed, entryKeyMaterial(seed, key), offset, out);
   return out;
 }

@@ -3,7 +3,7 @@
 // by the trace's timestamps, and measures them like a run's storage tier.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
-import type { DiskDelta } from '../metrics/diskstats.js';
+import type { DiskCounters, DiskDelta } from '../metrics/diskstats.js';
 import { Recorder } from '../metrics/recorder.js';
 import type { RecorderSnapshot } from '../metrics/recorder.js';
 import type { IoMode } from '../settings/choices.js';
@@ -12,6 +12,7 @@ import type { TraceRow } from '../trace/format.js';
 import type { Clock } from '../util/clock.js';
 import { KeyedMutex } from '../util/lock.js';
 import { openFileStorage, slotCounts, tearDown } from './tier-stack.js';
+import type { FileStorage } from './tier-stack.js';
 import { captureMachine } from './machine.js';
 import type { MachineContext } from '../metrics/result.js';
 
@@ -52,96 +53,170 @@ export interface ReplayResult {
 }
 
 export async function replayTrace(o: ReplayOptions, clock: Clock): Promise<ReplayResult> {
-  const files = await openFileStorage({
+  const files = await openReplayStorage(o);
+  try {
+    const issuer = new OperationIssuer(files, o.allTiers);
+    const measurement = await Measurement.start(files.file.dir, clock);
+    const pacing = new Pacing(o.paced, clock, measurement.startMs);
+    await issueInTraceOrder(readTrace(o.tracePath), Math.max(1, o.concurrency), issuer, pacing);
+    const measured = await measurement.stop();
+    return assembleResult(issuer, measured, files, await captureMachine(files.file));
+  } finally {
+    await tearDown({ payload: files.payload, tiers: files.file });
+  }
+}
+
+/** The cache directory's file tier and the payload generator, with slots for `concurrency` operations. */
+function openReplayStorage(o: ReplayOptions): Promise<FileStorage> {
+  return openFileStorage({
     ...(o.cacheDir !== undefined ? { cacheDir: o.cacheDir } : {}),
     ioMode: o.ioMode,
     seed: o.seed,
     slots: slotCounts(o.concurrency),
   });
-  const { file: storage, payload } = files;
-  try {
-    const recorder = new Recorder();
-    const st = recorder.traffic.storage;
-    const counts: ReplayCounts = {
-      rows: 0,
-      writes: 0,
-      reads: 0,
-      deletes: 0,
-      writeBytes: 0,
-      readBytes: 0,
-      skippedOtherTiers: 0,
-      missingKeys: 0,
-    };
-    const written = new Set<string>();
-    const locks = new KeyedMutex();
-    const rows = readTrace(o.tracePath)[Symbol.asyncIterator]();
-    let firstTs: number | undefined;
-    const watch = await DiskWatch.forPath(storage.dir).catch(() => undefined);
-    const before = await watch?.snapshot().catch(() => undefined);
-    const start = clock.now();
+}
 
-    const apply = async (row: TraceRow): Promise<void> => {
-      if (row.op === 'Write') {
-        const t = await storage.write(row.key, payload.source(row.key, row.size));
-        written.add(row.key);
-        recorder.recordIo('storage', 'write', t);
-        counts.writes++;
-        counts.writeBytes += row.size;
-        st.writeOps++;
-        st.writeBytes += row.size;
-      } else if (!written.has(row.key)) {
-        counts.missingKeys++;
-      } else if (row.op === 'Read') {
-        const r = await storage.read(row.key);
-        recorder.recordIo('storage', 'read', r.timing);
-        counts.reads++;
-        counts.readBytes += r.bytes;
-        st.readOps++;
-        st.readBytes += r.bytes;
-      } else {
-        await storage.delete(row.key);
-        written.delete(row.key);
-        counts.deletes++;
+/**
+ * Rows are pulled in trace order by `lanes` concurrent loops and each takes its key's lock at once,
+ * so operations on one key keep their order while different keys overlap.
+ */
+async function issueInTraceOrder(trace: AsyncIterable<TraceRow>, lanes: number, issuer: OperationIssuer, pacing: Pacing): Promise<void> {
+  const rows = trace[Symbol.asyncIterator]();
+  const locks = new KeyedMutex();
+  const lane = async (): Promise<void> => {
+    for (let it = await rows.next(); it.done !== true; it = await rows.next()) {
+      const row = it.value;
+      if (!issuer.admits(row)) continue;
+      const lock = locks.lock(row.key);
+      const wait = pacing.delayMs(row);
+      if (wait > 0) await sleep(wait);
+      await lock;
+      try {
+        await issuer.issue(row);
+      } finally {
+        locks.unlock(row.key);
       }
-    };
-    // Rows are pulled in trace order and each takes its key's lock at once, so operations on one key
-    // keep their order while different keys overlap.
-    const worker = async (): Promise<void> => {
-      for (let it = await rows.next(); it.done !== true; it = await rows.next()) {
-        const row = it.value;
-        counts.rows++;
-        if (!o.allTiers && row.tier !== 'storage') {
-          counts.skippedOtherTiers++;
-          continue;
-        }
-        const lock = locks.lock(row.key);
-        firstTs ??= row.timestamp;
-        if (o.paced) {
-          const wait = start + (row.timestamp - firstTs) * 1000 - clock.now();
-          if (wait > 0) await sleep(wait);
-        }
-        await lock;
-        try {
-          await apply(row);
-        } finally {
-          locks.unlock(row.key);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, o.concurrency) }, worker));
-    const elapsedSec = (clock.now() - start) / 1000;
-    const after = before === undefined ? undefined : await watch?.snapshot().catch(() => undefined);
-    return {
-      counts,
-      recorded: recorder.snapshot(),
-      elapsedSec,
-      storage: files.info,
-      ...(watch !== undefined && before !== undefined && after !== undefined
-        ? { device: { name: watch.device.name, delta: diskDelta(before, after) } }
-        : {}),
-      machine: await captureMachine(storage),
-    };
-  } finally {
-    await tearDown({ payload, tiers: storage });
+    }
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+}
+
+/** When a row is due: at once, or (paced) at its trace time offset from the first replayed row. */
+class Pacing {
+  private firstTs: number | undefined;
+
+  constructor(
+    private readonly paced: boolean,
+    private readonly clock: Clock,
+    private readonly startMs: number,
+  ) {}
+
+  /** Milliseconds until `row` is due (≤ 0: now). The first row asked about sets the trace's origin. */
+  delayMs(row: TraceRow): number {
+    this.firstTs ??= row.timestamp;
+    return this.paced ? this.startMs + (row.timestamp - this.firstTs) * 1000 - this.clock.now() : 0;
   }
+}
+
+/** Issues rows as storage operations and keeps the replay's counts and the storage tier's recorder. */
+class OperationIssuer {
+  readonly counts: ReplayCounts = {
+    rows: 0,
+    writes: 0,
+    reads: 0,
+    deletes: 0,
+    writeBytes: 0,
+    readBytes: 0,
+    skippedOtherTiers: 0,
+    missingKeys: 0,
+  };
+  readonly recorder = new Recorder();
+  /** Keys written and not deleted since: what a read or delete can find. */
+  private readonly written = new Set<string>();
+
+  constructor(
+    private readonly files: FileStorage,
+    private readonly allTiers: boolean,
+  ) {}
+
+  /** Counts a row pulled from the trace; false if its tier is not replayed. */
+  admits(row: TraceRow): boolean {
+    this.counts.rows++;
+    if (this.allTiers || row.tier === 'storage') return true;
+    this.counts.skippedOtherTiers++;
+    return false;
+  }
+
+  async issue(row: TraceRow): Promise<void> {
+    if (row.op === 'Write') await this.write(row);
+    else if (!this.written.has(row.key)) this.counts.missingKeys++;
+    else if (row.op === 'Read') await this.read(row);
+    else await this.delete(row);
+  }
+
+  private async write(row: TraceRow): Promise<void> {
+    const t = await this.files.file.write(row.key, this.files.payload.source(row.key, row.size));
+    this.written.add(row.key);
+    this.recorder.recordIo('storage', 'write', t);
+    this.counts.writes++;
+    this.counts.writeBytes += row.size;
+    this.recorder.traffic.storage.writeOps++;
+    this.recorder.traffic.storage.writeBytes += row.size;
+  }
+
+  private async read(row: TraceRow): Promise<void> {
+    const r = await this.files.file.read(row.key);
+    this.recorder.recordIo('storage', 'read', r.timing);
+    this.counts.reads++;
+    this.counts.readBytes += r.bytes;
+    this.recorder.traffic.storage.readOps++;
+    this.recorder.traffic.storage.readBytes += r.bytes;
+  }
+
+  private async delete(row: TraceRow): Promise<void> {
+    await this.files.file.delete(row.key);
+    this.written.delete(row.key);
+    this.counts.deletes++;
+  }
+}
+
+interface Measured {
+  readonly elapsedSec: number;
+  readonly device?: ReplayResult['device'];
+}
+
+/** The replay's wall time and, where the cache directory's device is known, its disk counters. */
+class Measurement {
+  private constructor(
+    private readonly clock: Clock,
+    private readonly watch: DiskWatch | undefined,
+    private readonly before: DiskCounters | undefined,
+    readonly startMs: number,
+  ) {}
+
+  static async start(dir: string, clock: Clock): Promise<Measurement> {
+    const watch = await DiskWatch.forPath(dir).catch(() => undefined);
+    const before = await watch?.snapshot().catch(() => undefined);
+    return new Measurement(clock, watch, before, clock.now());
+  }
+
+  async stop(): Promise<Measured> {
+    const elapsedSec = (this.clock.now() - this.startMs) / 1000;
+    const { watch, before } = this;
+    const after = before === undefined ? undefined : await watch?.snapshot().catch(() => undefined);
+    return watch !== undefined && before !== undefined && after !== undefined
+      ? { elapsedSec, device: { name: watch.device.name, delta: diskDelta(before, after) } }
+      : { elapsedSec };
+  }
+}
+
+function assembleResult(issuer: OperationIssuer, measured: Measured, files: FileStorage, machine: MachineContext): ReplayResult {
+  return {
+    counts: issuer.counts,
+    recorded: issuer.recorder.snapshot(),
+    elapsedSec: measured.elapsedSec,
+    storage: files.info,
+    ...(measured.device !== undefined ? { device: measured.device } : {}),
+    machine,
+  };
 }

@@ -61,7 +61,7 @@ export function formatRow(event: TraceEvent, epochSeconds: number): string {
 
 // Byte-level encoding of a row, for the writer's hot path: no row string is built (trace mode writes
 // hundreds of thousands of rows a second, and building, flattening and encoding row strings was a
-// fifth of its CPU). encodeRow's bytes are formatRow's text plus TRACE_EOL, as a test checks.
+// fifth of its CPU). RowEncoder's bytes are formatRow's text plus TRACE_EOL, as a test checks.
 
 const COMMA = 0x2c;
 const DOT = 0x2e;
@@ -123,19 +123,12 @@ function putSixDigits(buf: Uint8Array, at: number, n: number): number {
   return at + 6;
 }
 
-/** The encoded "<seconds>." of the last timestamp encoded: rows of one second share it (a pure cache). */
-let encodedSecond = -1;
-let encodedSecondBytes = new Uint8Array(0);
-
-function secondBytes(second: number): Uint8Array {
-  if (second !== encodedSecond) {
-    const scratch = Buffer.alloc(24); // a Buffer like the rows', so the digit loops stay monomorphic
-    const end = putDigits(scratch, 0, second);
-    scratch[end] = DOT;
-    encodedSecond = second;
-    encodedSecondBytes = scratch.subarray(0, end + 1);
-  }
-  return encodedSecondBytes;
+/** "<seconds>." in a fresh Buffer (a Buffer like the rows', so the digit loops stay monomorphic). */
+function encodeSecond(second: number): Buffer {
+  const scratch = Buffer.alloc(24);
+  const end = putDigits(scratch, 0, second);
+  scratch[end] = DOT;
+  return scratch.subarray(0, end + 1);
 }
 
 /** A key made only of printable ASCII other than the quote needs no quoting or UTF-8 encoding. */
@@ -149,31 +142,44 @@ function putPlainKey(buf: Uint8Array, at: number, key: string): number {
 }
 
 /**
- * Writes `event`'s row and TRACE_EOL into `buf` at `at` (which must have maxRowBytes(event) bytes
- * free) and returns the offset after it. Same checks and same bytes as formatRow + TRACE_EOL.
+ * Encodes rows as bytes, for the writer's hot path. It remembers the encoded "<seconds>." of the last
+ * timestamp, which the rows of one second share (a pure cache: the bytes never depend on it).
  */
-export function encodeRow(event: TraceEvent, epochSeconds: number, buf: Buffer, at: number): number {
-  if (!(epochSeconds >= 0) || epochSeconds >= 2 ** 42) {
-    if (!(epochSeconds >= 0) || epochSeconds === Infinity) throw new RangeError(`bad trace timestamp ${epochSeconds}`);
-    return at + buf.write(formatRow(event, epochSeconds) + TRACE_EOL, at, 'utf8'); // beyond year 141,000
+export class RowEncoder {
+  private second = -1;
+  private secondBytes: Uint8Array = NO_BYTES;
+
+  /**
+   * Writes `event`'s row and TRACE_EOL into `buf` at `at` (which must have maxRowBytes(event) bytes
+   * free) and returns the offset after it. Same checks and same bytes as formatRow + TRACE_EOL.
+   */
+  encode(event: TraceEvent, epochSeconds: number, buf: Buffer, at: number): number {
+    if (!(epochSeconds >= 0) || epochSeconds >= 2 ** 42) {
+      if (!(epochSeconds >= 0) || epochSeconds === Infinity) throw new RangeError(`bad trace timestamp ${epochSeconds}`);
+      return at + buf.write(formatRow(event, epochSeconds) + TRACE_EOL, at, 'utf8'); // beyond year 141,000
+    }
+    if (!Number.isSafeInteger(event.size) || event.size < 0) throw new RangeError(`bad trace object size ${event.size}`);
+    let second = Math.floor(epochSeconds);
+    // The fraction is exact (Sterbenz); rounding it, not seconds × 10^6, rounds as toFixed(6) does.
+    let micros = Math.round((epochSeconds - second) * 1e6);
+    if (micros === 1e6) {
+      second += 1;
+      micros = 0;
+    }
+    if (second !== this.second) {
+      this.second = second;
+      this.secondBytes = encodeSecond(second);
+    }
+    let p = putBytes(buf, at, this.secondBytes);
+    p = putSixDigits(buf, p, micros);
+    buf[p++] = COMMA;
+    p = putBytes(buf, p, OP_BYTES.get(event.op) ?? NO_BYTES);
+    p = putDigits(buf, p, event.size);
+    p = putBytes(buf, p, TIER_BYTES.get(event.tier) ?? NO_BYTES);
+    const plain = putPlainKey(buf, p, event.key);
+    p = plain >= 0 ? plain : p + buf.write(csvField(event.key), p, 'utf8');
+    return putBytes(buf, p, PHASE_BYTES.get(event.phase) ?? NO_BYTES);
   }
-  if (!Number.isSafeInteger(event.size) || event.size < 0) throw new RangeError(`bad trace object size ${event.size}`);
-  let second = Math.floor(epochSeconds);
-  // The fraction is exact (Sterbenz); rounding it, not seconds × 10^6, rounds as toFixed(6) does.
-  let micros = Math.round((epochSeconds - second) * 1e6);
-  if (micros === 1e6) {
-    second += 1;
-    micros = 0;
-  }
-  let p = putBytes(buf, at, secondBytes(second));
-  p = putSixDigits(buf, p, micros);
-  buf[p++] = COMMA;
-  p = putBytes(buf, p, OP_BYTES.get(event.op) ?? NO_BYTES);
-  p = putDigits(buf, p, event.size);
-  p = putBytes(buf, p, TIER_BYTES.get(event.tier) ?? NO_BYTES);
-  const plain = putPlainKey(buf, p, event.key);
-  p = plain >= 0 ? plain : p + buf.write(csvField(event.key), p, 'utf8');
-  return putBytes(buf, p, PHASE_BYTES.get(event.phase) ?? NO_BYTES);
 }
 
 /** Splits one CSV record into fields; a string result is the reason it is malformed. */

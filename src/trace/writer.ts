@@ -1,5 +1,5 @@
 // The I/O trace log (--io-trace-log, docs/reference-compat.md#rc-21). The cache calls its observer synchronously on its hot
-// path, so write() only encodes a row into the current batch buffer (format.ts encodeRow); a batch goes out
+// path, so write() only encodes a row into the current batch buffer (format.ts RowEncoder); a batch goes out
 // when it is full (`batchBytes`) or `flushIntervalMs` after its first row, one batch at a time, and
 // its buffer is reused once written (fresh memory is slow on first touch here, and a trace-mode run
 // writes tens of MB/s). Rows keep collecting while a batch is in flight, so memory grows only while
@@ -8,7 +8,7 @@
 // writer accepting rows and is thrown by close(), which otherwise resolves with the row count.
 import { performance } from 'node:perf_hooks';
 import { TraceWriteError, messageOf } from './errors.js';
-import { TRACE_EOL, TRACE_HEADER, encodeRow, maxRowBytes } from './format.js';
+import { RowEncoder, TRACE_EOL, TRACE_HEADER, maxRowBytes } from './format.js';
 import type { TraceEvent } from './format.js';
 import { createFile, fileSink, zstdSink } from './sink.js';
 import type { ByteSink } from './sink.js';
@@ -51,6 +51,7 @@ export class TraceWriter {
   /** Batches waiting for the sink, oldest first: a buffer and how many of its bytes are rows. */
   private queued: Array<{ readonly buffer: Buffer; readonly length: number }> = [];
   private readonly spare: Buffer[] = [];
+  private readonly encoder = new RowEncoder();
   private rows = 0;
   private dropped = 0;
   private failure: Error | null = null;
@@ -111,7 +112,7 @@ export class TraceWriter {
       return;
     }
     this.reserve(maxRowBytes(event));
-    this.used = encodeRow(event, this.clock(), this.current, this.used);
+    this.used = this.encoder.encode(event, this.clock(), this.current, this.used);
     this.rows++;
     this.armTimer();
   }

@@ -7,7 +7,15 @@ import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { deflateSync } from 'node:zlib';
 import { InlinePayloadFactory } from '../../src/data/inline-payload.js';
-import { PAYLOAD_BLOCK, SOURCE_BYTES, entryKeyMaterial, fillPayload, payloadBytes, payloadSource } from '../../src/data/payload.js';
+import {
+  PAYLOAD_BLOCK,
+  SOURCE_BYTES,
+  entryKeyMaterial,
+  fillPayload,
+  fillPayloadFromSeed,
+  payloadBytes,
+  payloadSource,
+} from '../../src/data/payload.js';
 import { BUILTIN_MODELS, kvBytesPerToken } from '../../src/model/models.js';
 import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { Rng } from '../../src/util/rng.js';
@@ -94,6 +102,33 @@ test('any byte range equals the same slice of the whole entry', () => {
     const part = new Uint8Array(length);
     fillPayload(source, material, offset, part);
     assert.ok(bytesEqual(part, whole.subarray(offset, offset + length)), `range ${offset}+${length}`);
+  }
+});
+
+test('fillPayloadFromSeed gives the bytes of fillPayload over the source: unaligned, across the source end, beyond it', () => {
+  const seed = 12;
+  const source = payloadSource(seed);
+  const rng = new Rng(seed, 'from-seed');
+  for (let k = 0; k < 4; k++) {
+    const material = entryKeyMaterial(seed, `key_${k}`);
+    // The entry offset at which its bytes wrap around to the source's start.
+    const wrapAt = SOURCE_BYTES - (material.readUInt32LE(16) % (SOURCE_BYTES / PAYLOAD_BLOCK)) * PAYLOAD_BLOCK;
+    const ranges: Array<[number, number]> = [
+      [0, 0],
+      [0, 1],
+      [5, 3 * PAYLOAD_BLOCK + 7],
+      [wrapAt - 100, 300],
+      [wrapAt + 17, 33],
+      [SOURCE_BYTES + 3, 5000],
+      [rng.int(0, 3 * SOURCE_BYTES), rng.int(1, 200_000)],
+    ];
+    for (const [offset, length] of ranges) {
+      const expected = new Uint8Array(length);
+      fillPayload(source, material, offset, expected);
+      const got = new Uint8Array(length);
+      fillPayloadFromSeed(seed, material, offset, got);
+      assert.ok(bytesEqual(got, expected), `key_${k}: range ${offset}+${length}`);
+    }
   }
 });
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { IoEvent } from '../../src/cache/tiered-cache.js';
 import { TraceFormatError } from '../../src/trace/errors.js';
-import { TRACE_HEADER, checkHeader, csvField, encodeRow, formatRow, maxRowBytes, parseRow, splitFields } from '../../src/trace/format.js';
+import { RowEncoder, TRACE_HEADER, checkHeader, csvField, formatRow, maxRowBytes, parseRow, splitFields } from '../../src/trace/format.js';
 import type { TraceEvent } from '../../src/trace/format.js';
 import { Rng } from '../../src/util/rng.js';
 
@@ -41,7 +41,8 @@ describe('trace row format', () => {
     for (const t of cases) assert.equal(stamp(t), t.toFixed(6), `timestamp ${t}`);
   });
 
-  test('encodeRow writes exactly formatRow + newline (odd keys, huge sizes, any tier/op/phase)', () => {
+  test('RowEncoder writes exactly formatRow + newline (odd keys, huge sizes, any tier/op/phase)', () => {
+    const encoder = new RowEncoder();
     const rng = new Rng(6, 'encode');
     const keys = ['user_3_req_0042', '', 'a,b', 'say "hi"', 'line\nbreak', 'tab\tkey', 'ключ_7', '鍵🔑', 'x'.repeat(300)];
     const ops = ['Write', 'Read', 'Delete'] as const;
@@ -58,13 +59,38 @@ describe('trace row format', () => {
       };
       const t = i % 11 === 0 ? rng.int(0, 10) : 1.7e9 + rng.random() * 1e8;
       const at = i % 5; // not always at the start of the buffer
-      const end = encodeRow(event, t, buf, at);
+      const end = encoder.encode(event, t, buf, at);
       assert.ok(end - at <= maxRowBytes(event));
       assert.equal(buf.toString('utf8', at, end), `${formatRow(event, t)}\n`);
     }
-    assert.throws(() => encodeRow({ ...EV, size: 1.5 }, 1, buf, 0), RangeError);
-    assert.throws(() => encodeRow(EV, Number.NaN, buf, 0), RangeError);
-    assert.throws(() => encodeRow(EV, -1, buf, 0), RangeError);
+    assert.throws(() => encoder.encode({ ...EV, size: 1.5 }, 1, buf, 0), RangeError);
+    assert.throws(() => encoder.encode(EV, Number.NaN, buf, 0), RangeError);
+    assert.throws(() => encoder.encode(EV, -1, buf, 0), RangeError);
+  });
+
+  test('one RowEncoder over a run of timestamps: rows of one second, carries, steps back and huge values', () => {
+    const encoder = new RowEncoder();
+    const buf = Buffer.alloc(256);
+    // Each timestamp either shares the previous one's second or not; a wrong remembered second shows.
+    const stamps: Array<[number, string]> = [
+      [1732233600.1, '1732233600.100000'],
+      [1732233600.5, '1732233600.500000'],
+      // eslint-disable-next-line no-loss-of-precision -- a near-boundary literal on purpose: its micros round up to the next second
+      [1732233600.9999996, '1732233601.000000'],
+      [1732233601.25, '1732233601.250000'],
+      [1732233599.75, '1732233599.750000'],
+      [1732233600, '1732233600.000000'],
+      [9, '9.000000'],
+      [9.5, '9.500000'],
+      [2 ** 42 + 0.5, '4398046511104.500000'],
+      [9.25, '9.250000'],
+      [0, '0.000000'],
+    ];
+    const rows = stamps.map(([t]) => buf.toString('utf8', 0, encoder.encode(EV, t, buf, 0)));
+    assert.deepEqual(
+      rows,
+      stamps.map(([, text]) => `${text},Read,1,Tier-0,k,Decode\n`),
+    );
   });
 
   test('the cache IoEvent is a TraceEvent', () => {
