@@ -39,7 +39,8 @@ export function trialProblems(c: RunConfig): string[] {
     problems.push('--io-trace-log records one run: it cannot be combined with --trials > 1 (run the trace with --trials 1)');
   for (let k = 1; k <= c.trials; k++) {
     const path = trialPath(c.output, k);
-    if (resolve(path) === resolve(c.output)) problems.push(`--output ${c.output}: its trial file ${path} would replace it; give --output a .json name`);
+    if (resolve(path) === resolve(c.output))
+      problems.push(`--output ${c.output}: its trial file ${path} would replace it; give --output a .json name`);
     problems.push(...outputProblems(path, '--output (trial file)'));
   }
   return problems;
@@ -181,7 +182,8 @@ async function trialRuns(cmd: Command): Promise<number> {
   const { block, median } = buildTrials(records, c.trials, c.trialPauseSec);
   // No trial completed: the interrupted (or failed) first trial's partial results stand, marked by its stop reason.
   const chosen = median ?? records[records.length - 1];
-  const note = median !== undefined ? ` (median trial ${median.trial} of ${c.trials}, with every trial's figures)` : ' (no trial completed)';
+  const note =
+    median !== undefined ? ` (median trial ${median.trial} of ${c.trials}, with every trial's figures)` : ' (no trial completed)';
   const saveCode = await saveFinal(cmd, withTrials(chosen.results, block), note);
   return Math.max(code, saveCode);
 }

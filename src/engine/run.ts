@@ -125,7 +125,21 @@ async function measure(
   if (failure !== undefined) warnings.push(`run stopped by an error: ${messageOf(failure)}`);
   // Every source ran out: the request budget was met, or a replay finished its cycles.
   const stopReason = stop.reason(cfg.maxRequests > 0 ? 'max_requests' : 'workload_complete');
-  const result = assembleResult({ cfg, env, setup, recorder, requests, parts, users, source, measured, stopReason, warnings, machine, validation });
+  const result = assembleResult({
+    cfg,
+    env,
+    setup,
+    recorder,
+    requests,
+    parts,
+    users,
+    source,
+    measured,
+    stopReason,
+    warnings,
+    machine,
+    validation,
+  });
   if (failure !== undefined) throw new RunFailedError(result, failure);
   return result;
 }

@@ -22,7 +22,7 @@ export interface FigureStats {
   readonly cv: number | null;
 }
 
-export function figureStats(values: readonly (number | null | undefined)[]): FigureStats {
+export function figureStats(values: ReadonlyArray<number | null | undefined>): FigureStats {
   const xs = values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
   const n = xs.length;
   if (n === 0) return { n: 0, median: null, min: null, max: null, mean: null, cv: null };
@@ -44,7 +44,7 @@ export function figureStats(values: readonly (number | null | undefined)[]): Fig
  * never an average of two; the lower one, so the figure shown never flatters the device). Ties keep
  * trial order. Undefined when no trial has the figure.
  */
-export function medianTrialIndex(values: readonly (number | null | undefined)[]): number | undefined {
+export function medianTrialIndex(values: ReadonlyArray<number | null | undefined>): number | undefined {
   const ranked = values
     .map((v, i) => ({ v, i }))
     .filter((x): x is { v: number; i: number } => typeof x.v === 'number' && Number.isFinite(x.v))
@@ -54,8 +54,8 @@ export function medianTrialIndex(values: readonly (number | null | undefined)[])
 }
 
 /** Names of the figures whose CV exceeds TRIAL_CV_WARNING, with the CV, in the given order. */
-export function unstableFigures(stats: Readonly<Record<string, FigureStats>>): { readonly figure: string; readonly cv: number }[] {
-  const out: { figure: string; cv: number }[] = [];
+export function unstableFigures(stats: Readonly<Record<string, FigureStats>>): Array<{ readonly figure: string; readonly cv: number }> {
+  const out: Array<{ figure: string; cv: number }> = [];
   for (const [figure, s] of Object.entries(stats)) if (s.cv !== null && s.cv > TRIAL_CV_WARNING) out.push({ figure, cv: s.cv });
   return out;
 }

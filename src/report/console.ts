@@ -186,18 +186,22 @@ export function validationBlock(v: ValidationJson): string[] {
   return lines;
 }
 
-const TRIAL_COLUMNS: readonly { readonly title: string; readonly key: keyof TrialFiguresJson; readonly scale: number; readonly digits: number }[] =
-  [
-    { title: 'storage MiB/s', key: 'storage_bytes_per_sec', scale: 1 / MiB, digits: 1 },
-    { title: 'read MiB/s', key: 'storage_read_bytes_per_sec', scale: 1 / MiB, digits: 1 },
-    { title: 'write MiB/s', key: 'storage_write_bytes_per_sec', scale: 1 / MiB, digits: 1 },
-    { title: 'req/s', key: 'requests_per_second', scale: 1, digits: 2 },
-    { title: 'tok/s', key: 'avg_throughput_tokens_per_sec', scale: 1, digits: 1 },
-    { title: 'rd dev p95 ms', key: 'storage_read_device_p95_ms', scale: 1, digits: 2 },
-    { title: 'wr dev p95 ms', key: 'storage_write_device_p95_ms', scale: 1, digits: 2 },
-    { title: 'e2e p95 ms', key: 'end_to_end_p95_ms', scale: 1, digits: 1 },
-    { title: 'hit %', key: 'cache_hit_rate', scale: 100, digits: 1 },
-  ];
+const TRIAL_COLUMNS: ReadonlyArray<{
+  readonly title: string;
+  readonly key: keyof TrialFiguresJson;
+  readonly scale: number;
+  readonly digits: number;
+}> = [
+  { title: 'storage MiB/s', key: 'storage_bytes_per_sec', scale: 1 / MiB, digits: 1 },
+  { title: 'read MiB/s', key: 'storage_read_bytes_per_sec', scale: 1 / MiB, digits: 1 },
+  { title: 'write MiB/s', key: 'storage_write_bytes_per_sec', scale: 1 / MiB, digits: 1 },
+  { title: 'req/s', key: 'requests_per_second', scale: 1, digits: 2 },
+  { title: 'tok/s', key: 'avg_throughput_tokens_per_sec', scale: 1, digits: 1 },
+  { title: 'rd dev p95 ms', key: 'storage_read_device_p95_ms', scale: 1, digits: 2 },
+  { title: 'wr dev p95 ms', key: 'storage_write_device_p95_ms', scale: 1, digits: 2 },
+  { title: 'e2e p95 ms', key: 'end_to_end_p95_ms', scale: 1, digits: 1 },
+  { title: 'hit %', key: 'cache_hit_rate', scale: 100, digits: 1 },
+];
 
 /** The line printed as trial k ends: its headline figures and where its results were saved. */
 export function trialLine(k: number, of: number, r: ResultsDocument, file: string): string {
@@ -209,7 +213,8 @@ export function trialLine(k: number, of: number, r: ResultsDocument, file: strin
 /** TRIALS: every trial's headline figures, then median, min, max and CV of the counted trials. */
 export function trialsBlock(t: TrialsJson): string[] {
   const width = 14;
-  const cell = (v: number | null, scale: number, digits: number): string => (v === null ? '-' : (v * scale).toFixed(digits)).padStart(width);
+  const cell = (v: number | null, scale: number, digits: number): string =>
+    (v === null ? '-' : (v * scale).toFixed(digits)).padStart(width);
   const row = (label: string, values: (c: (typeof TRIAL_COLUMNS)[number]) => string): string =>
     `  ${label.padEnd(9)}${TRIAL_COLUMNS.map(values).join('')}`;
   const median = t.median_trial === null ? 'no trial completed' : `median trial ${t.median_trial} by storage bytes/s`;
@@ -222,9 +227,12 @@ export function trialsBlock(t: TrialsJson): string[] {
     const mark = r.trial === t.median_trial ? '*' : r.counted ? '' : ' !';
     lines.push(row(`${r.trial}${mark}`, (c) => cell(r.figures[c.key], c.scale, c.digits)));
   }
-  for (const stat of ['median', 'min', 'max'] as const) lines.push(row(stat, (c) => cell(t.stats[c.key]?.[stat] ?? null, c.scale, c.digits)));
+  for (const stat of ['median', 'min', 'max'] as const)
+    lines.push(row(stat, (c) => cell(t.stats[c.key]?.[stat] ?? null, c.scale, c.digits)));
   lines.push(row('CV %', (c) => cell(t.stats[c.key]?.cv ?? null, 100, 1)));
-  lines.push(`  * the median trial (its full results are above and in --output); ! not counted (interrupted or failed). CV: sample (n − 1).`);
+  lines.push(
+    `  * the median trial (its full results are above and in --output); ! not counted (interrupted or failed). CV: sample (n − 1).`,
+  );
   for (const r of t.runs) lines.push(`  trial ${r.trial}: ${r.stop_reason} → ${r.file}`);
   for (const w of t.warnings) lines.push(`  WARNING: ${w}`);
   return lines;

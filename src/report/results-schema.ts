@@ -192,7 +192,9 @@ const nullableFigure = (what: string) => z.number().nullable().describe(what);
 /** The headline figures of one trial, the ones its spread is judged on. */
 export const TrialFiguresSchema = z
   .strictObject({
-    storage_bytes_per_sec: nullableFigure("storage tier KV bytes read + written ÷ measured window (bytes/s): the figure the median trial is chosen by"),
+    storage_bytes_per_sec: nullableFigure(
+      'storage tier KV bytes read + written ÷ measured window (bytes/s): the figure the median trial is chosen by',
+    ),
     storage_read_bytes_per_sec: nullableFigure('kvcache_bench.storage_bytes.read_bytes_per_sec (bytes/s)'),
     storage_write_bytes_per_sec: nullableFigure('kvcache_bench.storage_bytes.write_bytes_per_sec (bytes/s)'),
     requests_per_second: nullableFigure('summary.requests_per_second (requests/s)'),
@@ -223,13 +225,17 @@ export const TrialsSchema = z
     requested: count('--trials'),
     completed: count('trials that ran to their end (counted in the statistics)'),
     pause_sec: z.number().nonnegative().describe('--trial-pause (s)'),
-    median_by: z.literal('storage_bytes_per_sec').describe('the figure that picks the median trial (a device ranking ranks by storage bytes/s)'),
+    median_by: z
+      .literal('storage_bytes_per_sec')
+      .describe('the figure that picks the median trial (a device ranking ranks by storage bytes/s)'),
     median_trial: z
       .number()
       .int()
       .positive()
       .nullable()
-      .describe('1-based number of the median trial, whose full results this document holds: the middle one by median_by, the lower middle one for an even count; null when no trial completed'),
+      .describe(
+        '1-based number of the median trial, whose full results this document holds: the middle one by median_by, the lower middle one for an even count; null when no trial completed',
+      ),
     cv_kind: z.literal('sample').describe('the CVs use the sample standard deviation (n − 1)'),
     cv_warning_threshold: z.number().describe('a figure whose CV exceeds this fraction is named in warnings'),
     runs: z
@@ -262,7 +268,9 @@ export const ValidationSchema = z
     passed: z.boolean().describe('every figure within tolerance_pct (the reference passed on the average error)'),
     avg_error_pct: z.number().nonnegative().describe("mean of the figures' relative errors (%), the reference's criterion"),
     tolerance_pct: z.number().positive(),
-    comparison: z.record(z.string(), FigureComparisonSchema).describe('cache_hit_rate (as the reference), read_write_ratio, bytes_per_request, context_tokens_mean/p50/p95'),
+    comparison: z
+      .record(z.string(), FigureComparisonSchema)
+      .describe('cache_hit_rate (as the reference), read_write_ratio, bytes_per_request, context_tokens_mean/p50/p95'),
     trace_stats: z.strictObject({
       total_requests: count('records in the trace'),
       cache_hit_rate: z.number().min(0).max(1),

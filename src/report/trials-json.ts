@@ -43,7 +43,7 @@ const FIGURES = [
   'storage_write_device_p95_ms',
   'end_to_end_p95_ms',
   'cache_hit_rate',
-] as const satisfies readonly (keyof TrialFiguresJson)[];
+] as const satisfies ReadonlyArray<keyof TrialFiguresJson>;
 
 export interface TrialsBlock {
   readonly block: TrialsJson;

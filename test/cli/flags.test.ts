@@ -54,7 +54,16 @@ const REFERENCE_FLAGS = [
   'enable-latency-tracing',
   'gpu-bandwidth-gbs',
 ] as const;
-const OUR_FLAGS = ['io-mode', 'keep-latency-samples', 'no-progress', 'autoscale-interval', 'tokenizer', 'create-cache-dir', 'trials', 'trial-pause'] as const;
+const OUR_FLAGS = [
+  'io-mode',
+  'keep-latency-samples',
+  'no-progress',
+  'autoscale-interval',
+  'tokenizer',
+  'create-cache-dir',
+  'trials',
+  'trial-pause',
+] as const;
 
 function configSeed(u: number): number {
   return realParse([], new Date(), () => u).config.seed;

@@ -65,7 +65,17 @@ test('request metrics snapshot: counts, distributions, QoS block and raw samples
   assert.deepEqual(s.contextTokens, { count: 1, mean: 300, p50: 300, p95: 300, max: 300 });
   assert.deepEqual(s.qos, m.qos.metrics());
   assert.deepEqual(s.raw, { end_to_end_latencies: [0.02], storage_latencies: [0.005], generation_latencies: [0] });
-  m.record({ qos: 'batch', e2eMs: 1, queueMs: 0, storageMs: 1, generationMs: 0, generatedTokens: 1, contextTokens: 9, multiTurnHits: 0, multiTurnMisses: 0 });
+  m.record({
+    qos: 'batch',
+    e2eMs: 1,
+    queueMs: 0,
+    storageMs: 1,
+    generationMs: 0,
+    generatedTokens: 1,
+    contextTokens: 9,
+    multiTurnHits: 0,
+    multiTurnMisses: 0,
+  });
   assert.equal(s.raw?.end_to_end_latencies.length, 1);
   assert.equal(s.e2e.count, 1);
   assert.equal(new RequestMetrics({}, false).snapshot().raw, undefined);
@@ -74,7 +84,17 @@ test('request metrics snapshot: counts, distributions, QoS block and raw samples
 test('context tokens: exact mean and nearest-rank p50/p95 over completed requests; reset clears them', () => {
   const m = new RequestMetrics({}, false);
   const rec = (contextTokens: number): void =>
-    m.record({ qos: 'batch', e2eMs: 1, queueMs: 0, storageMs: 1, generationMs: 0, generatedTokens: 1, contextTokens, multiTurnHits: 0, multiTurnMisses: 0 });
+    m.record({
+      qos: 'batch',
+      e2eMs: 1,
+      queueMs: 0,
+      storageMs: 1,
+      generationMs: 0,
+      generatedTokens: 1,
+      contextTokens,
+      multiTurnHits: 0,
+      multiTurnMisses: 0,
+    });
   // 20 requests: 1..20 tokens, with 5 given twice more (22 samples in all).
   for (let t = 1; t <= 20; t++) rec(t);
   rec(5);
