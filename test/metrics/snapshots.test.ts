@@ -82,7 +82,7 @@ test('request metrics snapshot: counts, distributions, QoS block and raw samples
 });
 
 test('context tokens: exact mean and nearest-rank p50/p95 over completed requests; reset clears them', () => {
-  const m = new RequestMetrics({}, false);
+  const m = new RequestMetrics({ batch: { targetP95Ms: 10 } }, false);
   const rec = (contextTokens: number): void =>
     m.record({
       qos: 'batch',
