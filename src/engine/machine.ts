@@ -40,3 +40,18 @@ export async function captureMachine(storage: CacheDirInfo, sysRoot = '/sys'): P
     cacheDir: await cacheDirContext(storage, sysRoot),
   };
 }
+
+/**
+ * The line printed before a run starts, naming what is about to be measured: the directory, its file
+ * system, the block device and its model when they can be resolved, and the I/O mode. Printed first so
+ * a run against the wrong disk can be stopped before it has cost an hour.
+ */
+export function storageUnderTest(machine: MachineContext, storage: { readonly dir?: string; readonly ioMode: string }): string {
+  const d = machine.cacheDir;
+  if (storage.dir === undefined || d === null) return 'Storage under test: none (trace mode: null tiers, no device I/O)';
+  const device =
+    d.blockDevice === null
+      ? 'block device not resolvable (tmpfs, overlay, network file system or RAID?)'
+      : `device ${d.blockDevice}${d.deviceModel !== null ? ` (${d.deviceModel})` : ' (model unknown)'}`;
+  return `Storage under test: ${storage.dir} — file system ${d.fileSystem}, ${device}, ${storage.ioMode} I/O`;
+}

@@ -92,6 +92,7 @@ export function requestServer(
         ...(out.prefillMs !== undefined ? { prefillMs: out.prefillMs } : {}),
         ...(out.decodeMs !== undefined ? { decodeMs: out.decodeMs } : {}),
         generatedTokens: req.generationTokens,
+        contextTokens: req.contextTokens,
         multiTurnHits: out.multiTurnHits,
         multiTurnMisses: out.multiTurnMisses,
       });

@@ -20,6 +20,8 @@ import type { RunSetup } from './setup.js';
 import { StopController } from './stop-control.js';
 import { describeSource, openWorkloadSource } from './workload-source.js';
 import type { WorkloadSource } from './workload-source.js';
+import { loadValidationTrace } from '../workload/validation-trace.js';
+import { storageUnderTest } from './machine.js';
 
 export type { ProgressSnapshot };
 
@@ -34,14 +36,29 @@ export interface RunEnvironment {
   readonly interrupt?: AbortSignal;
 }
 
-export async function runBenchmark(cfg: RunConfig, env: RunEnvironment): Promise<RunResult> {
+/** --validation-trace read and reduced to its figures; a missing or malformed file throws ValidationTraceError. */
+export type LoadedValidationTrace = RunResult['validationTrace'];
+
+export function loadValidationFor(cfg: RunConfig): LoadedValidationTrace {
+  return cfg.validationTrace === undefined ? undefined : { path: cfg.validationTrace, stats: loadValidationTrace(cfg.validationTrace) };
+}
+
+/**
+ * One run. `validation` defaults to reading --validation-trace now; repeated trials pass the figures
+ * read once. Bad input files fail here, before anything is set up.
+ */
+export async function runBenchmark(
+  cfg: RunConfig,
+  env: RunEnvironment,
+  validation: LoadedValidationTrace = loadValidationFor(cfg),
+): Promise<RunResult> {
   const source = await openWorkloadSource(cfg); // bad datasets and traces fail before anything is set up
   logSource(cfg, source, env.log);
   const recorder = new Recorder();
   const setup = await setupRun(cfg, recorder, env.clock);
   try {
     for (const line of setup.memory.lines) env.log(line);
-    const result = await measure(cfg, env, setup, recorder, source);
+    const result = await measure(cfg, env, setup, recorder, source, validation);
     // Deleting a run's entry files can take many seconds: hand the results over first.
     await env.onResult?.(result);
     return result;
@@ -68,12 +85,14 @@ async function measure(
   setup: RunSetup,
   recorder: Recorder,
   source: WorkloadSource,
+  validation: LoadedValidationTrace,
 ): Promise<RunResult> {
   const rng = new Rng(cfg.seed);
   // Made first, so whatever stops the run later goes through it; the I/O in flight is cut short then
   // (a multi-GiB entry must not hold the end of the run).
   const stop = new StopController(() => setup.cache.stopInFlight());
   const machine = await captureMachine(setup.storage); // before the measured phase: its probes are not measured
+  env.log(storageUnderTest(machine, setup.storage));
   const parts = buildWorkloadParts(cfg, cfg.settings);
   const prepared = await prepareStorage({
     cfg,
@@ -106,7 +125,21 @@ async function measure(
   if (failure !== undefined) warnings.push(`run stopped by an error: ${messageOf(failure)}`);
   // Every source ran out: the request budget was met, or a replay finished its cycles.
   const stopReason = stop.reason(cfg.maxRequests > 0 ? 'max_requests' : 'workload_complete');
-  const result = assembleResult({ cfg, env, setup, recorder, requests, parts, users, source, measured, stopReason, warnings, machine });
+  const result = assembleResult({
+    cfg,
+    env,
+    setup,
+    recorder,
+    requests,
+    parts,
+    users,
+    source,
+    measured,
+    stopReason,
+    warnings,
+    machine,
+    validation,
+  });
   if (failure !== undefined) throw new RunFailedError(result, failure);
   return result;
 }
@@ -140,6 +173,7 @@ interface ResultInputs {
   readonly stopReason: RunResult['stopReason'];
   readonly warnings: readonly string[];
   readonly machine: MachineContext;
+  readonly validation: LoadedValidationTrace;
 }
 
 /** The run as plain data: snapshots of everything measured, and what the cache holds at the end. */
@@ -173,6 +207,7 @@ function assembleResult(i: ResultInputs): RunResult {
     workloadSource: describeSource(i.source),
     machine: i.machine,
     ...(measured.autoscaling !== undefined ? { autoscaling: measured.autoscaling } : {}),
+    ...(i.validation !== undefined ? { validationTrace: i.validation } : {}),
   };
 }
 

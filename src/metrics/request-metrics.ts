@@ -17,6 +17,8 @@ export interface RequestSample {
   readonly prefillMs?: number;
   readonly decodeMs?: number;
   readonly generatedTokens: number;
+  /** The request's context length (tokens): compared with a real trace's (--validation-trace). */
+  readonly contextTokens: number;
   readonly multiTurnHits: number;
   readonly multiTurnMisses: number;
 }
@@ -26,6 +28,53 @@ export interface RawSamples {
   end_to_end_latencies: number[];
   storage_latencies: number[];
   generation_latencies: number[];
+}
+
+/** Context lengths of completed requests: mean and nearest-rank percentiles (the trace reader's definition). */
+export interface ContextTokenSummary {
+  readonly count: number;
+  readonly mean: number;
+  readonly p50: number;
+  readonly p95: number;
+  readonly max: number;
+}
+
+/**
+ * Exact counts per context length. A token count is an integer bounded by the model's context, so
+ * the map stays small (one entry per distinct length), a record is one map update, and percentiles
+ * are exact, comparable with a trace's to the token.
+ */
+export class TokenCounts {
+  private readonly counts = new Map<number, number>();
+  private n = 0;
+  private sum = 0;
+
+  record(tokens: number): void {
+    this.counts.set(tokens, (this.counts.get(tokens) ?? 0) + 1);
+    this.n++;
+    this.sum += tokens;
+  }
+
+  reset(): void {
+    this.counts.clear();
+    this.n = 0;
+    this.sum = 0;
+  }
+
+  summary(): ContextTokenSummary {
+    if (this.n === 0) return { count: 0, mean: 0, p50: 0, p95: 0, max: 0 };
+    const values = [...this.counts.keys()].sort((a, b) => a - b);
+    const at = (p: number): number => {
+      const rank = Math.min(this.n, Math.max(1, Math.ceil((p / 100) * this.n))); // nearest rank, 1-based
+      let seen = 0;
+      for (const v of values) {
+        seen += this.counts.get(v) ?? 0;
+        if (seen >= rank) return v;
+      }
+      return values[values.length - 1];
+    };
+    return { count: this.n, mean: this.sum / this.n, p50: at(50), p95: at(95), max: values[values.length - 1] };
+  }
 }
 
 /** RequestMetrics as plain data for the reporters: the counts, and each distribution as a snapshot. */
@@ -43,6 +92,7 @@ export interface RequestMetricsSnapshot {
   readonly generation: LatencySnapshot;
   readonly prefill: LatencySnapshot;
   readonly decode: LatencySnapshot;
+  readonly contextTokens: ContextTokenSummary;
   /** The reference's `qos_metrics` block. */
   readonly qos: Record<string, unknown>;
   readonly raw?: RawSamples;
@@ -64,6 +114,7 @@ export class RequestMetrics {
   readonly generation = new LatencyHistogram();
   readonly prefill = new LatencyHistogram();
   readonly decode = new LatencyHistogram();
+  readonly contextTokens = new TokenCounts();
   readonly qos: QosCompliance;
   readonly raw: RawSamples | undefined;
 
@@ -85,6 +136,7 @@ export class RequestMetrics {
     this.generation.recordMs(s.generationMs);
     if (s.prefillMs !== undefined) this.prefill.recordMs(s.prefillMs);
     if (s.decodeMs !== undefined) this.decode.recordMs(s.decodeMs);
+    this.contextTokens.record(s.contextTokens);
     this.qos.record(s.qos, s.e2eMs);
     if (this.raw !== undefined) {
       this.raw.end_to_end_latencies.push(s.e2eMs / 1000);
@@ -109,6 +161,7 @@ export class RequestMetrics {
     this.multiTurnHits = 0;
     this.multiTurnMisses = 0;
     for (const h of [this.e2e, this.queueWait, this.storage, this.generation, this.prefill, this.decode]) h.reset();
+    this.contextTokens.reset();
     this.qos.reset();
     if (this.raw !== undefined) for (const list of Object.values(this.raw) as number[][]) list.length = 0;
   }
@@ -129,6 +182,7 @@ export class RequestMetrics {
       generation: this.generation.snapshot(),
       prefill: this.prefill.snapshot(),
       decode: this.decode.snapshot(),
+      contextTokens: this.contextTokens.summary(),
       qos: this.qos.metrics(),
       ...(raw !== undefined
         ? {

@@ -6,6 +6,7 @@ import type { TierOccupancy } from './cache-stats.js';
 import type { RecorderSnapshot } from './recorder.js';
 import type { RequestMetricsSnapshot } from './request-metrics.js';
 import type { DiskDelta } from './diskstats.js';
+import type { ValidationTraceStats } from '../workload/validation-trace.js';
 
 export type StopReason = 'duration' | 'max_requests' | 'interrupted' | 'failed' | 'capacity_peak' | 'workload_complete';
 
@@ -82,4 +83,6 @@ export interface RunResult {
   /** Autoscaler events (the reference's autoscaling_stats), summary and throughput timeline. */
   readonly autoscaling?: { readonly events: readonly object[]; readonly summary: object; readonly timeline: readonly object[] };
   readonly machine: MachineContext;
+  /** --validation-trace: the real trace's figures, read at start; the report compares the run with them. */
+  readonly validationTrace?: { readonly path: string; readonly stats: ValidationTraceStats };
 }

@@ -7,7 +7,7 @@ import type { RunConfig } from '../settings/run-config.js';
 import { kvBytesPerToken } from '../model/models.js';
 import { TIERS } from '../metrics/cache-stats-schema.js';
 import { GiB, MiB } from '../util/units.js';
-import type { LatencyBlock, ResultsDocument } from './results-schema.js';
+import type { LatencyBlock, ResultsDocument, TrialFiguresJson, TrialsJson, ValidationJson } from './results-schema.js';
 
 const RULE = '='.repeat(80);
 /** A figure with `digits` decimals; an absent one prints as 0. */
@@ -148,6 +148,8 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
     }
   }
 
+  if (results.validation !== undefined) lines.push(...validationBlock(results.validation));
+
   section(lines, 'DEVICE I/O (kernel counters, whole device)');
   const dev = add.device_io;
   const sb = add.storage_bytes;
@@ -166,6 +168,72 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
     `  requests cut short at stop: ${add.requests_aborted_at_stop}`,
   );
   for (const w of add.warnings) lines.push(`  WARNING: ${w}`);
+  if (add.trials !== undefined) lines.push(...trialsBlock(add.trials));
   lines.push(RULE);
   return lines.join('\n');
+}
+
+/** VALIDATION: each figure of the run against the real trace, its relative error and verdict. */
+export function validationBlock(v: ValidationJson): string[] {
+  const lines = ['', `### VALIDATION (vs ${v.trace_file}: ${v.trace_stats.total_requests} requests) ###`];
+  for (const [name, c] of Object.entries(v.comparison)) {
+    const err = c.error_pct === null ? 'n/a (trace value 0)' : `${c.error_pct.toFixed(1)} %`;
+    lines.push(`  [${c.within_5pct ? 'OK' : 'X'}] ${name}: run ${f(c.benchmark, 3)}   trace ${f(c.trace, 3)}   error ${err}`);
+  }
+  lines.push(
+    `  Overall: ${v.passed ? 'PASS' : 'FAIL'} (every figure within ${v.tolerance_pct} %; mean error ${v.avg_error_pct.toFixed(1)} %, the reference's criterion)`,
+  );
+  return lines;
+}
+
+const TRIAL_COLUMNS: ReadonlyArray<{
+  readonly title: string;
+  readonly key: keyof TrialFiguresJson;
+  readonly scale: number;
+  readonly digits: number;
+}> = [
+  { title: 'storage MiB/s', key: 'storage_bytes_per_sec', scale: 1 / MiB, digits: 1 },
+  { title: 'read MiB/s', key: 'storage_read_bytes_per_sec', scale: 1 / MiB, digits: 1 },
+  { title: 'write MiB/s', key: 'storage_write_bytes_per_sec', scale: 1 / MiB, digits: 1 },
+  { title: 'req/s', key: 'requests_per_second', scale: 1, digits: 2 },
+  { title: 'tok/s', key: 'avg_throughput_tokens_per_sec', scale: 1, digits: 1 },
+  { title: 'rd dev p95 ms', key: 'storage_read_device_p95_ms', scale: 1, digits: 2 },
+  { title: 'wr dev p95 ms', key: 'storage_write_device_p95_ms', scale: 1, digits: 2 },
+  { title: 'e2e p95 ms', key: 'end_to_end_p95_ms', scale: 1, digits: 1 },
+  { title: 'hit %', key: 'cache_hit_rate', scale: 100, digits: 1 },
+];
+
+/** The line printed as trial k ends: its headline figures and where its results were saved. */
+export function trialLine(k: number, of: number, r: ResultsDocument, file: string): string {
+  const sb = r.kvcache_bench.storage_bytes;
+  const stop = r.kvcache_bench.stop_reason;
+  return `Trial ${k}/${of} (${stop}): storage ${f((sb.read_bytes_per_sec + sb.write_bytes_per_sec) / MiB, 1)} MiB/s (read ${f(sb.read_bytes_per_sec / MiB, 1)}, write ${f(sb.write_bytes_per_sec / MiB, 1)}), ${f(r.summary.requests_per_second)} req/s, e2e p95 ${f(r.summary.end_to_end_latency_ms.p95)} ms → ${file}`;
+}
+
+/** TRIALS: every trial's headline figures, then median, min, max and CV of the counted trials. */
+export function trialsBlock(t: TrialsJson): string[] {
+  const width = 14;
+  const cell = (v: number | null, scale: number, digits: number): string =>
+    (v === null ? '-' : (v * scale).toFixed(digits)).padStart(width);
+  const row = (label: string, values: (c: (typeof TRIAL_COLUMNS)[number]) => string): string =>
+    `  ${label.padEnd(9)}${TRIAL_COLUMNS.map(values).join('')}`;
+  const median = t.median_trial === null ? 'no trial completed' : `median trial ${t.median_trial} by storage bytes/s`;
+  const lines = [
+    '',
+    `### TRIALS (${t.completed} of ${t.requested} completed; ${median}; MiB = 2^20 bytes) ###`,
+    row('trial', (c) => c.title.padStart(width)),
+  ];
+  for (const r of t.runs) {
+    const mark = r.trial === t.median_trial ? '*' : r.counted ? '' : ' !';
+    lines.push(row(`${r.trial}${mark}`, (c) => cell(r.figures[c.key], c.scale, c.digits)));
+  }
+  for (const stat of ['median', 'min', 'max'] as const)
+    lines.push(row(stat, (c) => cell(t.stats[c.key]?.[stat] ?? null, c.scale, c.digits)));
+  lines.push(row('CV %', (c) => cell(t.stats[c.key]?.cv ?? null, 100, 1)));
+  lines.push(
+    `  * the median trial (its full results are above and in --output); ! not counted (interrupted or failed). CV: sample (n − 1).`,
+  );
+  for (const r of t.runs) lines.push(`  trial ${r.trial}: ${r.stop_reason} → ${r.file}`);
+  for (const w of t.warnings) lines.push(`  WARNING: ${w}`);
+  return lines;
 }

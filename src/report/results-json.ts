@@ -7,6 +7,7 @@ import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
 import type { MachineContext, RunResult } from '../metrics/result.js';
 import type { DiskDelta } from '../metrics/diskstats.js';
 import { GiB } from '../util/units.js';
+import { compareWithTrace } from '../metrics/trace-comparison.js';
 import { SCHEMA_VERSION } from './results-schema.js';
 import type {
   EffectiveConfig,
@@ -15,6 +16,7 @@ import type {
   MachineJson,
   ResultsDocument,
   Summary,
+  ValidationJson,
   WorkloadSourceJson,
 } from './results-schema.js';
 
@@ -196,10 +198,31 @@ export function deviceIoJson(
   };
 }
 
+/**
+ * The run against --validation-trace: the run's hit rate and total read/write bytes as the reference
+ * reports them (cache_stats), bytes per completed request, and the context lengths of completed requests.
+ */
+function validationJson(trace: NonNullable<RunResult['validationTrace']>, r: RunResult, summary: Summary): ValidationJson {
+  const cs = summary.cache_stats;
+  const ctx = r.requests.contextTokens;
+  const report = compareWithTrace(
+    {
+      requests: r.requests.requestsCompleted,
+      cacheHitRate: cs.cache_hit_rate,
+      readBytes: cs.total_read_bytes,
+      writeBytes: cs.total_write_bytes,
+      contextTokens: { mean: ctx.mean, p50: ctx.p50, p95: ctx.p95 },
+    },
+    trace.stats,
+  );
+  return { trace_file: trace.path, ...report, comparison: { ...report.comparison } };
+}
+
 /** The whole results object, in the reference's top-level layout. */
 export function buildResultsJson(r: RunResult): ResultsDocument {
   const m = r.requests;
   const loose = looselyTyped(r);
+  const summary = buildSummary(r, loose);
   return {
     requests_completed: m.requestsCompleted,
     total_tokens_generated: m.tokensGenerated,
@@ -210,7 +233,8 @@ export function buildResultsJson(r: RunResult): ResultsDocument {
     multi_turn_cache_hits: m.multiTurnHits,
     multi_turn_cache_misses: m.multiTurnMisses,
     seed: r.seed,
-    summary: buildSummary(r, loose),
+    summary,
     kvcache_bench: buildAdditions(r, loose),
+    ...(r.validationTrace !== undefined ? { validation: validationJson(r.validationTrace, r, summary) } : {}),
   };
 }

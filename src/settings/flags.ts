@@ -153,9 +153,12 @@ export const FLAG_TABLE = {
   burstTracePath: str('burst-trace-path', 'BurstGPT/data/BurstGPT_1.csv', S, 'BurstGPT CSV file, directory or glob', { metavar: 'PATH' }),
   traceSpeedup: float('trace-speedup', 1.0, S, 'BurstGPT replay speed-up (0 = no pacing delays)', { check: nonNegative }),
   replayCycles: int('replay-cycles', 0, S, 'BurstGPT replay cycles (0 = until the duration ends)', { check: nonNegative }),
-  validationTrace: path('validation-trace', S, 'JSON trace whose cache hit rate the run is compared with [not implemented yet]', {
-    metavar: 'FILE',
-  }),
+  validationTrace: path(
+    'validation-trace',
+    S,
+    'JSON list of real request records (RealTraceEntry) to compare the run with: hit rate, read/write bytes, context lengths',
+    { metavar: 'FILE' },
+  ),
 
   durationSec: int('duration', 60, R, 'Measured run length in seconds (1 … validation_limits.max_duration_seconds)', { check: positive }),
   maxRequests: int('max-requests', 0, R, 'Stop after this many completed requests (0 = no limit)', { check: nonNegative }),
@@ -168,6 +171,11 @@ export const FLAG_TABLE = {
     check: nonNegative,
   }),
   preconditionThreads: int('precondition-threads', 0, R, 'Preconditioning writers (0 = CPU count)', { check: nonNegative }),
+  trials: int('trials', 1, R, 'Run the workload this many times (fresh cache each); --output holds the median trial by storage bytes/s', {
+    ours: true,
+    check: positive,
+  }),
+  trialPauseSec: float('trial-pause', 0, R, 'Seconds to wait between trials (>= 0)', { ours: true, check: nonNegative }),
   config: path('config', R, 'YAML file with workload settings and extra models', {
     defaultText: 'none: built-in defaults',
     metavar: 'FILE',

@@ -54,7 +54,16 @@ const REFERENCE_FLAGS = [
   'enable-latency-tracing',
   'gpu-bandwidth-gbs',
 ] as const;
-const OUR_FLAGS = ['io-mode', 'keep-latency-samples', 'no-progress', 'autoscale-interval', 'tokenizer', 'create-cache-dir'] as const;
+const OUR_FLAGS = [
+  'io-mode',
+  'keep-latency-samples',
+  'no-progress',
+  'autoscale-interval',
+  'tokenizer',
+  'create-cache-dir',
+  'trials',
+  'trial-pause',
+] as const;
 
 function configSeed(u: number): number {
   return realParse([], new Date(), () => u).config.seed;
@@ -108,6 +117,8 @@ test('defaults equal the reference table', () => {
     ioMode: 'direct',
     keepLatencySamples: false,
     noProgress: false,
+    trials: 1,
+    trialPauseSec: 0,
   };
   for (const [k, v] of Object.entries(expected)) assert.equal(Reflect.get(config, k), v, k);
   assert.deepEqual(config.model, BUILTIN_MODELS.get('llama3.1-8b'));
@@ -178,6 +189,8 @@ test('every reference flag and every new flag is accepted with a value of its ty
     'autoscale-interval': '2.5',
     tokenizer: 'chars',
     'create-cache-dir': null,
+    trials: '3',
+    'trial-pause': '2.5',
   };
   const argv = Object.entries(values).flatMap(([k, v]) => (v === null ? [`--${k}`] : [`--${k}`, v]));
   const { config } = parse(argv);
@@ -194,6 +207,8 @@ test('every reference flag and every new flag is accepted with a value of its ty
   assert.equal(config.noProgress, true);
   assert.equal(config.prefillOnly, true);
   assert.equal(config.ioTraceLog, 'trace.log');
+  assert.equal(config.trials, 3);
+  assert.equal(config.trialPauseSec, 2.5);
   const args = config.effective.args;
   const defaults = parse([]).config.effective.args;
   assert.ok(args !== null && typeof args === 'object' && !Array.isArray(args));
@@ -317,4 +332,10 @@ test('the effective configuration is plain JSON with the reference names', () =>
   ]) {
     assert.ok(text.includes(fragment), fragment);
   }
+});
+
+test('--trials must be a positive integer and --trial-pause non-negative', () => {
+  assert.match(rejection(['--trials', '0']), /trials must be positive \(got 0\)/);
+  assert.match(rejection(['--trials', '1.5']), /--trials expects an integer, got '1\.5'/);
+  assert.match(rejection(['--trial-pause', '-1']), /trial-pause cannot be negative/);
 });

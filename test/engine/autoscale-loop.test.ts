@@ -71,6 +71,7 @@ function sample(run: RequestMetrics, tokens: number): void {
     storageMs: 0,
     generationMs: 0,
     generatedTokens: tokens,
+    contextTokens: 100,
     multiTurnHits: 0,
     multiTurnMisses: 0,
   });
@@ -223,6 +224,7 @@ test('qos autoscaling of a real dispatch: users rise, fall once read latency pas
         storageMs: latency,
         generationMs: 0,
         generatedTokens: req.generationTokens,
+        contextTokens: req.contextTokens,
         multiTurnHits: 0,
         multiTurnMisses: 0,
       });

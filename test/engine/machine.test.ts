@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { availableParallelism, release, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { captureMachine } from '../../src/engine/machine.js';
+import { captureMachine, storageUnderTest } from '../../src/engine/machine.js';
 import { splitDevT } from '../../src/metrics/diskstats.js';
 import { withTempDir } from '../util/temp-dir.js';
 
@@ -53,4 +53,27 @@ test('a device without a model file, an unresolvable device, and trace mode', as
     });
     assert.equal((await captureMachine({ fileSystem: 'none' }, sys)).cacheDir, null);
   });
+});
+
+test('the storage-under-test line: directory, file system, device and model; unknowns and trace mode said plainly', () => {
+  const base = { cpuModel: 'x', cpuCount: 1, totalMemoryBytes: 1, kernelRelease: 'k', nodeVersion: 'v' };
+  const known = { ...base, cacheDir: { fileSystem: 'xfs', blockDevice: 'nvme0n1', deviceModel: 'Fast NVMe' } };
+  assert.equal(
+    storageUnderTest(known, { dir: '/mnt/x', ioMode: 'direct' }),
+    'Storage under test: /mnt/x — file system xfs, device nvme0n1 (Fast NVMe), direct I/O',
+  );
+  const noModel = { ...base, cacheDir: { fileSystem: 'ext2/3/4', blockDevice: 'vda', deviceModel: null } };
+  assert.equal(
+    storageUnderTest(noModel, { dir: '/d', ioMode: 'buffered' }),
+    'Storage under test: /d — file system ext2/3/4, device vda (model unknown), buffered I/O',
+  );
+  const noDevice = { ...base, cacheDir: { fileSystem: 'tmpfs', blockDevice: null, deviceModel: null } };
+  assert.equal(
+    storageUnderTest(noDevice, { dir: '/t', ioMode: 'buffered' }),
+    'Storage under test: /t — file system tmpfs, block device not resolvable (tmpfs, overlay, network file system or RAID?), buffered I/O',
+  );
+  assert.equal(
+    storageUnderTest({ ...base, cacheDir: null }, { ioMode: 'none (trace mode)' }),
+    'Storage under test: none (trace mode: null tiers, no device I/O)',
+  );
 });

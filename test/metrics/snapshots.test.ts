@@ -50,6 +50,7 @@ test('request metrics snapshot: counts, distributions, QoS block and raw samples
     generationMs: 0,
     prefillMs: 4,
     generatedTokens: 7,
+    contextTokens: 300,
     multiTurnHits: 1,
     multiTurnMisses: 0,
   });
@@ -61,10 +62,46 @@ test('request metrics snapshot: counts, distributions, QoS block and raw samples
   assert.equal(s.multiTurnMisses, 2);
   assert.equal(s.prefill.count, 1);
   assert.equal(s.decode.count, 0);
+  assert.deepEqual(s.contextTokens, { count: 1, mean: 300, p50: 300, p95: 300, max: 300 });
   assert.deepEqual(s.qos, m.qos.metrics());
   assert.deepEqual(s.raw, { end_to_end_latencies: [0.02], storage_latencies: [0.005], generation_latencies: [0] });
-  m.record({ qos: 'batch', e2eMs: 1, queueMs: 0, storageMs: 1, generationMs: 0, generatedTokens: 1, multiTurnHits: 0, multiTurnMisses: 0 });
+  m.record({
+    qos: 'batch',
+    e2eMs: 1,
+    queueMs: 0,
+    storageMs: 1,
+    generationMs: 0,
+    generatedTokens: 1,
+    contextTokens: 9,
+    multiTurnHits: 0,
+    multiTurnMisses: 0,
+  });
   assert.equal(s.raw?.end_to_end_latencies.length, 1);
   assert.equal(s.e2e.count, 1);
   assert.equal(new RequestMetrics({}, false).snapshot().raw, undefined);
+});
+
+test('context tokens: exact mean and nearest-rank p50/p95 over completed requests; reset clears them', () => {
+  const m = new RequestMetrics({ batch: { targetP95Ms: 10 } }, false);
+  const rec = (contextTokens: number): void =>
+    m.record({
+      qos: 'batch',
+      e2eMs: 1,
+      queueMs: 0,
+      storageMs: 1,
+      generationMs: 0,
+      generatedTokens: 1,
+      contextTokens,
+      multiTurnHits: 0,
+      multiTurnMisses: 0,
+    });
+  // 20 requests: 1..20 tokens, with 5 given twice more (22 samples in all).
+  for (let t = 1; t <= 20; t++) rec(t);
+  rec(5);
+  rec(5);
+  m.recordAborted(0, 0); // not completed: its context is not counted
+  // sorted: 1 2 3 4 5 5 5 6 … 20; rank ⌈0.5·22⌉ = 11 → 9; rank ⌈0.95·22⌉ = 21 → 19
+  assert.deepEqual(m.snapshot().contextTokens, { count: 22, mean: (210 + 10) / 22, p50: 9, p95: 19, max: 20 });
+  m.reset();
+  assert.deepEqual(m.snapshot().contextTokens, { count: 0, mean: 0, p50: 0, p95: 0, max: 0 });
 });

@@ -23,6 +23,7 @@ const sample = (qos: string, e2eMs: number, storageMs: number, tokens: number, g
   generationMs,
   prefillMs: storageMs / 2,
   generatedTokens: tokens,
+  contextTokens: 10 * tokens,
   multiTurnHits: 1,
   multiTurnMisses: 0,
 });

@@ -1,0 +1,216 @@
+// `kv-cache run` after its arguments are checked: one run, or --trials N runs of the same workload,
+// each a full run with its own setup and teardown (fresh cache contents), saved as it ends. With
+// trials, each trial's results go to `<stem>.trial-<k>.json` beside --output, and --output holds the
+// median trial (by storage bytes/s) plus the trials block. A signal stops the trial in progress; what
+// finished and the interrupted trial's partial results (marked, not counted) are saved.
+import { mkdirSync } from 'node:fs';
+import { basename, dirname, extname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { loadValidationFor, runBenchmark, RunFailedError } from '../engine/run.js';
+import type { LoadedValidationTrace, ProgressSnapshot } from '../engine/run.js';
+import type { RunResult } from '../metrics/result.js';
+import { banner, formatSummary, progressLine, trialLine } from '../report/console.js';
+import { buildResultsJson } from '../report/results-json.js';
+import type { ResultsDocument } from '../report/results-schema.js';
+import { writeSpreadsheet } from '../report/spreadsheet.js';
+import { buildTrials, withTrials } from '../report/trials-json.js';
+import type { TrialRecord } from '../report/trials-json.js';
+import type { RunConfig } from '../settings/run-config.js';
+import { monotonicClock } from '../util/clock.js';
+import { messageOf } from '../util/errors.js';
+import { writeFileAtomically } from '../util/files.js';
+import { TraceError } from '../workload/burstgpt.js';
+import { DatasetError } from '../workload/sharegpt.js';
+import { ValidationTraceError } from '../workload/validation-trace.js';
+import { outputProblems } from './cache-dir.js';
+
+/** `<stem>.trial-<k>.json` beside `output` (stem: the file name without its extension). */
+export function trialPath(output: string, k: number): string {
+  const ext = extname(output);
+  const stem = ext === '' ? basename(output) : basename(output, ext);
+  return join(dirname(output), `${stem}.trial-${k}.json`);
+}
+
+/** Problems of --trials with the other flags and of the per-trial files (checked at start, nothing created). */
+export function trialProblems(c: RunConfig): string[] {
+  if (c.trials <= 1) return [];
+  const problems: string[] = [];
+  if (c.ioTraceLog !== undefined)
+    problems.push('--io-trace-log records one run: it cannot be combined with --trials > 1 (run the trace with --trials 1)');
+  for (let k = 1; k <= c.trials; k++) {
+    const path = trialPath(c.output, k);
+    if (resolve(path) === resolve(c.output))
+      problems.push(`--output ${c.output}: its trial file ${path} would replace it; give --output a .json name`);
+    problems.push(...outputProblems(path, '--output (trial file)'));
+  }
+  return problems;
+}
+
+const write = (line: string): void => void process.stdout.write(`${line}\n`);
+
+function saveJson(path: string, doc: ResultsDocument): void {
+  mkdirSync(dirname(resolve(path)), { recursive: true }); // checked at start, made only now
+  writeFileAtomically(path, `${JSON.stringify(doc, null, 2)}\n`);
+}
+
+/** An input file that turned out bad once the run opened it: exit 2. */
+function isInputError(e: unknown): e is Error {
+  return e instanceof DatasetError || e instanceof TraceError || e instanceof ValidationTraceError;
+}
+
+/** SIGINT/SIGTERM for the whole command: the first stops the run (results saved), a second exits at once. */
+class Signals {
+  readonly controller = new AbortController();
+  code = 0;
+  private readonly handler = (sig: NodeJS.Signals): void => {
+    if (this.controller.signal.aborted) process.exit(sig === 'SIGINT' ? 130 : 143); // a second signal: leave now
+    this.code = sig === 'SIGINT' ? 130 : 143;
+    process.stderr.write(`\nkv-cache: ${sig}: stopping, saving the results gathered so far…\n`);
+    this.controller.abort();
+  };
+
+  constructor() {
+    process.on('SIGINT', this.handler);
+    process.on('SIGTERM', this.handler);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  release(): void {
+    process.off('SIGINT', this.handler);
+    process.off('SIGTERM', this.handler);
+  }
+}
+
+interface Command {
+  readonly config: RunConfig;
+  readonly version: string;
+  readonly signals: Signals;
+  readonly showProgress: boolean;
+  readonly validation: LoadedValidationTrace;
+}
+
+/**
+ * One run: `onResult` receives its results as soon as the measurement ends (before its files are
+ * deleted), or the partial results of a failed run. Returns 1 when it failed, 0 otherwise; input
+ * errors are thrown.
+ */
+async function runOnce(cmd: Command, onResult: (result: RunResult) => void | Promise<void>): Promise<number> {
+  let delivered = false;
+  const deliver = async (result: RunResult): Promise<void> => {
+    if (delivered) return;
+    delivered = true;
+    if (cmd.showProgress) process.stderr.write('\n');
+    await onResult(result);
+  };
+  try {
+    await runBenchmark(
+      cmd.config,
+      {
+        clock: monotonicClock,
+        toolVersion: cmd.version,
+        log: write,
+        interrupt: cmd.signals.signal,
+        onResult: deliver,
+        ...(cmd.showProgress ? { onProgress: (p: ProgressSnapshot) => void process.stderr.write(progressLine(p)) } : {}),
+      },
+      cmd.validation,
+    );
+    return 0;
+  } catch (e) {
+    if (!(e instanceof RunFailedError)) throw e;
+    process.stderr.write(`kv-cache: ${e.message}\n`);
+    await deliver(e.partial);
+    return 1;
+  }
+}
+
+/** Writes --output and the optional spreadsheet from `doc`, prints its summary; 1 if the spreadsheet failed. */
+async function saveFinal(cmd: Command, doc: ResultsDocument, note = ''): Promise<number> {
+  const c = cmd.config;
+  saveJson(c.output, doc);
+  write(formatSummary(doc, c.performanceProfile));
+  write(`Results saved to ${c.output}${note}`);
+  if (c.xlsxOutput === undefined) return 0;
+  try {
+    mkdirSync(dirname(resolve(c.xlsxOutput)), { recursive: true });
+    await writeSpreadsheet(c.xlsxOutput, doc, c);
+    write(`Spreadsheet saved to ${c.xlsxOutput}`);
+    return 0;
+  } catch (e) {
+    process.stderr.write(`kv-cache: error: spreadsheet ${c.xlsxOutput} not written: ${messageOf(e)}\n`);
+    return 1;
+  }
+}
+
+async function singleRun(cmd: Command): Promise<number> {
+  let saveCode = 0;
+  const runCode = await runOnce(cmd, async (result) => {
+    saveCode = await saveFinal(cmd, buildResultsJson(result));
+  });
+  return Math.max(runCode, saveCode);
+}
+
+async function trialRuns(cmd: Command): Promise<number> {
+  const c = cmd.config;
+  const records: TrialRecord[] = [];
+  let code = 0;
+  for (let k = 1; k <= c.trials && !cmd.signals.signal.aborted; k++) {
+    write(`--- Trial ${k} of ${c.trials} ---`);
+    const file = trialPath(c.output, k);
+    try {
+      code = await runOnce(cmd, (result) => {
+        const results = buildResultsJson(result);
+        saveJson(file, results);
+        records.push({ trial: k, file, results });
+        write(trialLine(k, c.trials, results, file));
+      });
+    } catch (e) {
+      if (!isInputError(e) || records.length === 0) throw e;
+      process.stderr.write(`kv-cache: error: trial ${k} could not start: ${e.message}\n`);
+      code = 1;
+    }
+    if (code !== 0) break;
+    if (k < c.trials && c.trialPauseSec > 0 && !cmd.signals.signal.aborted) {
+      write(`Pausing ${c.trialPauseSec} s before trial ${k + 1}`);
+      await sleep(c.trialPauseSec * 1000, undefined, { signal: cmd.signals.signal }).catch(() => undefined);
+    }
+  }
+  if (records.length === 0) return code; // stopped before the first trial began: nothing to save
+  const { block, median } = buildTrials(records, c.trials, c.trialPauseSec);
+  // No trial completed: the interrupted (or failed) first trial's partial results stand, marked by its stop reason.
+  const chosen = median ?? records[records.length - 1];
+  const note =
+    median !== undefined ? ` (median trial ${median.trial} of ${c.trials}, with every trial's figures)` : ' (no trial completed)';
+  const saveCode = await saveFinal(cmd, withTrials(chosen.results, block), note);
+  return Math.max(code, saveCode);
+}
+
+/** Runs the checked configuration: prints the banner, runs, saves. Returns the exit code. */
+export async function runCommand(config: RunConfig, version: string): Promise<number> {
+  let validation: LoadedValidationTrace;
+  try {
+    validation = loadValidationFor(config); // read once, before anything is printed or created
+  } catch (e) {
+    if (!(e instanceof ValidationTraceError)) throw e;
+    process.stderr.write(`kv-cache: error: ${e.message}\n`);
+    return 2;
+  }
+  for (const line of banner(config, version)) write(line);
+  const signals = new Signals();
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare -- typed boolean, but undefined when stderr is not a terminal
+  const showProgress = process.stderr.isTTY === true && !config.noProgress;
+  const cmd: Command = { config, version, signals, showProgress, validation };
+  try {
+    const code = config.trials > 1 ? await trialRuns(cmd) : await singleRun(cmd);
+    return code !== 0 ? code : signals.code;
+  } catch (e) {
+    if (!isInputError(e)) throw e;
+    process.stderr.write(`kv-cache: error: ${e.message}\n`);
+    return 2;
+  } finally {
+    signals.release();
+  }
+}
