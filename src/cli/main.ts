@@ -1,6 +1,7 @@
 // The `kv-cache` command: arguments → RunConfig → run → results file and console summary.
 // Exit codes: 0 success, 2 bad input (one message, no stack trace, nothing written), 1 failure
-// during the run or while writing the spreadsheet (the JSON results are still saved),
+// during the run, a storage tier that filled up (stop_reason storage_full), or while writing the
+// spreadsheet (the JSON results are still saved),
 // 130/143 interrupted (results saved).
 import { mkdirSync, readFileSync } from 'node:fs';
 import { writeFileAtomically } from '../util/files.js';
@@ -115,7 +116,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   let spreadsheetFailed = false;
   let code = 0;
   try {
-    await runBenchmark(config, {
+    const result = await runBenchmark(config, {
       clock: monotonicClock,
       toolVersion: version,
       log: out,
@@ -123,6 +124,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       onResult: save,
       ...(showProgress ? { onProgress: (p: ProgressSnapshot) => void process.stderr.write(progressLine(p)) } : {}),
     });
+    if (result.stopReason === 'storage_full') code = 1;
   } catch (e) {
     if (e instanceof DatasetError || e instanceof TraceError) {
       process.stderr.write(`kv-cache: error: ${e.message}\n`);

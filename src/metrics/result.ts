@@ -7,7 +7,7 @@ import type { RecorderSnapshot } from './recorder.js';
 import type { RequestMetricsSnapshot } from './request-metrics.js';
 import type { DiskDelta } from './diskstats.js';
 
-export type StopReason = 'duration' | 'max_requests' | 'interrupted' | 'failed' | 'capacity_peak' | 'workload_complete';
+export type StopReason = 'duration' | 'max_requests' | 'interrupted' | 'failed' | 'capacity_peak' | 'workload_complete' | 'storage_full';
 
 export interface DelaySummaryMs {
   readonly mean: number;
@@ -82,4 +82,10 @@ export interface RunResult {
   /** Autoscaler events (the reference's autoscaling_stats), summary and throughput timeline. */
   readonly autoscaling?: { readonly events: readonly object[]; readonly summary: object; readonly timeline: readonly object[] };
   readonly machine: MachineContext;
+  // Failure accounting, hard capacity and stale entries (issue 11). Failed operations and refused
+  // allocations are in `recorded` (failures, refusedAllocations).
+  /** Entry files of earlier runs found in the cache dir at start; null or absent in trace mode. */
+  readonly staleEntries?: { readonly count: number; readonly bytes: number; readonly allocatedBytes: number; readonly removed: number } | null;
+  /** The storage tier's limit and the most it held, both in bytes on the medium (whole blocks); null or absent in trace mode. */
+  readonly storageCapacity?: { readonly limitBytes: number; readonly peakAllocatedBytes: number } | null;
 }
