@@ -129,8 +129,8 @@ export class TieredCache {
   private readonly spaceWaiters = new Map<TierName, (() => void)[]>();
   private stopping = false;
   private readonly locks = new KeyedMutex();
-  /** Victims chosen by an eviction whose move or delete has not finished. */
-  private readonly moving = new Set<string>();
+  /** Victims chosen by an eviction whose move or delete has not finished, with the tier they leave. */
+  private readonly moving = new Map<string, TierName>();
   private readonly ev: EvictionConfig;
   private readonly tokenBytes: number;
   /**
@@ -442,7 +442,7 @@ export class TieredCache {
         continue;
       }
       evicted++;
-      this.moving.add(victim.key);
+      this.moving.set(victim.key, tier);
       try {
         if (isLast) yield* this.withKeyLock(victim.key, this.deleteVictimSteps(victim.key, tier));
         // A demotion makes room below first (which may cascade further down), then moves the victim.
@@ -460,7 +460,7 @@ export class TieredCache {
   private roomPending(tier: TierName): boolean {
     if (this.synchronous) return false; // nothing is ever in flight
     if ((this.inFlight.get(tier) ?? 0) > 0) return true;
-    for (const key of this.moving) if (this.entries.get(key)?.tier === tier) return true;
+    for (const from of this.moving.values()) if (from === tier) return true;
     return false;
   }
 
