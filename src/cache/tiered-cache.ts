@@ -126,7 +126,7 @@ export class TieredCache {
   /** Writes and demotions in flight into each tier: their room comes back, or becomes an evictable entry. */
   private readonly inFlight = new Map<TierName, number>();
   /** Allocations waiting for room in a tier, woken when its room or its victims change. */
-  private readonly spaceWaiters = new Map<TierName, (() => void)[]>();
+  private readonly spaceWaiters = new Map<TierName, Array<() => void>>();
   private stopping = false;
   private readonly locks = new KeyedMutex();
   /** Victims chosen by an eviction whose move or delete has not finished, with the tier they leave. */
@@ -423,7 +423,7 @@ export class TieredCache {
     const target = isLast ? limit : limit * this.ev.targetUsageRatio;
     const budget = Math.min(this.ev.maxEvictionsHardCap, Math.max(this.ev.maxEvictionsMin, this.entries.count(tier) + 100));
 
-    for (let evicted = 0; !this.stopping; ) {
+    for (let evicted = 0; !this.stopping;) {
       const used = this.allocatedBytes(tier);
       // Within the target, or a near-empty tier taking any entry that fits: never past the limit.
       if (used + need <= target || (used < limit * NEAR_EMPTY_RATIO && used + need <= limit)) {

@@ -85,7 +85,12 @@ export interface RunResult {
   // Failure accounting, hard capacity and stale entries (issue 11). Failed operations and refused
   // allocations are in `recorded` (failures, refusedAllocations).
   /** Entry files of earlier runs found in the cache dir at start; null or absent in trace mode. */
-  readonly staleEntries?: { readonly count: number; readonly bytes: number; readonly allocatedBytes: number; readonly removed: number } | null;
+  readonly staleEntries?: {
+    readonly count: number;
+    readonly bytes: number;
+    readonly allocatedBytes: number;
+    readonly removed: number;
+  } | null;
   /** The storage tier's limit and the most it held, both in bytes on the medium (whole blocks); null or absent in trace mode. */
   readonly storageCapacity?: { readonly limitBytes: number; readonly peakAllocatedBytes: number } | null;
 }

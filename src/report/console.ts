@@ -179,8 +179,11 @@ function failedOperationsBlock(lines: string[], add: ResultsDocument['kvcache_be
   section(lines, 'FAILED OPERATIONS (moved no bytes; not in any figure above)');
   if (add.stop_reason === 'storage_full') lines.push('  *** STORAGE FULL: the measurement stopped at the first ENOSPC/EDQUOT ***');
   for (const f of add.failed_operations) lines.push(`  ${f.tier} ${f.operation}: ${f.count} failed with ${f.error}`);
-  if (refused.count > 0) lines.push(`  refused allocations (no room within the limits): ${refused.count} (${f(refused.bytes / GiB, 3)} GiB)`);
+  if (refused.count > 0)
+    lines.push(`  refused allocations (no room within the limits): ${refused.count} (${f(refused.bytes / GiB, 3)} GiB)`);
   if (stale !== null && stale.count > 0) {
-    lines.push(`  entry files of earlier runs in the cache dir: ${stale.count} (${f(stale.allocated_bytes / GiB, 3)} GiB), removed ${stale.removed}`);
+    lines.push(
+      `  entry files of earlier runs in the cache dir: ${stale.count} (${f(stale.allocated_bytes / GiB, 3)} GiB), removed ${stale.removed}`,
+    );
   }
 }

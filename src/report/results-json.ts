@@ -180,7 +180,12 @@ function buildAdditions(r: RunResult, loose: LooselyTyped): KvcacheBench {
     stale_entries:
       r.staleEntries == null
         ? null
-        : { count: r.staleEntries.count, bytes: r.staleEntries.bytes, allocated_bytes: r.staleEntries.allocatedBytes, removed: r.staleEntries.removed },
+        : {
+            count: r.staleEntries.count,
+            bytes: r.staleEntries.bytes,
+            allocated_bytes: r.staleEntries.allocatedBytes,
+            removed: r.staleEntries.removed,
+          },
     storage_capacity:
       r.storageCapacity == null
         ? null

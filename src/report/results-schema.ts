@@ -183,7 +183,15 @@ const HistogramSchema = z.strictObject({
   sum_ms: z.number().nonnegative().describe('exact sum of the samples (ms)'),
 });
 
-const StopReasonSchema = z.enum(['duration', 'max_requests', 'interrupted', 'failed', 'capacity_peak', 'workload_complete', 'storage_full']);
+const StopReasonSchema = z.enum([
+  'duration',
+  'max_requests',
+  'interrupted',
+  'failed',
+  'capacity_peak',
+  'workload_complete',
+  'storage_full',
+]);
 
 /** Fields the run and replay `kvcache_bench` blocks share, in output order. */
 const ToolFields = {

@@ -39,8 +39,7 @@ export interface TestCacheSpec {
 
 export function makeCache(spec: TestCacheSpec): { cache: TieredCache; rec: Recorder; clock: ManualClock } {
   const tiers: CacheTier[] = [];
-  const make = (tier: 'gpu' | 'cpu' | 'storage'): Backend =>
-    spec.kind === 'null' ? new NullBackend(tier) : new MemoryBackend(tier, 4096);
+  const make = (tier: 'gpu' | 'cpu' | 'storage'): Backend => (spec.kind === 'null' ? new NullBackend(tier) : new MemoryBackend(tier, 4096));
   if (spec.gpuBytes !== undefined) tiers.push({ backend: make('gpu'), limitBytes: spec.gpuBytes });
   if (spec.cpuBytes !== undefined) tiers.push({ backend: make('cpu'), limitBytes: spec.cpuBytes });
   tiers.push({ backend: spec.storage ?? make('storage'), limitBytes: spec.storageBytes ?? Infinity });

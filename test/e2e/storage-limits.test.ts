@@ -37,7 +37,16 @@ test('a SIGKILLed run leaves its entry files; the next run does not collide, rep
     const cache = join(dir, 'cache');
     await mkdir(cache);
     writeFileSync(join(cache, 'notes.txt'), 'not ours');
-    const args = (out: string, ...more: string[]): string[] => [...BASE, '--config', config, '--cache-dir', cache, '--output', join(dir, out), ...more];
+    const args = (out: string, ...more: string[]): string[] => [
+      ...BASE,
+      '--config',
+      config,
+      '--cache-dir',
+      cache,
+      '--output',
+      join(dir, out),
+      ...more,
+    ];
 
     const killed = await runCli([...args('killed.json'), '--num-users', '4', '--duration', '60', '--seed', '7'], {
       onStart: (kill) => {
@@ -60,7 +69,12 @@ test('a SIGKILLed run leaves its entry files; the next run does not collide, rep
     assert.equal(second.code, 0, second.stderr);
     const j = await readValidResults(join(dir, 'second.json'));
     const add = j.kvcache_bench;
-    assert.deepEqual(add.stale_entries, { count: left.length, bytes: add.stale_entries?.bytes ?? -1, allocated_bytes: leftBytes, removed: 0 });
+    assert.deepEqual(add.stale_entries, {
+      count: left.length,
+      bytes: add.stale_entries?.bytes ?? -1,
+      allocated_bytes: leftBytes,
+      removed: 0,
+    });
     assert.ok(add.warnings.some((w) => w.includes(`${left.length} entry file(s) of earlier runs`) && w.includes('--remove-stale-entries')));
     assert.equal(j.summary.cache_stats.tier_storage_failed_ops, 0, 'no collision');
     assert.deepEqual(add.failed_operations, []);
@@ -107,59 +121,87 @@ async function withSmallFs(mib: number, fn: (mnt: string) => Promise<void>): Pro
 const skipLoop = loopUnavailable();
 if (skipLoop !== undefined) console.log(`# storage-limits: file-system tests skipped: ${skipLoop}`);
 
-test('a full file system ends the measurement: storage_full, exit 1, failures named, written bytes within the file system', { skip: skipLoop }, async () => {
-  await withSmallFs(48, async (mnt) => {
-    const config = join(mnt, 'small.yaml');
-    await writeFile(config, SMALL_USERS);
-    const cache = join(mnt, 'cache');
-    await mkdir(cache);
-    const out = join(mnt, 'full.json');
-    // A capacity far over the file system's size: only the file system can stop the writes.
-    const r = await runCli([...BASE, '--config', config, '--cache-dir', cache, '--output', out, '--num-users', '8', '--duration', '30', '--storage-capacity-gb', '4']);
-    assert.equal(r.code, 1, r.stderr);
-    const j = await readValidResults(out);
-    const add = j.kvcache_bench;
-    assert.equal(add.stop_reason, 'storage_full');
-    assert.ok(add.measured_window_sec < 30);
-    assert.ok(add.warnings.some((w) => w.startsWith(`storage full: a write to ${cache} (ext2/3/4) failed with ENOSPC`)), add.warnings.join('\n'));
-    assert.ok(add.warnings.some((w) => /^\d+ storage (write|writes|demotion writes?) failed with ENOSPC/.test(w)));
-    const enospc = add.failed_operations.filter((f) => f.tier === 'storage' && f.error === 'ENOSPC');
-    assert.ok(enospc.length > 0 && enospc.every((f) => f.operation === 'placement_write'));
-    assert.equal(
-      add.failed_operations.reduce((n, f) => n + f.count, 0),
-      j.summary.cache_stats.tier_storage_failed_ops,
-    );
-    const fsBytes = statfsSync(mnt).blocks * statfsSync(mnt).bsize;
-    assert.ok(j.summary.cache_stats.total_write_bytes <= fsBytes, `${j.summary.cache_stats.total_write_bytes} written on a ${fsBytes}-byte file system`);
-    assert.match(r.stdout, /FAILED OPERATIONS/);
-    assert.deepEqual(entryFiles(cache), [], 'entry files removed');
-  });
-});
+test(
+  'a full file system ends the measurement: storage_full, exit 1, failures named, written bytes within the file system',
+  { skip: skipLoop },
+  async () => {
+    await withSmallFs(48, async (mnt) => {
+      const config = join(mnt, 'small.yaml');
+      await writeFile(config, SMALL_USERS);
+      const cache = join(mnt, 'cache');
+      await mkdir(cache);
+      const out = join(mnt, 'full.json');
+      // A capacity far over the file system's size: only the file system can stop the writes.
+      const r = await runCli([
+        ...BASE,
+        '--config',
+        config,
+        '--cache-dir',
+        cache,
+        '--output',
+        out,
+        '--num-users',
+        '8',
+        '--duration',
+        '30',
+        '--storage-capacity-gb',
+        '4',
+      ]);
+      assert.equal(r.code, 1, r.stderr);
+      const j = await readValidResults(out);
+      const add = j.kvcache_bench;
+      assert.equal(add.stop_reason, 'storage_full');
+      assert.ok(add.measured_window_sec < 30);
+      assert.ok(
+        add.warnings.some((w) => w.startsWith(`storage full: a write to ${cache} (ext2/3/4) failed with ENOSPC`)),
+        add.warnings.join('\n'),
+      );
+      assert.ok(add.warnings.some((w) => /^\d+ storage (write|writes|demotion writes?) failed with ENOSPC/.test(w)));
+      const enospc = add.failed_operations.filter((f) => f.tier === 'storage' && f.error === 'ENOSPC');
+      assert.ok(enospc.length > 0 && enospc.every((f) => f.operation === 'placement_write'));
+      assert.equal(
+        add.failed_operations.reduce((n, f) => n + f.count, 0),
+        j.summary.cache_stats.tier_storage_failed_ops,
+      );
+      const fsBytes = statfsSync(mnt).blocks * statfsSync(mnt).bsize;
+      assert.ok(
+        j.summary.cache_stats.total_write_bytes <= fsBytes,
+        `${j.summary.cache_stats.total_write_bytes} written on a ${fsBytes}-byte file system`,
+      );
+      assert.match(r.stdout, /FAILED OPERATIONS/);
+      assert.deepEqual(entryFiles(cache), [], 'entry files removed');
+    });
+  },
+);
 
-test('the default capacity (95 % of the free space) holds on disk: sampled every 50 ms, the peak stays under it', { skip: skipLoop }, async () => {
-  await withSmallFs(48, async (mnt) => {
-    const config = join(mnt, 'small.yaml');
-    await writeFile(config, SMALL_USERS);
-    const cache = join(mnt, 'cache');
-    await mkdir(cache);
-    const out = join(mnt, 'default.json');
-    let peak = 0;
-    const sampler = setInterval(() => (peak = Math.max(peak, allocatedUnder(cache))), 50);
-    let r;
-    try {
-      r = await runCli([...BASE, '--config', config, '--cache-dir', cache, '--output', out, '--num-users', '8', '--duration', '5']);
-    } finally {
-      clearInterval(sampler);
-    }
-    const add = (await readValidResults(out)).kvcache_bench;
-    assert.equal(r.code, 0, `${r.stderr}\n${add.warnings.join('\n')}`);
-    assert.equal(add.stop_reason, 'duration');
-    assert.deepEqual(add.failed_operations, []);
-    const limit = add.storage_capacity?.limit_bytes ?? 0;
-    assert.ok(limit > 0 && limit < 48 * 1024 * 1024);
-    assert.ok(peak <= limit, `peak ${peak} on disk > limit ${limit}`);
-    assert.ok((add.storage_capacity?.peak_allocated_bytes ?? Infinity) <= limit);
-    assert.ok(peak > limit / 2, `the run should fill the tier (peak ${peak} of ${limit})`);
-    assert.ok(existsSync(out));
-  });
-});
+test(
+  'the default capacity (95 % of the free space) holds on disk: sampled every 50 ms, the peak stays under it',
+  { skip: skipLoop },
+  async () => {
+    await withSmallFs(48, async (mnt) => {
+      const config = join(mnt, 'small.yaml');
+      await writeFile(config, SMALL_USERS);
+      const cache = join(mnt, 'cache');
+      await mkdir(cache);
+      const out = join(mnt, 'default.json');
+      let peak = 0;
+      const sampler = setInterval(() => (peak = Math.max(peak, allocatedUnder(cache))), 50);
+      let r;
+      try {
+        r = await runCli([...BASE, '--config', config, '--cache-dir', cache, '--output', out, '--num-users', '8', '--duration', '5']);
+      } finally {
+        clearInterval(sampler);
+      }
+      const add = (await readValidResults(out)).kvcache_bench;
+      assert.equal(r.code, 0, `${r.stderr}\n${add.warnings.join('\n')}`);
+      assert.equal(add.stop_reason, 'duration');
+      assert.deepEqual(add.failed_operations, []);
+      const limit = add.storage_capacity?.limit_bytes ?? 0;
+      assert.ok(limit > 0 && limit < 48 * 1024 * 1024);
+      assert.ok(peak <= limit, `peak ${peak} on disk > limit ${limit}`);
+      assert.ok((add.storage_capacity?.peak_allocated_bytes ?? Infinity) <= limit);
+      assert.ok(peak > limit / 2, `the run should fill the tier (peak ${peak} of ${limit})`);
+      assert.ok(existsSync(out));
+    });
+  },
+);

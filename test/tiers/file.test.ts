@@ -13,7 +13,16 @@ import { payloadBytes } from '../../src/data/payload.js';
 import { slotPayloadSource } from '../../src/data/inline-payload.js';
 import { EntryNotFoundError } from '../../src/tiers/backend.js';
 import type { ChunkSource } from '../../src/data/chunk-source.js';
-import { FileBackend, ForeignFileError, RUN_ID, fileAllocatedBytes, fileNameForKey, findStaleEntries, newRunId, removeStaleEntries } from '../../src/tiers/file.js';
+import {
+  FileBackend,
+  ForeignFileError,
+  RUN_ID,
+  fileAllocatedBytes,
+  fileNameForKey,
+  findStaleEntries,
+  newRunId,
+  removeStaleEntries,
+} from '../../src/tiers/file.js';
 import type { FileBackendOptions } from '../../src/tiers/file.js';
 import type { IoMode } from '../../src/settings/choices.js';
 import { MiB } from '../../src/util/units.js';
@@ -181,7 +190,10 @@ describe('file tier, direct write paths and safety', () => {
     for (const f of foreign) writeFileSync(join(dir, f), 'keep me');
     const backend = await backendFor(t, { dir, runId: 'aaaaaaaa' });
     await backend.write('prepop_0', plainSource(payloadBytes(SEED, 'prepop_0', 5000)));
-    await assert.rejects(backend.write('prepop_1', plainSource(new Uint8Array(3))), (e: unknown) => e instanceof ForeignFileError && e.code === 'EEXIST');
+    await assert.rejects(
+      backend.write('prepop_1', plainSource(new Uint8Array(3))),
+      (e: unknown) => e instanceof ForeignFileError && e.code === 'EEXIST',
+    );
     await backend.delete('prepop_1');
     await assert.rejects(backend.read('prepop_1'), EntryNotFoundError);
     assert.deepEqual(readdirSync(dir).sort(), [...foreign, 'kvc-aaaaaaaa-prepop_0.bin'].sort());
@@ -213,7 +225,7 @@ describe('file tier, direct write paths and safety', () => {
     for (const n of names) assert.match(n, /^[A-Za-z0-9._%-]*\.bin$/);
   });
 
-  test('entry files carry the run id; other runs\' files are found as stale, and removed only on request', async (t) => {
+  test("entry files carry the run id; other runs' files are found as stale, and removed only on request", async (t) => {
     const dir = await freshDir('stale');
     const mine = await backendFor(t, { dir, runId: '0123abcd' });
     assert.equal(mine.runId, '0123abcd');
