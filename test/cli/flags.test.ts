@@ -54,7 +54,15 @@ const REFERENCE_FLAGS = [
   'enable-latency-tracing',
   'gpu-bandwidth-gbs',
 ] as const;
-const OUR_FLAGS = ['io-mode', 'keep-latency-samples', 'no-progress', 'autoscale-interval', 'tokenizer', 'create-cache-dir'] as const;
+const OUR_FLAGS = [
+  'io-mode',
+  'keep-latency-samples',
+  'no-progress',
+  'autoscale-interval',
+  'tokenizer',
+  'create-cache-dir',
+  'remove-stale-entries',
+] as const;
 
 function configSeed(u: number): number {
   return realParse([], new Date(), () => u).config.seed;
@@ -178,6 +186,7 @@ test('every reference flag and every new flag is accepted with a value of its ty
     'autoscale-interval': '2.5',
     tokenizer: 'chars',
     'create-cache-dir': null,
+    'remove-stale-entries': null,
   };
   const argv = Object.entries(values).flatMap(([k, v]) => (v === null ? [`--${k}`] : [`--${k}`, v]));
   const { config } = parse(argv);
