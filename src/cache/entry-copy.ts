@@ -1,6 +1,7 @@
 // Copying one entry from a tier to another (a demotion): the source tier's read is streamed into the
 // destination tier's write through a one-slot hand-off, one chunk in flight, so real bytes move without
 // holding a whole (possibly multi-GiB) entry in memory.
+import { IoAbortedError } from '../tiers/backend.js';
 import type { Backend, ImmediateOps, IOTiming } from '../tiers/backend.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 
@@ -100,10 +101,26 @@ export interface CopyResult {
   readonly bytes: number;
 }
 
-/** Copies `key` (of `size` bytes) from `src` into `dst`. Rejects if either side fails. */
+/** A copy failed on one side: the other side's error, if any, only followed from it. */
+export class CopyFailedError extends Error {
+  constructor(
+    readonly side: 'read' | 'write',
+    override readonly cause: unknown,
+  ) {
+    super(`demotion ${side} failed: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'CopyFailedError';
+  }
+}
+
+/**
+ * Copies `key` (of `size` bytes) from `src` into `dst`. Rejects with IoAbortedError (bytes that
+ * reached `dst`) when the end of the run cut it short, else with a CopyFailedError naming the side
+ * that failed first (a failing write makes the read fail too, and the other way round).
+ */
 export async function copyEntry(src: Backend, dst: Backend, key: string, size: number): Promise<CopyResult> {
   const handoff = new Handoff();
   const source: ChunkSource = { size, chunks: () => handoff };
+  let failed: 'read' | 'write' | undefined;
   // A destination that ignores the bytes (null, simulated GPU) finishes without iterating; the
   // source's read then runs to its end with its chunks dropped.
   const writeP = dst.write(key, source).then(
@@ -112,6 +129,7 @@ export async function copyEntry(src: Backend, dst: Backend, key: string, size: n
       return t;
     },
     (e: unknown) => {
+      failed ??= 'write';
       handoff.abort(e);
       throw e;
     },
@@ -120,17 +138,24 @@ export async function copyEntry(src: Backend, dst: Backend, key: string, size: n
     .read(key, (chunk) => handoff.put(chunk))
     .then(
       (r) => {
-        handoff.end();
+        // A read cut short by the end of the run: the write stops too, as cut short.
+        handoff.end(r.bytes < size ? new IoAbortedError(r.bytes) : undefined);
         return r;
       },
       (e: unknown) => {
+        failed ??= 'read';
         handoff.end(e);
         throw e;
       },
     );
   const [r, w] = await Promise.allSettled([readP, writeP]);
-  if (r.status === 'rejected') throw r.reason;
-  if (w.status === 'rejected') throw w.reason;
+  if (w.status === 'rejected' && w.reason instanceof IoAbortedError) throw w.reason;
+  if (r.status === 'rejected' && r.reason instanceof IoAbortedError) throw r.reason;
+  if (r.status === 'rejected' || w.status === 'rejected') {
+    const side = failed ?? (r.status === 'rejected' ? 'read' : 'write');
+    const reason: unknown = side === 'read' && r.status === 'rejected' ? r.reason : w.status === 'rejected' ? w.reason : undefined;
+    throw new CopyFailedError(side, reason);
+  }
   return { read: r.value.timing, write: w.value, bytes: r.value.bytes };
 }
 

@@ -1,7 +1,15 @@
 // The tiered KV cache (docs/reference-compat.md#rc-10): new entries go to the fastest tier with room, older entries
 // are demoted down the waterfall GPU → CPU → storage by LRU, and the last tier deletes. No promotion
 // on a hit. Per-key locks (withKeyLock) make concurrent async operations on one key safe. What each
-// event counts is the recorder's business: the cache reports it with one record* call.
+// event counts is the recorder's business: the cache reports it with one record* call, once the
+// operation has completed (or failed, or been cut short by the end of the run).
+//
+// A tier's limit is hard: the bytes its entries take on the medium (Backend.allocatedBytes: whole
+// blocks, whole pages), entries being written or demoted into it included, never exceed it. Room is
+// reserved before a write starts, and victims are deleted (their deletes finished) before that. A new
+// entry no tier can make room for is refused (recordAllocationRefused), never written over the limit;
+// when the last tier is out of victims only because other operations are in flight there, the
+// allocation waits for one of them to finish and tries again.
 //
 // Operations are step functions (util/steps.ts): they run synchronously until something really has
 // to wait (a lock held by someone else, a tier's I/O), so with immediate tiers (trace mode) a whole
@@ -10,6 +18,8 @@
 import type { CacheType, Phase } from '../model/kv-access.js';
 import { entrySizeOf } from '../model/models.js';
 import { IoAbortedError } from '../tiers/backend.js';
+import { failureClassOf } from '../metrics/recorder.js';
+import type { FailedOperation, FailureClass } from '../metrics/recorder.js';
 import type { Backend, IOTiming, ReadResult, TierName } from '../tiers/backend.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import type { Recorder } from '../metrics/recorder.js';
@@ -17,7 +27,7 @@ import type { Clock } from '../util/clock.js';
 import { KeyedMutex, Semaphore } from '../util/lock.js';
 import { EntryTable } from './entries.js';
 import type { EntryMeta } from './entries.js';
-import { copyEntry, copyNow } from './entry-copy.js';
+import { CopyFailedError, copyEntry, copyNow } from './entry-copy.js';
 import type { CopyResult } from './entry-copy.js';
 import { settle } from '../util/steps.js';
 import type { Steps } from '../util/steps.js';
@@ -73,6 +83,16 @@ export interface CacheOptions {
   readonly allocSemaphore?: Semaphore;
   /** Sees every placement write, hit read, demotion and deletion (the I/O trace). */
   readonly observer?: (e: IoEvent) => void;
+  /** Told of every failed tier operation, after it was recorded (the run stops on a full storage tier). */
+  readonly onFailure?: (f: TierFailure) => void;
+}
+
+/** A failed tier operation, as the cache reports it to `onFailure`. */
+export interface TierFailure {
+  readonly tier: TierName;
+  readonly operation: FailedOperation;
+  readonly error: FailureClass;
+  readonly cause: unknown;
 }
 
 export interface AllocateResult {
@@ -99,9 +119,18 @@ export class TieredCache {
   private readonly limits = new Map<TierName, number>();
   /** Reserved bytes per tier: resident entries plus writes and demotions in flight. */
   private readonly reserved = new Map<TierName, number>();
+  /** The same reservations in bytes taken on the medium (Backend.allocatedBytes): what limits are checked against. */
+  private readonly allocated = new Map<TierName, number>();
+  /** Highest `allocated` per tier since the start. */
+  private readonly peak = new Map<TierName, number>();
+  /** Writes and demotions in flight into each tier: their room comes back, or becomes an evictable entry. */
+  private readonly inFlight = new Map<TierName, number>();
+  /** Allocations waiting for room in a tier, woken when its room or its victims change. */
+  private readonly spaceWaiters = new Map<TierName, Array<() => void>>();
+  private stopping = false;
   private readonly locks = new KeyedMutex();
-  /** Victims chosen by an eviction whose move or delete has not finished. */
-  private readonly moving = new Set<string>();
+  /** Victims chosen by an eviction whose move or delete has not finished, with the tier they leave. */
+  private readonly moving = new Map<string, TierName>();
   private readonly ev: EvictionConfig;
   private readonly tokenBytes: number;
   /**
@@ -118,6 +147,10 @@ export class TieredCache {
       this.backends.set(t.backend.tier, t.backend);
       this.limits.set(t.backend.tier, t.limitBytes);
       this.reserved.set(t.backend.tier, 0);
+      this.allocated.set(t.backend.tier, 0);
+      this.peak.set(t.backend.tier, 0);
+      this.inFlight.set(t.backend.tier, 0);
+      this.spaceWaiters.set(t.backend.tier, []);
     }
     this.entries = new EntryTable(this.order);
     this.synchronous = opts.tiers.every((t) => t.backend.immediate !== undefined);
@@ -132,6 +165,21 @@ export class TieredCache {
   /** Bytes reserved in `tier` (entries plus in-flight writes/demotions). Equals resident bytes when idle. */
   usedBytes(tier: TierName): number {
     return this.reserved.get(tier) ?? 0;
+  }
+
+  /** usedBytes as the medium counts them (whole blocks or pages): what the tier's limit bounds. */
+  allocatedBytes(tier: TierName): number {
+    return this.allocated.get(tier) ?? 0;
+  }
+
+  /** The highest allocatedBytes(tier) so far. */
+  peakAllocatedBytes(tier: TierName): number {
+    return this.peak.get(tier) ?? 0;
+  }
+
+  /** What an entry of `bytes` takes in `tier`. */
+  private footprint(tier: TierName, bytes: number): number {
+    return this.backend(tier).allocatedBytes?.(bytes) ?? bytes;
   }
 
   backend(tier: TierName): Backend {
@@ -171,31 +219,34 @@ export class TieredCache {
     if (existing !== undefined) return { ok: true, tier: existing.tier, latencyMs: 0 };
     const rec = this.opts.recorder;
     const size = entrySizeOf(this.opts.bytesPerToken, tokens, this.opts.tensorParallel);
-    rec.recordWriteRequest(size, phase === 'prefill');
 
     let tier: TierName | undefined;
     for (let i = 0; i < this.order.length && tier === undefined; i++) {
       if (yield* this.ensureSpaceSteps(i, size, 0)) tier = this.order[i];
     }
-    // Unreachable in practice: the last tier always accepts. Kept as the reference's safety net.
     if (tier === undefined) {
-      tier = this.order[this.order.length - 1];
-      this.reserve(tier, size);
+      // No tier can hold it within its limit: refused, not written (at the end of the run: just not started).
+      if (!this.stopping) rec.recordAllocationRefused(size);
+      return { ok: false, tier: null, latencyMs: 0 };
     }
 
     const backend = this.backend(tier);
     let t: IOTiming;
+    this.inFlight.set(tier, (this.inFlight.get(tier) ?? 0) + 1);
     try {
       const now = backend.immediate;
       t = now !== undefined ? now.writeNow(key, size) : ((yield backend.write(key, this.opts.payload(key, size))) as IOTiming);
     } catch (e) {
+      this.landed(tier);
       this.release(tier, size);
-      if (e instanceof IoAbortedError) rec.recordPlacementStopped(tier, size, e.bytes);
-      else rec.recordFailure(tier);
+      if (e instanceof IoAbortedError) rec.recordPlacementStopped(tier, e.bytes);
+      else this.failed(tier, 'placement_write', e);
       return { ok: false, tier: null, latencyMs: 0 };
     }
+    this.landed(tier);
     this.entries.insert({ key, tier, size, lastAccess: this.opts.clock.now(), accessCount: 1 });
-    rec.recordPlacement(tier, size, tokens, t);
+    this.notifySpace(tier); // a new victim for allocations waiting here
+    rec.recordPlacement(tier, size, tokens, t, phase === 'prefill');
     this.opts.observer?.({ op: 'Write', tier, key, size, phase: ioPhase(phase) });
     return { ok: true, tier, latencyMs: t.totalMs };
   }
@@ -221,22 +272,23 @@ export class TieredCache {
       return MISS;
     }
     this.entries.touch(meta, this.opts.clock.now());
-    rec.recordHit(meta.tier, meta.size, type, phase === 'decode');
     const backend = this.backend(meta.tier);
     let r: ReadResult;
     try {
       const now = backend.immediate;
       r = now !== undefined ? now.readNow(key) : ((yield backend.read(key)) as ReadResult);
-    } catch {
-      rec.recordFailure(meta.tier);
+    } catch (e) {
+      // Served nothing: a failure, and a miss for the request.
+      this.failed(meta.tier, 'hit_read', e);
+      rec.recordMiss();
       return MISS;
     }
     if (r.bytes < meta.size) {
-      // Cut short by the end of the run: count the bytes that moved, not a whole-entry latency.
-      rec.recordHitReadStopped(meta.tier, meta.size, r.bytes);
+      // Cut short by the end of the run: count the bytes that moved, not a hit or a whole-entry latency.
+      rec.recordHitReadStopped(meta.tier, r.bytes);
       return { tier: null, latencyMs: r.timing.totalMs };
     }
-    rec.recordHitRead(meta.tier, meta.size / this.tokenBytes, r.timing);
+    rec.recordHitRead(meta.tier, meta.size, meta.size / this.tokenBytes, type, phase === 'decode', r.timing);
     this.opts.observer?.({ op: 'Read', tier: meta.tier, key, size: meta.size, phase: ioPhase(phase) });
     return { tier: meta.tier, latencyMs: r.timing.totalMs };
   }
@@ -250,14 +302,16 @@ export class TieredCache {
   private *deleteSteps(key: string): Steps<boolean> {
     const meta = this.entries.get(key);
     if (meta === undefined) return false;
-    yield* this.removeEntrySteps(meta);
+    if (!(yield* this.removeEntrySteps(meta))) return false;
     this.opts.recorder.recordExplicitDelete(meta.tier, meta.size);
     return true;
   }
 
-  /** The run is over: back-ends stop operations in flight at their next chunk. */
+  /** The run is over: back-ends stop operations in flight at their next chunk; waiting allocations give up. */
   stopInFlight(): void {
+    this.stopping = true;
     for (const b of this.backends.values()) b.stopInFlight?.();
+    for (const tier of this.order) this.notifySpace(tier);
   }
 
   /** Closes every backend (their files and buffers); the cache is unusable afterwards. */
@@ -284,17 +338,57 @@ export class TieredCache {
 
   private reserve(tier: TierName, bytes: number): void {
     this.reserved.set(tier, this.usedBytes(tier) + bytes);
+    const allocated = this.allocatedBytes(tier) + this.footprint(tier, bytes);
+    this.allocated.set(tier, allocated);
+    if (allocated > this.peakAllocatedBytes(tier)) this.peak.set(tier, allocated);
   }
 
   private release(tier: TierName, bytes: number): void {
     this.reserved.set(tier, this.usedBytes(tier) - bytes);
+    this.allocated.set(tier, this.allocatedBytes(tier) - this.footprint(tier, bytes));
+    this.notifySpace(tier);
   }
 
-  private *removeEntrySteps(meta: EntryMeta): Steps<void> {
+  /** A write or demotion into `tier` is over (landed, failed or cut short). */
+  private landed(tier: TierName): void {
+    this.inFlight.set(tier, (this.inFlight.get(tier) ?? 1) - 1);
+  }
+
+  /** Records a failed operation and tells the run (which stops on a full storage tier). */
+  private failed(tier: TierName, operation: FailedOperation, cause: unknown): void {
+    const error = failureClassOf(cause);
+    this.opts.recorder.recordFailure(tier, operation, error);
+    this.opts.onFailure?.({ tier, operation, error, cause });
+  }
+
+  /** Wakes the allocations waiting for room in `tier`: they look again. */
+  private notifySpace(tier: TierName): void {
+    const waiters = this.spaceWaiters.get(tier);
+    if (waiters === undefined || waiters.length === 0) return;
+    this.spaceWaiters.set(tier, []);
+    for (const wake of waiters) wake();
+  }
+
+  /** Resolves at the next change of `tier`'s room or victims. */
+  private spaceChange(tier: TierName): Promise<void> {
+    return new Promise((resolve) => this.spaceWaiters.get(tier)?.push(resolve));
+  }
+
+  /**
+   * Removes an entry from its tier; false if the backend's delete failed. Its room is given back only
+   * once the delete has finished; a failed delete keeps it (the bytes are still on the medium).
+   */
+  private *removeEntrySteps(meta: EntryMeta): Steps<boolean> {
     this.entries.remove(meta.key);
-    yield* this.deleteFrom(meta.tier, meta.key);
+    try {
+      yield* this.deleteFrom(meta.tier, meta.key);
+    } catch (e) {
+      this.failed(meta.tier, 'delete', e);
+      return false;
+    }
     this.release(meta.tier, meta.size);
     this.opts.observer?.({ op: 'Delete', tier: meta.tier, key: meta.key, size: meta.size, phase: 'Evict' });
+    return true;
   }
 
   /** Deletes `key` from one tier's backend (synchronously if the tier is immediate). */
@@ -319,26 +413,36 @@ export class TieredCache {
     const tier = this.order[index];
     const limit = this.limitBytes(tier);
     const isLast = index === this.order.length - 1;
-    if (isLast && limit === Infinity) {
+    if (limit === Infinity) {
       this.reserve(tier, bytes);
       return true;
     }
-    if (depth > this.ev.maxRecursionDepth) return false;
+    const need = this.footprint(tier, bytes);
+    if (depth > this.ev.maxRecursionDepth || need > limit) return false;
     if (!isLast && (limit <= 0 || bytes > limit * this.ev.largeEntryLimitRatio)) return false;
     const target = isLast ? limit : limit * this.ev.targetUsageRatio;
     const budget = Math.min(this.ev.maxEvictionsHardCap, Math.max(this.ev.maxEvictionsMin, this.entries.count(tier) + 100));
 
-    for (let evicted = 0; evicted < budget; evicted++) {
-      const used = this.usedBytes(tier);
-      if (used + bytes <= target || used < limit * NEAR_EMPTY_RATIO) {
+    for (let evicted = 0; !this.stopping;) {
+      const used = this.allocatedBytes(tier);
+      // Within the target, or a near-empty tier taking any entry that fits: never past the limit.
+      if (used + need <= target || (used < limit * NEAR_EMPTY_RATIO && used + need <= limit)) {
         this.reserve(tier, bytes);
         return true;
       }
       // A mostly empty upper tier should not be churned for one huge entry: let it go lower.
       if (evicted === 0 && !isLast && this.entries.residentBytes(tier) < 0.2 * limit && bytes > 0.5 * target) return false;
+      if (evicted >= budget) return false;
       const victim = this.nextVictim(tier);
-      if (victim === undefined) break;
-      this.moving.add(victim.key);
+      if (victim === undefined) {
+        // The last tier's room is held by operations in flight (writes, other evictions): it comes
+        // back, or becomes an evictable entry, when one of them ends. Upper tiers let the entry go lower.
+        if (!isLast || !this.roomPending(tier)) return false;
+        yield this.spaceChange(tier);
+        continue;
+      }
+      evicted++;
+      this.moving.set(victim.key, tier);
       try {
         if (isLast) yield* this.withKeyLock(victim.key, this.deleteVictimSteps(victim.key, tier));
         // A demotion makes room below first (which may cascade further down), then moves the victim.
@@ -346,13 +450,17 @@ export class TieredCache {
         else if (!(yield* this.withKeyLock(victim.key, this.demoteVictimSteps(victim, index)))) return false;
       } finally {
         this.moving.delete(victim.key);
+        this.notifySpace(tier); // the victim is evictable again if it did not go
       }
     }
-    // Out of victims or budget: the last tier accepts anyway and lets the file system enforce space.
-    if (isLast) {
-      this.reserve(tier, bytes);
-      return true;
-    }
+    return false;
+  }
+
+  /** Whether room in `tier` may come back without this allocation doing anything: operations in flight there. */
+  private roomPending(tier: TierName): boolean {
+    if (this.synchronous) return false; // nothing is ever in flight
+    if ((this.inFlight.get(tier) ?? 0) > 0) return true;
+    for (const from of this.moving.values()) if (from === tier) return true;
     return false;
   }
 
@@ -360,8 +468,7 @@ export class TieredCache {
   private *deleteVictimSteps(key: string, tier: TierName): Steps<void> {
     const meta = this.entries.get(key);
     if (meta?.tier !== tier) return; // gone or moved meanwhile
-    yield* this.removeEntrySteps(meta);
-    this.opts.recorder.recordEvictionDelete(tier, meta.size);
+    if (yield* this.removeEntrySteps(meta)) this.opts.recorder.recordEvictionDelete(tier, meta.size);
   }
 
   /**
@@ -380,22 +487,34 @@ export class TieredCache {
     const src = this.backend(from);
     const dst = this.backend(to);
     let copy: CopyResult;
+    this.inFlight.set(to, (this.inFlight.get(to) ?? 0) + 1);
     try {
       copy =
         src.immediate !== undefined && dst.immediate !== undefined
           ? copyNow(src.immediate, dst.immediate, meta.key)
           : ((yield copyEntry(src, dst, meta.key, meta.size)) as CopyResult);
-    } catch {
-      this.release(to, meta.size);
-      rec.recordFailure(to);
+    } catch (e) {
+      this.landed(to);
       try {
         yield* this.deleteFrom(to, meta.key);
       } catch {
         // the copy failed already; a leftover at the destination is not worth a second error
       }
+      this.release(to, meta.size);
+      if (e instanceof IoAbortedError) rec.recordDemotionStopped(from, to, e.bytes);
+      else if (e instanceof CopyFailedError) this.failed(e.side === 'read' ? from : to, `demote_${e.side}`, e.cause);
+      else this.failed(to, 'demote_write', e);
       return false;
     }
-    yield* this.deleteFrom(from, meta.key);
+    this.landed(to);
+    try {
+      yield* this.deleteFrom(from, meta.key);
+    } catch (e) {
+      // Both copies exist; the upper one's room stays taken (its bytes are still there), the entry lives below.
+      this.failed(from, 'delete', e);
+      this.entries.move(meta, to);
+      return true;
+    }
     this.entries.move(meta, to);
     this.release(from, meta.size);
     rec.recordDemotion(from, to, meta.size, meta.size / this.tokenBytes, copy.read, copy.write);

@@ -1,7 +1,8 @@
 // The `kv-cache` command: arguments → RunConfig, checked; the run itself is run-command.ts.
 // Exit codes: 0 success, 2 bad input (one message, no stack trace, nothing written), 1 failure
-// during the run or while writing the spreadsheet (the JSON results are still saved),
-// 130/143 interrupted (results saved). A closed stdout (the reader quit) changes none of them.
+// during the run, a storage tier that filled up (stop_reason storage_full), or while writing the
+// spreadsheet (the JSON results are still saved), 130/143 interrupted (results saved). A closed
+// stdout (the reader quit) changes none of them.
 import { readFileSync } from 'node:fs';
 import type { RunConfig } from '../settings/run-config.js';
 import { ConfigError } from './errors.js';

@@ -106,7 +106,7 @@ async function runOnce(cmd: Command, onResult: (result: RunResult) => void | Pro
     await onResult(result);
   };
   try {
-    await runBenchmark(
+    const result = await runBenchmark(
       cmd.config,
       {
         clock: monotonicClock,
@@ -118,7 +118,7 @@ async function runOnce(cmd: Command, onResult: (result: RunResult) => void | Pro
       },
       cmd.validation,
     );
-    return 0;
+    return result.stopReason === 'storage_full' ? 1 : 0; // the measurement ended early: a failure, results saved
   } catch (e) {
     if (!(e instanceof RunFailedError)) throw e;
     process.stderr.write(`kv-cache: ${e.message}\n`);

@@ -19,6 +19,7 @@ import { setupRun } from './setup.js';
 import type { RunSetup } from './setup.js';
 import { StopController } from './stop-control.js';
 import { describeSource, openWorkloadSource } from './workload-source.js';
+import { failureWarnings } from './failure-warnings.js';
 import type { WorkloadSource } from './workload-source.js';
 import { loadValidationTrace } from '../workload/validation-trace.js';
 import { storageUnderTest } from './machine.js';
@@ -91,6 +92,7 @@ async function measure(
   // Made first, so whatever stops the run later goes through it; the I/O in flight is cut short then
   // (a multi-GiB entry must not hold the end of the run).
   const stop = new StopController(() => setup.cache.stopInFlight());
+  setup.storageFull?.listen(() => stop.stopWith('storage_full'));
   const machine = await captureMachine(setup.storage); // before the measured phase: its probes are not measured
   env.log(storageUnderTest(machine, setup.storage));
   const parts = buildWorkloadParts(cfg, cfg.settings);
@@ -123,6 +125,9 @@ async function measure(
   const failure = stop.failure ?? users.sourceFailure();
   const warnings = [...setup.warnings, ...prepared.warnings, ...(await closeTrace(cfg, setup, env.log))];
   if (failure !== undefined) warnings.push(`run stopped by an error: ${messageOf(failure)}`);
+  const full = await setup.storageFull?.warning();
+  if (full !== undefined) warnings.push(full);
+  warnings.push(...failureWarnings(recorder.snapshot()));
   // Every source ran out: the request budget was met, or a replay finished its cycles.
   const stopReason = stop.reason(cfg.maxRequests > 0 ? 'max_requests' : 'workload_complete');
   const result = assembleResult({
@@ -208,6 +213,11 @@ function assembleResult(i: ResultInputs): RunResult {
     machine: i.machine,
     ...(measured.autoscaling !== undefined ? { autoscaling: measured.autoscaling } : {}),
     ...(i.validation !== undefined ? { validationTrace: i.validation } : {}),
+    staleEntries: setup.staleEntries ?? null,
+    storageCapacity:
+      setup.storage.dir === undefined
+        ? null
+        : { limitBytes: cache.limitBytes('storage'), peakAllocatedBytes: cache.peakAllocatedBytes('storage') },
   };
 }
 

@@ -12,7 +12,7 @@ import type { Recorder } from '../metrics/recorder.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import { DirectSlabs } from '../data/aligned.js';
-import { FileBackend, RAM_FILE_SYSTEMS } from '../tiers/file.js';
+import { FileBackend, RAM_FILE_SYSTEMS, findStaleEntries, removeStaleEntries } from '../tiers/file.js';
 import type { IoMode } from '../settings/choices.js';
 import { MemoryBackend } from '../tiers/memory.js';
 import { NullBackend } from '../tiers/null.js';
@@ -24,6 +24,7 @@ import { GiB, MiB } from '../util/units.js';
 import { availableMemoryBytes, planMemory } from './memory-check.js';
 import type { MemoryPlan } from './memory-check.js';
 import type { RunConfig } from '../settings/run-config.js';
+import { StorageFullWatch } from './storage-full.js';
 
 /** Largest single I/O and payload chunk. */
 export const IO_CHUNK_BYTES = 4 * MiB;
@@ -133,7 +134,35 @@ export interface TierStack {
   /** The I/O trace being written (--io-trace-log); closed by the run, which reports its row count. */
   readonly trace?: TraceWriter;
   readonly warnings: readonly string[];
+  /** Entry files of earlier runs found in the cache dir at start; absent in trace mode. */
+  readonly staleEntries?: StaleEntriesFound;
+  /** Watches for a full storage tier; absent in trace mode (no file system). */
+  readonly storageFull?: StorageFullWatch;
   close(): Promise<void>;
+}
+
+/** What the start-up scan found of earlier runs' entry files, and whether they were removed. */
+export interface StaleEntriesFound {
+  readonly count: number;
+  readonly bytes: number;
+  readonly allocatedBytes: number;
+  readonly removed: number;
+}
+
+/**
+ * Looks for entry files of other runs in `file`'s directory (a killed run leaves them), removes them
+ * when `remove` (--remove-stale-entries), and says so. Files not named as our entries are never touched.
+ */
+async function handleStaleEntries(file: FileBackend, remove: boolean): Promise<{ found: StaleEntriesFound; warnings: string[] }> {
+  const stale = await findStaleEntries(file.dir, file.runId);
+  const removed = remove ? await removeStaleEntries(stale) : 0;
+  const found = { count: stale.paths.length, bytes: stale.bytes, allocatedBytes: stale.allocatedBytes, removed };
+  if (found.count === 0) return { found, warnings: [] };
+  const what = `${file.dir} held ${found.count} entry file(s) of earlier runs (kvc-<run id>-*.bin, ${(found.allocatedBytes / GiB).toFixed(3)} GiB on disk), e.g. from a killed run`;
+  const action = remove
+    ? `; ${removed} removed (--remove-stale-entries)`
+    : '; left in place, taking that space from this run: remove them with --remove-stale-entries';
+  return { found, warnings: [what + action] };
 }
 
 /** The tiers of a run with `concurrency` requests in flight: real devices, or null tiers in trace mode. */
@@ -151,6 +180,7 @@ function cacheOver(
   tiers: CacheTier[],
   payload: CacheOptions['payload'],
   observer?: CacheOptions['observer'],
+  onFailure?: CacheOptions['onFailure'],
 ): TieredCache {
   return new TieredCache({
     tiers,
@@ -161,6 +191,7 @@ function cacheOver(
     clock,
     eviction: cfg.settings.eviction,
     ...(observer !== undefined ? { observer } : {}),
+    ...(onFailure !== undefined ? { onFailure } : {}),
     ...(cfg.maxConcurrentAllocs > 0 ? { allocSemaphore: new Semaphore(cfg.maxConcurrentAllocs) } : {}),
   });
 }
@@ -215,6 +246,10 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
   const parts: StackParts = { payload, tiers: file };
   try {
     const warnings = storageWarnings(cfg.ioMode, file);
+    // Before the default capacity is computed: removed leftovers free their space for this run.
+    const stale = await handleStaleEntries(file, cfg.removeStaleEntries);
+    warnings.push(...stale.warnings);
+    const storageFull = new StorageFullWatch(file.dir, file.fileSystem);
     const memory = planMemory(cfg.cpuMemGb * GiB, (slots.staging + slots.payload) * IO_CHUNK_BYTES, availableMemoryBytes());
     if (!memory.ok) warnings.push(memory.lines[memory.lines.length - 1] ?? 'CPU tier capped');
 
@@ -239,9 +274,9 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
       limitBytes: memory.cpuLimitBytes,
     });
     tiers.push({ backend: file, limitBytes: await storageLimitBytes(cfg.storageCapacityGb, file.dir) });
-    const cache = cacheOver(cfg, recorder, clock, tiers, (k, n) => payload.source(k, n));
+    const cache = cacheOver(cfg, recorder, clock, tiers, (k, n) => payload.source(k, n), undefined, storageFull.onFailure);
     parts.tiers = cache;
-    return { cache, storage: files.info, memory, warnings, close: () => tearDown(parts) };
+    return { cache, storage: files.info, memory, warnings, staleEntries: stale.found, storageFull, close: () => tearDown(parts) };
   } catch (e) {
     await tearDown(parts, true);
     throw e;

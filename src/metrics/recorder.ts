@@ -29,10 +29,38 @@ export interface TierTraffic {
   evictDeleteBytes: number;
   explicitDeleteOps: number;
   explicitDeleteBytes: number;
-  /** Operations that failed in the backend (the entry was not stored / not read). */
+  /** Operations that failed in the backend (the entry was not stored / not read); by kind in Recorder.failures. */
   failedOps: number;
-  /** Operations cut short by the end of the run (their partial bytes are in the byte counts). */
+  /** Operations cut short by the end of the run (their partial bytes are in the byte counts, not their operations). */
   abortedOps: number;
+}
+
+/** What a failed tier operation was doing. */
+export type FailedOperation = 'placement_write' | 'hit_read' | 'demote_read' | 'demote_write' | 'delete';
+
+/** Why it failed: the errno classes a storage user acts on, everything else as 'other'. */
+export type FailureClass = 'ENOSPC' | 'EDQUOT' | 'EIO' | 'EEXIST' | 'other';
+
+export const FAILURE_CLASSES: readonly FailureClass[] = ['ENOSPC', 'EDQUOT', 'EIO', 'EEXIST', 'other'];
+
+/** The class of a thrown error: its errno code when it is one of FAILURE_CLASSES, else 'other'. */
+export function failureClassOf(e: unknown): FailureClass {
+  const code = e instanceof Error && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
+  return FAILURE_CLASSES.find((c) => c === code) ?? 'other';
+}
+
+/** Failed operations of one tier, operation and class. */
+export interface FailureCount {
+  readonly tier: TierName;
+  readonly operation: FailedOperation;
+  readonly error: FailureClass;
+  readonly count: number;
+}
+
+/** New entries no tier could make room for within its limit: not written, not counted as writes. */
+export interface RefusedAllocations {
+  count: number;
+  bytes: number;
 }
 
 /** Bytes of KV data a tier read: hits served plus entries demoted out of it. */
@@ -127,6 +155,9 @@ export class Recorder {
   private readonly io: Record<TierName, Partial<Record<TierOp, IoHistograms>>> = { gpu: {}, cpu: {}, storage: {} };
   /** Placement-write and hit-read totals since the last takeWindow(), per `<tier>_<op>`. */
   private window = new Map<string, LatencyHistogram>();
+  /** Failed operations by `<tier> <operation> <class>`, in the order first seen. */
+  private failures = new Map<string, FailureCount>();
+  private refused: RefusedAllocations = { count: 0, bytes: 0 };
   /** Windows are kept only once someone takes them (the autoscaler): no cost per operation otherwise. */
   private windowing = false;
 
@@ -168,24 +199,22 @@ export class Recorder {
     h.host?.recordMs(t.hostMs);
   }
 
-  // What the cache reports, one method per event, in the order the cache meets them. Bytes a request
-  // asked for are counted up front, as the reference does; a cut-short operation then takes back the
-  // bytes that did not move.
-
-  /** A new entry of `bytes` is to be written; counted before a tier is chosen, whatever happens next. */
-  recordWriteRequest(bytes: number, prefill: boolean): void {
-    const c = this.counters;
-    if (prefill) c.prefillWrites++;
-    c.writeOperations++;
-    c.totalWriteBytes += bytes;
-  }
+  // What the cache reports, one method per event, in the order the cache meets them. Every figure,
+  // the reference's included, counts only I/O that completed: the reference counted a write or a hit
+  // when it was asked for, so a failed write still added its bytes; here a failed operation moved
+  // nothing and is counted only as a failure (recordFailure). An operation cut short by the end of
+  // the run counts the bytes that reached the tier before the stop (they did move, inside the
+  // measured window) but not as an operation, a hit, a prefill write or tokens: `abortedOps` counts it.
 
   /** The new entry of `bytes` (`tokens` logical tokens) was written to `tier` in `t`. */
-  recordPlacement(tier: TierName, bytes: number, tokens: number, t: IOTiming): void {
+  recordPlacement(tier: TierName, bytes: number, tokens: number, t: IOTiming, prefill: boolean): void {
     const traffic = this.traffic[tier];
     traffic.writeOps++;
     traffic.writeBytes += bytes;
     const c = this.counters;
+    if (prefill) c.prefillWrites++;
+    c.writeOperations++;
+    c.totalWriteBytes += bytes;
     if (tier === 'cpu') c.offloadsCpu++;
     if (tier === 'storage') {
       c.offloadsStorage++;
@@ -194,25 +223,37 @@ export class Recorder {
     this.recordIo(tier, 'write', t);
   }
 
-  /** The new entry's write to `tier` was stopped by the end of the run after `movedBytes` of `bytes`. */
-  recordPlacementStopped(tier: TierName, bytes: number, movedBytes: number): void {
+  /** The new entry's write to `tier` was stopped by the end of the run after `movedBytes` reached it. */
+  recordPlacementStopped(tier: TierName, movedBytes: number): void {
     const traffic = this.traffic[tier];
     traffic.abortedOps++;
-    traffic.writeBytes += movedBytes; // what reached the device before the stop
-    this.counters.totalWriteBytes -= bytes - movedBytes; // totals count bytes moved, as for cut reads
+    traffic.writeBytes += movedBytes;
+    this.counters.totalWriteBytes += movedBytes;
   }
 
-  /** An operation of `tier` failed in its backend: the entry was not stored, read or moved there. */
-  recordFailure(tier: TierName): void {
+  /** `operation` on `tier` failed with `error`: nothing was stored, read, moved or deleted there. */
+  recordFailure(tier: TierName, operation: FailedOperation, error: FailureClass): void {
     this.traffic[tier].failedOps++;
+    const key = `${tier} ${operation} ${error}`;
+    const f = this.failures.get(key);
+    this.failures.set(key, { tier, operation, error, count: (f?.count ?? 0) + 1 });
+  }
+
+  /** No tier could make room for a new entry of `bytes` within its limit: nothing was written. */
+  recordAllocationRefused(bytes: number): void {
+    this.refused.count++;
+    this.refused.bytes += bytes;
   }
 
   recordMiss(): void {
     this.counters.cacheMisses++;
   }
 
-  /** A lookup found an entry of `bytes` in `tier`; counted before its read is attempted. */
-  recordHit(tier: TierName, bytes: number, type: CacheType, decode: boolean): void {
+  /**
+   * A hit: the entry of `bytes` (`tokens` logical tokens) was read whole from `tier` in `t`. Counted
+   * when the read completed (a failed read served nothing: the cache records a failure and a miss).
+   */
+  recordHitRead(tier: TierName, bytes: number, tokens: number, type: CacheType, decode: boolean, t: IOTiming): void {
     const c = this.counters;
     c.cacheHits++;
     if (type === 'system') c.systemPromptHits++;
@@ -225,19 +266,15 @@ export class Recorder {
     const traffic = this.traffic[tier];
     traffic.readOps++;
     traffic.readBytes += bytes;
-  }
-
-  /** The hit's read from `tier` finished in `t`; `tokens`: the entry's logical tokens. */
-  recordHitRead(tier: TierName, tokens: number, t: IOTiming): void {
     this.recordIo(tier, 'read', t);
-    if (tier === 'storage') this.counters.storageTokensProcessed += tokens;
+    if (tier === 'storage') c.storageTokensProcessed += tokens;
   }
 
-  /** The hit's read from `tier` was cut short by the end of the run after `movedBytes` of `bytes`. */
-  recordHitReadStopped(tier: TierName, bytes: number, movedBytes: number): void {
+  /** A hit's read from `tier` was cut short by the end of the run after `movedBytes`. */
+  recordHitReadStopped(tier: TierName, movedBytes: number): void {
     const traffic = this.traffic[tier];
-    traffic.readBytes -= bytes - movedBytes;
-    this.counters.totalReadBytes -= bytes - movedBytes;
+    traffic.readBytes += movedBytes;
+    this.counters.totalReadBytes += movedBytes;
     traffic.abortedOps++;
   }
 
@@ -258,6 +295,14 @@ export class Recorder {
     into.demoteInBytes += bytes;
     this.recordIo(from, 'demote_read', read);
     this.recordIo(to, 'demote_write', write);
+  }
+
+  /** A demotion from `from` to `to` was cut short by the end of the run after `movedBytes` reached `to`. */
+  recordDemotionStopped(from: TierName, to: TierName, movedBytes: number): void {
+    this.traffic[from].demoteOutBytes += movedBytes;
+    const into = this.traffic[to];
+    into.demoteInBytes += movedBytes;
+    into.abortedOps++;
   }
 
   /** The last tier deleted an entry of `bytes` to make room (an eviction, as the reference counts it). */
@@ -306,6 +351,8 @@ export class Recorder {
     for (const t of TIER_NAMES) Object.assign(this.traffic[t], emptyTraffic());
     for (const h of this.histograms.values()) h.reset();
     this.window = new Map();
+    this.failures = new Map();
+    this.refused = { count: 0, bytes: 0 };
   }
 
   /** Everything recorded so far as plain data (copies: later operations do not change it). */
@@ -317,6 +364,8 @@ export class Recorder {
       counters: { ...this.counters },
       traffic: { gpu: traffic('gpu'), cpu: traffic('cpu'), storage: traffic('storage') },
       latencies,
+      failures: [...this.failures.values()],
+      refusedAllocations: { ...this.refused },
     };
   }
 }
@@ -327,4 +376,7 @@ export interface RecorderSnapshot {
   readonly traffic: Readonly<Record<TierName, Readonly<TierTraffic>>>;
   /** Every histogram with at least one sample, by name (`<tier>_<op>`, `storage_<op>_device|_host`), in creation order. */
   readonly latencies: Readonly<Partial<Record<string, LatencySnapshot>>>;
+  /** Failed operations per tier, operation and error class (each also in its tier's `failedOps`). */
+  readonly failures: readonly FailureCount[];
+  readonly refusedAllocations: Readonly<RefusedAllocations>;
 }

@@ -8,7 +8,7 @@ import type { RequestMetricsSnapshot } from './request-metrics.js';
 import type { DiskDelta } from './diskstats.js';
 import type { ValidationTraceStats } from '../workload/validation-trace.js';
 
-export type StopReason = 'duration' | 'max_requests' | 'interrupted' | 'failed' | 'capacity_peak' | 'workload_complete';
+export type StopReason = 'duration' | 'max_requests' | 'interrupted' | 'failed' | 'capacity_peak' | 'workload_complete' | 'storage_full';
 
 export interface DelaySummaryMs {
   readonly mean: number;
@@ -85,4 +85,15 @@ export interface RunResult {
   readonly machine: MachineContext;
   /** --validation-trace: the real trace's figures, read at start; the report compares the run with them. */
   readonly validationTrace?: { readonly path: string; readonly stats: ValidationTraceStats };
+  // Failure accounting, hard capacity and stale entries (issue 11). Failed operations and refused
+  // allocations are in `recorded` (failures, refusedAllocations).
+  /** Entry files of earlier runs found in the cache dir at start; null or absent in trace mode. */
+  readonly staleEntries?: {
+    readonly count: number;
+    readonly bytes: number;
+    readonly allocatedBytes: number;
+    readonly removed: number;
+  } | null;
+  /** The storage tier's limit and the most it held, both in bytes on the medium (whole blocks); null or absent in trace mode. */
+  readonly storageCapacity?: { readonly limitBytes: number; readonly peakAllocatedBytes: number } | null;
 }

@@ -160,6 +160,7 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
       `  tool's storage tier: read ${f(sb.read_bytes / GiB, 3)} GiB, written ${f(sb.written_bytes / GiB, 3)} GiB`,
     );
   }
+  failedOperationsBlock(lines, add);
   section(lines, 'HARNESS');
   const eld = add.event_loop_delay_ms;
   lines.push(
@@ -236,4 +237,21 @@ export function trialsBlock(t: TrialsJson): string[] {
   for (const r of t.runs) lines.push(`  trial ${r.trial}: ${r.stop_reason} → ${r.file}`);
   for (const w of t.warnings) lines.push(`  WARNING: ${w}`);
   return lines;
+}
+
+/** FAILED OPERATIONS: what failed (per tier, operation, error), what was refused, what was left by earlier runs. */
+function failedOperationsBlock(lines: string[], add: ResultsDocument['kvcache_bench']): void {
+  const refused = add.refused_allocations;
+  const stale = add.stale_entries;
+  if (add.failed_operations.length === 0 && refused.count === 0 && add.stop_reason !== 'storage_full' && (stale?.count ?? 0) === 0) return;
+  section(lines, 'FAILED OPERATIONS (moved no bytes; not in any figure above)');
+  if (add.stop_reason === 'storage_full') lines.push('  *** STORAGE FULL: the measurement stopped at the first ENOSPC/EDQUOT ***');
+  for (const f of add.failed_operations) lines.push(`  ${f.tier} ${f.operation}: ${f.count} failed with ${f.error}`);
+  if (refused.count > 0)
+    lines.push(`  refused allocations (no room within the limits): ${refused.count} (${f(refused.bytes / GiB, 3)} GiB)`);
+  if (stale !== null && stale.count > 0) {
+    lines.push(
+      `  entry files of earlier runs in the cache dir: ${stale.count} (${f(stale.allocated_bytes / GiB, 3)} GiB), removed ${stale.removed}`,
+    );
+  }
 }

@@ -177,6 +177,24 @@ function buildAdditions(r: RunResult, loose: LooselyTyped): KvcacheBench {
     conversations_lost_to_limit: r.conversationsLost,
     entry_sizes: r.entrySizes,
     warnings: [...r.warnings],
+    failed_operations: r.recorded.failures.map((f) => ({ ...f })),
+    refused_allocations: { ...r.recorded.refusedAllocations },
+    stale_entries:
+      r.staleEntries == null
+        ? null
+        : {
+            count: r.staleEntries.count,
+            bytes: r.staleEntries.bytes,
+            allocated_bytes: r.staleEntries.allocatedBytes,
+            removed: r.staleEntries.removed,
+          },
+    storage_capacity:
+      r.storageCapacity == null
+        ? null
+        : {
+            limit_bytes: Number.isFinite(r.storageCapacity.limitBytes) ? r.storageCapacity.limitBytes : null,
+            peak_allocated_bytes: r.storageCapacity.peakAllocatedBytes,
+          },
     effective_config: loose.effectiveConfig,
     machine: machineJson(r.machine),
     latency_histograms: latencyHistograms(r),

@@ -183,7 +183,15 @@ const HistogramSchema = z.strictObject({
   sum_ms: z.number().nonnegative().describe('exact sum of the samples (ms)'),
 });
 
-const StopReasonSchema = z.enum(['duration', 'max_requests', 'interrupted', 'failed', 'capacity_peak', 'workload_complete']);
+const StopReasonSchema = z.enum([
+  'duration',
+  'max_requests',
+  'interrupted',
+  'failed',
+  'capacity_peak',
+  'workload_complete',
+  'storage_full',
+]);
 
 // --- Trials (--trials) and the validation trace (--validation-trace) ---
 
@@ -343,6 +351,36 @@ export const KvcacheBenchSchema = z
       })
       .describe('Sizes of the entries live at the end of the run'),
     warnings: z.array(z.string()),
+    // Failure accounting, hard capacity, stale entries (issue 11).
+    failed_operations: z
+      .array(
+        z.strictObject({
+          tier: z.enum(['gpu', 'cpu', 'storage']),
+          operation: z.enum(['placement_write', 'hit_read', 'demote_read', 'demote_write', 'delete']),
+          error: z.enum(['ENOSPC', 'EDQUOT', 'EIO', 'EEXIST', 'other']),
+          count: count('failed operations of this tier, operation and error'),
+        }),
+      )
+      .describe('Failed tier operations (they moved no bytes and count in no other figure); also summed in tier_<t>_failed_ops'),
+    refused_allocations: z
+      .strictObject({ count: count('new entries refused'), bytes: bytes('their sizes') })
+      .describe('New entries that fit in no tier within its limit: not written, not counted as writes'),
+    stale_entries: z
+      .strictObject({
+        count: count('entry files of other runs (kvc-<run id>-*.bin) found in the cache dir at start'),
+        bytes: bytes('their apparent sizes'),
+        allocated_bytes: bytes('what they occupy on the device (st_blocks × 512)'),
+        removed: count('of them removed (--remove-stale-entries)'),
+      })
+      .nullable()
+      .describe('Leftovers of earlier (e.g. killed) runs; null in trace mode'),
+    storage_capacity: z
+      .strictObject({
+        limit_bytes: bytes('the storage tier limit (--storage-capacity-gb, else 95 % of the free space at start)').nullable(),
+        peak_allocated_bytes: bytes('the most the tier held at once, entries being written included, in whole file-system blocks'),
+      })
+      .nullable()
+      .describe('The hard storage limit and the peak against it; null in trace mode'),
     effective_config: EffectiveConfigSchema,
     machine: MachineSchema,
     latency_histograms: z.record(z.string(), HistogramSchema).describe('Every latency distribution with samples, by name'),

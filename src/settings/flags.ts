@@ -135,6 +135,9 @@ export const FLAG_TABLE = {
     },
   ),
   createCacheDir: bool('create-cache-dir', T, 'Create --cache-dir (and missing parents) when it does not exist', { ours: true }),
+  removeStaleEntries: bool('remove-stale-entries', T, 'Delete entry files (kvc-<run id>-*.bin) that earlier runs left in --cache-dir', {
+    ours: true,
+  }),
   storageCapacityGb: float('storage-capacity-gb', 0, T, 'Storage tier capacity in GiB (0 = 95% of the free space)', { check: nonNegative }),
   maxConcurrentAllocs: int('max-concurrent-allocs', 0, T, 'Bound on concurrent allocations (0 = unlimited)', { check: nonNegative }),
   ioMode: choice(

@@ -58,6 +58,12 @@ export interface Backend {
   delete(key: string): Promise<void>;
   /** Removes every entry this backend wrote (and nothing else). */
   clear(): Promise<void>;
+  /**
+   * What an entry of `size` bytes takes on the medium at most, while being written included (whole
+   * file-system blocks and their metadata, whole memory pages). The cache enforces a tier's limit on
+   * these bytes. Absent: `size`.
+   */
+  allocatedBytes?(size: number): number;
   /** Keys currently stored, for invariant checks. */
   keys(): Iterable<string>;
   /** Releases resources (buffers, worker threads, temp directories it created). */

@@ -1,6 +1,9 @@
 // Storage tier: one file per cache entry in a directory, written and read with O_DIRECT by default so
 // that the page cache cannot flatter the device (docs/reference-compat.md#rc-17, #rc-18). It only ever touches files
 // it created itself (the reference deletes every *.npy in --cache-dir at start, docs/reference-compat.md#rc-4).
+// Entry files are named `kvc-<run id>-<key>.bin`: the run id (8 random hex digits per backend) keeps
+// a new run's files apart from the leftovers of a killed one, which `findStaleEntries` recognises by
+// the same pattern with another run id (and which are removed only on request, removeStaleEntries).
 //
 // Timing (ms, performance.now(); waits for the ChunkSource, the sink or a free staging slot are never
 // counted; each part is measured around our own awaited fs calls, so it includes the libuv threadpool
@@ -18,7 +21,8 @@
 //                   host   = open + close
 // total = host + device always.
 import { constants as fsc } from 'node:fs';
-import { mkdir, mkdtemp, open, rm, stat, statfs, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { lstat, mkdir, mkdtemp, open, readdir, rm, stat, statfs, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,10 +46,14 @@ export interface FileBackendOptions {
   readonly stagingSlots?: number;
   /** Callers' slabs whose chunks direct writes take as they are; absent: every chunk is staged. */
   readonly directSlabs?: DirectSlabs;
+  /** The run id in entry file names (RUN_ID pattern); absent: a fresh random one. */
+  readonly runId?: string;
 }
 
 /** A write would replace a file this backend did not create. */
 export class ForeignFileError extends Error {
+  /** The errno class it stands for (the exclusive open failed with EEXIST). */
+  readonly code = 'EEXIST';
   constructor(readonly path: string) {
     super(`refusing to overwrite '${path}': the file already existed and was not written by this run`);
     this.name = 'ForeignFileError';
@@ -69,6 +77,74 @@ export function fileNameForKey(key: string): string {
   return `${name}.bin`;
 }
 
+/** A run id: 8 lowercase hex digits. */
+export const RUN_ID = /^[0-9a-f]{8}$/;
+/** An entry file of any run: `kvc-<run id>-<escaped key>.bin`; group 1 is the run id. */
+const ENTRY_FILE = /^kvc-([0-9a-f]{8})-[A-Za-z0-9._%-]+\.bin$/;
+
+/** A fresh run id: random, not from the run's seed (two runs with one seed must not share names). */
+export function newRunId(): string {
+  return randomBytes(4).toString('hex');
+}
+
+/** The file name of `key`'s entry in run `runId`. */
+export function entryFileName(runId: string, key: string): string {
+  return `kvc-${runId}-${fileNameForKey(key)}`;
+}
+
+/** Entry files of other runs found in a cache directory (regular files named ENTRY_FILE only). */
+export interface StaleEntries {
+  readonly paths: readonly string[];
+  /** Their apparent sizes (bytes). */
+  readonly bytes: number;
+  /** What they occupy on the device (st_blocks × 512). */
+  readonly allocatedBytes: number;
+}
+
+/** The entry files in `dir` left by runs other than `runId` (a killed run leaves its files behind). */
+export async function findStaleEntries(dir: string, runId: string): Promise<StaleEntries> {
+  const paths: string[] = [];
+  let bytes = 0;
+  let allocatedBytes = 0;
+  for (const name of await readdir(dir)) {
+    const m = ENTRY_FILE.exec(name);
+    if (m === null || m[1] === runId) continue;
+    const path = join(dir, name);
+    const st = await lstat(path).catch(() => undefined); // gone meanwhile: not stale any more
+    if (st?.isFile() !== true) continue;
+    paths.push(path);
+    bytes += st.size;
+    allocatedBytes += st.blocks * 512;
+  }
+  return { paths, bytes, allocatedBytes };
+}
+
+/** Deletes `stale`'s files (already gone is fine); returns how many were removed. */
+export async function removeStaleEntries(stale: StaleEntries): Promise<number> {
+  let removed = 0;
+  for (const path of stale.paths) {
+    try {
+      await unlink(path);
+      removed++;
+    } catch (e) {
+      if (errnoCode(e) !== 'ENOENT') throw e;
+    }
+  }
+  return removed;
+}
+
+/**
+ * Bytes an ext4/xfs-like file system allocates at most for a file of `size` written in DIRECT_ALIGN
+ * steps: data in whole blocks (the last O_DIRECT block is padded until the truncate), plus one
+ * metadata block per 32768 blocks (the longest extent) and one more. Measured on ext4 with 1 KiB
+ * blocks: 240 MiB took 1 block beyond its data, 149 MiB none.
+ */
+export function fileAllocatedBytes(size: number, blockBytes: number): number {
+  const unit = Math.max(blockBytes, DIRECT_ALIGN); // both powers of two: the larger is a multiple of the other
+  const data = roundUp(size, unit);
+  return data + blockBytes * (1 + Math.floor(data / blockBytes / 32768));
+}
+
 /** statfs(2) f_type magic numbers of common file systems. */
 const FS_MAGIC: ReadonlyMap<number, string> = new Map([
   [0xef53, 'ext2/3/4'],
@@ -87,9 +163,10 @@ const FS_MAGIC: ReadonlyMap<number, string> = new Map([
 /** File systems whose "device" is RAM: results there measure memory, not storage (docs/reference-compat.md#rc-18). */
 export const RAM_FILE_SYSTEMS: ReadonlySet<string> = new Set(['tmpfs', 'ramfs']);
 
-async function fileSystemName(dir: string): Promise<string> {
-  const { type } = await statfs(dir);
-  return FS_MAGIC.get(type) ?? `0x${type.toString(16)}`;
+/** The file system's name (FS_MAGIC) and block size of `dir`. */
+async function fileSystemOf(dir: string): Promise<{ name: string; blockBytes: number }> {
+  const { type, bsize } = await statfs(dir);
+  return { name: FS_MAGIC.get(type) ?? `0x${type.toString(16)}`, blockBytes: bsize > 0 ? bsize : DIRECT_ALIGN };
 }
 
 function errnoCode(e: unknown): string | undefined {
@@ -273,7 +350,7 @@ export class FileBackend implements Backend {
   /** Bytes zero-copied vs staged by direct writes (to judge the copy overhead of a run). */
   readonly counters: FileCounters = { zeroCopyBytes: 0, stagedBytes: 0 };
   private readonly sizes = new Map<string, number>();
-  /** Files of writes stopped by stopInFlight, removed by close(). */
+  /** Files of writes stopped by stopInFlight, or whose delete failed: removed (again) by close(). */
   private readonly abandoned = new Set<string>();
   private readonly ctx: WriterContext;
   private closed = false;
@@ -287,6 +364,10 @@ export class FileBackend implements Backend {
     readonly effectiveIoMode: IoMode,
     /** File system of `dir` (e.g. 'ext2/3/4', 'xfs', 'tmpfs'); see RAM_FILE_SYSTEMS. */
     readonly fileSystem: string,
+    /** Its block size (statfs f_bsize), the unit it allocates in. */
+    readonly blockBytes: number,
+    /** The run id in this backend's entry file names. */
+    readonly runId: string,
     readonly chunkBytes: number,
     slots: SlotPool,
     directSlabs: DirectSlabs,
@@ -299,15 +380,18 @@ export class FileBackend implements Backend {
     const ioMode = options.ioMode ?? 'direct';
     const chunkBytes = roundUp(Math.max(options.chunkBytes ?? DEFAULT_CHUNK_BYTES, 1), DIRECT_ALIGN);
     const slotCount = options.stagingSlots ?? DEFAULT_STAGING_SLOTS;
+    const runId = options.runId ?? newRunId();
+    if (!RUN_ID.test(runId)) throw new RangeError(`run id '${runId}' is not 8 lowercase hex digits`);
     const ownsDir = options.dir === undefined;
     const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'kv_cache_')));
     try {
       if (!ownsDir) await mkdir(dir, { recursive: true });
       if (!(await stat(dir)).isDirectory()) throw new Error(`cache dir '${dir}' is not a directory`);
-      const fileSystem = await fileSystemName(dir);
+      const fs = await fileSystemOf(dir);
       const slots = new SlotPool(slotCount, chunkBytes, ioMode === 'direct' ? dir : undefined);
       const effective: IoMode = ioMode === 'direct' && slots.direct ? 'direct' : 'buffered';
-      return new FileBackend(dir, ioMode, effective, fileSystem, chunkBytes, slots, options.directSlabs ?? new DirectSlabs(), ownsDir);
+      const slabs = options.directSlabs ?? new DirectSlabs();
+      return new FileBackend(dir, ioMode, effective, fs.name, fs.blockBytes, runId, chunkBytes, slots, slabs, ownsDir);
     } catch (e) {
       if (ownsDir) await rm(dir, { recursive: true, force: true });
       throw e;
@@ -316,7 +400,12 @@ export class FileBackend implements Backend {
 
   /** The file that holds (or would hold) `key`. */
   pathFor(key: string): string {
-    return join(this.dir, fileNameForKey(key));
+    return join(this.dir, entryFileName(this.runId, key));
+  }
+
+  /** See Backend.allocatedBytes: whole blocks and extent metadata (fileAllocatedBytes). */
+  allocatedBytes(size: number): number {
+    return fileAllocatedBytes(size, this.blockBytes);
   }
 
   keys(): Iterable<string> {
@@ -435,8 +524,11 @@ export class FileBackend implements Backend {
 
   async delete(key: string): Promise<void> {
     if (!this.sizes.delete(key)) return; // not ours: never touch it
-    await unlink(this.pathFor(key)).catch((e: unknown) => {
-      if (errnoCode(e) !== 'ENOENT') throw e;
+    const path = this.pathFor(key);
+    await unlink(path).catch((e: unknown) => {
+      if (errnoCode(e) === 'ENOENT') return;
+      this.abandoned.add(path); // still ours: close() tries again
+      throw e;
     });
   }
 

@@ -176,6 +176,11 @@ export class MemoryBackend implements Backend {
     for (const key of [...this.entries.keys()]) this.releaseEntry(key);
   }
 
+  /** Entries take whole pages. */
+  allocatedBytes(size: number): number {
+    return Math.ceil(size / this.pageBytes) * this.pageBytes;
+  }
+
   keys(): Iterable<string> {
     return this.entries.keys();
   }

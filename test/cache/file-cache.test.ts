@@ -2,6 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
+import { lstatSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { makeCache, readBack, SEED, TINY_BPT } from './helpers.js';
 import { FileBackend } from '../../src/tiers/file.js';
 import type { TieredCache } from '../../src/cache/tiered-cache.js';
@@ -50,4 +52,46 @@ test('three tiers over files under concurrent load: usage, files and conservatio
   } finally {
     await cache.close();
   }
+});
+
+/** Bytes the files under `dir` occupy on the device (st_blocks × 512), files vanishing meanwhile skipped. */
+function allocatedUnder(dir: string): number {
+  let total = 0;
+  for (const name of readdirSync(dir)) {
+    try {
+      total += lstatSync(join(dir, name)).blocks * 512;
+    } catch {
+      // deleted between readdir and lstat
+    }
+  }
+  return total;
+}
+
+test('the storage limit is hard on disk: sampled every 20 ms under concurrent writes, evictions and reads, the peak stays under it', async () => {
+  const fb = await FileBackend.create({ chunkBytes: MiB, stagingSlots: 8 });
+  const limit = 6 * MiB;
+  const { cache } = makeCache({ cpuBytes: MiB, storage: fb, storageBytes: limit });
+  let peak = 0;
+  let samples = 0;
+  const sample = (): void => {
+    peak = Math.max(peak, allocatedUnder(fb.dir));
+    samples++;
+  };
+  const sampler = setInterval(sample, 20);
+  try {
+    // Entries of 0.5–2.3 MiB, 8 at a time: a sum far over the limit, always some in flight.
+    for (let round = 0; round < 12; round++) {
+      await Promise.all(Array.from({ length: 8 }, (_, i) => cache.allocate(`k${round}_${i}`, 20 + ((round * 13 + i * 29) % 80))));
+      sample();
+      await Promise.all(Array.from({ length: 4 }, (_, i) => cache.access(`k${round}_${i}`)));
+    }
+    sample();
+  } finally {
+    clearInterval(sampler);
+    await cache.close();
+  }
+  assert.ok(samples >= 12, `${samples} samples`);
+  assert.ok(peak <= limit, `peak on disk ${peak} > limit ${limit}`);
+  assert.ok(cache.peakAllocatedBytes('storage') <= limit, `accounted peak ${cache.peakAllocatedBytes('storage')}`);
+  assert.ok(peak > limit / 2, `the test should fill the tier (peak ${peak})`);
 });

@@ -1,4 +1,5 @@
-// Builds small caches for tests: tiny-1b entries, memory backends by default.
+// Builds small caches for tests: tiny-1b entries, memory backends by default. Their 4 KiB pages divide
+// every tiny-1b entry (24 KiB per token), so the bytes an entry takes equal its size, as on the null tiers.
 import { TieredCache } from '../../src/cache/tiered-cache.js';
 import type { CacheOptions, CacheTier } from '../../src/cache/tiered-cache.js';
 import { Recorder } from '../../src/metrics/recorder.js';
@@ -38,8 +39,7 @@ export interface TestCacheSpec {
 
 export function makeCache(spec: TestCacheSpec): { cache: TieredCache; rec: Recorder; clock: ManualClock } {
   const tiers: CacheTier[] = [];
-  const make = (tier: 'gpu' | 'cpu' | 'storage'): Backend =>
-    spec.kind === 'null' ? new NullBackend(tier) : new MemoryBackend(tier, 64 * 1024);
+  const make = (tier: 'gpu' | 'cpu' | 'storage'): Backend => (spec.kind === 'null' ? new NullBackend(tier) : new MemoryBackend(tier, 4096));
   if (spec.gpuBytes !== undefined) tiers.push({ backend: make('gpu'), limitBytes: spec.gpuBytes });
   if (spec.cpuBytes !== undefined) tiers.push({ backend: make('cpu'), limitBytes: spec.cpuBytes });
   tiers.push({ backend: spec.storage ?? make('storage'), limitBytes: spec.storageBytes ?? Infinity });

@@ -63,6 +63,7 @@ const OUR_FLAGS = [
   'create-cache-dir',
   'trials',
   'trial-pause',
+  'remove-stale-entries',
 ] as const;
 
 function configSeed(u: number): number {
@@ -191,6 +192,7 @@ test('every reference flag and every new flag is accepted with a value of its ty
     'create-cache-dir': null,
     trials: '3',
     'trial-pause': '2.5',
+    'remove-stale-entries': null,
   };
   const argv = Object.entries(values).flatMap(([k, v]) => (v === null ? [`--${k}`] : [`--${k}`, v]));
   const { config } = parse(argv);

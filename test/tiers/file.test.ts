@@ -1,10 +1,10 @@
 // File tier: round trips in both I/O modes, the staging and zero-copy write paths, timing invariants,
 // and that it never touches files it did not create (docs/reference-compat.md#rc-4, #rc-17).
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { DirectSlabs } from '../../src/data/aligned.js';
@@ -13,7 +13,16 @@ import { payloadBytes } from '../../src/data/payload.js';
 import { slotPayloadSource } from '../../src/data/inline-payload.js';
 import { EntryNotFoundError } from '../../src/tiers/backend.js';
 import type { ChunkSource } from '../../src/data/chunk-source.js';
-import { FileBackend, ForeignFileError, fileNameForKey } from '../../src/tiers/file.js';
+import {
+  FileBackend,
+  ForeignFileError,
+  RUN_ID,
+  fileAllocatedBytes,
+  fileNameForKey,
+  findStaleEntries,
+  newRunId,
+  removeStaleEntries,
+} from '../../src/tiers/file.js';
 import type { FileBackendOptions } from '../../src/tiers/file.js';
 import type { IoMode } from '../../src/settings/choices.js';
 import { MiB } from '../../src/util/units.js';
@@ -82,7 +91,8 @@ for (const ioMode of ['direct', 'buffered'] as IoMode[]) {
         const t = await backend.write(key, plainSource(data));
         assert.ok(t.totalMs > 0 && t.hostMs >= 0 && t.deviceMs >= 0, JSON.stringify(t));
         assert.ok(Math.abs(t.totalMs - (t.hostMs + t.deviceMs)) < 1e-9);
-        const file = join(dir, `${key}.bin`);
+        const file = backend.pathFor(key);
+        assert.equal(file, join(dir, `kvc-${backend.runId}-${key}.bin`));
         assert.equal(statSync(file).size, size);
         assertBytes(await readAll(backend, key), data, `size ${size}`);
         const r = await backend.read(key);
@@ -174,14 +184,19 @@ describe('file tier, direct write paths and safety', () => {
 
   test('user dir: foreign files survive start, clear, delete and close; no overwrite', async (t) => {
     const dir = await freshDir('foreign');
-    const foreign = ['other.npy', 'notes.txt', 'prepop_1.bin'];
+    // Not ours: another program's files, an old-style name, another run's entry, and a file that
+    // bears this run's id without having been written by it.
+    const foreign = ['other.npy', 'notes.txt', 'prepop_1.bin', 'kvc-bbbbbbbb-prepop_0.bin', 'kvc-aaaaaaaa-prepop_1.bin'];
     for (const f of foreign) writeFileSync(join(dir, f), 'keep me');
-    const backend = await backendFor(t, { dir });
+    const backend = await backendFor(t, { dir, runId: 'aaaaaaaa' });
     await backend.write('prepop_0', plainSource(payloadBytes(SEED, 'prepop_0', 5000)));
-    await assert.rejects(backend.write('prepop_1', plainSource(new Uint8Array(3))), ForeignFileError);
+    await assert.rejects(
+      backend.write('prepop_1', plainSource(new Uint8Array(3))),
+      (e: unknown) => e instanceof ForeignFileError && e.code === 'EEXIST',
+    );
     await backend.delete('prepop_1');
     await assert.rejects(backend.read('prepop_1'), EntryNotFoundError);
-    assert.deepEqual(readdirSync(dir).sort(), ['notes.txt', 'other.npy', 'prepop_0.bin', 'prepop_1.bin']);
+    assert.deepEqual(readdirSync(dir).sort(), [...foreign, 'kvc-aaaaaaaa-prepop_0.bin'].sort());
     await backend.clear();
     assert.deepEqual([...backend.keys()], []);
     assert.deepEqual(readdirSync(dir).sort(), [...foreign].sort());
@@ -208,6 +223,44 @@ describe('file tier, direct write paths and safety', () => {
     const names = keys.map(fileNameForKey);
     assert.equal(new Set(names).size, keys.length);
     for (const n of names) assert.match(n, /^[A-Za-z0-9._%-]*\.bin$/);
+  });
+
+  test("entry files carry the run id; other runs' files are found as stale, and removed only on request", async (t) => {
+    const dir = await freshDir('stale');
+    const mine = await backendFor(t, { dir, runId: '0123abcd' });
+    assert.equal(mine.runId, '0123abcd');
+    await mine.write('k/1', plainSource(new Uint8Array(5000)));
+    assert.equal(basename(mine.pathFor('k/1')), 'kvc-0123abcd-k%002F1.bin');
+    writeFileSync(join(dir, 'kvc-ffff0000-a.bin'), new Uint8Array(10_000)); // a killed run's entry
+    writeFileSync(join(dir, 'kvc-ffff0000-b.bin'), new Uint8Array(1));
+    for (const f of ['kvc-FFFF0000-c.bin', 'kvc-ffff000-d.bin', 'kvc-ffff0000-e.npy', 'notes.txt']) writeFileSync(join(dir, f), 'x'); // not our naming
+    mkdirSync(join(dir, 'kvc-ffff0000-dir.bin')); // not a regular file
+    const stale = await findStaleEntries(dir, mine.runId);
+    assert.deepEqual(stale.paths.map((p) => basename(p)).sort(), ['kvc-ffff0000-a.bin', 'kvc-ffff0000-b.bin']);
+    assert.equal(stale.bytes, 10_001);
+    const blocks = (name: string): number => statSync(join(dir, name)).blocks * 512;
+    assert.equal(stale.allocatedBytes, blocks('kvc-ffff0000-a.bin') + blocks('kvc-ffff0000-b.bin'));
+    assert.equal(await removeStaleEntries(stale), 2);
+    assert.equal(await removeStaleEntries(stale), 0, 'already gone is fine');
+    assert.deepEqual(readdirSync(dir).sort(), [
+      'kvc-0123abcd-k%002F1.bin',
+      'kvc-FFFF0000-c.bin',
+      'kvc-ffff000-d.bin',
+      'kvc-ffff0000-dir.bin',
+      'kvc-ffff0000-e.npy',
+      'notes.txt',
+    ]);
+    await mine.close();
+    await assert.rejects(FileBackend.create({ dir, runId: 'xyz' }), RangeError);
+    assert.match(newRunId(), RUN_ID);
+  });
+
+  test('allocated bytes: whole blocks (at least the O_DIRECT unit) plus extent metadata', () => {
+    assert.equal(fileAllocatedBytes(1, 4096), 8192);
+    assert.equal(fileAllocatedBytes(4096, 4096), 8192);
+    assert.equal(fileAllocatedBytes(4097, 1024), 8192 + 1024);
+    assert.equal(fileAllocatedBytes(128 * MiB, 4096), 128 * MiB + 2 * 4096); // 32768 blocks: one more
+    assert.equal(fileAllocatedBytes(240 * MiB, 1024), 240 * MiB + 8 * 1024); // 245,760 blocks: 7 + 1
   });
 
   test('a RAM file system is reported (and still works)', { skip: !existsSync('/dev/shm') }, async (t) => {
@@ -266,7 +319,7 @@ test('stopInFlight: a write in flight stops and stores nothing (its file goes at
     const r = await fb.read('whole');
     assert.ok(r.bytes < size, `read ${r.bytes} of ${size} after the stop`);
     // Unlinking is teardown, not part of the run: the cut file stays until close.
-    assert.deepEqual(readdirSync(dir).sort(), [fileNameForKey('cut'), fileNameForKey('whole')]);
+    assert.deepEqual(readdirSync(dir).sort(), [basename(fb.pathFor('cut')), basename(fb.pathFor('whole'))]);
     await fb.close();
     assert.deepEqual(readdirSync(dir), []);
   } finally {
