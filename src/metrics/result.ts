@@ -82,4 +82,15 @@ export interface RunResult {
   /** Autoscaler events (the reference's autoscaling_stats), summary and throughput timeline. */
   readonly autoscaling?: { readonly events: readonly object[]; readonly summary: object; readonly timeline: readonly object[] };
   readonly machine: MachineContext;
+  // Inputs of the validity verdict (metrics/validity.ts) beyond the figures above.
+  /** Share of the measured window the main thread was busy (performance.eventLoopUtilization), 0–1. */
+  readonly mainThreadBusy: number;
+  readonly storageSetup: {
+    /** Trace mode: null tiers, no real I/O. */
+    readonly traceMode: boolean;
+    /** The cache dir is on a RAM file system (tmpfs, ramfs): it measures memory, not storage. */
+    readonly ramFileSystem: boolean;
+    /** --storage-capacity-gb was given: storage evictions are then the workload's intent, not a full disk. */
+    readonly capacityExplicit: boolean;
+  };
 }

@@ -183,6 +183,11 @@ const HistogramSchema = z.strictObject({
   sum_ms: z.number().nonnegative().describe('exact sum of the samples (ms)'),
 });
 
+const ValidityFindingSchema = z.strictObject({
+  code: z.string().describe('stable snake_case identifier, e.g. device_reads_exceed_tool'),
+  message: z.string().describe('what happened and what to do'),
+});
+
 const StopReasonSchema = z.enum(['duration', 'max_requests', 'interrupted', 'failed', 'capacity_peak', 'workload_complete']);
 
 /** Fields the run and replay `kvcache_bench` blocks share, in output order. */
@@ -244,6 +249,19 @@ export const KvcacheBenchSchema = z
     effective_config: EffectiveConfigSchema,
     machine: MachineSchema,
     latency_histograms: z.record(z.string(), HistogramSchema).describe('Every latency distribution with samples, by name'),
+    // Validity (README "Validity"): is this run a measurement of the storage under the cache dir?
+    main_thread_busy_fraction: z
+      .number()
+      .min(0)
+      .max(1)
+      .describe("share of the measured window the harness's main thread was busy (event-loop utilisation, 0–1)"),
+    validity: z
+      .strictObject({
+        valid: z.boolean().describe('true when no reason below applies'),
+        reasons: z.array(ValidityFindingSchema).describe('why the run is NOT VALID as a storage measurement; empty when valid'),
+        warnings: z.array(ValidityFindingSchema).describe('worth knowing; does not invalidate'),
+      })
+      .describe('The validity verdict; the console prints VALID or NOT VALID: <codes> last'),
   })
   .describe('kvcache-bench additions (new names, never a changed meaning)');
 export type KvcacheBench = z.output<typeof KvcacheBenchSchema>;

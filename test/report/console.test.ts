@@ -2,7 +2,8 @@
 // saved), the replay summary, the banner and the progress line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { banner, formatSummary, progressLine } from '../../src/report/console.js';
+import { banner, formatSummary, progressLine, validityLines } from '../../src/report/console.js';
+import { Recorder } from '../../src/metrics/recorder.js';
 import { formatReplaySummary } from '../../src/report/replay-report.js';
 import { buildResultsJson, machineJson } from '../../src/report/results-json.js';
 import { SCHEMA_VERSION } from '../../src/report/results-schema.js';
@@ -15,26 +16,67 @@ test('the run summary prints the saved figures, and QoS compliance under the lat
   const doc = buildResultsJson(runResultFixture());
   const text = formatSummary(doc, 'latency');
   for (const line of [
-    '  [OK] Storage Tier Read Device P95 < 200ms: actual 1.250 ms (target 200)',
-    '  Overall: PASS (3/3 criteria)',
     '  Requests completed: 4   Tokens generated: 400',
     '  Measured window: 10.00 s (nominal 60 s; stop: max_requests)',
     '  Storage throughput (reference formula, tokens ÷ summed I/O time): 200.00 tok/s',
     '  Cache hit rate: 75.0 %   (hits 30, misses 10)',
     '  KV read operations: 10 (1.00/s)   write operations: 5 (0.50/s)',
     '  storage  written 3.000   read 4.000',
-    '  read: device 1.25   host 0.25   total 1.50',
-    '  interactive: 2 requests, p95 1.50 ms vs target 1 ms, compliance 50.0 % [NOT MET]',
+    '  read: device n/a (10 samples)   host n/a (10 samples)   total n/a (10 samples)',
+    '  storage write: n/a (5 samples)',
+    '  mean 1.06 ms   p50 1.00   p95 n/a (4 samples)   p99 n/a (4 samples)   p99.9 n/a (4 samples)',
+    '  interactive: 2 requests, p95 n/a (2 samples) vs target 1 ms, compliance 50.0 % [NOT MET]',
     '  batch: no requests',
     '  nvme9n1: read 4.000 GiB (409.6 MiB/s), written 3.000 GiB (307.2 MiB/s)',
     '  requests cut short at stop: 1',
+    '  event-loop delay ms: p50 0.25  p99 2.00  max 4.00   main thread busy: 25.0 %',
     '  WARNING: a warning',
   ]) {
     assert.ok(text.split('\n').includes(line), `missing line: ${line}`);
   }
+  assert.doesNotMatch(text, /STORAGE PERFORMANCE ASSESSMENT|Overall:/, 'the PASS/FAIL block stays in the JSON only');
+  assert.deepEqual(text.split('\n').slice(-5), [
+    '### VALIDITY ###',
+    'NOT VALID: run_too_short, too_few_samples',
+    '  run_too_short: only 15 whole-entry storage transfers completed (at least 20 are needed for a bandwidth or a p95): raise --duration or --num-users',
+    '  too_few_samples: storage latency samples (read 10, write 5) are under the 20 a p95 needs: the reported p95 is just the slowest sample; run longer or with more users',
+    '='.repeat(80),
+  ]);
   assert.doesNotMatch(text, /TOKEN GENERATION LATENCY/, 'no generation time, no section');
   assert.doesNotMatch(text, /PREFIX CACHING/);
   assert.doesNotMatch(formatSummary(doc, 'throughput'), /### QOS ###/);
+});
+
+test('with enough samples the summary prints percentiles and ends VALID, warnings below', () => {
+  const fixture = runResultFixture();
+  const rec = new Recorder();
+  Object.assign(rec.traffic.storage, fixture.recorded.traffic.storage);
+  for (let i = 0; i < 100; i++) rec.recordIo('storage', 'read', { totalMs: 1.5, deviceMs: 1.25, hostMs: 0.25 });
+  for (let i = 0; i < 20; i++) rec.recordIo('storage', 'write', { totalMs: 2, deviceMs: 1.5, hostMs: 0.5 });
+  const doc = buildResultsJson({ ...fixture, recorded: rec.snapshot() });
+  const lines = formatSummary(doc, 'latency').split('\n');
+  assert.ok(lines.includes('  read: device 1.25   host 0.25   total 1.50'));
+  assert.ok(lines.includes('  storage write: 2.00'));
+  assert.deepEqual(lines.slice(-4), [
+    '### VALIDITY ###',
+    'VALID',
+    '  (warning) few_samples_for_tail: storage latency samples (read 100, write 20) are under the 100 a p99 or the 1,000 a p99.9 needs: those percentiles are the slowest samples (the console prints n/a)',
+    '='.repeat(80),
+  ]);
+});
+
+test('validityLines: one NOT VALID line naming every code, each message below it', () => {
+  assert.deepEqual(
+    validityLines({
+      valid: false,
+      reasons: [
+        { code: 'trace_mode', message: 'm1' },
+        { code: 'harness_saturated', message: 'm2' },
+      ],
+      warnings: [{ code: 'buffered_io', message: 'm3' }],
+    }),
+    ['', '### VALIDITY ###', 'NOT VALID: trace_mode, harness_saturated', '  trace_mode: m1', '  harness_saturated: m2', '  (warning) buffered_io: m3'],
+  );
 });
 
 test('the replay summary prints its document: counts, bandwidth, latencies, device bytes', () => {
