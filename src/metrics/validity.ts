@@ -169,9 +169,8 @@ export const checkSamples: Check = (v) => {
     ['write', v.storageWriteSamples],
   ] as const;
   const list = (pred: (n: number) => boolean): string[] => counts.filter(([, n]) => n > 0 && pred(n)).map(([dir, n]) => `${dir} ${n}`);
-  const short = list((n) => n < MIN_SAMPLES.p95);
-  const tails = list((n) => n >= MIN_SAMPLES.p95 && n < MIN_SAMPLES.p999);
   const out: Found[] = [];
+  const short = list((n) => n < MIN_SAMPLES.p95);
   if (short.length > 0)
     out.push(
       reason(
@@ -179,11 +178,20 @@ export const checkSamples: Check = (v) => {
         `storage latency samples (${short.join(', ')}) are under the ${MIN_SAMPLES.p95} a p95 needs: the reported p95 is just the slowest sample; run longer or with more users`,
       ),
     );
+  const tails = (
+    [
+      ['p99', MIN_SAMPLES.p99],
+      ['p99.9', MIN_SAMPLES.p999],
+    ] as const
+  )
+    .map(([p, min]) => [p, min, list((n) => n >= MIN_SAMPLES.p95 && n < min)] as const)
+    .filter(([, , dirs]) => dirs.length > 0)
+    .map(([p, min, dirs]) => `a ${p} needs ${min.toLocaleString('en-US')} (${dirs.join(', ')})`);
   if (tails.length > 0)
     out.push(
       warning(
         'few_samples_for_tail',
-        `storage latency samples (${tails.join(', ')}) are under the ${MIN_SAMPLES.p99} a p99 or the ${MIN_SAMPLES.p999.toLocaleString('en-US')} a p99.9 needs: those percentiles are the slowest samples (the console prints n/a)`,
+        `too few storage latency samples for the tail percentiles: ${tails.join('; ')}; those fields are the slowest samples, not percentiles`,
       ),
     );
   return out;

@@ -126,7 +126,7 @@ test('a RAM file system is a reason', () => {
   assert.deepEqual(checkRamFileSystem(SOUND), []);
 });
 
-test('samples: a p95 needs 20 (a reason below), the tails 100 and 1,000 (a warning below)', () => {
+test('samples: a p95 needs 20 (a reason below), a p99 100 and a p99.9 1,000 (a warning below, per percentile)', () => {
   assert.deepEqual(checkSamples({ ...SOUND, storageReadSamples: 19, storageWriteSamples: 0 }), [
     {
       code: 'too_few_samples',
@@ -139,7 +139,7 @@ test('samples: a p95 needs 20 (a reason below), the tails 100 and 1,000 (a warni
     {
       code: 'few_samples_for_tail',
       message:
-        'storage latency samples (read 20, write 999) are under the 100 a p99 or the 1,000 a p99.9 needs: those percentiles are the slowest samples (the console prints n/a)',
+        'too few storage latency samples for the tail percentiles: a p99 needs 100 (read 20); a p99.9 needs 1,000 (read 20, write 999); those fields are the slowest samples, not percentiles',
       severity: 'warning',
     },
   ]);

@@ -60,7 +60,7 @@ test('with enough samples the summary prints percentiles and ends VALID, warning
   assert.deepEqual(lines.slice(-4), [
     '### VALIDITY ###',
     'VALID',
-    '  (warning) few_samples_for_tail: storage latency samples (read 100, write 20) are under the 100 a p99 or the 1,000 a p99.9 needs: those percentiles are the slowest samples (the console prints n/a)',
+    '  (warning) few_samples_for_tail: too few storage latency samples for the tail percentiles: a p99 needs 100 (write 20); a p99.9 needs 1,000 (read 100, write 20); those fields are the slowest samples, not percentiles',
     '='.repeat(80),
   ]);
 });
