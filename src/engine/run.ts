@@ -174,7 +174,11 @@ function assembleResult(i: ResultInputs): RunResult {
     workloadSource: describeSource(i.source),
     machine: i.machine,
     mainThreadBusy: measured.mainThreadBusy,
-    storageSetup: { traceMode: cfg.ioTraceLog !== undefined, ramFileSystem: RAM_FILE_SYSTEMS.has(setup.storage.fileSystem), capacityExplicit: cfg.storageCapacityGb > 0 },
+    storageSetup: {
+      traceMode: cfg.ioTraceLog !== undefined,
+      ramFileSystem: RAM_FILE_SYSTEMS.has(setup.storage.fileSystem),
+      capacityExplicit: cfg.storageCapacityGb > 0,
+    },
     ...(measured.autoscaling !== undefined ? { autoscaling: measured.autoscaling } : {}),
   };
 }

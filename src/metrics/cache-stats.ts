@@ -192,10 +192,23 @@ export interface HealthContext {
  * lookup, anything timed in trace mode) is listed with `actual` and `passed` null, and the overall
  * status is then INCOMPLETE unless a judged criterion failed.
  */
-export function storageHealth(rec: RecorderSnapshot, profile: PerformanceProfile, elapsedSec: number, ctx: HealthContext = {}): StorageHealth {
+export function storageHealth(
+  rec: RecorderSnapshot,
+  profile: PerformanceProfile,
+  elapsedSec: number,
+  ctx: HealthContext = {},
+): StorageHealth {
   const real = ctx.traceMode !== true;
   const criteria: HealthCriterion[] = [];
-  const add = (name: string, target: number, unit: string, samples: number, enough: boolean, actual: number, pass: (v: number) => boolean): void => {
+  const add = (
+    name: string,
+    target: number,
+    unit: string,
+    samples: number,
+    enough: boolean,
+    actual: number,
+    pass: (v: number) => boolean,
+  ): void => {
     const judged = enough && samples > 0;
     criteria.push({ name, target, actual: judged ? actual : null, unit, passed: judged ? pass(actual) : null, samples });
   };

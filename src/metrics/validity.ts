@@ -158,7 +158,12 @@ export const checkPageCache: Check = (v) => {
 
 export const checkRamFileSystem: Check = (v) =>
   !v.traceMode && v.ramFileSystem
-    ? [reason('ram_file_system', `the cache dir is on ${v.fileSystem}, a RAM file system: this measured memory; point --cache-dir at the device under test`)]
+    ? [
+        reason(
+          'ram_file_system',
+          `the cache dir is on ${v.fileSystem}, a RAM file system: this measured memory; point --cache-dir at the device under test`,
+        ),
+      ]
     : [];
 
 /** A p95 on too few samples is the largest sample; p99 and p99.9 only warn (the console prints n/a). */
@@ -223,7 +228,8 @@ export const checkHarness: Check = (v) => {
   const over: string[] = [];
   if (v.eventLoopDelayP99Ms > MAX_LOOP_DELAY_P99_MS)
     over.push(`event-loop delay p99 ${v.eventLoopDelayP99Ms.toFixed(1)} ms (limit ${MAX_LOOP_DELAY_P99_MS} ms)`);
-  if (v.mainThreadBusy > MAX_MAIN_THREAD_BUSY) over.push(`main thread busy ${pct(v.mainThreadBusy)} of the window (limit ${pct(MAX_MAIN_THREAD_BUSY)})`);
+  if (v.mainThreadBusy > MAX_MAIN_THREAD_BUSY)
+    over.push(`main thread busy ${pct(v.mainThreadBusy)} of the window (limit ${pct(MAX_MAIN_THREAD_BUSY)})`);
   if (over.length === 0) return [];
   return [
     reason(
@@ -296,7 +302,9 @@ export function validityFactsOf(r: RunResult): ValidityFacts {
     ramFileSystem: r.storageSetup.ramFileSystem,
     toolReadBytes: kvReadBytes(st),
     toolWriteBytes: kvWriteBytes(st),
-    ...(r.device !== undefined ? { device: { name: r.device.name, readBytes: r.device.delta.readBytes, writeBytes: r.device.delta.writeBytes } } : {}),
+    ...(r.device !== undefined
+      ? { device: { name: r.device.name, readBytes: r.device.delta.readBytes, writeBytes: r.device.delta.writeBytes } }
+      : {}),
     storageReadSamples: samplesOf(rec, STORAGE_VERDICT_HISTOGRAMS.read),
     storageWriteSamples: samplesOf(rec, STORAGE_VERDICT_HISTOGRAMS.write),
     storageTransfers: samplesOf(rec, [...STORAGE_VERDICT_HISTOGRAMS.read, ...STORAGE_VERDICT_HISTOGRAMS.write, 'storage_demote_read']),

@@ -15,7 +15,19 @@ import type { ResultsDocument } from '../../src/report/results-schema.js';
 
 const run = promisify(execFile);
 
-const COMMON = ['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--seed', '7'];
+const COMMON = [
+  '--model',
+  'tiny-1b',
+  '--generation-mode',
+  'none',
+  '--no-progress',
+  '--gpu-mem-gb',
+  '0',
+  '--cpu-mem-gb',
+  '0',
+  '--seed',
+  '7',
+];
 
 test('trace mode: storage_health is not PASS and the run is NOT VALID with trace_mode', async () => {
   await inTempDir(async (dir) => {

@@ -143,7 +143,11 @@ test('samples: a p95 needs 20 (a reason below), a p99 100 and a p99.9 1,000 (a w
       severity: 'warning',
     },
   ]);
-  assert.deepEqual(checkSamples({ ...SOUND, storageReadSamples: 1000, storageWriteSamples: 0 }), [], 'no writes: no write percentile reported');
+  assert.deepEqual(
+    checkSamples({ ...SOUND, storageReadSamples: 1000, storageWriteSamples: 0 }),
+    [],
+    'no writes: no write percentile reported',
+  );
 });
 
 test('failed operations on any tier are a reason, listed per tier', () => {
@@ -217,7 +221,10 @@ test('trace mode: its own reason, and no storage check speaks about bytes or sam
     storageWriteSamples: 2,
     storageEvictDeletes: 4,
   };
-  assert.deepEqual(checkTraceMode(trace).map((f) => f.code), ['trace_mode']);
+  assert.deepEqual(
+    checkTraceMode(trace).map((f) => f.code),
+    ['trace_mode'],
+  );
   assert.deepEqual(checkTraceMode(SOUND), []);
   assert.deepEqual(codes(trace), ['trace_mode']);
 });

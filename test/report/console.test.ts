@@ -75,7 +75,14 @@ test('validityLines: one NOT VALID line naming every code, each message below it
       ],
       warnings: [{ code: 'buffered_io', message: 'm3' }],
     }),
-    ['', '### VALIDITY ###', 'NOT VALID: trace_mode, harness_saturated', '  trace_mode: m1', '  harness_saturated: m2', '  (warning) buffered_io: m3'],
+    [
+      '',
+      '### VALIDITY ###',
+      'NOT VALID: trace_mode, harness_saturated',
+      '  trace_mode: m1',
+      '  harness_saturated: m2',
+      '  (warning) buffered_io: m3',
+    ],
   );
 });
 
