@@ -1,6 +1,6 @@
 // Tier capacities in bytes (docs/reference-compat.md#rc-9).
 import { statfs } from 'node:fs/promises';
-import { GiB } from '../util/units.js';
+import { gibToBytes } from '../util/units.js';
 
 /** Share of the file system's free space the storage tier may use when no capacity is given. */
 export const AUTO_STORAGE_FRACTION = 0.95;
@@ -10,7 +10,7 @@ export const AUTO_STORAGE_FRACTION = 0.95;
  * unprivileged users on the file system holding `dir` at start, else unlimited.
  */
 export async function storageLimitBytes(capacityGiB: number, dir: string | undefined): Promise<number> {
-  if (capacityGiB > 0) return capacityGiB * GiB;
+  if (capacityGiB > 0) return gibToBytes(capacityGiB);
   if (dir === undefined) return Infinity;
   try {
     const s = await statfs(dir);

@@ -1,7 +1,7 @@
 // The measured window: its wall-clock span, the block-device counters over it (when the storage dir's
-// device can be resolved) and the event loop's delay during it.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { IntervalHistogram } from 'node:perf_hooks';
+// device can be resolved), the event loop's delay during it and how busy the main thread was.
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import type { EventLoopUtilization, IntervalHistogram } from 'node:perf_hooks';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
 import type { DiskCounters } from '../metrics/diskstats.js';
 import type { DelaySummaryMs, RunResult } from '../metrics/result.js';
@@ -14,6 +14,8 @@ export interface WindowFigures {
   /** From the window's start to the last I/O completed, tail included: the denominator of every rate. */
   readonly elapsedSec: number;
   readonly eventLoopDelayMs: DelaySummaryMs;
+  /** Share of the dispatch the main thread spent running code rather than waiting for events (0–1). */
+  readonly mainThreadBusy: number;
   readonly device?: RunResult['device'];
 }
 
@@ -25,7 +27,12 @@ export class MeasurementWindow {
     private readonly loopDelay: IntervalHistogram,
     private readonly watch: DiskWatch | undefined,
     private readonly diskBefore: DiskCounters | undefined,
+    /** Event-loop utilisation counters at the start; the window's share is their difference at the end. */
+    private readonly eluStart: EventLoopUtilization,
   ) {}
+
+  /** The main thread's busy share from the start until the loop monitor stopped (or now). */
+  private busy: number | undefined;
 
   /** Starts the window now; `storageDir` undefined (trace mode) watches no device. */
   static async open(storageDir: string | undefined, clock: Clock): Promise<MeasurementWindow> {
@@ -33,7 +40,7 @@ export class MeasurementWindow {
     const diskBefore = await watch?.snapshot().catch(() => undefined);
     const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
     loopDelay.enable();
-    return new MeasurementWindow(clock, clock.now(), loopDelay, watch, diskBefore);
+    return new MeasurementWindow(clock, clock.now(), loopDelay, watch, diskBefore, performance.eventLoopUtilization());
   }
 
   elapsedSec(): number {
@@ -43,6 +50,11 @@ export class MeasurementWindow {
   /** Stops sampling the event loop (the dispatch is over). */
   stopLoopMonitor(): void {
     this.loopDelay.disable();
+    this.busy ??= this.mainThreadBusy();
+  }
+
+  private mainThreadBusy(): number {
+    return performance.eventLoopUtilization(this.eluStart).utilization;
   }
 
   /** Ends the window: its span now, then the device counters. */
@@ -53,6 +65,7 @@ export class MeasurementWindow {
     return {
       elapsedSec,
       eventLoopDelayMs: delaySummary(this.loopDelay),
+      mainThreadBusy: this.busy ?? this.mainThreadBusy(),
       ...(watch !== undefined && this.diskBefore !== undefined && diskAfter !== undefined
         ? { device: { name: watch.device.name, delta: diskDelta(this.diskBefore, diskAfter) } }
         : {}),

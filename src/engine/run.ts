@@ -15,6 +15,7 @@ import type { MeasuredPhase, ProgressSnapshot } from './measured-phase.js';
 import { prepareStorage } from './prepare.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { captureMachine } from './machine.js';
+import { RAM_FILE_SYSTEMS } from '../tiers/file.js';
 import { setupRun } from './setup.js';
 import type { RunSetup } from './setup.js';
 import { StopController } from './stop-control.js';
@@ -211,6 +212,12 @@ function assembleResult(i: ResultInputs): RunResult {
     warnings: i.warnings,
     workloadSource: describeSource(i.source),
     machine: i.machine,
+    mainThreadBusy: measured.mainThreadBusy,
+    storageSetup: {
+      traceMode: cfg.ioTraceLog !== undefined,
+      ramFileSystem: RAM_FILE_SYSTEMS.has(setup.storage.fileSystem),
+      capacityExplicit: cfg.storageCapacityGb > 0,
+    },
     ...(measured.autoscaling !== undefined ? { autoscaling: measured.autoscaling } : {}),
     ...(i.validation !== undefined ? { validationTrace: i.validation } : {}),
     staleEntries: setup.staleEntries ?? null,

@@ -20,7 +20,7 @@ import { SimulatedGpuBackend } from '../tiers/simulated-gpu.js';
 import { TraceWriter } from '../trace/writer.js';
 import type { Clock } from '../util/clock.js';
 import { Semaphore } from '../util/lock.js';
-import { GiB, MiB } from '../util/units.js';
+import { GiB, gibToBytes, MiB } from '../util/units.js';
 import { availableMemoryBytes, planMemory } from './memory-check.js';
 import type { MemoryPlan } from './memory-check.js';
 import type { RunConfig } from '../settings/run-config.js';
@@ -209,9 +209,9 @@ async function assembleTraceTiers(cfg: RunConfig, recorder: Recorder, clock: Clo
     },
   };
   const tiers: CacheTier[] = [
-    { backend: new NullBackend('gpu'), limitBytes: cfg.gpuMemGb * cfg.numGpus * GiB },
-    { backend: new NullBackend('cpu'), limitBytes: cfg.cpuMemGb * GiB },
-    { backend: new NullBackend('storage'), limitBytes: cfg.storageCapacityGb > 0 ? cfg.storageCapacityGb * GiB : Infinity },
+    { backend: new NullBackend('gpu'), limitBytes: gibToBytes(cfg.gpuMemGb * cfg.numGpus) },
+    { backend: new NullBackend('cpu'), limitBytes: gibToBytes(cfg.cpuMemGb) },
+    { backend: new NullBackend('storage'), limitBytes: cfg.storageCapacityGb > 0 ? gibToBytes(cfg.storageCapacityGb) : Infinity },
   ];
   const cache = cacheOver(cfg, recorder, clock, tiers, (_k, n) => ({ ...noBytes, size: n }), trace.observe);
   const parts: StackParts = { tiers: cache, trace };
@@ -250,7 +250,7 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
     const stale = await handleStaleEntries(file, cfg.removeStaleEntries);
     warnings.push(...stale.warnings);
     const storageFull = new StorageFullWatch(file.dir, file.fileSystem);
-    const memory = planMemory(cfg.cpuMemGb * GiB, (slots.staging + slots.payload) * IO_CHUNK_BYTES, availableMemoryBytes());
+    const memory = planMemory(gibToBytes(cfg.cpuMemGb), (slots.staging + slots.payload) * IO_CHUNK_BYTES, availableMemoryBytes());
     if (!memory.ok) warnings.push(memory.lines[memory.lines.length - 1] ?? 'CPU tier capped');
 
     const tiers: CacheTier[] = [];
@@ -258,7 +258,7 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
       // No CUDA here: the GPU tier is the bandwidth model of docs/reference-compat.md#rc-7, always present when sized.
       tiers.push({
         backend: new SimulatedGpuBackend((k, n) => payload.source(k, n), cfg.gpuBandwidthGbs),
-        limitBytes: cfg.gpuMemGb * cfg.numGpus * GiB,
+        limitBytes: gibToBytes(cfg.gpuMemGb * cfg.numGpus),
       });
     }
     // CPU-tier copies run on worker threads, on pages the file tier can write without a bounce copy.

@@ -37,20 +37,25 @@ const gib = (what: string): z.ZodNumber => z.number().nonnegative().describe(`${
 export const HealthCriterionSchema = z.strictObject({
   name: z.string(),
   target: z.number(),
-  actual: z.number(),
+  actual: z.number().nullable().describe('the measured figure; null when it has too few samples to judge (see samples)'),
   unit: z.string().describe("'ms', 'ratio' or 'GiB/s'"),
-  passed: z.boolean(),
+  passed: z.boolean().nullable().describe('null when actual is null: no verdict without samples'),
+  samples: count(
+    'samples of real I/O behind actual: latency samples (a p95 needs 20), cache lookups, or completed storage transfers (0 in trace mode)',
+  ),
 });
 export type HealthCriterion = z.output<typeof HealthCriterionSchema>;
 
 export const StorageHealthSchema = z
   .strictObject({
-    overall_status: z.enum(['PASS', 'FAIL']),
+    overall_status: z
+      .enum(['PASS', 'FAIL', 'INCOMPLETE'])
+      .describe('FAIL when a judged criterion failed, else INCOMPLETE when one could not be judged (passed null), else PASS'),
     criteria: z.array(HealthCriterionSchema),
     passed_count: z.number().int().nonnegative(),
     total_count: z.number().int().nonnegative(),
   })
-  .describe("The reference's PASS/FAIL verdict; a criterion appears only when it has data");
+  .describe("The reference's PASS/FAIL verdict on whole-entry latencies, plus INCOMPLETE: never PASS without samples");
 export type StorageHealth = z.output<typeof StorageHealthSchema>;
 
 /** Latency percentiles (ms) of one histogram; present only when it has samples. */

@@ -6,6 +6,7 @@ import { LatencyHistogram } from './latency.js';
 import type { RecorderSnapshot } from './recorder.js';
 import { kvReadBytes, kvWriteBytes } from './recorder.js';
 import { PERCENTILES, TIERS } from './cache-stats-schema.js';
+import { MIN_SAMPLES, MIN_STORAGE_TRANSFERS } from './sample-minimums.js';
 import type { CacheStats, HealthCriterion, PercentileName, StorageHealth, StoragePartName, TierLatencyName } from './cache-stats-schema.js';
 
 export type PerformanceProfile = 'latency' | 'throughput';
@@ -59,6 +60,7 @@ export function buildCacheStats(
   occupancy: Partial<Record<TierName, TierOccupancy>>,
   elapsedSec: number,
   profile: PerformanceProfile,
+  health: HealthContext = {},
 ): CacheStats {
   const c = rec.counters;
   const rate = (bytes: number): number => (elapsedSec > 0 ? bytes / elapsedSec : 0);
@@ -73,7 +75,7 @@ export function buildCacheStats(
     cpu_memory_used_gb: (occupancy.cpu?.usedBytes ?? 0) / GiB,
     offloads_cpu: c.offloadsCpu,
     offloads_storage: c.offloadsStorage,
-    storage_health: storageHealth(rec, profile, elapsedSec),
+    storage_health: storageHealth(rec, profile, elapsedSec, { cpuTier: (occupancy.cpu?.limitBytes ?? 0) > 0, ...health }),
     prefill_writes: c.prefillWrites,
     decode_reads: c.decodeReads,
     ...perTier((t) =>
@@ -150,50 +152,96 @@ function honestFields(rec: RecorderSnapshot, occupancy: Partial<Record<TierName,
   };
 }
 
-function p95Ms(rec: RecorderSnapshot, ...names: string[]): number | undefined {
-  for (const n of names) {
-    const h = rec.latencies[n];
-    if (h !== undefined) return h.p95;
-  }
-  return undefined;
+/**
+ * The storage histograms the verdicts judge, per direction: every write into the storage tier
+ * (placements and demotions — a run whose storage writes are all demotions still has a write
+ * latency) and every hit read from it. storage_health merges their device parts; the validity
+ * check counts their samples (validity.ts).
+ */
+export const STORAGE_VERDICT_HISTOGRAMS = {
+  read: ['storage_read'],
+  write: ['storage_write', 'storage_demote_write'],
+} as const satisfies Record<'read' | 'write', readonly string[]>;
+
+/** Samples of `names` together. */
+export function samplesOf(rec: RecorderSnapshot, names: readonly string[]): number {
+  return names.reduce((n, name) => n + (rec.latencies[name]?.count ?? 0), 0);
 }
 
-/** The reference's PASS/FAIL verdict; each criterion appears only when it has data. */
-export function storageHealth(rec: RecorderSnapshot, profile: PerformanceProfile, elapsedSec: number): StorageHealth {
+/** The histograms `names` merged into one (their `_device` parts when `part` says so and they exist). */
+function merged(rec: RecorderSnapshot, names: readonly string[], part: '' | '_device'): LatencyHistogram {
+  const out = new LatencyHistogram();
+  for (const n of names) {
+    const h = rec.latencies[`${n}${part}`] ?? rec.latencies[n];
+    if (h !== undefined) out.add(LatencyHistogram.decode(h.encoded, h.mean * h.count));
+  }
+  return out;
+}
+
+/** What storage_health needs beyond the recorder: whether its samples are real I/O, which tiers exist. */
+export interface HealthContext {
+  /** Trace mode: null tiers, no real I/O, so no latency or bandwidth criterion can be judged. */
+  readonly traceMode?: boolean;
+  /** The CPU tier exists (its criterion is then listed even without samples). */
+  readonly cpuTier?: boolean;
+}
+
+/**
+ * The reference's verdict, with no verdict without samples: a criterion whose figure rests on too
+ * few samples (a p95 on fewer than MIN_SAMPLES.p95, a rate on fewer than MIN_STORAGE_TRANSFERS, a hit rate on no
+ * lookup, anything timed in trace mode) is listed with `actual` and `passed` null, and the overall
+ * status is then INCOMPLETE unless a judged criterion failed.
+ */
+export function storageHealth(
+  rec: RecorderSnapshot,
+  profile: PerformanceProfile,
+  elapsedSec: number,
+  ctx: HealthContext = {},
+): StorageHealth {
+  const real = ctx.traceMode !== true;
   const criteria: HealthCriterion[] = [];
-  const add = (name: string, target: number, actual: number, unit: string, passed: boolean): void => {
-    criteria.push({ name, target, actual, unit, passed });
+  const add = (
+    name: string,
+    target: number,
+    unit: string,
+    samples: number,
+    enough: boolean,
+    actual: number,
+    pass: (v: number) => boolean,
+  ): void => {
+    const judged = enough && samples > 0;
+    criteria.push({ name, target, actual: judged ? actual : null, unit, passed: judged ? pass(actual) : null, samples });
+  };
+  const p95 = (names: readonly string[], part: '' | '_device'): [samples: number, p95: number] => {
+    const samples = real ? samplesOf(rec, names) : 0;
+    return [samples, samples > 0 ? merged(rec, names, part).percentileMs(95) : 0];
   };
   if (profile === 'latency') {
-    const w = p95Ms(rec, 'storage_write_device', 'storage_write');
-    if (w !== undefined) add('Storage Tier Write Device P95 < 500ms', 500, w, 'ms', w < 500);
-    const r = p95Ms(rec, 'storage_read_device', 'storage_read');
-    if (r !== undefined) add('Storage Tier Read Device P95 < 200ms', 200, r, 'ms', r < 200);
-    const cpu = rec.latencies.cpu_read;
-    const cpuW = rec.latencies.cpu_write;
-    if (cpu !== undefined || cpuW !== undefined) {
-      const both = new LatencyHistogram();
-      if (cpu !== undefined) both.add(LatencyHistogram.decode(cpu.encoded));
-      if (cpuW !== undefined) both.add(LatencyHistogram.decode(cpuW.encoded));
-      const p = both.percentileMs(95);
-      add('CPU RAM P95 < 150ms', 150, p, 'ms', p < 150);
+    const [ws, w] = p95(STORAGE_VERDICT_HISTOGRAMS.write, '_device');
+    add('Storage Tier Write Device P95 < 500ms', 500, 'ms', ws, ws >= MIN_SAMPLES.p95, w, (v) => v < 500);
+    const [rs, r] = p95(STORAGE_VERDICT_HISTOGRAMS.read, '_device');
+    add('Storage Tier Read Device P95 < 200ms', 200, 'ms', rs, rs >= MIN_SAMPLES.p95, r, (v) => v < 200);
+    const cpuNames = ['cpu_read', 'cpu_write'];
+    if (ctx.cpuTier === true || samplesOf(rec, cpuNames) > 0) {
+      const [cs, c] = p95(cpuNames, '');
+      add('CPU RAM P95 < 150ms', 150, 'ms', cs, cs >= MIN_SAMPLES.p95, c, (v) => v < 150);
     }
     const { cacheHits, cacheMisses } = rec.counters;
-    if (cacheHits + cacheMisses > 0) {
-      const hr = cacheHitRate(rec);
-      add('Cache Hit Rate > 30%', 0.3, hr, 'ratio', hr > 0.3);
-    }
+    add('Cache Hit Rate > 30%', 0.3, 'ratio', cacheHits + cacheMisses, true, cacheHitRate(rec), (v) => v > 0.3);
   } else {
     const st = rec.traffic.storage;
-    const readBytes = kvReadBytes(st);
-    const writeBytes = kvWriteBytes(st);
     const gibps = (b: number): number => (elapsedSec > 0 ? b / elapsedSec / GiB : 0);
-    if (readBytes > 0 || writeBytes === 0) add('Storage KV Read Bandwidth', 0, gibps(readBytes), 'GiB/s', gibps(readBytes) > 0);
-    if (writeBytes > 0 || readBytes === 0) add('Storage KV Write Bandwidth', 0, gibps(writeBytes), 'GiB/s', gibps(writeBytes) > 0);
+    // Completed whole-entry transfers (timed operations), the same count the validity check uses.
+    const reads = real ? samplesOf(rec, [...STORAGE_VERDICT_HISTOGRAMS.read, 'storage_demote_read']) : 0;
+    const writes = real ? samplesOf(rec, STORAGE_VERDICT_HISTOGRAMS.write) : 0;
+    add('Storage KV Read Bandwidth', 0, 'GiB/s', reads, reads >= MIN_STORAGE_TRANSFERS, gibps(kvReadBytes(st)), (v) => v > 0);
+    add('Storage KV Write Bandwidth', 0, 'GiB/s', writes, writes >= MIN_STORAGE_TRANSFERS, gibps(kvWriteBytes(st)), (v) => v > 0);
   }
-  const passed = criteria.filter((x) => x.passed).length;
+  const passed = criteria.filter((x) => x.passed === true).length;
+  const failed = criteria.some((x) => x.passed === false);
+  const unjudged = criteria.length === 0 || criteria.some((x) => x.passed === null);
   return {
-    overall_status: passed === criteria.length ? 'PASS' : 'FAIL',
+    overall_status: failed ? 'FAIL' : unjudged ? 'INCOMPLETE' : 'PASS',
     criteria,
     passed_count: passed,
     total_count: criteria.length,

@@ -96,4 +96,15 @@ export interface RunResult {
   } | null;
   /** The storage tier's limit and the most it held, both in bytes on the medium (whole blocks); null or absent in trace mode. */
   readonly storageCapacity?: { readonly limitBytes: number; readonly peakAllocatedBytes: number } | null;
+  // Inputs of the validity verdict (metrics/validity.ts) beyond the figures above.
+  /** Share of the measured window the main thread was busy (performance.eventLoopUtilization), 0–1. */
+  readonly mainThreadBusy: number;
+  readonly storageSetup: {
+    /** Trace mode: null tiers, no real I/O. */
+    readonly traceMode: boolean;
+    /** The cache dir is on a RAM file system (tmpfs, ramfs): it measures memory, not storage. */
+    readonly ramFileSystem: boolean;
+    /** --storage-capacity-gb was given: storage evictions are then the workload's intent, not a full disk. */
+    readonly capacityExplicit: boolean;
+  };
 }

@@ -6,6 +6,7 @@ import type { LatencySnapshot, LatencySummaryMs } from '../metrics/latency.js';
 import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
 import type { MachineContext, RunResult } from '../metrics/result.js';
 import type { DiskDelta } from '../metrics/diskstats.js';
+import { validityFactsOf, validityOf } from '../metrics/validity.js';
 import { GiB } from '../util/units.js';
 import { compareWithTrace } from '../metrics/trace-comparison.js';
 import { SCHEMA_VERSION } from './results-schema.js';
@@ -76,7 +77,7 @@ function buildSummary(r: RunResult, loose: LooselyTyped): Summary {
     end_to_end_latency_ms: latencyBlock(m.e2e),
     storage_io_latency_ms: latencyBlock(m.storage),
     generation_latency_ms: latencyBlock(m.generation),
-    cache_stats: buildCacheStats(r.recorded, r.occupancy, elapsed, r.performanceProfile),
+    cache_stats: buildCacheStats(r.recorded, r.occupancy, elapsed, r.performanceProfile, { traceMode: r.storageSetup.traceMode }),
     qos_metrics: loose.qosMetrics,
     prefix_cache_stats:
       r.prefix === undefined
@@ -198,7 +199,15 @@ function buildAdditions(r: RunResult, loose: LooselyTyped): KvcacheBench {
     effective_config: loose.effectiveConfig,
     machine: machineJson(r.machine),
     latency_histograms: latencyHistograms(r),
+    main_thread_busy_fraction: Math.min(1, Math.max(0, r.mainThreadBusy)),
+    validity: validityJson(r),
   };
+}
+
+/** The validity verdict of the run (metrics/validity.ts), in the file's mutable arrays. */
+function validityJson(r: RunResult): KvcacheBench['validity'] {
+  const v = validityOf(validityFactsOf(r));
+  return { valid: v.valid, reasons: [...v.reasons], warnings: [...v.warnings] };
 }
 
 /** Device bytes (from /proc/diskstats) over a window of `elapsedSec`: the fields runs and replays share. */

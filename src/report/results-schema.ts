@@ -9,7 +9,7 @@ import { CacheStatsSchema } from '../metrics/cache-stats-schema.js';
  * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
  * removed field or a changed meaning.
  */
-export const SCHEMA_VERSION = '1.1.0';
+export const SCHEMA_VERSION = '2.0.0';
 
 const ms = (what: string): z.ZodNumber => z.number().nonnegative().describe(`${what} (ms)`);
 const count = (what: string): z.ZodNumber => z.number().int().nonnegative().describe(what);
@@ -181,6 +181,11 @@ const HistogramSchema = z.strictObject({
   encoded: z.string().describe('compressed base64 HdrHistogram, microsecond values'),
   count: count('samples'),
   sum_ms: z.number().nonnegative().describe('exact sum of the samples (ms)'),
+});
+
+const ValidityFindingSchema = z.strictObject({
+  code: z.string().describe('stable snake_case identifier, e.g. device_reads_exceed_tool'),
+  message: z.string().describe('what happened and what to do'),
 });
 
 const StopReasonSchema = z.enum([
@@ -385,6 +390,19 @@ export const KvcacheBenchSchema = z
     machine: MachineSchema,
     latency_histograms: z.record(z.string(), HistogramSchema).describe('Every latency distribution with samples, by name'),
     trials: TrialsSchema.optional(),
+    // Validity (README "Validity"): is this run a measurement of the storage under the cache dir?
+    main_thread_busy_fraction: z
+      .number()
+      .min(0)
+      .max(1)
+      .describe("share of the measured window the harness's main thread was busy (event-loop utilisation, 0–1)"),
+    validity: z
+      .strictObject({
+        valid: z.boolean().describe('true when no reason below applies'),
+        reasons: z.array(ValidityFindingSchema).describe('why the run is NOT VALID as a storage measurement; empty when valid'),
+        warnings: z.array(ValidityFindingSchema).describe('worth knowing; does not invalidate'),
+      })
+      .describe('The validity verdict; the console prints VALID or NOT VALID: <codes> last'),
   })
   .describe('kvcache-bench additions (new names, never a changed meaning)');
 export type KvcacheBench = z.output<typeof KvcacheBenchSchema>;

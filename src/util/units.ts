@@ -11,3 +11,8 @@ export function toGiB(bytes: number): number {
 export function roundUp(n: number, align: number): number {
   return Math.ceil(n / align) * align;
 }
+
+/** Whole bytes in `gib` GiB (a capacity given as a fraction of a GiB rounds down to a byte count). */
+export function gibToBytes(gib: number): number {
+  return Math.floor(gib * GiB);
+}

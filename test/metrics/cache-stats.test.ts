@@ -1,9 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildCacheStats, storageHealth } from '../../src/metrics/cache-stats.js';
+import { buildCacheStats } from '../../src/metrics/cache-stats.js';
 import type { TierOccupancy } from '../../src/metrics/cache-stats.js';
 import { CacheStatsSchema } from '../../src/metrics/cache-stats-schema.js';
-import { Recorder } from '../../src/metrics/recorder.js';
 import { makeCache } from '../cache/helpers.js';
 import type { TieredCache } from '../../src/cache/tiered-cache.js';
 import { GiB, MiB } from '../../src/util/units.js';
@@ -86,31 +85,4 @@ test('cache_stats matches its schema exactly: every key declared, none stray, wi
   const parsed = CacheStatsSchema.safeParse(s);
   assert.equal(parsed.success, true, parsed.error?.message);
   assert.ok(Object.keys(s).length > 100);
-});
-
-test('storage health: latency criteria pass and fail on thresholds, empty passes', () => {
-  const rec = new Recorder();
-  assert.equal(storageHealth(rec.snapshot(), 'latency', 1).overall_status, 'PASS');
-  assert.equal(storageHealth(rec.snapshot(), 'latency', 1).total_count, 0);
-  for (let i = 0; i < 100; i++) rec.recordIo('storage', 'read', { totalMs: 300, hostMs: 50, deviceMs: 250 });
-  for (let i = 0; i < 100; i++) rec.recordIo('storage', 'write', { totalMs: 300, hostMs: 250, deviceMs: 50 });
-  rec.counters.cacheHits = 9;
-  rec.counters.cacheMisses = 1;
-  const h = storageHealth(rec.snapshot(), 'latency', 1);
-  const byName = new Map(h.criteria.map((c) => [c.name, c]));
-  assert.equal(byName.get('Storage Tier Read Device P95 < 200ms')?.passed, false);
-  assert.equal(byName.get('Storage Tier Write Device P95 < 500ms')?.passed, true);
-  assert.equal(byName.get('Cache Hit Rate > 30%')?.passed, true);
-  assert.equal(h.overall_status, 'FAIL');
-  assert.equal(h.passed_count, 2);
-});
-
-test('storage health: throughput profile checks bandwidth only', () => {
-  const rec = new Recorder();
-  rec.traffic.storage.readBytes = GiB;
-  const h = storageHealth(rec.snapshot(), 'throughput', 2);
-  assert.equal(h.criteria.length, 1);
-  assert.equal(h.criteria[0]?.name, 'Storage KV Read Bandwidth');
-  assert.equal(h.criteria[0]?.actual, 0.5);
-  assert.equal(h.overall_status, 'PASS');
 });

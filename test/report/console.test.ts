@@ -2,7 +2,7 @@
 // saved), the replay summary, the banner and the progress line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { banner, formatSummary, progressLine } from '../../src/report/console.js';
+import { banner, formatSummary, progressLine, validityLines } from '../../src/report/console.js';
 import { formatReplaySummary } from '../../src/report/replay-report.js';
 import { buildResultsJson, machineJson } from '../../src/report/results-json.js';
 import { SCHEMA_VERSION } from '../../src/report/results-schema.js';
@@ -50,7 +50,6 @@ function withCounters(over: Partial<CacheCounters>): Partial<RunResult> {
 
 /** The sections every run prints, in the reference's order, our additions (device I/O, harness) last. */
 const ALWAYS = [
-  'STORAGE PERFORMANCE ASSESSMENT',
   'OVERALL PERFORMANCE',
   'END-TO-END LATENCY',
   'PER-REQUEST STORAGE LATENCY',
@@ -68,8 +67,8 @@ test('sections in the reference order, our additions last, framed by rules', () 
   const lines = linesOf();
   assert.deepEqual(lines.slice(0, 3), [RULE, 'BENCHMARK RESULTS', RULE]);
   assert.equal(lines.at(-1), RULE);
-  assert.deepEqual(headings(lines), [...ALWAYS, 'QOS', 'DEVICE I/O (kernel counters, whole device)', 'HARNESS']);
-  assert.deepEqual(headings(linesOf({}, 'throughput')), [...ALWAYS, 'DEVICE I/O (kernel counters, whole device)', 'HARNESS']);
+  assert.deepEqual(headings(lines), [...ALWAYS, 'QOS', 'DEVICE I/O (kernel counters, whole device)', 'HARNESS', 'VALIDITY']);
+  assert.deepEqual(headings(linesOf({}, 'throughput')), [...ALWAYS, 'DEVICE I/O (kernel counters, whole device)', 'HARNESS', 'VALIDITY']);
 });
 
 test('the summary prints the saved figures with their units', () => {
@@ -85,7 +84,9 @@ test('the summary prints the saved figures with their units', () => {
     '  Storage throughput (reference formula, tokens ÷ summed I/O time): 200.00 tok/s',
   ]);
   // e2e samples 0.5, 1.5, 1 and 1.25 ms, exact in the histogram
-  assert.deepEqual(sectionOf(lines, 'END-TO-END LATENCY'), ['  mean 1.06 ms   p50 1.00   p95 1.50   p99 1.50   p99.9 1.50']);
+  assert.deepEqual(sectionOf(lines, 'END-TO-END LATENCY'), [
+    '  mean 1.06 ms   p50 1.00   p95 n/a (4 samples)   p99 n/a (4 samples)   p99.9 n/a (4 samples)',
+  ]);
   assert.deepEqual(sectionOf(lines, 'STORAGE PERFORMANCE'), [
     '  Cache hit rate: 75.0 %   (hits 30, misses 10)',
     '  Total KV read: 3.00 GiB   written: 2.00 GiB   R/W ratio: 1.50',
@@ -109,39 +110,15 @@ test('the summary prints the saved figures with their units', () => {
   assert.deepEqual(sectionOf(lines, 'MULTI-TURN'), ['  hits 4   misses 1   hit rate 80.0 %']);
 });
 
-test('storage health: one line per criterion, the verdict and the note on whole entries', () => {
-  const note = '  Note: latency criteria apply to whole entries (hundreds of MiB); a 200 MiB entry at 1 GiB/s takes ~200 ms.';
-  assert.deepEqual(sectionOf(linesOf(), 'STORAGE PERFORMANCE ASSESSMENT'), [
-    '  [OK] Storage Tier Write Device P95 < 500ms: actual 1.500 ms (target 500)',
-    '  [OK] Storage Tier Read Device P95 < 200ms: actual 1.250 ms (target 200)',
-    '  [OK] Cache Hit Rate > 30%: actual 0.750 ratio (target 0.3)',
-    '  Overall: PASS (3/3 criteria)',
-    note,
-  ]);
-  const doc = buildResultsJson(runResultFixture());
-  doc.summary.cache_stats.storage_health = {
-    overall_status: 'FAIL',
-    criteria: [
-      { name: 'Storage Tier Write Device P95 < 500ms', target: 500, actual: 12.3456, unit: 'ms', passed: true },
-      { name: 'Storage Tier Read Device P95 < 200ms', target: 200, actual: 250, unit: 'ms', passed: false },
-    ],
-    passed_count: 1,
-    total_count: 2,
-  };
-  assert.deepEqual(sectionOf(summaryLines(doc), 'STORAGE PERFORMANCE ASSESSMENT'), [
-    '  [OK] Storage Tier Write Device P95 < 500ms: actual 12.346 ms (target 500)',
-    '  [X] Storage Tier Read Device P95 < 200ms: actual 250.000 ms (target 200)',
-    '  Overall: FAIL (1/2 criteria)',
-    note,
-  ]);
-});
-
 test('tier latencies only for the tiers and operations measured; the device/host breakdown for storage', () => {
   const storageOnly = linesOf();
-  assert.deepEqual(sectionOf(storageOnly, 'TIER-SPECIFIC LATENCIES (p95, ms)'), ['  storage read: 1.50', '  storage write: 2.00']);
+  assert.deepEqual(sectionOf(storageOnly, 'TIER-SPECIFIC LATENCIES (p95, ms)'), [
+    '  storage read: n/a (10 samples)',
+    '  storage write: n/a (5 samples)',
+  ]);
   assert.deepEqual(sectionOf(storageOnly, 'STORAGE TIER LATENCY BREAKDOWN (p95, ms)'), [
-    '  read: device 1.25   host 0.25   total 1.50',
-    '  write: device 1.50   host 0.50   total 2.00',
+    '  read: device n/a (10 samples)   host n/a (10 samples)   total n/a (10 samples)',
+    '  write: device n/a (5 samples)   host n/a (5 samples)   total n/a (5 samples)',
   ]);
 
   const cpu = new Recorder();
@@ -149,16 +126,16 @@ test('tier latencies only for the tiers and operations measured; the device/host
   const r = runResultFixture();
   const withCpuRead = linesOf({ recorded: { ...r.recorded, latencies: { ...r.recorded.latencies, ...cpu.snapshot().latencies } } });
   assert.deepEqual(sectionOf(withCpuRead, 'TIER-SPECIFIC LATENCIES (p95, ms)'), [
-    '  cpu read: 0.13',
-    '  storage read: 1.50',
-    '  storage write: 2.00',
+    '  cpu read: n/a (1 sample)',
+    '  storage read: n/a (10 samples)',
+    '  storage write: n/a (5 samples)',
   ]);
 });
 
 test('QoS compliance: met, not met and classes without requests, under the latency profile only', () => {
   assert.deepEqual(sectionOf(linesOf(), 'QOS'), [
-    '  interactive: 2 requests, p95 1.50 ms vs target 1 ms, compliance 50.0 % [NOT MET]',
-    '  responsive: 2 requests, p95 1.25 ms vs target 2 ms, compliance 100.0 % [MET]',
+    '  interactive: 2 requests, p95 n/a (2 samples) vs target 1 ms, compliance 50.0 % [NOT MET]',
+    '  responsive: 2 requests, p95 n/a (2 samples) vs target 2 ms, compliance 100.0 % [MET]',
     '  batch: no requests',
   ]);
   assert.ok(!linesOf({}, 'throughput').some((l) => l.includes('[MET]') || l.includes('[NOT MET]')));
@@ -179,10 +156,15 @@ test('harness block: storage, workers, event-loop delay, requests cut short and 
   const lines = linesOf({ warnings: ['cpu-mem-gb capped to 1.0 GiB', 'second warning'] });
   assert.deepEqual(lines.slice(lines.indexOf('### HARNESS ###') + 1), [
     '  storage: /mnt/test/cache (ext2/3/4, direct I/O)   workers: 4',
-    '  event-loop delay ms: p50 0.25  p99 2.00  max 4.00',
+    '  event-loop delay ms: p50 0.25  p99 2.00  max 4.00   main thread busy: 25.0 %',
     '  requests cut short at stop: 1',
     '  WARNING: cpu-mem-gb capped to 1.0 GiB',
     '  WARNING: second warning',
+    '',
+    '### VALIDITY ###',
+    'NOT VALID: run_too_short, too_few_samples',
+    '  run_too_short: only 15 whole-entry storage transfers completed (at least 20 are needed for a bandwidth or a p95): raise --duration or --num-users',
+    '  too_few_samples: storage latency samples (read 10, write 5) are under the 20 a p95 needs: the reported p95 is just the slowest sample; run longer or with more users',
     RULE,
   ]);
 });
@@ -206,16 +188,19 @@ test('optional blocks: interruption notice, generation latency, prefix caching, 
   ]);
   // Generation latency after the storage latency, prefix caching after the cache-type breakdown.
   assert.deepEqual(headings(lines), [
-    ...ALWAYS.slice(0, 4),
+    ...ALWAYS.slice(0, 3),
     'TOKEN GENERATION LATENCY',
-    ...ALWAYS.slice(4, -1),
+    ...ALWAYS.slice(3, -1),
     'PREFIX CACHING',
     'MULTI-TURN',
     'QOS',
     'DEVICE I/O (kernel counters, whole device)',
     'HARNESS',
+    'VALIDITY',
   ]);
-  assert.deepEqual(sectionOf(lines, 'TOKEN GENERATION LATENCY'), ['  mean 1.50 ms   p50 1.50   p95 1.50   p99 1.50   p99.9 1.50']);
+  assert.deepEqual(sectionOf(lines, 'TOKEN GENERATION LATENCY'), [
+    '  mean 1.50 ms   p50 1.50   p95 n/a (4 samples)   p99 n/a (4 samples)   p99.9 n/a (4 samples)',
+  ]);
   assert.deepEqual(sectionOf(lines, 'PREFIX CACHING'), ['  prefix hits 8   misses 2   bytes saved 24.00 MiB']);
   assertHasLines(lines, ['  Measured window: 10.00 s (nominal 60 s; stop: interrupted)']);
 });
@@ -286,4 +271,42 @@ test('banner and progress line', () => {
     storageWriteBytesPerSec: MiB / 2,
   });
   assert.equal(p, '\r[  12/60s] requests 7  100 tok/s  storage read 3 MiB/s  write 1 MiB/s   ');
+});
+test('with enough samples the summary prints percentiles and ends VALID, warnings below', () => {
+  const fixture = runResultFixture();
+  const rec = new Recorder();
+  Object.assign(rec.traffic.storage, fixture.recorded.traffic.storage);
+  for (let i = 0; i < 100; i++) rec.recordIo('storage', 'read', { totalMs: 1.5, deviceMs: 1.25, hostMs: 0.25 });
+  for (let i = 0; i < 20; i++) rec.recordIo('storage', 'write', { totalMs: 2, deviceMs: 1.5, hostMs: 0.5 });
+  const doc = buildResultsJson({ ...fixture, recorded: rec.snapshot() });
+  const lines = formatSummary(doc, 'latency').split('\n');
+  assert.ok(lines.includes('  read: device 1.25   host 0.25   total 1.50'));
+  assert.ok(lines.includes('  storage write: 2.00'));
+  assert.deepEqual(lines.slice(-4), [
+    '### VALIDITY ###',
+    'VALID',
+    '  (warning) few_samples_for_tail: too few storage latency samples for the tail percentiles: a p99 needs 100 (write 20); a p99.9 needs 1,000 (read 100, write 20); those fields are the slowest samples, not percentiles',
+    '='.repeat(80),
+  ]);
+});
+
+test('validityLines: one NOT VALID line naming every code, each message below it', () => {
+  assert.deepEqual(
+    validityLines({
+      valid: false,
+      reasons: [
+        { code: 'trace_mode', message: 'm1' },
+        { code: 'harness_saturated', message: 'm2' },
+      ],
+      warnings: [{ code: 'buffered_io', message: 'm3' }],
+    }),
+    [
+      '',
+      '### VALIDITY ###',
+      'NOT VALID: trace_mode, harness_saturated',
+      '  trace_mode: m1',
+      '  harness_saturated: m2',
+      '  (warning) buffered_io: m3',
+    ],
+  );
 });

@@ -113,5 +113,7 @@ export function runResultFixture(options: { keepRawSamples?: boolean; generation
     warnings: ['a warning'],
     workloadSource: { kind: 'synthetic' },
     machine: FIXTURE_MACHINE,
+    mainThreadBusy: 0.25,
+    storageSetup: { traceMode: false, ramFileSystem: false, capacityExplicit: false },
   };
 }

@@ -104,14 +104,15 @@ test('cache_stats: byte totals with demotions, GiB bandwidths over the window, p
   assert.equal(cs.storage_write_host_p99_ms, 0.5);
   assert.equal(cs.cpu_read_p50_ms, undefined);
   assert.ok(!('storage_demote_read_p50_ms' in cs), 'no demotion latencies recorded');
+  // 5 writes and 10 reads are too few for a p95: those criteria are listed unjudged.
   assert.deepEqual(cs.storage_health, {
-    overall_status: 'PASS',
+    overall_status: 'INCOMPLETE',
     criteria: [
-      { name: 'Storage Tier Write Device P95 < 500ms', target: 500, actual: 1.5, unit: 'ms', passed: true },
-      { name: 'Storage Tier Read Device P95 < 200ms', target: 200, actual: 1.25, unit: 'ms', passed: true },
-      { name: 'Cache Hit Rate > 30%', target: 0.3, actual: 0.75, unit: 'ratio', passed: true },
+      { name: 'Storage Tier Write Device P95 < 500ms', target: 500, actual: null, unit: 'ms', passed: null, samples: 5 },
+      { name: 'Storage Tier Read Device P95 < 200ms', target: 200, actual: null, unit: 'ms', passed: null, samples: 10 },
+      { name: 'Cache Hit Rate > 30%', target: 0.3, actual: 0.75, unit: 'ratio', passed: true, samples: 40 },
     ],
-    passed_count: 3,
+    passed_count: 1,
     total_count: 3,
   });
 });
@@ -152,6 +153,49 @@ test('kvcache_bench: tool and schema versions, bytes and device counters, machin
   assert.equal(h.request_end_to_end?.sum_ms, 4.25);
   assert.equal(h.storage_read?.count, 10);
   assert.equal(h.request_decode, undefined, 'no decode samples, no histogram');
+});
+
+test('kvcache_bench.validity: the verdict of the run, and the main thread busy share beside it', () => {
+  const k = buildResultsJson(runResultFixture()).kvcache_bench;
+  assert.equal(k.main_thread_busy_fraction, 0.25);
+  assert.deepEqual(k.validity, {
+    valid: false,
+    reasons: [
+      {
+        code: 'run_too_short',
+        message:
+          'only 15 whole-entry storage transfers completed (at least 20 are needed for a bandwidth or a p95): raise --duration or --num-users',
+      },
+      {
+        code: 'too_few_samples',
+        message:
+          'storage latency samples (read 10, write 5) are under the 20 a p95 needs: the reported p95 is just the slowest sample; run longer or with more users',
+      },
+    ],
+    warnings: [],
+  });
+});
+
+test('trace mode: storage_health INCOMPLETE, validity names trace_mode and nothing about storage samples', () => {
+  const base = runResultFixture();
+  const doc = buildResultsJson({
+    ...base,
+    device: undefined,
+    storage: { dir: '(none: trace mode)', ioMode: 'none (trace mode)', fileSystem: 'none' },
+    storageSetup: { ...base.storageSetup, traceMode: true },
+  });
+  assert.equal(doc.summary.cache_stats.storage_health.overall_status, 'INCOMPLETE');
+  assert.deepEqual(
+    doc.summary.cache_stats.storage_health.criteria.map((c) => c.samples),
+    [0, 0, 40],
+  );
+  assert.equal(doc.kvcache_bench.validity.valid, false);
+  assert.deepEqual(
+    doc.kvcache_bench.validity.reasons.map((r) => r.code),
+    ['trace_mode'],
+  );
+  assert.deepEqual(doc.kvcache_bench.validity.warnings, []);
+  assertValidResults(roundTrip(doc));
 });
 
 test('variants: interrupted, no device, prefix caching, autoscaling, ShareGPT source, trace mode', () => {

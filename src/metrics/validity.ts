@@ -1,0 +1,320 @@
+// The validity verdict: is this run a measurement of the storage under --cache-dir? Each check is a
+// small pure function over plain figures of the run (ValidityFacts, taken from a RunResult by
+// validityFactsOf) and returns what it found. A finding is either a reason (the run is NOT VALID) or a
+// warning (worth knowing, does not invalidate). Codes are stable snake_case identifiers; messages say
+// what happened and what to do. The results builder emits the verdict; the console prints it last.
+import type { TierName } from '../tiers/backend.js';
+import { GiB, MiB } from '../util/units.js';
+import { STORAGE_VERDICT_HISTOGRAMS, samplesOf } from './cache-stats.js';
+import { kvReadBytes, kvWriteBytes } from './recorder.js';
+import type { RunResult } from './result.js';
+import { MIN_SAMPLES, MIN_STORAGE_TRANSFERS } from './sample-minimums.js';
+
+export interface ValidityFinding {
+  readonly code: string;
+  readonly message: string;
+}
+
+export interface Validity {
+  readonly valid: boolean;
+  /** Why the run is not valid; empty when it is. */
+  readonly reasons: readonly ValidityFinding[];
+  /** Worth knowing, not invalidating. */
+  readonly warnings: readonly ValidityFinding[];
+}
+
+/** The plain figures the checks read. */
+export interface ValidityFacts {
+  readonly traceMode: boolean;
+  /** The I/O mode in effect ('direct', 'buffered'; anything else in trace mode). */
+  readonly ioMode: string;
+  readonly fileSystem: string;
+  readonly ramFileSystem: boolean;
+  /** What the storage tier moved, demotions included (kvcache_bench.storage_bytes). */
+  readonly toolReadBytes: number;
+  readonly toolWriteBytes: number;
+  /** The cache dir's block device over the window; undefined when it could not be resolved. */
+  readonly device?: { readonly name: string; readonly readBytes: number; readonly writeBytes: number };
+  /** Samples of the storage histograms the verdicts judge (STORAGE_VERDICT_HISTOGRAMS). */
+  readonly storageReadSamples: number;
+  readonly storageWriteSamples: number;
+  /** Completed whole-entry storage transfers: every timed storage read, write and demotion. */
+  readonly storageTransfers: number;
+  readonly failedOps: Readonly<Record<TierName, number>>;
+  readonly requestsCompleted: number;
+  readonly requestsAborted: number;
+  readonly eventLoopDelayP99Ms: number;
+  /** 0–1. */
+  readonly mainThreadBusy: number;
+  readonly capacityExplicit: boolean;
+  readonly storageLimitBytes: number;
+  readonly storageEvictDeletes: number;
+}
+
+type Severity = 'reason' | 'warning';
+type Found = ValidityFinding & { readonly severity: Severity };
+type Check = (v: ValidityFacts) => Found[];
+
+const reason = (code: string, message: string): Found => ({ code, message, severity: 'reason' });
+const warning = (code: string, message: string): Found => ({ code, message, severity: 'warning' });
+
+/** Device and tool bytes may differ by this share before the difference is attributed to something. */
+export const DEVICE_BYTES_TOLERANCE = 0.05;
+/**
+ * ...and by at least this many bytes: file creation and deletion metadata, the journal's commits and
+ * the system's own background writes add a few MiB that the tool does not count (measured on this VM:
+ * +0.5 MB over 14.8 GB written), which would otherwise flag every short run.
+ */
+export const DEVICE_BYTES_SLACK = 16 * MiB;
+/** Event-loop delay p99 above which the harness, not the storage, sets the pace (ms). */
+export const MAX_LOOP_DELAY_P99_MS = 20;
+/** Share of the window the main thread may be busy before it is the bottleneck. */
+export const MAX_MAIN_THREAD_BUSY = 0.9;
+
+const gib = (b: number): string => `${(b / GiB).toFixed(3)} GiB`;
+const pct = (x: number): string => `${(x * 100).toFixed(1)} %`;
+
+/** Device bytes beyond the tolerance and slack from the tool's: 'above', 'below' or undefined. */
+export function byteMismatch(device: number, tool: number): 'above' | 'below' | undefined {
+  const diff = device - tool;
+  if (Math.abs(diff) <= Math.max(DEVICE_BYTES_TOLERANCE * tool, DEVICE_BYTES_SLACK)) return undefined;
+  return diff > 0 ? 'above' : 'below';
+}
+
+function relative(device: number, tool: number): string {
+  return tool > 0 ? `${device > tool ? '+' : ''}${pct((device - tool) / tool)}` : 'the tool moved none';
+}
+
+/** Trace mode moves no bytes: nothing in it is a storage measurement. */
+export const checkTraceMode: Check = (v) =>
+  v.traceMode
+    ? [
+        reason(
+          'trace_mode',
+          'trace mode (--io-trace-log): every tier was a null back-end that moved no bytes, so no figure here measures storage; ' +
+            'replay the trace with `kv-cache replay` or run without --io-trace-log to measure a device',
+        ),
+      ]
+    : [];
+
+/**
+ * Whole-device counters vs what the tool moved: more on the device means another process used it
+ * (its load is in our latencies); fewer reads in buffered mode means the page cache served them
+ * (checkPageCache); fewer in direct mode or fewer writes means the bytes went elsewhere.
+ */
+export const checkDeviceBytes: Check = (v) => {
+  if (v.traceMode) return [];
+  const d = v.device;
+  if (d === undefined)
+    return v.ramFileSystem
+      ? []
+      : [
+          warning(
+            'device_unknown',
+            `the cache dir's block device could not be resolved (${v.fileSystem}): device bytes could not be checked against the tool's`,
+          ),
+        ];
+  const out: Found[] = [];
+  for (const [dir, device, tool] of [
+    ['read', d.readBytes, v.toolReadBytes],
+    ['write', d.writeBytes, v.toolWriteBytes],
+  ] as const) {
+    const m = byteMismatch(device, tool);
+    const figures = `${d.name} ${dir === 'read' ? 'read' : 'wrote'} ${gib(device)}, the tool ${dir === 'read' ? 'read' : 'wrote'} ${gib(tool)} (${relative(device, tool)})`;
+    if (m === 'above')
+      out.push(
+        reason(
+          `device_${dir}s_exceed_tool`,
+          `${figures}: another process ${dir === 'read' ? 'read from' : 'wrote to'} the device during the run, and its load is in these latencies and device figures; rerun with the device otherwise idle`,
+        ),
+      );
+    else if (m === 'below' && (dir === 'write' || v.ioMode !== 'buffered'))
+      out.push(
+        reason(
+          `device_${dir}s_below_tool`,
+          `${figures}: bytes the tool counted did not reach this device (a cache or another device below the file system served them); point --cache-dir at a plain file system on the device under test`,
+        ),
+      );
+  }
+  return out;
+};
+
+/** Buffered reads the device never saw came from the page cache: RAM, not storage. */
+export const checkPageCache: Check = (v) => {
+  if (v.traceMode || v.ioMode !== 'buffered') return [];
+  const found: Found[] = [
+    warning('buffered_io', 'buffered I/O (--io-mode buffered or O_DIRECT refused): reads may be served from the page cache'),
+  ];
+  const d = v.device;
+  if (d !== undefined && byteMismatch(d.readBytes, v.toolReadBytes) === 'below')
+    found.push(
+      reason(
+        'reads_from_page_cache',
+        `${d.name} read ${gib(d.readBytes)} while the tool read ${gib(v.toolReadBytes)} with buffered I/O: ${pct(1 - d.readBytes / v.toolReadBytes)} of the reads came from the page cache (RAM); use --io-mode direct`,
+      ),
+    );
+  return found;
+};
+
+export const checkRamFileSystem: Check = (v) =>
+  !v.traceMode && v.ramFileSystem
+    ? [
+        reason(
+          'ram_file_system',
+          `the cache dir is on ${v.fileSystem}, a RAM file system: this measured memory; point --cache-dir at the device under test`,
+        ),
+      ]
+    : [];
+
+/** A p95 on too few samples is the largest sample; p99 and p99.9 only warn (the console prints n/a). */
+export const checkSamples: Check = (v) => {
+  if (v.traceMode) return [];
+  const counts = [
+    ['read', v.storageReadSamples],
+    ['write', v.storageWriteSamples],
+  ] as const;
+  const list = (pred: (n: number) => boolean): string[] => counts.filter(([, n]) => n > 0 && pred(n)).map(([dir, n]) => `${dir} ${n}`);
+  const out: Found[] = [];
+  const short = list((n) => n < MIN_SAMPLES.p95);
+  if (short.length > 0)
+    out.push(
+      reason(
+        'too_few_samples',
+        `storage latency samples (${short.join(', ')}) are under the ${MIN_SAMPLES.p95} a p95 needs: the reported p95 is just the slowest sample; run longer or with more users`,
+      ),
+    );
+  const tails = (
+    [
+      ['p99', MIN_SAMPLES.p99],
+      ['p99.9', MIN_SAMPLES.p999],
+    ] as const
+  )
+    .map(([p, min]) => [p, min, list((n) => n >= MIN_SAMPLES.p95 && n < min)] as const)
+    .filter(([, , dirs]) => dirs.length > 0)
+    .map(([p, min, dirs]) => `a ${p} needs ${min.toLocaleString('en-US')} (${dirs.join(', ')})`);
+  if (tails.length > 0)
+    out.push(
+      warning(
+        'few_samples_for_tail',
+        `too few storage latency samples for the tail percentiles: ${tails.join('; ')}; those fields are the slowest samples, not percentiles`,
+      ),
+    );
+  return out;
+};
+
+export const checkFailedOps: Check = (v) => {
+  const tiers = (Object.entries(v.failedOps) as Array<[TierName, number]>).filter(([, n]) => n > 0);
+  if (tiers.length === 0) return [];
+  const total = tiers.reduce((s, [, n]) => s + n, 0);
+  return [
+    reason(
+      'failed_operations',
+      `${total} tier operations failed (${tiers.map(([t, n]) => `${t} ${n}`).join(', ')}): what they were to move was not stored or read, so the run measured a partly failing system; see the run's warnings and fix the cause (full disk, permissions, I/O errors)`,
+    ),
+  ];
+};
+
+export const checkCutShort: Check = (v) =>
+  v.requestsAborted > v.requestsCompleted
+    ? [
+        reason(
+          'requests_cut_short',
+          `more requests were cut short at the stop (${v.requestsAborted}) than completed (${v.requestsCompleted}): a request outlasts the run, so the figures cover beginnings of requests; raise --duration or lower --num-users`,
+        ),
+      ]
+    : [];
+
+export const checkHarness: Check = (v) => {
+  const over: string[] = [];
+  if (v.eventLoopDelayP99Ms > MAX_LOOP_DELAY_P99_MS)
+    over.push(`event-loop delay p99 ${v.eventLoopDelayP99Ms.toFixed(1)} ms (limit ${MAX_LOOP_DELAY_P99_MS} ms)`);
+  if (v.mainThreadBusy > MAX_MAIN_THREAD_BUSY)
+    over.push(`main thread busy ${pct(v.mainThreadBusy)} of the window (limit ${pct(MAX_MAIN_THREAD_BUSY)})`);
+  if (over.length === 0) return [];
+  return [
+    reason(
+      'harness_saturated',
+      `the benchmark itself was a bottleneck: ${over.join('; ')}: latencies include time waiting for the harness; use fewer users or an otherwise idle host`,
+    ),
+  ];
+};
+
+/** With the default capacity (95 % of the free space) storage evictions mean the disk filled up. */
+export const checkDiskFull: Check = (v) =>
+  !v.traceMode && !v.capacityExplicit && v.storageEvictDeletes > 0
+    ? [
+        reason(
+          'storage_capacity_reached',
+          `the storage tier filled its default capacity (95 % of the free space, ${gib(v.storageLimitBytes)}) and deleted ${v.storageEvictDeletes} entries to make room: the file system ran nearly full, which the workload did not ask for; free space, or set --storage-capacity-gb to make eviction part of the workload`,
+        ),
+      ]
+    : [];
+
+export const checkRunLength: Check = (v) => {
+  if (v.traceMode) return [];
+  if (v.storageTransfers === 0)
+    return [
+      reason(
+        'no_storage_io',
+        'no entry was written to or read from the storage tier: everything fit in the faster tiers; lower --gpu-mem-gb / --cpu-mem-gb (0 for storage only) or raise --num-users / --duration',
+      ),
+    ];
+  if (v.storageTransfers < MIN_STORAGE_TRANSFERS)
+    return [
+      reason(
+        'run_too_short',
+        `only ${v.storageTransfers} whole-entry storage transfers completed (at least ${MIN_STORAGE_TRANSFERS} are needed for a bandwidth or a p95): raise --duration or --num-users`,
+      ),
+    ];
+  return [];
+};
+
+/** Every check, in the order their findings are listed. */
+export const CHECKS: readonly Check[] = [
+  checkTraceMode,
+  checkRamFileSystem,
+  checkDeviceBytes,
+  checkPageCache,
+  checkFailedOps,
+  checkDiskFull,
+  checkHarness,
+  checkCutShort,
+  checkRunLength,
+  checkSamples,
+];
+
+export function validityOf(v: ValidityFacts, checks: readonly Check[] = CHECKS): Validity {
+  const found = checks.flatMap((c) => c(v));
+  const strip = ({ code, message }: Found): ValidityFinding => ({ code, message });
+  const reasons = found.filter((f) => f.severity === 'reason').map(strip);
+  return { valid: reasons.length === 0, reasons, warnings: found.filter((f) => f.severity === 'warning').map(strip) };
+}
+
+/** The facts of a run, from its result. */
+export function validityFactsOf(r: RunResult): ValidityFacts {
+  const rec = r.recorded;
+  const st = rec.traffic.storage;
+  const limit = r.occupancy.storage?.limitBytes ?? 0;
+  return {
+    traceMode: r.storageSetup.traceMode,
+    ioMode: r.storage.ioMode,
+    fileSystem: r.storage.fileSystem,
+    ramFileSystem: r.storageSetup.ramFileSystem,
+    toolReadBytes: kvReadBytes(st),
+    toolWriteBytes: kvWriteBytes(st),
+    ...(r.device !== undefined
+      ? { device: { name: r.device.name, readBytes: r.device.delta.readBytes, writeBytes: r.device.delta.writeBytes } }
+      : {}),
+    storageReadSamples: samplesOf(rec, STORAGE_VERDICT_HISTOGRAMS.read),
+    storageWriteSamples: samplesOf(rec, STORAGE_VERDICT_HISTOGRAMS.write),
+    storageTransfers: samplesOf(rec, [...STORAGE_VERDICT_HISTOGRAMS.read, ...STORAGE_VERDICT_HISTOGRAMS.write, 'storage_demote_read']),
+    failedOps: { gpu: rec.traffic.gpu.failedOps, cpu: rec.traffic.cpu.failedOps, storage: st.failedOps },
+    requestsCompleted: r.requests.requestsCompleted,
+    requestsAborted: r.requests.requestsAborted,
+    eventLoopDelayP99Ms: r.eventLoopDelayMs.p99,
+    mainThreadBusy: r.mainThreadBusy,
+    capacityExplicit: r.storageSetup.capacityExplicit,
+    storageLimitBytes: Number.isFinite(limit) ? limit : 0,
+    storageEvictDeletes: st.evictDeleteOps,
+  };
+}
