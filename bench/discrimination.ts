@@ -27,6 +27,7 @@ import { messageOf } from '../src/util/errors.js';
 import { GiB, KiB, MiB } from '../src/util/units.js';
 import { positiveInt } from './lib/args.js';
 import { ChildRunner, checkExit, quote } from './lib/child.js';
+import type { ChildRun } from './lib/child.js';
 import { ensureFio, fioArgs, fioVersion } from './lib/fio.js';
 import type { FioJob } from './lib/fio.js';
 import { mib, table } from './lib/format.js';
@@ -57,6 +58,14 @@ interface Options {
 }
 
 class UsageError extends Error {}
+/** Ctrl-C or SIGTERM stopped the run; what it had started is cleaned up before exiting. */
+class Interrupted extends Error {}
+
+/** Throws Interrupted when the runner was interrupted (the child then exits non-zero), else as checkExit. */
+function checkRun(runner: ChildRunner, run: ChildRun, what: string): void {
+  if (runner.interrupted) throw new Interrupted(`interrupted during ${what}`);
+  checkExit(run, what);
+}
 
 function parseOptions(argv: readonly string[]): Options {
   let values;
@@ -88,7 +97,8 @@ function parseOptions(argv: readonly string[]): Options {
   if (!BUILTIN_MODELS.has(values.model))
     throw new UsageError(`unknown --model '${values.model}'; valid: ${[...BUILTIN_MODELS.keys()].join(', ')}`);
   const iops = Number(values['read-iops']);
-  if (!Number.isInteger(iops) || iops < 0) throw new UsageError(`--read-iops must be a whole number ≥ 0 (0 = no limit), got '${values['read-iops']}'`);
+  if (!Number.isInteger(iops) || iops < 0)
+    throw new UsageError(`--read-iops must be a whole number ≥ 0 (0 = no limit), got '${values['read-iops']}'`);
   return {
     dir: values.dir,
     seconds: wrap(() => positiveInt('seconds', values.seconds)),
@@ -112,12 +122,32 @@ const perSecMiB = (v: number): string => mib(v);
 const plain = (v: number): string => (v >= 100 ? v.toFixed(0) : v.toFixed(2));
 
 const FIGURES: readonly Figure[] = [
-  { label: 'storage read MiB/s (kvcache_bench.storage_bytes)', path: ['kvcache_bench', 'storage_bytes', 'read_bytes_per_sec'], faster: 'higher', show: perSecMiB },
-  { label: 'device read MiB/s (kvcache_bench.device_io)', path: ['kvcache_bench', 'device_io', 'read_bytes_per_sec'], faster: 'higher', show: perSecMiB },
-  { label: 'summary.storage_throughput_tokens_per_sec', path: ['summary', 'storage_throughput_tokens_per_sec'], faster: 'higher', show: plain },
+  {
+    label: 'storage read MiB/s (kvcache_bench.storage_bytes)',
+    path: ['kvcache_bench', 'storage_bytes', 'read_bytes_per_sec'],
+    faster: 'higher',
+    show: perSecMiB,
+  },
+  {
+    label: 'device read MiB/s (kvcache_bench.device_io)',
+    path: ['kvcache_bench', 'device_io', 'read_bytes_per_sec'],
+    faster: 'higher',
+    show: perSecMiB,
+  },
+  {
+    label: 'summary.storage_throughput_tokens_per_sec',
+    path: ['summary', 'storage_throughput_tokens_per_sec'],
+    faster: 'higher',
+    show: plain,
+  },
   { label: 'summary.avg_throughput_tokens_per_sec', path: ['summary', 'avg_throughput_tokens_per_sec'], faster: 'higher', show: plain },
   { label: 'summary.requests_per_second', path: ['summary', 'requests_per_second'], faster: 'higher', show: plain },
-  { label: 'storage read device p95 ms (cache_stats)', path: ['summary', 'cache_stats', 'storage_read_device_p95_ms'], faster: 'lower', show: plain },
+  {
+    label: 'storage read device p95 ms (cache_stats)',
+    path: ['summary', 'cache_stats', 'storage_read_device_p95_ms'],
+    faster: 'lower',
+    show: plain,
+  },
 ];
 
 interface FioPhase {
@@ -125,8 +155,10 @@ interface FioPhase {
   readonly condition: Condition;
   /** fio's own read bandwidth (bytes it read ÷ its runtime). */
   readonly bytesPerSec: number;
-  /** Device read bytes (/proc/diskstats around the fio process) ÷ fio's runtime. */
+  /** Device read bytes (/proc/diskstats around the fio process, whole device) ÷ fio's runtime. */
   readonly deviceBytesPerSec: number;
+  /** Device read bytes of fio's cgroup alone ÷ fio's runtime. */
+  readonly groupBytesPerSec: number;
   readonly runtimeSec: number;
 }
 
@@ -138,6 +170,8 @@ interface KvPhase {
   readonly requests: number | undefined;
   readonly aborted: number | undefined;
   readonly windowSec: number | undefined;
+  /** Device read bytes of kv-cache's cgroup alone (whole process; its setup only writes) ÷ its measured window. */
+  readonly groupBytesPerSec: number | undefined;
   readonly evictions: number;
 }
 
@@ -159,20 +193,49 @@ function prepopBytes(opts: Options): number {
   return opts.users * PREPOP_ENTRIES_PER_USER * entryBytes(BUILTIN_MODELS.get(opts.model)!, PREPARE_ENTRY_TOKENS);
 }
 
+/**
+ * fio's read files, written just before each fio run (not measured) and removed after it: kv-cache
+ * writes its entries just before reading them too, so neither side reads data that has had longer to
+ * settle (on a virtual disk, recently written data can still be in the host's cache).
+ */
+async function layOutFio(ctx: Context): Promise<void> {
+  await mkdir(ctx.fioJob.dir, { recursive: true });
+  const run = await ctx.runner.run('fio', fioArgs(ctx.fioJob, IO_CHUNK_BYTES, ctx.opts.seconds, undefined), ctx.device.name);
+  checkRun(ctx.runner, run, 'fio layout');
+  ctx.commands.set('fio layout (before each fio run, not measured)', run.command);
+}
+
 async function runFio(ctx: Context, round: number, condition: Condition): Promise<FioPhase> {
   const output = join(ctx.root, `fio-${condition}-r${round}.json`);
   const inner = fioArgs(ctx.fioJob, IO_CHUNK_BYTES, ctx.opts.seconds, output);
   const cmd = ctx.throttle.wrap(condition, 'fio', inner);
-  const run = await ctx.runner.run(cmd.file, cmd.args, ctx.device.name);
-  checkExit(run, `fio (${condition})`);
-  ctx.commands.set(`fio ${condition}`, run.command);
-  const json = await readJson(output);
-  await rm(output, { force: true });
+  let json: unknown;
+  let run;
+  let groupBytes;
+  try {
+    await layOutFio(ctx);
+    const before = await ctx.throttle.readBytes(condition);
+    run = await ctx.runner.run(cmd.file, cmd.args, ctx.device.name);
+    groupBytes = (await ctx.throttle.readBytes(condition)) - before;
+    checkRun(ctx.runner, run, `fio (${condition})`);
+    ctx.commands.set(`fio ${condition}`, run.command);
+    json = await readJson(output);
+  } finally {
+    await rm(output, { force: true });
+    await rm(ctx.fioJob.dir, { recursive: true, force: true });
+  }
   const side = field(json, 'jobs', 0, 'read');
   const runtimeSec = (num(side, 'runtime') ?? 0) / 1000;
   const bw = num(side, 'bw_bytes');
   if (runtimeSec <= 0 || bw === undefined) throw new Error(`fio (${condition}) reported no read runtime or bandwidth`);
-  return { round, condition, bytesPerSec: bw, deviceBytesPerSec: run.whole.disk.readBytes / runtimeSec, runtimeSec };
+  return {
+    round,
+    condition,
+    bytesPerSec: bw,
+    deviceBytesPerSec: run.whole.disk.readBytes / runtimeSec,
+    groupBytesPerSec: groupBytes / runtimeSec,
+    runtimeSec,
+  };
 }
 
 async function runKvCache(ctx: Context, round: number, condition: Condition): Promise<KvPhase> {
@@ -194,17 +257,21 @@ async function runKvCache(ctx: Context, round: number, condition: Condition): Pr
   ];
   const cmd = ctx.throttle.wrap(condition, process.execPath, inner);
   try {
+    const before = await ctx.throttle.readBytes(condition);
     const run = await ctx.runner.run(cmd.file, cmd.args, ctx.device.name);
-    checkExit(run, `kv-cache (${condition})`);
+    const groupBytes = (await ctx.throttle.readBytes(condition)) - before;
+    checkRun(ctx.runner, run, `kv-cache (${condition})`);
     ctx.commands.set(`kv-cache ${condition}`, run.command);
     const json = await readJson(output);
+    const windowSec = num(json, 'kvcache_bench', 'measured_window_sec');
     return {
       round,
       condition,
       values: FIGURES.map((f) => num(json, ...f.path)),
       requests: num(json, 'requests_completed'),
       aborted: num(json, 'kvcache_bench', 'requests_aborted_at_stop'),
-      windowSec: num(json, 'kvcache_bench', 'measured_window_sec'),
+      windowSec,
+      groupBytesPerSec: windowSec !== undefined && windowSec > 0 ? groupBytes / windowSec : undefined,
       evictions: num(json, 'summary', 'cache_stats', 'evictions') ?? 0,
     };
   } finally {
@@ -213,14 +280,18 @@ async function runKvCache(ctx: Context, round: number, condition: Condition): Pr
   }
 }
 
-/** One round: both conditions (order alternating by round), both programs in each (order alternating too). */
+/**
+ * One round: both conditions, in an order alternating by round; within a condition both programs, in an
+ * order alternating by round too (and opposite between the conditions), so each program goes first in
+ * each condition equally often over two rounds.
+ */
 async function runRound(ctx: Context, round: number): Promise<{ fio: FioPhase[]; kv: KvPhase[] }> {
   const fio: FioPhase[] = [];
   const kv: KvPhase[] = [];
   const conditions = inRoundOrder(round, ['fast', 'slow'] as const);
-  for (const [i, condition] of conditions.entries()) {
-    for (const program of inRoundOrder(round + i, ['fio', 'kv-cache'] as const)) {
-      if (ctx.runner.interrupted) throw new Error('interrupted');
+  for (const condition of conditions) {
+    for (const program of inRoundOrder(round + (condition === 'slow' ? 1 : 0), ['fio', 'kv-cache'] as const)) {
+      if (ctx.runner.interrupted) throw new Interrupted('interrupted between runs');
       console.log(`  round ${round}: ${program} ${condition}…`);
       if (program === 'fio') fio.push(await runFio(ctx, round, condition));
       else kv.push(await runKvCache(ctx, round, condition));
@@ -241,26 +312,50 @@ const showFactor = (x: number | undefined): string => (x === undefined ? 'n/a' :
 function printPhases(fio: readonly FioPhase[], kv: readonly KvPhase[]): void {
   console.log(
     table(
-      ['round', 'condition', 'program', 'fio own MiB/s', 'device MiB/s', 'runtime s'],
-      fio.map((p) => [String(p.round), p.condition, 'fio', mib(p.bytesPerSec), mib(p.deviceBytesPerSec), p.runtimeSec.toFixed(2)]),
+      ['round', 'condition', 'program', 'fio own MiB/s', 'device MiB/s', 'cgroup dev MiB/s', 'runtime s'],
+      fio.map((p) => [
+        String(p.round),
+        p.condition,
+        'fio',
+        mib(p.bytesPerSec),
+        mib(p.deviceBytesPerSec),
+        mib(p.groupBytesPerSec),
+        p.runtimeSec.toFixed(2),
+      ]),
     ),
   );
   console.log('');
   console.log(
     table(
-      ['round', 'condition', 'program', 'storage MiB/s', 'device MiB/s', 'storage tok/s', 'avg tok/s', 'req/s', 'read dev p95 ms', 'requests', 'cut at stop', 'window s'],
+      [
+        'round',
+        'condition',
+        'program',
+        'storage MiB/s',
+        'device MiB/s',
+        'storage tok/s',
+        'avg tok/s',
+        'req/s',
+        'read dev p95 ms',
+        'cgroup dev MiB/s',
+        'requests',
+        'cut at stop',
+        'window s',
+      ],
       kv.map((p) => [
         String(p.round),
         p.condition,
         'kv-cache',
-        ...p.values.map((v, i) => (v === undefined ? 'n/a' : FIGURES[i]!.show(v))),
+        ...p.values.map((v, i) => (v === undefined ? 'n/a' : FIGURES[i].show(v))),
+        p.groupBytesPerSec === undefined ? 'n/a' : mib(p.groupBytesPerSec),
         String(p.requests ?? 'n/a'),
         String(p.aborted ?? 'n/a'),
         p.windowSec === undefined ? 'n/a' : p.windowSec.toFixed(2),
       ]),
     ),
   );
-  for (const p of kv) if (p.evictions > 0) console.log(`  note: round ${p.round} ${p.condition}: ${p.evictions} evictions (capacity too small)`);
+  for (const p of kv)
+    if (p.evictions > 0) console.log(`  note: round ${p.round} ${p.condition}: ${p.evictions} evictions (capacity too small)`);
 }
 
 function printSummary(opts: Options, fio: readonly FioPhase[], kv: readonly KvPhase[]): void {
@@ -275,7 +370,7 @@ function printSummary(opts: Options, fio: readonly FioPhase[], kv: readonly KvPh
     factor(
       kv.find((p) => p.round === r && p.condition === 'fast')?.values[i],
       kv.find((p) => p.round === r && p.condition === 'slow')?.values[i],
-      FIGURES[i]!.faster,
+      FIGURES[i].faster,
     );
   const medianOf = (xs: ReadonlyArray<number | undefined>): number | undefined => {
     const known = xs.filter((x): x is number => x !== undefined);
@@ -297,6 +392,22 @@ function printSummary(opts: Options, fio: readonly FioPhase[], kv: readonly KvPh
       ...per.map(showFactor),
     ]);
   });
+  const groupPer = rounds.map((r) =>
+    factor(
+      kv.find((p) => p.round === r && p.condition === 'fast')?.groupBytesPerSec,
+      kv.find((p) => p.round === r && p.condition === 'slow')?.groupBytesPerSec,
+      'higher',
+    ),
+  );
+  const groupMedian = medianOf(groupPer);
+  rows.push([
+    "(cross-check, not kv-cache's) its cgroup's device read MiB/s",
+    'fast÷slow',
+    '',
+    showFactor(groupMedian),
+    groupMedian === undefined || fioMedian === undefined ? 'n/a' : (groupMedian / fioMedian).toFixed(2),
+    ...groupPer.map(showFactor),
+  ]);
   console.log(`\n=== factors over ${opts.rounds} round(s): how many times "slower" each figure says the throttled device is ===`);
   console.log(table(['figure', 'factor', '', 'median', '÷ fio', ...rounds.map((r) => `round ${r}`)], rows));
   const storage = medianOf(rounds.map((r) => kvFactor(r, 0)));
@@ -310,7 +421,8 @@ function printSummary(opts: Options, fio: readonly FioPhase[], kv: readonly KvPh
   console.log(
     'notes: per-round factors pair the fast and slow run of the same round; the median is over rounds. Request-based figures ' +
       '(tok/s, req/s) count only requests completed inside the window: when a throttled request takes seconds, a short window ' +
-      'holds few of them (see "requests" and "cut at stop"). device MiB/s is whole-device: other I/O to the same disk meanwhile is included.',
+      'holds few of them (see "requests" and "cut at stop"). device MiB/s is whole-device (/proc/diskstats): other I/O to the same disk ' +
+      "meanwhile is included; cgroup dev MiB/s counts only the processes of the run's cgroup.",
   );
 }
 
@@ -334,7 +446,7 @@ async function printSetting(ctx: Context): Promise<void> {
   console.log(
     `working sets: kv-cache pre-populates ${opts.users * PREPOP_ENTRIES_PER_USER} × ${PREPARE_ENTRY_TOKENS}-token entries = ` +
       `${(prepopBytes(opts) / GiB).toFixed(2)} GiB per run (not measured, writes are not throttled); fio reads ${opts.users} × ` +
-      `${(ctx.fioJob.sizeBytes / MiB).toFixed(0)} MiB files laid out once`,
+      `${(ctx.fioJob.sizeBytes / MiB).toFixed(0)} MiB files, laid out (outside the cgroups, not measured) just before each fio run`,
   );
   if (opts.rounds < 3) console.log('note: fewer than 3 rounds: a smoke test, not figures to quote');
   console.log('');
@@ -346,7 +458,7 @@ async function preflight(opts: Options): Promise<void> {
     throw new UsageError('needs root: it creates cgroups and sets their read limits (run it as root, e.g. with sudo)');
   if (opts.dir !== undefined) {
     const s = await stat(opts.dir).catch(() => undefined);
-    if (s === undefined || !s.isDirectory()) throw new UsageError(`--dir ${opts.dir} is not an existing directory (create it first)`);
+    if (!s?.isDirectory()) throw new UsageError(`--dir ${opts.dir} is not an existing directory (create it first)`);
   }
 }
 
@@ -358,7 +470,9 @@ async function main(): Promise<void> {
   const parent = opts.dir ?? tmpdir();
   const watch = await DiskWatch.forPath(parent);
   if (watch === undefined)
-    throw new UsageError(`no single block device under ${parent} (tmpfs, overlay on several disks, NFS?): nothing to throttle; pick another --dir`);
+    throw new UsageError(
+      `no single block device under ${parent} (tmpfs, overlay on several disks, NFS?): nothing to throttle; pick another --dir`,
+    );
   const perJob = Math.ceil(prepopBytes(opts) / opts.users / IO_CHUNK_BYTES) * IO_CHUNK_BYTES;
   const need = prepopBytes(opts) * 1.5 + perJob * opts.users;
   const free = await freeBytes(parent);
@@ -384,7 +498,6 @@ async function main(): Promise<void> {
       `kvcache-discrimination-${process.pid}`,
     );
     const fioDir = join(root, 'fio');
-    await mkdir(fioDir);
     const ctx: Context = {
       opts,
       root,
@@ -398,12 +511,6 @@ async function main(): Promise<void> {
     };
     console.log(`command: node ${process.argv.slice(1).map(quote).join(' ')}`);
     await printSetting(ctx);
-    if (runner.interrupted) throw new Error('interrupted');
-    console.log(`  (laying out ${opts.users} × ${(perJob / MiB).toFixed(0)} MiB fio read files, outside the cgroups, not measured)`);
-    const layout = await runner.run('fio', fioArgs(ctx.fioJob, IO_CHUNK_BYTES, opts.seconds, undefined), watch.device.name);
-    checkExit(layout, 'fio layout');
-    ctx.commands.set('fio layout (not measured)', layout.command);
-
     const fio: FioPhase[] = [];
     const kv: KvPhase[] = [];
     for (let r = 1; r <= opts.rounds; r++) {
@@ -431,5 +538,5 @@ async function main(): Promise<void> {
 
 await main().catch((e: unknown) => {
   console.error(`${SCRIPT}: ${messageOf(e)}`);
-  process.exitCode = e instanceof UsageError ? 2 : 1;
+  process.exitCode = e instanceof UsageError ? 2 : e instanceof Interrupted ? 130 : 1;
 });

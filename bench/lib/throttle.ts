@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { messageOf } from '../../src/util/errors.js';
 
 export type CgroupVersion = 'v2' | 'v1';
 
@@ -61,6 +62,24 @@ export function detectThrottle(mountinfo = readFileSync('/proc/self/mountinfo', 
     `(blkio.throttle.read_bps_device); found cgroup2 ${v2 === undefined ? 'not mounted' : `at ${v2} without io`}, ` +
     'no v1 blkio mount'
   );
+}
+
+/**
+ * Bytes read from device MAJ:MIN by the processes of one cgroup, from its statistics file: v2 `io.stat`
+ * lines `MAJ:MIN rbytes=N wbytes=N …`, v1 `blkio.throttle.io_service_bytes` lines `MAJ:MIN Read N`.
+ * 0 when the device has no line yet (nothing read).
+ */
+export function cgroupReadBytes(version: CgroupVersion, text: string, major: number, minor: number): number {
+  const dev = `${major}:${minor}`;
+  for (const line of text.split('\n')) {
+    const f = line.trim().split(/\s+/);
+    if (f[0] !== dev) continue;
+    if (version === 'v2') {
+      const rbytes = f.find((x) => x.startsWith('rbytes='));
+      if (rbytes !== undefined) return Number(rbytes.slice('rbytes='.length));
+    } else if (f[1] === 'Read') return Number(f[2]);
+  }
+  return 0;
 }
 
 /** The text written to set (or, with zeros, clear) `limit` in one cgroup, and the file it goes to. */
@@ -138,6 +157,15 @@ export class ReadThrottle {
   }
 
   /**
+   * Bytes the processes of `group` have read from the throttled device so far: per-cgroup, so unlike
+   * /proc/diskstats it leaves out other processes' I/O to the same disk.
+   */
+  async readBytes(group: 'fast' | 'slow'): Promise<number> {
+    const file = this.support.version === 'v2' ? 'io.stat' : 'blkio.throttle.io_service_bytes';
+    return cgroupReadBytes(this.support.version, await readFile(join(this.dir(group), file), 'utf8'), this.limit.major, this.limit.minor);
+  }
+
+  /**
    * A command that runs `file args` inside `group`: a shell writes its own pid to cgroup.procs, then
    * execs the program in place, so the program (and everything it forks) is in the group from its first
    * instruction and keeps the pid the caller sees.
@@ -162,14 +190,14 @@ export class ReadThrottle {
           await sleep(100);
         }
       }
-      if (lastError !== undefined) problems.push(`could not remove cgroup ${dir}: ${lastError instanceof Error ? lastError.message : String(lastError)}`);
+      if (lastError !== undefined) problems.push(`could not remove cgroup ${dir}: ${messageOf(lastError)}`);
     }
     this.made.length = 0;
     if (this.enabledRootIo) {
       try {
         await writeFile(join(this.support.mount, 'cgroup.subtree_control'), '-io');
       } catch (e) {
-        problems.push(`could not disable the io controller again at ${this.support.mount}: ${e instanceof Error ? e.message : String(e)}`);
+        problems.push(`could not disable the io controller again at ${this.support.mount}: ${messageOf(e)}`);
       }
       this.enabledRootIo = false;
     }
