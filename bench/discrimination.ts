@@ -14,6 +14,7 @@
 //
 // Usage: node dist/bench/discrimination.js [--dir D] [--seconds 15] [--users 4] [--model tiny-1b]
 //          [--rounds 3] [--read-mib-per-sec 50] [--read-iops 0]
+import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -150,6 +151,42 @@ const FIGURES: readonly Figure[] = [
   },
 ];
 
+/** A run's device I/O split by origin: its own cgroup's, and everything else on the device meanwhile. */
+interface Attribution {
+  /** Device read bytes of the run's cgroup. */
+  readonly ownReadBytes: number;
+  /** Whole-device bytes (read + written, /proc/diskstats around the child) from outside the run's cgroup, per second of the child. */
+  readonly foreignBytesPerSec: number;
+  /** Those foreign bytes ÷ the cgroup's own bytes (read + written) over the child. */
+  readonly foreignShare: number;
+}
+
+/** Foreign device I/O above this share of a run's own marks its round as disturbed by other work on the disk. */
+const FOREIGN_LIMIT = 0.05;
+
+/** Runs `file args` in `condition`'s cgroup and attributes the device I/O meanwhile. */
+async function runInGroup(
+  ctx: Context,
+  condition: Condition,
+  file: string,
+  args: readonly string[],
+): Promise<{ run: ChildRun; attribution: Attribution }> {
+  const cmd = ctx.throttle.wrap(condition, file, args);
+  const before = await ctx.throttle.ioBytes(condition);
+  const run = await ctx.runner.run(cmd.file, cmd.args, ctx.device.name);
+  const after = await ctx.throttle.ioBytes(condition);
+  const own = after.read - before.read + after.written - before.written;
+  const foreign = Math.max(0, run.whole.disk.readBytes + run.whole.disk.writeBytes - own);
+  return {
+    run,
+    attribution: {
+      ownReadBytes: after.read - before.read,
+      foreignBytesPerSec: run.whole.seconds > 0 ? foreign / run.whole.seconds : 0,
+      foreignShare: own > 0 ? foreign / own : foreign > 0 ? Infinity : 0,
+    },
+  };
+}
+
 interface FioPhase {
   readonly round: number;
   readonly condition: Condition;
@@ -160,6 +197,7 @@ interface FioPhase {
   /** Device read bytes of fio's cgroup alone ÷ fio's runtime. */
   readonly groupBytesPerSec: number;
   readonly runtimeSec: number;
+  readonly attribution: Attribution;
 }
 
 interface KvPhase {
@@ -172,6 +210,7 @@ interface KvPhase {
   readonly windowSec: number | undefined;
   /** Device read bytes of kv-cache's cgroup alone (whole process; its setup only writes) ÷ its measured window. */
   readonly groupBytesPerSec: number | undefined;
+  readonly attribution: Attribution;
   readonly evictions: number;
 }
 
@@ -202,21 +241,21 @@ async function layOutFio(ctx: Context): Promise<void> {
   await mkdir(ctx.fioJob.dir, { recursive: true });
   const run = await ctx.runner.run('fio', fioArgs(ctx.fioJob, IO_CHUNK_BYTES, ctx.opts.seconds, undefined), ctx.device.name);
   checkRun(ctx.runner, run, 'fio layout');
+  // fio lays files out with buffered writes: flush them now, or the first direct reads would wait for writeback.
+  // (kv-cache's pre-population writes with O_DIRECT and fsync, so nothing of it is pending.)
+  spawnSync('sync');
   ctx.commands.set('fio layout (before each fio run, not measured)', run.command);
 }
 
 async function runFio(ctx: Context, round: number, condition: Condition): Promise<FioPhase> {
   const output = join(ctx.root, `fio-${condition}-r${round}.json`);
   const inner = fioArgs(ctx.fioJob, IO_CHUNK_BYTES, ctx.opts.seconds, output);
-  const cmd = ctx.throttle.wrap(condition, 'fio', inner);
   let json: unknown;
-  let run;
-  let groupBytes;
+  let got;
   try {
     await layOutFio(ctx);
-    const before = await ctx.throttle.readBytes(condition);
-    run = await ctx.runner.run(cmd.file, cmd.args, ctx.device.name);
-    groupBytes = (await ctx.throttle.readBytes(condition)) - before;
+    got = await runInGroup(ctx, condition, 'fio', inner);
+    const run = got.run;
     checkRun(ctx.runner, run, `fio (${condition})`);
     ctx.commands.set(`fio ${condition}`, run.command);
     json = await readJson(output);
@@ -232,9 +271,10 @@ async function runFio(ctx: Context, round: number, condition: Condition): Promis
     round,
     condition,
     bytesPerSec: bw,
-    deviceBytesPerSec: run.whole.disk.readBytes / runtimeSec,
-    groupBytesPerSec: groupBytes / runtimeSec,
+    deviceBytesPerSec: got.run.whole.disk.readBytes / runtimeSec,
+    groupBytesPerSec: got.attribution.ownReadBytes / runtimeSec,
     runtimeSec,
+    attribution: got.attribution,
   };
 }
 
@@ -255,11 +295,8 @@ async function runKvCache(ctx: Context, round: number, condition: Condition): Pr
       output,
     }),
   ];
-  const cmd = ctx.throttle.wrap(condition, process.execPath, inner);
   try {
-    const before = await ctx.throttle.readBytes(condition);
-    const run = await ctx.runner.run(cmd.file, cmd.args, ctx.device.name);
-    const groupBytes = (await ctx.throttle.readBytes(condition)) - before;
+    const { run, attribution } = await runInGroup(ctx, condition, process.execPath, inner);
     checkRun(ctx.runner, run, `kv-cache (${condition})`);
     ctx.commands.set(`kv-cache ${condition}`, run.command);
     const json = await readJson(output);
@@ -271,7 +308,8 @@ async function runKvCache(ctx: Context, round: number, condition: Condition): Pr
       requests: num(json, 'requests_completed'),
       aborted: num(json, 'kvcache_bench', 'requests_aborted_at_stop'),
       windowSec,
-      groupBytesPerSec: windowSec !== undefined && windowSec > 0 ? groupBytes / windowSec : undefined,
+      groupBytesPerSec: windowSec !== undefined && windowSec > 0 ? attribution.ownReadBytes / windowSec : undefined,
+      attribution,
       evictions: num(json, 'summary', 'cache_stats', 'evictions') ?? 0,
     };
   } finally {
@@ -309,10 +347,15 @@ function factor(fast: number | undefined, slow: number | undefined, faster: 'hig
 
 const showFactor = (x: number | undefined): string => (x === undefined ? 'n/a' : `${x.toFixed(2)}×`);
 
+const foreignCells = (a: Attribution): string[] => [
+  mib(a.foreignBytesPerSec),
+  Number.isFinite(a.foreignShare) ? (100 * a.foreignShare).toFixed(1) : 'inf',
+];
+
 function printPhases(fio: readonly FioPhase[], kv: readonly KvPhase[]): void {
   console.log(
     table(
-      ['round', 'condition', 'program', 'fio own MiB/s', 'device MiB/s', 'cgroup dev MiB/s', 'runtime s'],
+      ['round', 'condition', 'program', 'fio own MiB/s', 'device MiB/s', 'cgroup dev MiB/s', 'runtime s', 'foreign MiB/s', 'foreign %'],
       fio.map((p) => [
         String(p.round),
         p.condition,
@@ -321,6 +364,7 @@ function printPhases(fio: readonly FioPhase[], kv: readonly KvPhase[]): void {
         mib(p.deviceBytesPerSec),
         mib(p.groupBytesPerSec),
         p.runtimeSec.toFixed(2),
+        ...foreignCells(p.attribution),
       ]),
     ),
   );
@@ -341,6 +385,8 @@ function printPhases(fio: readonly FioPhase[], kv: readonly KvPhase[]): void {
         'requests',
         'cut at stop',
         'window s',
+        'foreign MiB/s',
+        'foreign %',
       ],
       kv.map((p) => [
         String(p.round),
@@ -351,6 +397,7 @@ function printPhases(fio: readonly FioPhase[], kv: readonly KvPhase[]): void {
         String(p.requests ?? 'n/a'),
         String(p.aborted ?? 'n/a'),
         p.windowSec === undefined ? 'n/a' : p.windowSec.toFixed(2),
+        ...foreignCells(p.attribution),
       ]),
     ),
   );
@@ -358,71 +405,99 @@ function printPhases(fio: readonly FioPhase[], kv: readonly KvPhase[]): void {
     if (p.evictions > 0) console.log(`  note: round ${p.round} ${p.condition}: ${p.evictions} evictions (capacity too small)`);
 }
 
+const medianOf = (xs: ReadonlyArray<number | undefined>): number | undefined => {
+  const known = xs.filter((x): x is number => x !== undefined);
+  return known.length === 0 ? undefined : median(known);
+};
+
+/** Per-round factors of fio and of every kv-cache figure, and the cross-check, over the given rounds. */
+class Factors {
+  constructor(
+    private readonly fio: readonly FioPhase[],
+    private readonly kv: readonly KvPhase[],
+  ) {}
+
+  fioRound(r: number): number | undefined {
+    const at = (c: Condition): number | undefined => this.fio.find((p) => p.round === r && p.condition === c)?.bytesPerSec;
+    return factor(at('fast'), at('slow'), 'higher');
+  }
+
+  kvRound(r: number, pick: (p: KvPhase) => number | undefined, faster: 'higher' | 'lower'): number | undefined {
+    const at = (c: Condition): number | undefined => {
+      const p = this.kv.find((q) => q.round === r && q.condition === c);
+      return p === undefined ? undefined : pick(p);
+    };
+    return factor(at('fast'), at('slow'), faster);
+  }
+
+  /** Rows of the factor table (label, direction, median, ÷ fio, each round) and the two medians of the verdict. */
+  table(rounds: readonly number[]): { rows: string[][]; storage: number | undefined; fio: number | undefined } {
+    const fioMedian = medianOf(rounds.map((r) => this.fioRound(r)));
+    const rows: string[][] = [
+      [
+        'fio read bandwidth (reference)',
+        'fast÷slow',
+        '',
+        showFactor(fioMedian),
+        '1.00',
+        ...rounds.map((r) => showFactor(this.fioRound(r))),
+      ],
+    ];
+    const row = (label: string, faster: 'higher' | 'lower', pick: (p: KvPhase) => number | undefined): number | undefined => {
+      const per = rounds.map((r) => this.kvRound(r, pick, faster));
+      const m = medianOf(per);
+      rows.push([
+        label,
+        faster === 'higher' ? 'fast÷slow' : 'slow÷fast',
+        '',
+        showFactor(m),
+        m === undefined || fioMedian === undefined ? 'n/a' : (m / fioMedian).toFixed(2),
+        ...per.map(showFactor),
+      ]);
+      return m;
+    };
+    const medians = FIGURES.map((f, i) => row(f.label, f.faster, (p) => p.values[i]));
+    row("(cross-check, not kv-cache's) its cgroup's device read MiB/s", 'higher', (p) => p.groupBytesPerSec);
+    return { rows, storage: medians[0], fio: fioMedian };
+  }
+}
+
+function verdict(what: string, storage: number | undefined, fio: number | undefined): void {
+  if (storage === undefined || fio === undefined) return;
+  const rel = storage / fio;
+  console.log(
+    `FINAL (${what}) storage read factor ${storage.toFixed(2)}× vs fio ${fio.toFixed(2)}× → ÷ fio = ${rel.toFixed(3)}: ` +
+      `${Math.abs(rel - 1) <= TOLERANCE ? 'within' : 'OUTSIDE'} the ±${TOLERANCE * 100} % goal`,
+  );
+}
+
 function printSummary(opts: Options, fio: readonly FioPhase[], kv: readonly KvPhase[]): void {
   const rounds = Array.from({ length: opts.rounds }, (_, i) => i + 1);
-  const fioFactor = (r: number): number | undefined =>
-    factor(
-      fio.find((p) => p.round === r && p.condition === 'fast')?.bytesPerSec,
-      fio.find((p) => p.round === r && p.condition === 'slow')?.bytesPerSec,
-      'higher',
-    );
-  const kvFactor = (r: number, i: number): number | undefined =>
-    factor(
-      kv.find((p) => p.round === r && p.condition === 'fast')?.values[i],
-      kv.find((p) => p.round === r && p.condition === 'slow')?.values[i],
-      FIGURES[i].faster,
-    );
-  const medianOf = (xs: ReadonlyArray<number | undefined>): number | undefined => {
-    const known = xs.filter((x): x is number => x !== undefined);
-    return known.length === 0 ? undefined : median(known);
-  };
-  const fioMedian = medianOf(rounds.map(fioFactor));
-  const rows: string[][] = [
-    ['fio read bandwidth (reference)', 'fast÷slow', '', showFactor(fioMedian), '1.00', ...rounds.map((r) => showFactor(fioFactor(r)))],
-  ];
-  FIGURES.forEach((f, i) => {
-    const per = rounds.map((r) => kvFactor(r, i));
-    const m = medianOf(per);
-    rows.push([
-      f.label,
-      f.faster === 'higher' ? 'fast÷slow' : 'slow÷fast',
-      '',
-      showFactor(m),
-      m === undefined || fioMedian === undefined ? 'n/a' : (m / fioMedian).toFixed(2),
-      ...per.map(showFactor),
-    ]);
-  });
-  const groupPer = rounds.map((r) =>
-    factor(
-      kv.find((p) => p.round === r && p.condition === 'fast')?.groupBytesPerSec,
-      kv.find((p) => p.round === r && p.condition === 'slow')?.groupBytesPerSec,
-      'higher',
-    ),
-  );
-  const groupMedian = medianOf(groupPer);
-  rows.push([
-    "(cross-check, not kv-cache's) its cgroup's device read MiB/s",
-    'fast÷slow',
-    '',
-    showFactor(groupMedian),
-    groupMedian === undefined || fioMedian === undefined ? 'n/a' : (groupMedian / fioMedian).toFixed(2),
-    ...groupPer.map(showFactor),
-  ]);
+  const factors = new Factors(fio, kv);
+  const header = ['figure', 'factor', '', 'median', '÷ fio', ...rounds.map((r) => `round ${r}`)];
+  const all = factors.table(rounds);
   console.log(`\n=== factors over ${opts.rounds} round(s): how many times "slower" each figure says the throttled device is ===`);
-  console.log(table(['figure', 'factor', '', 'median', '÷ fio', ...rounds.map((r) => `round ${r}`)], rows));
-  const storage = medianOf(rounds.map((r) => kvFactor(r, 0)));
-  if (storage !== undefined && fioMedian !== undefined) {
-    const rel = storage / fioMedian;
-    console.log(
-      `\nFINAL storage read factor ${storage.toFixed(2)}× vs fio ${fioMedian.toFixed(2)}× → ÷ fio = ${rel.toFixed(3)}: ` +
-        `${Math.abs(rel - 1) <= TOLERANCE ? 'within' : 'OUTSIDE'} the ±${TOLERANCE * 100} % goal`,
-    );
+  console.log(table(header, all.rows));
+  // A round is clean when no run of it shared the disk with foreign I/O above FOREIGN_LIMIT of its own.
+  const disturbed = (r: number): boolean => [...fio, ...kv].some((p) => p.round === r && p.attribution.foreignShare > FOREIGN_LIMIT);
+  const clean = rounds.filter((r) => !disturbed(r));
+  console.log('');
+  verdict(`all ${rounds.length} rounds`, all.storage, all.fio);
+  if (clean.length === rounds.length)
+    console.log(`every round was clean (foreign device I/O ≤ ${FOREIGN_LIMIT * 100} % of each run's own)`);
+  else if (clean.length === 0)
+    console.log(`no clean round: every round had a run with foreign device I/O > ${FOREIGN_LIMIT * 100} % of its own`);
+  else {
+    const c = factors.table(clean);
+    verdict(`clean rounds ${clean.join(', ')} only`, c.storage, c.fio);
   }
   console.log(
     'notes: per-round factors pair the fast and slow run of the same round; the median is over rounds. Request-based figures ' +
       '(tok/s, req/s) count only requests completed inside the window: when a throttled request takes seconds, a short window ' +
       'holds few of them (see "requests" and "cut at stop"). device MiB/s is whole-device (/proc/diskstats): other I/O to the same disk ' +
-      "meanwhile is included; cgroup dev MiB/s counts only the processes of the run's cgroup.",
+      "meanwhile is included; cgroup dev MiB/s counts only the processes of the run's cgroup; foreign = whole-device bytes (read + " +
+      "written) around the child minus its cgroup's, per second and as % of the cgroup's own; a round with any run above " +
+      `${FOREIGN_LIMIT * 100} % is not clean.`,
   );
 }
 

@@ -64,22 +64,32 @@ export function detectThrottle(mountinfo = readFileSync('/proc/self/mountinfo', 
   );
 }
 
+/** Bytes a cgroup's processes moved to and from one device. */
+export interface GroupBytes {
+  readonly read: number;
+  readonly written: number;
+}
+
 /**
- * Bytes read from device MAJ:MIN by the processes of one cgroup, from its statistics file: v2 `io.stat`
- * lines `MAJ:MIN rbytes=N wbytes=N …`, v1 `blkio.throttle.io_service_bytes` lines `MAJ:MIN Read N`.
- * 0 when the device has no line yet (nothing read).
+ * Bytes read from and written to device MAJ:MIN by the processes of one cgroup, from its statistics
+ * file: v2 `io.stat` lines `MAJ:MIN rbytes=N wbytes=N …`, v1 `blkio.throttle.io_service_bytes` lines
+ * `MAJ:MIN Read N` / `MAJ:MIN Write N`. Zeros when the device has no line yet.
  */
-export function cgroupReadBytes(version: CgroupVersion, text: string, major: number, minor: number): number {
+export function cgroupIoBytes(version: CgroupVersion, text: string, major: number, minor: number): GroupBytes {
   const dev = `${major}:${minor}`;
+  let read = 0;
+  let written = 0;
   for (const line of text.split('\n')) {
     const f = line.trim().split(/\s+/);
     if (f[0] !== dev) continue;
     if (version === 'v2') {
-      const rbytes = f.find((x) => x.startsWith('rbytes='));
-      if (rbytes !== undefined) return Number(rbytes.slice('rbytes='.length));
-    } else if (f[1] === 'Read') return Number(f[2]);
+      const value = (key: string): number => Number(f.find((x) => x.startsWith(`${key}=`))?.slice(key.length + 1) ?? 0);
+      read = value('rbytes');
+      written = value('wbytes');
+    } else if (f[1] === 'Read') read = Number(f[2]);
+    else if (f[1] === 'Write') written = Number(f[2]);
   }
-  return 0;
+  return { read, written };
 }
 
 /** The text written to set (or, with zeros, clear) `limit` in one cgroup, and the file it goes to. */
@@ -157,12 +167,12 @@ export class ReadThrottle {
   }
 
   /**
-   * Bytes the processes of `group` have read from the throttled device so far: per-cgroup, so unlike
-   * /proc/diskstats it leaves out other processes' I/O to the same disk.
+   * Bytes the processes of `group` have moved to and from the throttled device so far: per-cgroup, so
+   * unlike /proc/diskstats it leaves out other processes' I/O to the same disk.
    */
-  async readBytes(group: 'fast' | 'slow'): Promise<number> {
+  async ioBytes(group: 'fast' | 'slow'): Promise<GroupBytes> {
     const file = this.support.version === 'v2' ? 'io.stat' : 'blkio.throttle.io_service_bytes';
-    return cgroupReadBytes(this.support.version, await readFile(join(this.dir(group), file), 'utf8'), this.limit.major, this.limit.minor);
+    return cgroupIoBytes(this.support.version, await readFile(join(this.dir(group), file), 'utf8'), this.limit.major, this.limit.minor);
   }
 
   /**
