@@ -3,7 +3,6 @@
 // during the run or while writing the spreadsheet (the JSON results are still saved),
 // 130/143 interrupted (results saved). A closed stdout (the reader quit) changes none of them.
 import { mkdirSync, readFileSync } from 'node:fs';
-import { writeFileAtomically } from '../util/files.js';
 import { dirname, resolve } from 'node:path';
 import { monotonicClock } from '../util/clock.js';
 import { runBenchmark, RunFailedError } from '../engine/run.js';
@@ -19,7 +18,10 @@ import { TraceError } from '../workload/burstgpt.js';
 import { helpText, parseRunArgs, wantsHelp } from './run-args.js';
 import { replayMain } from './replay.js';
 import { schemaMain } from './schema.js';
-import { outputProblems } from './cache-dir.js';
+import { outputCollisions, outputProblems } from './cache-dir.js';
+import type { InputFile } from './cache-dir.js';
+import { SignalGuard } from './signals.js';
+import { saveResultsDocument } from './save-results.js';
 
 function toolVersion(): string {
   try {
@@ -41,6 +43,27 @@ function notImplemented(c: RunConfig): string[] {
   return out;
 }
 
+/** The files a run reads: no output may be one of them. */
+function runInputs(c: RunConfig): InputFile[] {
+  const inputs: InputFile[] = [];
+  if (c.config !== undefined) inputs.push({ flag: '--config', path: c.config });
+  if (c.datasetPath !== undefined) inputs.push({ flag: '--dataset-path', path: c.datasetPath });
+  if (c.useBurstTrace) inputs.push({ flag: '--burst-trace-path', path: c.burstTracePath });
+  return inputs;
+}
+
+/** Every output of a run checked at start: usable, not an input, not each other. */
+function runOutputProblems(c: RunConfig): string[] {
+  const outputs = [
+    { flag: '--output', path: c.output },
+    ...(c.xlsxOutput !== undefined ? [{ flag: '--xlsx-output', path: c.xlsxOutput }] : []),
+    ...(c.ioTraceLog !== undefined ? [{ flag: '--io-trace-log', path: c.ioTraceLog }] : []),
+  ];
+  const inputs = runInputs(c);
+  const each = outputs.flatMap((o) => outputProblems(o.path, o.flag, inputs));
+  return each.length > 0 ? each : outputCollisions(outputs);
+}
+
 /**
  * A reader that stops early (`kv-cache schema | head -1`) closes stdout under us. That is not the
  * command failing: later output is dropped (a run goes on and still saves its results file) and the
@@ -53,9 +76,18 @@ function tolerateClosedStdout(): void {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
+  const signals = new SignalGuard(argv[0] === 'replay' ? 'kv-cache replay' : 'kv-cache').install(); // before any work
+  try {
+    return await runCommand(argv, signals);
+  } finally {
+    signals.uninstall();
+  }
+}
+
+async function runCommand(argv: readonly string[], signals: SignalGuard): Promise<number> {
   tolerateClosedStdout(); // first: every subcommand writes to stdout
   const version = toolVersion();
-  if (argv[0] === 'replay') return replayMain(argv.slice(1), version);
+  if (argv[0] === 'replay') return replayMain(argv.slice(1), version, signals);
   if (argv[0] === 'schema') return schemaMain(argv.slice(1));
   // A leading `run` subcommand is dropped by the argv tokenizer (parse-argv.ts).
   if (argv.includes('--version')) {
@@ -70,12 +102,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     const parsed = parseRunArgs(argv, new Date());
     config = parsed.config;
-    const problems = [
-      ...notImplemented(config),
-      ...outputProblems(config.output),
-      ...(config.xlsxOutput !== undefined ? outputProblems(config.xlsxOutput, '--xlsx-output') : []),
-      ...(config.ioTraceLog !== undefined ? outputProblems(config.ioTraceLog, '--io-trace-log') : []),
-    ];
+    const problems = [...notImplemented(config), ...runOutputProblems(config)];
     if (problems.length > 0) throw new ConfigError(problems);
     for (const w of parsed.warnings) process.stderr.write(`kv-cache: warning: ${w}\n`);
   } catch (e) {
@@ -88,16 +115,7 @@ export async function main(argv: readonly string[]): Promise<number> {
 
   const out = (line: string): void => void process.stdout.write(`${line}\n`);
   for (const line of banner(config, version)) out(line);
-  const interrupt = new AbortController();
-  let signalCode = 0;
-  const onSignal = (sig: NodeJS.Signals): void => {
-    if (interrupt.signal.aborted) process.exit(sig === 'SIGINT' ? 130 : 143); // a second signal: leave now
-    signalCode = sig === 'SIGINT' ? 130 : 143;
-    process.stderr.write(`\nkv-cache: ${sig}: stopping, saving the results gathered so far…\n`);
-    interrupt.abort();
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  const interrupt = signals.begin(); // the inputs are good: from here a signal saves partial results
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare -- typed boolean, but undefined when stderr is not a terminal
   const showProgress = process.stderr.isTTY === true && !config.noProgress;
 
@@ -109,10 +127,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     saved = true;
     if (showProgress) process.stderr.write('\n');
     const results = buildResultsJson(result);
-    mkdirSync(dirname(resolve(config.output)), { recursive: true }); // checked at start, made only now
-    writeFileAtomically(config.output, `${JSON.stringify(results, null, 2)}\n`);
+    // Checked at start; directories made only now; a failure here falls back to another place.
+    resultsMissing = !saveResultsDocument(config.output, `${JSON.stringify(results, null, 2)}\n`, config.cacheDir, 'kv-cache');
     out(formatSummary(results, result.performanceProfile));
-    out(`Results saved to ${config.output}`);
+    if (!resultsMissing) out(`Results saved to ${config.output}`);
     if (config.xlsxOutput !== undefined) {
       try {
         mkdirSync(dirname(resolve(config.xlsxOutput)), { recursive: true });
@@ -125,13 +143,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
   };
   let spreadsheetFailed = false;
+  let resultsMissing = false;
   let code = 0;
   try {
     await runBenchmark(config, {
       clock: monotonicClock,
       toolVersion: version,
       log: out,
-      interrupt: interrupt.signal,
+      interrupt,
       onResult: save,
       ...(showProgress ? { onProgress: (p: ProgressSnapshot) => void process.stderr.write(progressLine(p)) } : {}),
     });
@@ -144,10 +163,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`kv-cache: ${e.message}\n`);
     await save(e.partial);
     code = 1;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
   }
-  if (spreadsheetFailed && code === 0) code = 1;
-  return code !== 0 ? code : signalCode;
+  if ((spreadsheetFailed || resultsMissing) && code === 0) code = 1;
+  return code !== 0 ? code : signals.exitCode;
 }

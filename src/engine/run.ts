@@ -84,6 +84,7 @@ async function measure(
     log: env.log,
     now: () => env.clock.now(),
     ...(env.interrupt !== undefined ? { interrupt: env.interrupt } : {}),
+    deadline: AbortSignal.timeout(cfg.durationSec * 1000), // preparation may take the measured duration again, no more
   });
   const users = buildUsers(cfg, parts, source, rng, stop);
   const requests = new RequestMetrics(qosTargetsOf(cfg), cfg.keepLatencySamples);
