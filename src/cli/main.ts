@@ -20,7 +20,8 @@ import { replayMain } from './replay.js';
 import { schemaMain } from './schema.js';
 import { outputCollisions, outputProblems } from './cache-dir.js';
 import type { InputFile } from './cache-dir.js';
-import { SignalGuard } from './signals.js';
+import { processSignalHost, SignalGuard } from './signals.js';
+import type { SignalSource } from './signals.js';
 import { saveResultsDocument } from './save-results.js';
 
 function toolVersion(): string {
@@ -75,8 +76,10 @@ function tolerateClosedStdout(): void {
   });
 }
 
-export async function main(argv: readonly string[]): Promise<number> {
-  const signals = new SignalGuard(argv[0] === 'replay' ? 'kv-cache replay' : 'kv-cache').install(); // before any work
+/** `signalSource`: the bootstrap's relay of SIGINT/SIGTERM (bin/kv-cache.cjs); default the process. */
+export async function main(argv: readonly string[], signalSource?: SignalSource): Promise<number> {
+  const prefix = argv[0] === 'replay' ? 'kv-cache replay' : 'kv-cache';
+  const signals = new SignalGuard(prefix, processSignalHost(signalSource)).install(); // before any work
   try {
     return await runCommand(argv, signals);
   } finally {

@@ -4,7 +4,8 @@
 //   first signal once started: stop issuing, let the in-flight operations finish or abort, save the
 //     partial results (marked interrupted), remove the entry files, exit 130 (SIGINT) / 143 (SIGTERM);
 //   a second signal: exit at once, whatever is under way (the user insists).
-// The bootstrap (bin/kv-cache.cjs) covers the time before this module is loaded the same way.
+// The bootstrap (bin/kv-cache.cjs) installs the process's handlers before any module loads and relays
+// the signals here once main() listens; before that it exits with the same message.
 
 /** What a signal does to the process; tests substitute a fake. */
 export interface SignalHost {
@@ -23,12 +24,21 @@ export function signalExitCode(signal: NodeJS.Signals): number {
   return signal === 'SIGINT' ? 130 : 143;
 }
 
-export const processSignalHost: SignalHost = {
-  on: (s, l) => process.on(s, l),
-  off: (s, l) => process.off(s, l),
-  say: (line) => void process.stderr.write(`${line}\n`),
-  exit: (code) => process.exit(code),
-};
+/** Where signals come from: the process itself, or the bootstrap's relay (it listens from the first instant). */
+export interface SignalSource {
+  on(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
+  off(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): unknown;
+}
+
+/** The process's stderr and exit, with signals from `source`. */
+export function processSignalHost(source: SignalSource = process): SignalHost {
+  return {
+    on: (s, l) => source.on(s, l),
+    off: (s, l) => source.off(s, l),
+    say: (line) => void process.stderr.write(`${line}\n`),
+    exit: (code) => process.exit(code),
+  };
+}
 
 export class SignalGuard {
   private readonly controller = new AbortController();
@@ -39,7 +49,7 @@ export class SignalGuard {
   /** `prefix` starts every line (e.g. 'kv-cache', 'kv-cache replay'). */
   constructor(
     private readonly prefix: string,
-    private readonly host: SignalHost = processSignalHost,
+    private readonly host: SignalHost = processSignalHost(),
   ) {}
 
   /** Installs the handlers; call before any work, so no signal finds the default action (death, no message). */
