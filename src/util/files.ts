@@ -2,6 +2,15 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
+/** Removes a file of ours if it is there; a path that cannot even be looked at (ENOTDIR, EACCES) holds nothing of ours. */
+function removeQuietly(path: string): void {
+  try {
+    rmSync(path, { force: true });
+  } catch {
+    // nothing to remove
+  }
+}
+
 /**
  * Writes the file whole or not at all (a temp file beside it, renamed over it): a crash mid-write
  * never leaves a truncated result. The directory must exist.
@@ -12,7 +21,7 @@ export function writeFileAtomically(path: string, data: string | Uint8Array): vo
     writeFileSync(tmp, data);
     renameSync(tmp, path);
   } catch (e) {
-    rmSync(tmp, { force: true });
+    removeQuietly(tmp);
     throw e;
   }
 }
@@ -66,7 +75,7 @@ export function writeResultsFile(path: string, data: string, fallbackDirs: reado
       return { path: fallback, failure };
     } catch (e) {
       // A partial file of ours (e.g. the disk filled) goes; a file that already existed is not ours.
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') rmSync(fallback, { force: true });
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') removeQuietly(fallback);
       attempts.push(`${fallback}: ${reasonOf(e)}`);
     }
   }
