@@ -154,7 +154,8 @@ export function outputProblems(path: string, flag = '--output', inputs: readonly
   if (realFs.kind(parent) !== 'dir') return [`${flag} ${path}: cannot write there ('${parent}' is not a directory)`];
   const realParent = physicalPath(parent, realFs);
   const pseudo = PSEUDO_FS_TREES.find((t) => isUnder(components(realParent), components(t)));
-  if (pseudo !== undefined) return [`${flag} ${path}: cannot write there (${pseudo} is a pseudo file system); give a path on a real file system`];
+  if (pseudo !== undefined)
+    return [`${flag} ${path}: cannot write there (${pseudo} is a pseudo file system); give a path on a real file system`];
   // The file is replaced by a rename in its directory, so only the directory must be writable.
   if (!realFs.writable(parent)) return [`${flag} ${path}: cannot write there (permission denied or read-only)`];
   return [];

@@ -181,7 +181,8 @@ async function preconditionStorage(p: PrepareInputs, writers: number, signal: Ab
   p.log(`Preconditioning: writing ${(target / GiB).toFixed(1)} GiB in ${PREPARE_ENTRY_TOKENS}-token entries with ${threads} writers…`);
   const r = await precondition(p.cache, p.recorder, target, threads, signal, p.log, p.now);
   p.log(`Preconditioning done: ${(r.writtenBytes / GiB).toFixed(2)} GiB, ${r.entries} entries in ${r.seconds.toFixed(1)} s`);
-  if (r.gaveUp) return [`preconditioning stopped early after repeated allocation failures (${(r.writtenBytes / GiB).toFixed(2)} GiB written)`];
+  if (r.gaveUp)
+    return [`preconditioning stopped early after repeated allocation failures (${(r.writtenBytes / GiB).toFixed(2)} GiB written)`];
   return r.writtenBytes < target
     ? cutShort(p, `preconditioning: ${(r.writtenBytes / GiB).toFixed(2)} of ${(target / GiB).toFixed(2)} GiB written,`)
     : [];

@@ -168,7 +168,9 @@ interface OpenedTrace {
 /** The trace's rows, its header and first row already read (and checked): they fail before anything is made. */
 async function openedTrace(path: string): Promise<OpenedTrace> {
   const reader = readTrace(path);
-  const close = async (): Promise<void> => void (await reader.return(undefined));
+  const close = async (): Promise<void> => {
+    await reader.return(undefined);
+  };
   let pending: IteratorResult<TraceRow> | undefined = await reader.next().catch(async (e: unknown) => {
     await close();
     throw e;

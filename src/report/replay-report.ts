@@ -78,7 +78,11 @@ export function formatReplaySummary(doc: ReplayResultsDocument): string {
     `Write latency: ${latencyLine(cs, 'storage_write')}   (device ${latencyLine(cs, 'storage_write_device')})`,
   ];
   if (add.stop_reason !== 'workload_complete')
-    lines.splice(1, 0, `Stopped before the end of the trace: ${add.stop_reason} (${add.operations_aborted_at_stop} operations cut short, not counted)`);
+    lines.splice(
+      1,
+      0,
+      `Stopped before the end of the trace: ${add.stop_reason} (${add.operations_aborted_at_stop} operations cut short, not counted)`,
+    );
   const dev = add.device_io;
   if (dev !== null)
     lines.push(`Device ${dev.device}: read ${(dev.read_bytes / MiB).toFixed(1)} MiB, written ${(dev.written_bytes / MiB).toFixed(1)} MiB`);

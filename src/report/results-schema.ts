@@ -295,7 +295,9 @@ export const ReplayResultsSchema = z
       // How the replay ended (issue 12): its stop, the limit it ran under, what the stop cut short.
       stop_reason: z
         .enum(['workload_complete', 'duration', 'interrupted', 'failed'])
-        .describe('workload_complete: the whole trace was replayed; duration: --duration ran out; interrupted: SIGINT/SIGTERM; failed: an error'),
+        .describe(
+          'workload_complete: the whole trace was replayed; duration: --duration ran out; interrupted: SIGINT/SIGTERM; failed: an error',
+        ),
       interrupted: z.boolean(),
       duration_limit_sec: z.number().positive().nullable().describe('--duration (s); null: until the end of the trace'),
       operations_aborted_at_stop: count('operations cut short by the stop: not counted as replayed, their bytes not counted'),

@@ -12,8 +12,12 @@ import { withTempDir } from '../util/temp-dir.js';
 test('output: a directory, a path ending in /, a device node or a pseudo file system is refused', async () => {
   await withTempDir(async (dir) => {
     assert.deepEqual(outputProblems(dir), [`--output ${dir} is a directory; give a file path`]);
-    assert.deepEqual(outputProblems(`${dir}/new/`, '--xlsx-output'), [`--xlsx-output ${dir}/new/ ends in '/' (a directory); give a file path`]);
-    assert.deepEqual(outputProblems('/dev/null'), ['--output /dev/null is a device node; give a regular file path (it would be replaced by a file)']);
+    assert.deepEqual(outputProblems(`${dir}/new/`, '--xlsx-output'), [
+      `--xlsx-output ${dir}/new/ ends in '/' (a directory); give a file path`,
+    ]);
+    assert.deepEqual(outputProblems('/dev/null'), [
+      '--output /dev/null is a device node; give a regular file path (it would be replaced by a file)',
+    ]);
     assert.deepEqual(outputProblems('/proc/r.json'), [
       '--output /proc/r.json: cannot write there (/proc is a pseudo file system); give a path on a real file system',
     ]);
@@ -32,7 +36,9 @@ test('output: a FIFO is refused', async (t) => {
       t.skip('mkfifo is not available here');
       return;
     }
-    assert.deepEqual(outputProblems(fifo), [`--output ${fifo} is a FIFO (named pipe); give a regular file path (it would be replaced by a file)`]);
+    assert.deepEqual(outputProblems(fifo), [
+      `--output ${fifo} is a FIFO (named pipe); give a regular file path (it would be replaced by a file)`,
+    ]);
   });
 });
 
@@ -62,7 +68,9 @@ test('output: never one of the inputs, also through a symlink; never another out
 });
 
 test('cache dir: an empty path is refused, not taken as the working directory', () => {
-  assert.deepEqual(cacheDirProblems(''), ["cache-dir '' is empty: give a directory path (or leave the flag out for a temporary directory)"]);
+  assert.deepEqual(cacheDirProblems(''), [
+    "cache-dir '' is empty: give a directory path (or leave the flag out for a temporary directory)",
+  ]);
 });
 
 test('results file: written where asked, missing directories made', async () => {

@@ -10,7 +10,19 @@ import { join } from 'node:path';
 import { inTempDir, runCli } from './run-cli.js';
 import { readValidResults } from '../report/validate-results.js';
 
-const RUN = ['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--num-users', '2', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0'];
+const RUN = [
+  '--model',
+  'tiny-1b',
+  '--generation-mode',
+  'none',
+  '--no-progress',
+  '--num-users',
+  '2',
+  '--gpu-mem-gb',
+  '0',
+  '--cpu-mem-gb',
+  '0',
+];
 
 test('run: an output that is an input, a device node, a directory path or under /proc is refused at start', async () => {
   await inTempDir(async (dir) => {
@@ -88,7 +100,11 @@ test('run: the output location turning read-only mid-run sends the results to a 
       const m = /results not written to (\S+) \((.+)\); saved to (\S+) instead/.exec(r.stderr);
       assert.ok(m !== null, r.stderr);
       assert.equal(m[1], out);
-      assert.equal(m[3], join(dir, `kvcache-unsaved-${/kvcache-unsaved-(\d+)-/.exec(m[3] ?? '')?.[1] ?? ''}-r.json`), 'next to the cache dir');
+      assert.equal(
+        m[3],
+        join(dir, `kvcache-unsaved-${/kvcache-unsaved-(\d+)-/.exec(m[3] ?? '')?.[1] ?? ''}-r.json`),
+        'next to the cache dir',
+      );
       const doc = await readValidResults(m[3] ?? '');
       assert.equal(doc.kvcache_bench.stop_reason, 'duration');
       assert.equal(existsSync(out), false);

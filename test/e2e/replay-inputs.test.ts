@@ -93,7 +93,10 @@ test('replay: a size no entry can have is a bad row; a 300-character key is stor
 
     const key = 'k'.repeat(300);
     const long = join(dir, 'long.csv');
-    await writeFile(long, trace([`1.0,Write,8192,Tier-2,${key},Prefill`, `1.1,Read,8192,Tier-2,${key},Decode`, `1.2,Delete,8192,Tier-2,${key},Evict`]));
+    await writeFile(
+      long,
+      trace([`1.0,Write,8192,Tier-2,${key},Prefill`, `1.1,Read,8192,Tier-2,${key},Decode`, `1.2,Delete,8192,Tier-2,${key},Evict`]),
+    );
     const cache = join(dir, 'c');
     await mkdir(cache);
     const out = join(dir, 'l.json');
