@@ -2,7 +2,8 @@
 // and preconditioning for --precondition. All write through the normal waterfall; the recorder is
 // reset afterwards, so none of this traffic is part of the measurement.
 // Preparation obeys the clock and the signals: it stops at the first SIGINT/SIGTERM, and at its
-// deadline (the run gives it --duration seconds), each step then saying in a warning how far it got.
+// deadline (preparationBudgetMs: --duration again, at least a minute), each step then saying in a
+// warning how far it got.
 import { availableParallelism } from 'node:os';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import type { Recorder } from '../metrics/recorder.js';
@@ -18,6 +19,14 @@ export const PREPARE_ENTRY_TOKENS = 2048;
 export const PREPOP_ENTRIES_PER_USER = 10;
 /** A preconditioning writer gives up after this many consecutive failed allocations. */
 export const MAX_CONSECUTIVE_FAILURES = 50;
+/** The least time preparation is given, however short --duration: a smoke run's setup is not cut by a slow disk. */
+export const MIN_PREPARATION_SEC = 60;
+
+/** How long preparation may take: the measured duration again, at least MIN_PREPARATION_SEC. */
+export function preparationBudgetMs(durationSec: number): number {
+  return Math.max(durationSec, MIN_PREPARATION_SEC) * 1000;
+}
+
 /** Preconditioning reports progress every this many bytes. */
 export const PROGRESS_EVERY_BYTES = 10 * GiB;
 

@@ -93,9 +93,16 @@ test('run: the output location turning read-only mid-run sends the results to a 
       const cache = join(dir, 'cache');
       await mkdir(cache);
       const out = join(spoiler.outDir, 'r.json');
+      let spoiled = false;
       const r = await runCli([...RUN, '--duration', '3', '--cache-dir', cache, '--output', out], {
-        onStart: () => void setTimeout(() => spoiler.spoil(), 1500),
+        // Once the run is under way (its start-up checks passed): the storage of the results goes bad.
+        onStdout: (soFar) => {
+          if (spoiled || !soFar.includes('Status:')) return;
+          spoiled = true;
+          spoiler.spoil();
+        },
       });
+      assert.equal(spoiled, true, r.stdout);
       assert.equal(r.code, 1, r.stderr);
       const m = /results not written to (\S+) \((.+)\); saved to (\S+) instead/.exec(r.stderr);
       assert.ok(m !== null, r.stderr);

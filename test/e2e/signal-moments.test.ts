@@ -109,3 +109,31 @@ test('SIGKILL leaves what it leaves; a second run in the same cache directory st
     assert.equal((await readValidResults(out)).kvcache_bench.stop_reason, 'duration');
   });
 });
+
+test('SIGTERM during RAG ingestion of a million documents stops it: interrupted results, no document file left', async () => {
+  await inTempDir(async (dir) => {
+    const cache = join(dir, 'c');
+    await mkdir(cache);
+    const out = join(dir, 'r.json');
+    let sent = false;
+    let kill: (s: NodeJS.Signals) => void = () => undefined;
+    const r = await runCli(
+      [...RUN, '--enable-rag', '--rag-num-docs', '1000000', '--duration', '60', '--cache-dir', cache, '--output', out],
+      {
+        onStart: (k) => (kill = k),
+        // Ingestion begins right after the memory check's status line.
+        onStdout: (soFar) => {
+          if (sent || !soFar.includes('Status:')) return;
+          sent = true;
+          setTimeout(() => kill('SIGTERM'), 500);
+        },
+      },
+    );
+    assert.equal(r.code, 143, r.stderr);
+    const doc = await readValidResults(out);
+    assert.equal(doc.kvcache_bench.stop_reason, 'interrupted');
+    assert.equal(doc.requests_completed, 0, 'the measured phase never ran');
+    assert.match(r.stdout, /RAG: ingested \d+ documents/);
+    assert.deepEqual(readdirSync(cache), []);
+  });
+});

@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildWorkloadParts } from '../../src/engine/build-workload.js';
-import { PREPARE_ENTRY_TOKENS, PREPOP_ENTRIES_PER_USER, prepareStorage } from '../../src/engine/prepare.js';
+import {
+  MIN_PREPARATION_SEC,
+  PREPARE_ENTRY_TOKENS,
+  PREPOP_ENTRIES_PER_USER,
+  preparationBudgetMs,
+  prepareStorage,
+} from '../../src/engine/prepare.js';
 import type { PrepareInputs } from '../../src/engine/prepare.js';
 import { Rng } from '../../src/util/rng.js';
 import { GiB } from '../../src/util/units.js';
@@ -113,4 +119,10 @@ test('prepare: a deadline already past skips everything, each step saying so', a
     'preconditioning: 0.00 of 1.00 GiB written, stopped at the preparation deadline (--duration)',
   ]);
   assert.equal(p.cache.entries.count('storage'), 0);
+});
+
+test('prepare: the budget is the measured duration again, at least a minute', () => {
+  assert.equal(preparationBudgetMs(300), 300_000);
+  assert.equal(preparationBudgetMs(2), MIN_PREPARATION_SEC * 1000);
+  assert.equal(MIN_PREPARATION_SEC, 60);
 });
