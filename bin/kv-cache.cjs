@@ -21,8 +21,20 @@ if (process.env.UV_THREADPOOL_SIZE === undefined) {
   const concurrent = Number.isFinite(users) && users > 0 ? Math.min(users, MAX_WORKERS) : 100;
   process.env.UV_THREADPOOL_SIZE = String(Math.min(MAX_POOL, Math.max(4, concurrent + 8)));
 }
+// Signals: the handlers are installed here, before anything else, and never swapped (a signal
+// pending while a handler is replaced can be lost). Until main() listens on the relay, a signal
+// means nothing has been created yet: say so and leave. Then main() decides (src/cli/signals.ts).
+const { EventEmitter } = require('node:events');
+const relay = new EventEmitter();
+function onSignal(signal) {
+  if (relay.listenerCount(signal) > 0) return void relay.emit(signal, signal);
+  process.stderr.write(`kv-cache: ${signal} before the work started: exiting; nothing was created or written\n`);
+  process.exit(signal === 'SIGINT' ? 130 : 143);
+}
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
 import('../dist/src/cli/main.js')
-  .then((m) => m.main(process.argv.slice(2)))
+  .then((m) => m.main(process.argv.slice(2), relay))
   .then(
     (code) => {
       process.exitCode = code;

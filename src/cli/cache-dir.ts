@@ -80,6 +80,7 @@ function physicalPath(abs: string, fs: FsProbe): string {
  * a mistyped path must not silently become a benchmark of whatever disk holds its nearest ancestor.
  */
 export function cacheDirProblems(dir: string, fs: FsProbe = realFs, create = false): string[] {
+  if (dir === '') return ["cache-dir '' is empty: give a directory path (or leave the flag out for a temporary directory)"];
   const abs = resolve(dir);
   const real = physicalPath(abs, fs);
   const system = [abs, real].find(isSystemDir);
@@ -97,16 +98,78 @@ export function cacheDirProblems(dir: string, fs: FsProbe = realFs, create = fal
   return [];
 }
 
+/** An input file of the command (config, dataset, trace): an output must never be the same file. */
+export interface InputFile {
+  /** How the user named it, e.g. '--config' or 'trace'. */
+  readonly flag: string;
+  readonly path: string;
+}
+
+/** Pseudo file systems where no regular file can be created (an output there fails only at the end). */
+const PSEUDO_FS_TREES: readonly string[] = ['/proc', '/sys'];
+
+/** The identity of an existing file (device and inode, symlinks followed); undefined when absent. */
+function fileIdentity(path: string): string | undefined {
+  try {
+    const st = statSync(path);
+    return `${st.dev}:${st.ino}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What an existing, non-regular path is, in a user's words; undefined for a regular file or nothing. */
+function specialKind(path: string): string | undefined {
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    return undefined;
+  }
+  if (st.isFile()) return undefined;
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device node';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
 /**
  * An output file (results, spreadsheet, trace) must be writable before an hour-long run starts, not
- * after. Checked without side effects: missing directories are created when the file is written.
+ * after, and must not destroy anything: not a directory, device node or FIFO (as root, replacing
+ * `/dev/null` by a rename would replace the node), not one of the command's input files, not on a
+ * pseudo file system. Checked without side effects: missing directories are created when the file is
+ * written.
  */
-export function outputProblems(path: string, flag = '--output'): string[] {
-  const kind = realFs.kind(path);
-  if (kind === 'dir') return [`${flag} ${path} is a directory; give a file path`];
+export function outputProblems(path: string, flag = '--output', inputs: readonly InputFile[] = []): string[] {
+  if (path === '') return [`${flag} is empty; give a file path`];
+  if (path.endsWith('/') || path.endsWith(sep)) return [`${flag} ${path} ends in '/' (a directory); give a file path`];
+  const special = specialKind(path);
+  if (special === 'a directory') return [`${flag} ${path} is a directory; give a file path`];
+  if (special !== undefined) return [`${flag} ${path} is ${special}; give a regular file path (it would be replaced by a file)`];
+  const id = fileIdentity(path);
+  const same = id === undefined ? undefined : inputs.find((i) => fileIdentity(i.path) === id);
+  if (same !== undefined) return [`${flag} ${path} is the same file as ${same.flag} ${same.path}; writing it would overwrite the input`];
   const parent = existingAncestor(dirname(resolve(path)), realFs);
   if (realFs.kind(parent) !== 'dir') return [`${flag} ${path}: cannot write there ('${parent}' is not a directory)`];
+  const realParent = physicalPath(parent, realFs);
+  const pseudo = PSEUDO_FS_TREES.find((t) => isUnder(components(realParent), components(t)));
+  if (pseudo !== undefined)
+    return [`${flag} ${path}: cannot write there (${pseudo} is a pseudo file system); give a path on a real file system`];
   // The file is replaced by a rename in its directory, so only the directory must be writable.
-  if (!realFs.writable(parent)) return [`${flag} ${path}: cannot write there (permission denied)`];
+  if (!realFs.writable(parent)) return [`${flag} ${path}: cannot write there (permission denied or read-only)`];
   return [];
+}
+
+/** Two outputs of one command naming the same file (e.g. --output and --xlsx-output): one would overwrite the other. */
+export function outputCollisions(outputs: ReadonlyArray<{ readonly flag: string; readonly path: string }>): string[] {
+  const problems: string[] = [];
+  const seen = new Map<string, string>();
+  for (const o of outputs) {
+    const key = fileIdentity(o.path) ?? physicalPath(resolve(o.path), realFs);
+    const before = seen.get(key);
+    if (before !== undefined) problems.push(`${o.flag} ${o.path} is the same file as ${before}; give them different paths`);
+    else seen.set(key, `${o.flag} ${o.path}`);
+  }
+  return problems;
 }

@@ -9,7 +9,10 @@ import { ConfigError } from './errors.js';
 import { helpText, parseRunArgs, wantsHelp } from './run-args.js';
 import { replayMain } from './replay.js';
 import { schemaMain } from './schema.js';
-import { outputProblems } from './cache-dir.js';
+import { outputCollisions, outputProblems } from './cache-dir.js';
+import type { InputFile } from './cache-dir.js';
+import { processSignalHost, SignalGuard } from './signals.js';
+import type { SignalSource } from './signals.js';
 import { runCommand, trialProblems } from './run-command.js';
 
 function toolVersion(): string {
@@ -31,6 +34,27 @@ function notImplemented(c: RunConfig): string[] {
   return out;
 }
 
+/** The files a run reads: no output may be one of them. */
+function runInputs(c: RunConfig): InputFile[] {
+  const inputs: InputFile[] = [];
+  if (c.config !== undefined) inputs.push({ flag: '--config', path: c.config });
+  if (c.datasetPath !== undefined) inputs.push({ flag: '--dataset-path', path: c.datasetPath });
+  if (c.useBurstTrace) inputs.push({ flag: '--burst-trace-path', path: c.burstTracePath });
+  return inputs;
+}
+
+/** Every output of a run checked at start: usable, not an input, not each other. */
+function runOutputProblems(c: RunConfig): string[] {
+  const outputs = [
+    { flag: '--output', path: c.output },
+    ...(c.xlsxOutput !== undefined ? [{ flag: '--xlsx-output', path: c.xlsxOutput }] : []),
+    ...(c.ioTraceLog !== undefined ? [{ flag: '--io-trace-log', path: c.ioTraceLog }] : []),
+  ];
+  const inputs = runInputs(c);
+  const each = outputs.flatMap((o) => outputProblems(o.path, o.flag, inputs));
+  return each.length > 0 ? each : outputCollisions(outputs);
+}
+
 /**
  * A reader that stops early (`kv-cache schema | head -1`) closes stdout under us. That is not the
  * command failing: later output is dropped (a run goes on and still saves its results file) and the
@@ -42,10 +66,21 @@ function tolerateClosedStdout(): void {
   });
 }
 
-export async function main(argv: readonly string[]): Promise<number> {
+/** `signalSource`: the bootstrap's relay of SIGINT/SIGTERM (bin/kv-cache.cjs); default the process. */
+export async function main(argv: readonly string[], signalSource?: SignalSource): Promise<number> {
+  const prefix = argv[0] === 'replay' ? 'kv-cache replay' : 'kv-cache';
+  const signals = new SignalGuard(prefix, processSignalHost(signalSource)).install(); // before any work
+  try {
+    return await dispatch(argv, signals);
+  } finally {
+    signals.uninstall();
+  }
+}
+
+async function dispatch(argv: readonly string[], signals: SignalGuard): Promise<number> {
   tolerateClosedStdout(); // first: every subcommand writes to stdout
   const version = toolVersion();
-  if (argv[0] === 'replay') return replayMain(argv.slice(1), version);
+  if (argv[0] === 'replay') return replayMain(argv.slice(1), version, signals);
   if (argv[0] === 'schema') return schemaMain(argv.slice(1));
   // A leading `run` subcommand is dropped by the argv tokenizer (parse-argv.ts).
   if (argv.includes('--version')) {
@@ -60,13 +95,7 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     const parsed = parseRunArgs(argv, new Date());
     config = parsed.config;
-    const problems = [
-      ...notImplemented(config),
-      ...outputProblems(config.output),
-      ...(config.xlsxOutput !== undefined ? outputProblems(config.xlsxOutput, '--xlsx-output') : []),
-      ...(config.ioTraceLog !== undefined ? outputProblems(config.ioTraceLog, '--io-trace-log') : []),
-      ...trialProblems(config),
-    ];
+    const problems = [...notImplemented(config), ...runOutputProblems(config), ...trialProblems(config)];
     if (problems.length > 0) throw new ConfigError(problems);
     for (const w of parsed.warnings) process.stderr.write(`kv-cache: warning: ${w}\n`);
   } catch (e) {
@@ -77,5 +106,5 @@ export async function main(argv: readonly string[]): Promise<number> {
     throw e;
   }
 
-  return runCommand(config, version);
+  return runCommand(config, version, signals);
 }

@@ -18,11 +18,12 @@ import type { TrialRecord } from '../report/trials-json.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { monotonicClock } from '../util/clock.js';
 import { messageOf } from '../util/errors.js';
-import { writeFileAtomically } from '../util/files.js';
 import { TraceError } from '../workload/burstgpt.js';
 import { DatasetError } from '../workload/sharegpt.js';
 import { ValidationTraceError } from '../workload/validation-trace.js';
 import { outputProblems } from './cache-dir.js';
+import { saveResultsDocument } from './save-results.js';
+import type { SignalGuard } from './signals.js';
 
 /** `<stem>.trial-<k>.json` beside `output` (stem: the file name without its extension). */
 export function trialPath(output: string, k: number): string {
@@ -48,9 +49,12 @@ export function trialProblems(c: RunConfig): string[] {
 
 const write = (line: string): void => void process.stdout.write(`${line}\n`);
 
-function saveJson(path: string, doc: ResultsDocument): void {
-  mkdirSync(dirname(resolve(path)), { recursive: true }); // checked at start, made only now
-  writeFileAtomically(path, `${JSON.stringify(doc, null, 2)}\n`);
+/**
+ * Writes `doc` to `path` (checked at start; directories made only now). If that still fails the
+ * results go to a fallback file whose path the message names; false then.
+ */
+function saveJson(path: string, doc: ResultsDocument, cacheDir: string | undefined): boolean {
+  return saveResultsDocument(path, `${JSON.stringify(doc, null, 2)}\n`, cacheDir, 'kv-cache');
 }
 
 /** An input file that turned out bad once the run opened it: exit 2. */
@@ -58,36 +62,11 @@ function isInputError(e: unknown): e is Error {
   return e instanceof DatasetError || e instanceof TraceError || e instanceof ValidationTraceError;
 }
 
-/** SIGINT/SIGTERM for the whole command: the first stops the run (results saved), a second exits at once. */
-class Signals {
-  readonly controller = new AbortController();
-  code = 0;
-  private readonly handler = (sig: NodeJS.Signals): void => {
-    if (this.controller.signal.aborted) process.exit(sig === 'SIGINT' ? 130 : 143); // a second signal: leave now
-    this.code = sig === 'SIGINT' ? 130 : 143;
-    process.stderr.write(`\nkv-cache: ${sig}: stopping, saving the results gathered so far…\n`);
-    this.controller.abort();
-  };
-
-  constructor() {
-    process.on('SIGINT', this.handler);
-    process.on('SIGTERM', this.handler);
-  }
-
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  release(): void {
-    process.off('SIGINT', this.handler);
-    process.off('SIGTERM', this.handler);
-  }
-}
-
 interface Command {
   readonly config: RunConfig;
   readonly version: string;
-  readonly signals: Signals;
+  /** Aborted by the first SIGINT/SIGTERM once the run has begun (SignalGuard). */
+  readonly interrupt: AbortSignal;
   readonly showProgress: boolean;
   readonly validation: LoadedValidationTrace;
 }
@@ -112,7 +91,7 @@ async function runOnce(cmd: Command, onResult: (result: RunResult) => void | Pro
         clock: monotonicClock,
         toolVersion: cmd.version,
         log: write,
-        interrupt: cmd.signals.signal,
+        interrupt: cmd.interrupt,
         onResult: deliver,
         ...(cmd.showProgress ? { onProgress: (p: ProgressSnapshot) => void process.stderr.write(progressLine(p)) } : {}),
       },
@@ -127,18 +106,19 @@ async function runOnce(cmd: Command, onResult: (result: RunResult) => void | Pro
   }
 }
 
-/** Writes --output and the optional spreadsheet from `doc`, prints its summary; 1 if the spreadsheet failed. */
+/** Writes --output and the optional spreadsheet from `doc`, prints its summary; 1 if either missed its place. */
 async function saveFinal(cmd: Command, doc: ResultsDocument, note = ''): Promise<number> {
   const c = cmd.config;
-  saveJson(c.output, doc);
+  const saved = saveJson(c.output, doc, c.cacheDir);
   write(formatSummary(doc, c.performanceProfile));
-  write(`Results saved to ${c.output}${note}`);
-  if (c.xlsxOutput === undefined) return 0;
+  if (saved) write(`Results saved to ${c.output}${note}`);
+  const jsonCode = saved ? 0 : 1;
+  if (c.xlsxOutput === undefined) return jsonCode;
   try {
     mkdirSync(dirname(resolve(c.xlsxOutput)), { recursive: true });
     await writeSpreadsheet(c.xlsxOutput, doc, c);
     write(`Spreadsheet saved to ${c.xlsxOutput}`);
-    return 0;
+    return jsonCode;
   } catch (e) {
     process.stderr.write(`kv-cache: error: spreadsheet ${c.xlsxOutput} not written: ${messageOf(e)}\n`);
     return 1;
@@ -157,13 +137,14 @@ async function trialRuns(cmd: Command): Promise<number> {
   const c = cmd.config;
   const records: TrialRecord[] = [];
   let code = 0;
-  for (let k = 1; k <= c.trials && !cmd.signals.signal.aborted; k++) {
+  let trialFileMissed = false;
+  for (let k = 1; k <= c.trials && !cmd.interrupt.aborted; k++) {
     write(`--- Trial ${k} of ${c.trials} ---`);
     const file = trialPath(c.output, k);
     try {
       code = await runOnce(cmd, (result) => {
         const results = buildResultsJson(result);
-        saveJson(file, results);
+        if (!saveJson(file, results, c.cacheDir)) trialFileMissed = true;
         records.push({ trial: k, file, results });
         write(trialLine(k, c.trials, results, file));
       });
@@ -173,9 +154,9 @@ async function trialRuns(cmd: Command): Promise<number> {
       code = 1;
     }
     if (code !== 0) break;
-    if (k < c.trials && c.trialPauseSec > 0 && !cmd.signals.signal.aborted) {
+    if (k < c.trials && c.trialPauseSec > 0 && !cmd.interrupt.aborted) {
       write(`Pausing ${c.trialPauseSec} s before trial ${k + 1}`);
-      await sleep(c.trialPauseSec * 1000, undefined, { signal: cmd.signals.signal }).catch(() => undefined);
+      await sleep(c.trialPauseSec * 1000, undefined, { signal: cmd.interrupt }).catch(() => undefined);
     }
   }
   if (records.length === 0) return code; // stopped before the first trial began: nothing to save
@@ -185,11 +166,11 @@ async function trialRuns(cmd: Command): Promise<number> {
   const note =
     median !== undefined ? ` (median trial ${median.trial} of ${c.trials}, with every trial's figures)` : ' (no trial completed)';
   const saveCode = await saveFinal(cmd, withTrials(chosen.results, block), note);
-  return Math.max(code, saveCode);
+  return Math.max(code, saveCode, trialFileMissed ? 1 : 0);
 }
 
 /** Runs the checked configuration: prints the banner, runs, saves. Returns the exit code. */
-export async function runCommand(config: RunConfig, version: string): Promise<number> {
+export async function runCommand(config: RunConfig, version: string, signals: SignalGuard): Promise<number> {
   let validation: LoadedValidationTrace;
   try {
     validation = loadValidationFor(config); // read once, before anything is printed or created
@@ -199,18 +180,16 @@ export async function runCommand(config: RunConfig, version: string): Promise<nu
     return 2;
   }
   for (const line of banner(config, version)) write(line);
-  const signals = new Signals();
+  const interrupt = signals.begin(); // the inputs are good: from here a signal saves partial results
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare -- typed boolean, but undefined when stderr is not a terminal
   const showProgress = process.stderr.isTTY === true && !config.noProgress;
-  const cmd: Command = { config, version, signals, showProgress, validation };
+  const cmd: Command = { config, version, interrupt, showProgress, validation };
   try {
     const code = config.trials > 1 ? await trialRuns(cmd) : await singleRun(cmd);
-    return code !== 0 ? code : signals.code;
+    return code !== 0 ? code : signals.exitCode;
   } catch (e) {
     if (!isInputError(e)) throw e;
     process.stderr.write(`kv-cache: error: ${e.message}\n`);
     return 2;
-  } finally {
-    signals.release();
   }
 }

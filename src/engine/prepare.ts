@@ -1,6 +1,9 @@
 // Work done before the measured phase (docs/reference-compat.md#rc-35): RAG ingestion, pre-population for --decode-only
 // and preconditioning for --precondition. All write through the normal waterfall; the recorder is
 // reset afterwards, so none of this traffic is part of the measurement.
+// Preparation obeys the clock and the signals: it stops at the first SIGINT/SIGTERM, and at its
+// deadline (preparationBudgetMs: --duration again, at least a minute), each step then saying in a
+// warning how far it got.
 import { availableParallelism } from 'node:os';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import type { Recorder } from '../metrics/recorder.js';
@@ -16,6 +19,14 @@ export const PREPARE_ENTRY_TOKENS = 2048;
 export const PREPOP_ENTRIES_PER_USER = 10;
 /** A preconditioning writer gives up after this many consecutive failed allocations. */
 export const MAX_CONSECUTIVE_FAILURES = 50;
+/** The least time preparation is given, however short --duration: a smoke run's setup is not cut by a slow disk. */
+export const MIN_PREPARATION_SEC = 60;
+
+/** How long preparation may take: the measured duration again, at least MIN_PREPARATION_SEC. */
+export function preparationBudgetMs(durationSec: number): number {
+  return Math.max(durationSec, MIN_PREPARATION_SEC) * 1000;
+}
+
 /** Preconditioning reports progress every this many bytes. */
 export const PROGRESS_EVERY_BYTES = 10 * GiB;
 
@@ -103,8 +114,10 @@ export interface PrepareInputs {
   readonly ragRng: Rng;
   readonly log: (line: string) => void;
   readonly now: () => number;
-  /** Aborting it stops pre-population and preconditioning early (SIGINT/SIGTERM). */
+  /** Aborting it stops the preparation early (SIGINT/SIGTERM); the run then stops as interrupted. */
   readonly interrupt?: AbortSignal;
+  /** Aborted when the preparation's time is up: what is left undone is skipped, with a warning. */
+  readonly deadline?: AbortSignal;
 }
 
 export interface Prepared {
@@ -118,30 +131,52 @@ export interface Prepared {
  * is then wiped from the recorder: none of it is measured.
  */
 export async function prepareStorage(p: PrepareInputs): Promise<Prepared> {
-  if (p.workload.rag !== undefined) await ingestRag(p, p.workload.rag);
-  const signal = p.interrupt ?? new AbortController().signal;
+  const signal = preparationSignal(p);
+  const warnings: string[] = [];
+  if (p.workload.rag !== undefined) warnings.push(...(await ingestRag(p, p.workload.rag, signal)));
   const writers = Math.max(1, availableParallelism());
-  const prepopulatedKeys = p.cfg.decodeOnly ? await prepopulateForDecode(p, writers, signal) : [];
-  const warnings = p.cfg.precondition ? await preconditionStorage(p, writers, signal) : [];
+  const prepopulatedKeys = p.cfg.decodeOnly ? await prepopulateForDecode(p, writers, signal, warnings) : [];
+  if (p.cfg.precondition) warnings.push(...(await preconditionStorage(p, writers, signal)));
   p.recorder.reset();
   return { prepopulatedKeys, warnings };
 }
 
-async function ingestRag(p: PrepareInputs, rag: RagDocumentManager): Promise<void> {
-  for (const plan of rag.planIngest(p.cfg.ragNumDocs, p.ragRng)) {
+/** Aborted at the first of the interrupt and the deadline. */
+function preparationSignal(p: PrepareInputs): AbortSignal {
+  const signals = [p.interrupt, p.deadline].filter((s): s is AbortSignal => s !== undefined);
+  return signals.length > 0 ? AbortSignal.any(signals) : new AbortController().signal;
+}
+
+/** A warning for a step cut short by the deadline (an interrupt needs none: the run says it was interrupted). */
+function cutShort(p: PrepareInputs, what: string): string[] {
+  return p.deadline?.aborted === true && p.interrupt?.aborted !== true ? [`${what} stopped at the preparation deadline (--duration)`] : [];
+}
+
+async function ingestRag(p: PrepareInputs, rag: RagDocumentManager, signal: AbortSignal): Promise<string[]> {
+  // One document at a time (not a plan of all of them first): a million documents must neither
+  // be held in memory at once nor outlast the deadline.
+  let ingested = 0;
+  while (ingested < p.cfg.ragNumDocs && !signal.aborted) {
+    const plan = rag.ingest(p.ragRng);
+    ingested++;
     for (const chunk of plan.document.chunks) await p.cache.allocate(chunk.key, chunk.tokens, 'prefill');
     for (const key of plan.evicted?.chunks.map((c) => c.key) ?? []) await p.cache.delete(key);
   }
   p.log(`RAG: ingested ${rag.documentCount} documents`);
+  return ingested < p.cfg.ragNumDocs ? cutShort(p, `RAG ingestion: ${ingested} of ${p.cfg.ragNumDocs} documents ingested,`) : [];
 }
 
-async function prepopulateForDecode(p: PrepareInputs, writers: number, signal: AbortSignal): Promise<string[]> {
+async function prepopulateForDecode(p: PrepareInputs, writers: number, signal: AbortSignal, warnings: string[]): Promise<string[]> {
   const n = p.cfg.numUsers * PREPOP_ENTRIES_PER_USER;
   p.log(`Pre-populating ${n} entries of ${PREPARE_ENTRY_TOKENS} tokens for decode-only mode…`);
   const keys = await prepopulate(p.cache, n, writers, signal);
   // Shared prompts too, so a decode-only run reads them and writes nothing while measured.
-  for (const prompt of p.workload.prefix?.prompts ?? []) await p.cache.allocate(prompt.key, prompt.tokens, 'prefill');
+  for (const prompt of p.workload.prefix?.prompts ?? []) {
+    if (signal.aborted) break;
+    await p.cache.allocate(prompt.key, prompt.tokens, 'prefill');
+  }
   p.log(`Pre-populated ${keys.length} entries`);
+  if (keys.length < n) warnings.push(...cutShort(p, `pre-population: ${keys.length} of ${n} entries written,`));
   return keys;
 }
 
@@ -155,7 +190,9 @@ async function preconditionStorage(p: PrepareInputs, writers: number, signal: Ab
   p.log(`Preconditioning: writing ${(target / GiB).toFixed(1)} GiB in ${PREPARE_ENTRY_TOKENS}-token entries with ${threads} writers…`);
   const r = await precondition(p.cache, p.recorder, target, threads, signal, p.log, p.now);
   p.log(`Preconditioning done: ${(r.writtenBytes / GiB).toFixed(2)} GiB, ${r.entries} entries in ${r.seconds.toFixed(1)} s`);
-  return r.gaveUp
-    ? [`preconditioning stopped early after repeated allocation failures (${(r.writtenBytes / GiB).toFixed(2)} GiB written)`]
+  if (r.gaveUp)
+    return [`preconditioning stopped early after repeated allocation failures (${(r.writtenBytes / GiB).toFixed(2)} GiB written)`];
+  return r.writtenBytes < target
+    ? cutShort(p, `preconditioning: ${(r.writtenBytes / GiB).toFixed(2)} of ${(target / GiB).toFixed(2)} GiB written,`)
     : [];
 }

@@ -1,6 +1,10 @@
 // `kv-cache replay TRACE`: re-issues the writes, reads and deletes of an I/O trace (ours, or the
 // reference's) against a cache directory, as fast as possible with N concurrent operations or paced
 // by the trace's timestamps, and measures them like a run's storage tier.
+// It stops like a run: at the end of the trace, at --duration, at the first SIGINT/SIGTERM (the
+// in-flight operations are cut, partial results returned) or at a failure (ReplayFailedError carries
+// the partial results). Nothing is created before the trace's header and first row have been read.
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
 import type { DiskCounters, DiskDelta } from '../metrics/diskstats.js';
@@ -11,6 +15,11 @@ import { readTrace } from '../trace/reader.js';
 import type { TraceRow } from '../trace/format.js';
 import type { Clock } from '../util/clock.js';
 import { KeyedMutex } from '../util/lock.js';
+import { messageOf } from '../util/errors.js';
+import { IoAbortedError } from '../tiers/backend.js';
+import { fileNameForKey } from '../tiers/file.js';
+import { TraceFormatError, ZstdError } from '../trace/errors.js';
+import { StopController } from './stop-control.js';
 import { openFileStorage, slotCounts, tearDown } from './tier-stack.js';
 import type { FileStorage } from './tier-stack.js';
 import { captureMachine } from './machine.js';
@@ -27,6 +36,51 @@ export interface ReplayOptions {
   /** Replay rows of every tier onto storage; by default only the storage tier's (Tier-2) rows. */
   readonly allTiers: boolean;
   readonly seed: number;
+  /** Stop after this many seconds of replay; undefined: at the end of the trace. */
+  readonly durationSec?: number;
+}
+
+/** What a replay may be stopped by, from outside. */
+export interface ReplayControl {
+  readonly clock: Clock;
+  /** Aborting it stops the replay as 'interrupted' (SIGINT/SIGTERM); the partial result is returned. */
+  readonly interrupt?: AbortSignal;
+}
+
+export type ReplayStopReason = 'workload_complete' | 'duration' | 'interrupted' | 'failed';
+
+/** Largest object a row may name: no KV-cache entry is a TiB, and a bigger one would only fill the disk. */
+export const MAX_REPLAY_OBJECT_BYTES = 2 ** 40;
+/** Longest entry file name used as is; longer keys are hashed. NAME_MAX is 255 bytes: room is left for a prefix. */
+export const MAX_PLAIN_FILE_NAME = 200;
+const HASHED_KEY = /^#sha256:[0-9a-f]{64}$/;
+
+/**
+ * The key the replay stores a trace key under. A key whose file name would be too long is replaced
+ * by `#sha256:<hex>` of it (fixed length, safe characters). A trace key that already looks like that
+ * is hashed too, so two different trace keys never share a file.
+ */
+export function storageKeyFor(key: string): string {
+  if (!HASHED_KEY.test(key) && fileNameForKey(key).length <= MAX_PLAIN_FILE_NAME) return key;
+  return `#sha256:${createHash('sha256').update(key, 'utf8').digest('hex')}`;
+}
+
+/** A row the replay cannot carry out (a size no entry can have). Bad input: exit 2, like a malformed row. */
+export class ReplayRowError extends Error {
+  constructor(
+    readonly file: string,
+    /** 1-based index among the data rows (the header not counted). */
+    readonly dataRow: number,
+    readonly reason: string,
+  ) {
+    super(`${file}: data row ${dataRow}: ${reason}`);
+    this.name = 'ReplayRowError';
+  }
+}
+
+/** Bad trace input found while replaying (a malformed row, a failed decompression): exit 2, no results. */
+export function isTraceInputError(e: unknown): e is TraceFormatError | ZstdError | ReplayRowError {
+  return e instanceof TraceFormatError || e instanceof ZstdError || e instanceof ReplayRowError;
 }
 
 export interface ReplayCounts {
@@ -40,6 +94,10 @@ export interface ReplayCounts {
   skippedOtherTiers: number;
   /** Reads or deletes of a key the replay never wrote (a trace that starts mid-run). */
   missingKeys: number;
+  /** Operations cut short by the stop (duration or signal): not counted as replayed, their bytes not counted. */
+  abortedAtStop: number;
+  /** Distinct keys stored under a hashed file name (too long for a file name as they are). */
+  hashedKeys: number;
 }
 
 export interface ReplayResult {
@@ -50,20 +108,81 @@ export interface ReplayResult {
   readonly storage: { readonly dir: string; readonly ioMode: string; readonly fileSystem: string };
   readonly device?: { readonly name: string; readonly delta: DiskDelta };
   readonly machine: MachineContext;
+  readonly stopReason: ReplayStopReason;
+  readonly durationLimitSec?: number;
 }
 
-export async function replayTrace(o: ReplayOptions, clock: Clock): Promise<ReplayResult> {
-  const files = await openReplayStorage(o);
+/** A failure mid-replay (a write refused by the disk, …), carrying the results gathered until then. */
+export class ReplayFailedError extends Error {
+  constructor(
+    readonly partial: ReplayResult,
+    override readonly cause: unknown,
+  ) {
+    super(`replay failed: ${messageOf(cause)}`);
+    this.name = 'ReplayFailedError';
+  }
+}
+
+export async function replayTrace(o: ReplayOptions, control: ReplayControl): Promise<ReplayResult> {
+  // The trace first: a missing header, a malformed first row or a file zstd cannot decode fails
+  // here, before the cache directory or any thread exists.
+  const trace = await openedTrace(o.tracePath);
+  let files: FileStorage;
   try {
-    const issuer = new OperationIssuer(files, o.allTiers);
-    const measurement = await Measurement.start(files.file.dir, clock);
-    const pacing = new Pacing(o.paced, clock, measurement.startMs);
-    await issueInTraceOrder(readTrace(o.tracePath), Math.max(1, o.concurrency), issuer, pacing);
+    files = await openReplayStorage(o);
+  } catch (e) {
+    await trace.close();
+    throw e;
+  }
+  try {
+    const stop = new StopController(() => files.file.stopInFlight());
+    const unfollow = stop.follow(control.interrupt);
+    const issuer = new OperationIssuer(files, o.allTiers, o.tracePath);
+    const measurement = await Measurement.start(files.file.dir, control.clock);
+    const timer = o.durationSec !== undefined ? setTimeout(() => stop.stopWith('duration'), o.durationSec * 1000) : undefined;
+    try {
+      const pacing = new Pacing(o.paced, control.clock, measurement.startMs);
+      await issueInTraceOrder(trace.rows, Math.max(1, o.concurrency), issuer, pacing, stop);
+    } finally {
+      clearTimeout(timer);
+      unfollow();
+      await trace.close(); // ends a zstd child still decoding
+    }
     const measured = await measurement.stop();
-    return assembleResult(issuer, measured, files, await captureMachine(files.file));
+    if (isTraceInputError(stop.failure)) throw stop.failure;
+    const reason = stop.reason('workload_complete') as ReplayStopReason;
+    const result = assembleResult(issuer, measured, files, await captureMachine(files.file), reason, o.durationSec);
+    if (stop.failure !== undefined) throw new ReplayFailedError(result, stop.failure);
+    return result;
   } finally {
     await tearDown({ payload: files.payload, tiers: files.file });
   }
+}
+
+interface OpenedTrace {
+  readonly rows: AsyncIterator<TraceRow>;
+  /** Releases the reader (and its zstd process) wherever it is. */
+  close(): Promise<void>;
+}
+
+/** The trace's rows, its header and first row already read (and checked): they fail before anything is made. */
+async function openedTrace(path: string): Promise<OpenedTrace> {
+  const reader = readTrace(path);
+  const close = async (): Promise<void> => {
+    await reader.return(undefined);
+  };
+  let pending: IteratorResult<TraceRow> | undefined = await reader.next().catch(async (e: unknown) => {
+    await close();
+    throw e;
+  });
+  const rows: AsyncIterator<TraceRow> = {
+    next: () => {
+      const first = pending;
+      pending = undefined;
+      return first !== undefined ? Promise.resolve(first) : reader.next();
+    },
+  };
+  return { rows, close };
 }
 
 /** The cache directory's file tier and the payload generator, with slots for `concurrency` operations. */
@@ -80,25 +199,42 @@ function openReplayStorage(o: ReplayOptions): Promise<FileStorage> {
  * Rows are pulled in trace order by `lanes` concurrent loops and each takes its key's lock at once,
  * so operations on one key keep their order while different keys overlap.
  */
-async function issueInTraceOrder(trace: AsyncIterable<TraceRow>, lanes: number, issuer: OperationIssuer, pacing: Pacing): Promise<void> {
-  const rows = trace[Symbol.asyncIterator]();
+async function issueInTraceOrder(
+  rows: AsyncIterator<TraceRow>,
+  lanes: number,
+  issuer: OperationIssuer,
+  pacing: Pacing,
+  stop: StopController,
+): Promise<void> {
   const locks = new KeyedMutex();
   const lane = async (): Promise<void> => {
-    for (let it = await rows.next(); it.done !== true; it = await rows.next()) {
-      const row = it.value;
-      if (!issuer.admits(row)) continue;
+    while (!stop.stopped) {
+      const it = await rows.next();
+      if (it.done === true) return;
+      const row = issuer.admit(it.value);
+      if (row === undefined) continue;
       const lock = locks.lock(row.key);
-      const wait = pacing.delayMs(row);
-      if (wait > 0) await sleep(wait);
+      await sleepUntilDue(pacing, row, stop.signal);
       await lock;
       try {
-        await issuer.issue(row);
+        if (!stop.stopped) await issuer.issue(row);
       } finally {
         locks.unlock(row.key);
       }
     }
   };
-  await Promise.all(Array.from({ length: lanes }, lane));
+  // A lane's error stops every lane (the first is kept); the others finish or abort what they issued.
+  await Promise.all(Array.from({ length: lanes }, () => lane().catch((e: unknown) => stop.fail(e))));
+}
+
+/** Longest single timer: Node fires a longer one after 1 ms (TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Waits until `row` is due (paced), or until the stop; a gap of days is waited in timer-sized steps. */
+async function sleepUntilDue(pacing: Pacing, row: TraceRow, signal: AbortSignal): Promise<void> {
+  for (let wait = pacing.delayMs(row); wait > 0 && !signal.aborted; wait = pacing.delayMs(row)) {
+    await sleep(Math.min(wait, MAX_TIMER_MS), undefined, { signal }).catch(() => undefined);
+  }
 }
 
 /** When a row is due: at once, or (paced) at its trace time offset from the first replayed row. */
@@ -129,29 +265,51 @@ class OperationIssuer {
     readBytes: 0,
     skippedOtherTiers: 0,
     missingKeys: 0,
+    abortedAtStop: 0,
+    hashedKeys: 0,
   };
   readonly recorder = new Recorder();
   /** Keys written and not deleted since: what a read or delete can find. */
   private readonly written = new Set<string>();
+  /** Trace keys already stored under a hashed name (counted once each). */
+  private readonly hashed = new Set<string>();
 
   constructor(
     private readonly files: FileStorage,
     private readonly allTiers: boolean,
+    private readonly tracePath: string,
   ) {}
 
-  /** Counts a row pulled from the trace; false if its tier is not replayed. */
-  admits(row: TraceRow): boolean {
-    this.counts.rows++;
-    if (this.allTiers || row.tier === 'storage') return true;
-    this.counts.skippedOtherTiers++;
-    return false;
+  /**
+   * Counts a row pulled from the trace: undefined if its tier is not replayed, else the row with the
+   * key it is stored under. Throws ReplayRowError for a size no entry can have.
+   */
+  admit(row: TraceRow): TraceRow | undefined {
+    const n = ++this.counts.rows;
+    if (!this.allTiers && row.tier !== 'storage') {
+      this.counts.skippedOtherTiers++;
+      return undefined;
+    }
+    if (row.size > MAX_REPLAY_OBJECT_BYTES)
+      throw new ReplayRowError(this.tracePath, n, `Object_Size_Bytes ${row.size} is larger than the 1 TiB (2^40 bytes) an entry may have`);
+    const key = storageKeyFor(row.key);
+    if (key !== row.key && !this.hashed.has(row.key)) {
+      this.hashed.add(row.key);
+      this.counts.hashedKeys++;
+    }
+    return key === row.key ? row : { ...row, key };
   }
 
   async issue(row: TraceRow): Promise<void> {
-    if (row.op === 'Write') await this.write(row);
-    else if (!this.written.has(row.key)) this.counts.missingKeys++;
-    else if (row.op === 'Read') await this.read(row);
-    else await this.delete(row);
+    try {
+      if (row.op === 'Write') await this.write(row);
+      else if (!this.written.has(row.key)) this.counts.missingKeys++;
+      else if (row.op === 'Read') await this.read(row);
+      else await this.delete(row);
+    } catch (e) {
+      if (!(e instanceof IoAbortedError)) throw e;
+      this.counts.abortedAtStop++; // cut by the stop: moved no complete entry, counted as nothing else
+    }
   }
 
   private async write(row: TraceRow): Promise<void> {
@@ -165,7 +323,9 @@ class OperationIssuer {
   }
 
   private async read(row: TraceRow): Promise<void> {
+    const size = this.files.file.sizeOf(row.key);
     const r = await this.files.file.read(row.key);
+    if (size !== undefined && r.bytes < size) throw new IoAbortedError(r.bytes); // cut by the stop
     this.recorder.recordIo('storage', 'read', r.timing);
     this.counts.reads++;
     this.counts.readBytes += r.bytes;
@@ -210,8 +370,17 @@ class Measurement {
   }
 }
 
-function assembleResult(issuer: OperationIssuer, measured: Measured, files: FileStorage, machine: MachineContext): ReplayResult {
+function assembleResult(
+  issuer: OperationIssuer,
+  measured: Measured,
+  files: FileStorage,
+  machine: MachineContext,
+  stopReason: ReplayStopReason,
+  durationLimitSec: number | undefined,
+): ReplayResult {
   return {
+    stopReason,
+    ...(durationLimitSec !== undefined ? { durationLimitSec } : {}),
     counts: issuer.counts,
     recorded: issuer.recorder.snapshot(),
     elapsedSec: measured.elapsedSec,

@@ -12,7 +12,7 @@ import { buildUsers, buildWorkloadParts } from './build-workload.js';
 import type { RunUsers, WorkloadParts } from './build-workload.js';
 import { pipelineOptions, requestServer, runMeasuredPhase } from './measured-phase.js';
 import type { MeasuredPhase, ProgressSnapshot } from './measured-phase.js';
-import { prepareStorage } from './prepare.js';
+import { preparationBudgetMs, prepareStorage } from './prepare.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { captureMachine } from './machine.js';
 import { RAM_FILE_SYSTEMS } from '../tiers/file.js';
@@ -106,6 +106,7 @@ async function measure(
     log: env.log,
     now: () => env.clock.now(),
     ...(env.interrupt !== undefined ? { interrupt: env.interrupt } : {}),
+    deadline: AbortSignal.timeout(preparationBudgetMs(cfg.durationSec)),
   });
   const users = buildUsers(cfg, parts, source, rng, stop);
   const requests = new RequestMetrics(qosTargetsOf(cfg), cfg.keepLatencySamples);

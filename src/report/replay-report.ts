@@ -39,6 +39,11 @@ export function buildReplayResultsJson(a: ReplaySettings, r: ReplayResult, versi
       tool: 'kvcache-bench',
       version,
       schema_version: SCHEMA_VERSION,
+      stop_reason: r.stopReason,
+      interrupted: r.stopReason === 'interrupted',
+      duration_limit_sec: r.durationLimitSec ?? null,
+      operations_aborted_at_stop: c.abortedAtStop,
+      hashed_keys: c.hashedKeys,
       measured_window_sec: r.elapsedSec,
       storage_dir: r.storage.dir,
       storage_io_mode: r.storage.ioMode,
@@ -72,6 +77,12 @@ export function formatReplaySummary(doc: ReplayResultsDocument): string {
     `Read latency:  ${latencyLine(cs, 'storage_read')}   (device ${latencyLine(cs, 'storage_read_device')})`,
     `Write latency: ${latencyLine(cs, 'storage_write')}   (device ${latencyLine(cs, 'storage_write_device')})`,
   ];
+  if (add.stop_reason !== 'workload_complete')
+    lines.splice(
+      1,
+      0,
+      `Stopped before the end of the trace: ${add.stop_reason} (${add.operations_aborted_at_stop} operations cut short, not counted)`,
+    );
   const dev = add.device_io;
   if (dev !== null)
     lines.push(`Device ${dev.device}: read ${(dev.read_bytes / MiB).toFixed(1)} MiB, written ${(dev.written_bytes / MiB).toFixed(1)} MiB`);

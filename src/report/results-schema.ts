@@ -452,6 +452,16 @@ export const ReplayResultsSchema = z
     summary: z.strictObject({ cache_stats: CacheStatsSchema }),
     kvcache_bench: z.strictObject({
       ...ToolFields,
+      // How the replay ended (issue 12): its stop, the limit it ran under, what the stop cut short.
+      stop_reason: z
+        .enum(['workload_complete', 'duration', 'interrupted', 'failed'])
+        .describe(
+          'workload_complete: the whole trace was replayed; duration: --duration ran out; interrupted: SIGINT/SIGTERM; failed: an error',
+        ),
+      interrupted: z.boolean(),
+      duration_limit_sec: z.number().positive().nullable().describe('--duration (s); null: until the end of the trace'),
+      operations_aborted_at_stop: count('operations cut short by the stop: not counted as replayed, their bytes not counted'),
+      hashed_keys: count('distinct keys too long for a file name, stored under a SHA-256 name'),
       measured_window_sec: z.number().nonnegative(),
       storage_dir: z.string(),
       storage_io_mode: z.string(),

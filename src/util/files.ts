@@ -1,5 +1,15 @@
 // Small file helpers shared by the commands and reports.
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+
+/** Removes a file of ours if it is there; a path that cannot even be looked at (ENOTDIR, EACCES) holds nothing of ours. */
+function removeQuietly(path: string): void {
+  try {
+    rmSync(path, { force: true });
+  } catch {
+    // nothing to remove
+  }
+}
 
 /**
  * Writes the file whole or not at all (a temp file beside it, renamed over it): a crash mid-write
@@ -11,7 +21,63 @@ export function writeFileAtomically(path: string, data: string | Uint8Array): vo
     writeFileSync(tmp, data);
     renameSync(tmp, path);
   } catch (e) {
-    rmSync(tmp, { force: true });
+    removeQuietly(tmp);
     throw e;
   }
+}
+
+/** Where a results file ended up: the path asked for, or a fallback after `failure` to write there. */
+export interface SavedFile {
+  readonly path: string;
+  /** Why the path asked for could not be written; absent when it was. */
+  readonly failure?: string;
+}
+
+/** The results could be written nowhere: `attempts` says where it was tried and why each failed. */
+export class UnsavedResultsError extends Error {
+  constructor(readonly attempts: readonly string[]) {
+    super(`the results could not be written anywhere:\n${attempts.map((a) => `  - ${a}`).join('\n')}`);
+    this.name = 'UnsavedResultsError';
+  }
+}
+
+function reasonOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** The fallback file's name: says what it is and whose it was, and is new (the pid). */
+export function fallbackName(path: string): string {
+  const base = basename(path) || 'results.json';
+  return `kvcache-unsaved-${process.pid}-${base}`;
+}
+
+/**
+ * Writes a finished run's results to `path` (missing directories made now), and if that fails — the
+ * file system turned read-only, the disk filled, a directory vanished — to a new file in the first of
+ * `fallbackDirs` that takes it, so that hours of measurement are never lost to the last step. A
+ * fallback file is created exclusively: it never replaces anything. Throws UnsavedResultsError only
+ * when every place failed.
+ */
+export function writeResultsFile(path: string, data: string, fallbackDirs: readonly string[]): SavedFile {
+  let failure: string;
+  try {
+    mkdirSync(dirname(resolve(path)), { recursive: true });
+    writeFileAtomically(path, data);
+    return { path };
+  } catch (e) {
+    failure = reasonOf(e);
+  }
+  const attempts = [`${path}: ${failure}`];
+  for (const dir of fallbackDirs) {
+    const fallback = join(dir, fallbackName(path));
+    try {
+      writeFileSync(fallback, data, { flag: 'wx' });
+      return { path: fallback, failure };
+    } catch (e) {
+      // A partial file of ours (e.g. the disk filled) goes; a file that already existed is not ours.
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') removeQuietly(fallback);
+      attempts.push(`${fallback}: ${reasonOf(e)}`);
+    }
+  }
+  throw new UnsavedResultsError(attempts);
 }

@@ -12,16 +12,22 @@ export interface CliRun {
   readonly stderr: string;
 }
 
-/** Runs the command; `onStart` may signal the child (e.g. SIGINT after a delay). */
+/**
+ * Runs the command; `onStart` may signal the child (e.g. SIGINT after a delay); `onStdout` sees the
+ * output gathered so far at each chunk (to act once a line appears).
+ */
 export function runCli(
   args: readonly string[],
-  opts: { cwd?: string; onStart?: (kill: (s: NodeJS.Signals) => void) => void } = {},
+  opts: { cwd?: string; onStart?: (kill: (s: NodeJS.Signals) => void) => void; onStdout?: (soFar: string) => void } = {},
 ): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      opts.onStdout?.(stdout);
+    });
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));

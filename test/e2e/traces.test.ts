@@ -204,7 +204,17 @@ test('a run in trace mode writes a .zst I/O trace that replays with the same rea
     const cs = run.summary.cache_stats;
     assert.equal(run.kvcache_bench.machine.cache_dir, null, 'trace mode has no cache dir');
     const replayOut = join(dir, 'replay.json');
-    const rp = await runCli(['replay', trace, '--cache-dir', join(dir, 'c'), '--concurrency', '4', '--output', replayOut]);
+    const rp = await runCli([
+      'replay',
+      trace,
+      '--cache-dir',
+      join(dir, 'c'),
+      '--create-cache-dir',
+      '--concurrency',
+      '4',
+      '--output',
+      replayOut,
+    ]);
     assert.equal(rp.code, 0, rp.stderr);
     const replayDoc = await readValidReplayResults(replayOut);
     const replay = replayDoc.replay;

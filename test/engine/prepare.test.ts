@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildWorkloadParts } from '../../src/engine/build-workload.js';
-import { PREPARE_ENTRY_TOKENS, PREPOP_ENTRIES_PER_USER, prepareStorage } from '../../src/engine/prepare.js';
+import {
+  MIN_PREPARATION_SEC,
+  PREPARE_ENTRY_TOKENS,
+  PREPOP_ENTRIES_PER_USER,
+  preparationBudgetMs,
+  prepareStorage,
+} from '../../src/engine/prepare.js';
 import type { PrepareInputs } from '../../src/engine/prepare.js';
 import { Rng } from '../../src/util/rng.js';
 import { GiB } from '../../src/util/units.js';
@@ -69,4 +75,54 @@ test('prepare: preconditioning writes its target, or is skipped with a warning w
   assert.equal(r.warnings.length, 1);
   assert.match(r.warnings[0] ?? '', /^preconditioning skipped: the storage capacity is unknown/);
   assert.equal(unknown.p.cache.entries.count('storage'), 0);
+});
+
+/** A signal aborted once `count` more cache allocations have been made through `p.cache`. */
+function abortAfterAllocations(p: PrepareInputs, count: number): AbortSignal {
+  const ctrl = new AbortController();
+  const allocate = p.cache.allocate.bind(p.cache);
+  let left = count;
+  p.cache.allocate = (...args) => {
+    if (--left <= 0) ctrl.abort();
+    return allocate(...args);
+  };
+  return ctrl.signal;
+}
+
+test('prepare: the deadline stops RAG ingestion between documents, with a warning saying how far it got', async () => {
+  const { p, log } = inputs({ enableRag: true, ragNumDocs: 1_000_000 });
+  const chunksOfFirst = p.workload.rag?.ingest(new Rng(3)).document.chunks.length ?? 0; // same draw as the run's first document
+  const fresh = inputs({ enableRag: true, ragNumDocs: 1_000_000 });
+  const deadline = abortAfterAllocations(fresh.p, chunksOfFirst);
+  const r = await prepareStorage({ ...fresh.p, deadline });
+  assert.equal(fresh.p.workload.rag?.documentCount, 1);
+  assert.deepEqual(r.warnings, ['RAG ingestion: 1 of 1000000 documents ingested, stopped at the preparation deadline (--duration)']);
+  assert.deepEqual(fresh.log, ['RAG: ingested 1 documents']);
+  assert.equal(log.length, 0);
+});
+
+test('prepare: an interrupt stops pre-population and preconditioning; no deadline warning', async () => {
+  const { p } = inputs({ decodeOnly: true, numUsers: 100, precondition: true, preconditionSizeGb: 1 });
+  const interrupt = abortAfterAllocations(p, 3);
+  const r = await prepareStorage({ ...p, interrupt, deadline: new AbortController().signal });
+  assert.deepEqual(r.warnings, []);
+  assert.deepEqual(r.prepopulatedKeys, ['prepop_0', 'prepop_1', 'prepop_2'], 'the allocation that saw the interrupt was the last');
+  assert.equal(p.cache.entries.count('storage'), r.prepopulatedKeys.length, 'no preconditioning entry after the interrupt');
+});
+
+test('prepare: a deadline already past skips everything, each step saying so', async () => {
+  const { p } = inputs({ decodeOnly: true, numUsers: 2, precondition: true, preconditionSizeGb: 1 });
+  const r = await prepareStorage({ ...p, deadline: AbortSignal.abort() });
+  assert.deepEqual(r.prepopulatedKeys, []);
+  assert.deepEqual(r.warnings, [
+    'pre-population: 0 of 20 entries written, stopped at the preparation deadline (--duration)',
+    'preconditioning: 0.00 of 1.00 GiB written, stopped at the preparation deadline (--duration)',
+  ]);
+  assert.equal(p.cache.entries.count('storage'), 0);
+});
+
+test('prepare: the budget is the measured duration again, at least a minute', () => {
+  assert.equal(preparationBudgetMs(300), 300_000);
+  assert.equal(preparationBudgetMs(2), MIN_PREPARATION_SEC * 1000);
+  assert.equal(MIN_PREPARATION_SEC, 60);
 });
