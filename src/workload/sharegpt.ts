@@ -357,7 +357,7 @@ export function* arrayElements(source: JsonArraySource): Generator<RawElement, v
         pieceBytes += (end < 0 ? buf.length : end) - i;
         if (pieceBytes > maxElementBytes)
           throw source.fail(
-            `record ${index + 1} (which starts at line ${at.line}, column ${at.column}) is larger than ${maxElementBytes} bytes; no real conversation is`,
+            `record ${index + 1} (which starts at line ${at.line}, column ${at.column}) is larger than ${maxElementBytes} bytes (no real conversation is that large)`,
           );
         if (end < 0) {
           pieces.push(Buffer.from(buf.subarray(i))); // a copy: the buffer is reused
