@@ -10,6 +10,8 @@ import { dirname, join, resolve, sep } from 'node:path';
 
 /** Directories whose whole subtree is refused. */
 const FORBIDDEN_TREES: readonly string[] = ['/etc', '/bin', '/sbin', '/usr/bin', '/usr/sbin', '/boot', '/sys', '/proc', '/dev'];
+/** Kernel pseudo file systems: no output file can be created in them, whatever access(2) says. */
+const PSEUDO_FS_TREES: readonly string[] = ['/proc', '/sys', '/dev'];
 /** Directories refused themselves (their subdirectories, e.g. /var/tmp/x, are fine). */
 const FORBIDDEN_EXACT: readonly string[] = ['/', '/usr', '/var', '/home', '/root'];
 
@@ -102,6 +104,9 @@ export function cacheDirProblems(dir: string, fs: FsProbe = realFs, create = fal
  * after. Checked without side effects: missing directories are created when the file is written.
  */
 export function outputProblems(path: string, flag = '--output'): string[] {
+  // Kernel pseudo file systems accept access(W_OK) for root but create no files: refuse them up front.
+  const pseudo = PSEUDO_FS_TREES.find((t) => (resolve(path) + sep).startsWith(`${t}${sep}`));
+  if (pseudo !== undefined) return [`${flag} ${path}: cannot write there (${pseudo} is a kernel pseudo file system); give a path on a disk`];
   const kind = realFs.kind(path);
   if (kind === 'dir') return [`${flag} ${path} is a directory; give a file path`];
   const parent = existingAncestor(dirname(resolve(path)), realFs);
