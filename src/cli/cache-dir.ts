@@ -106,7 +106,8 @@ export function cacheDirProblems(dir: string, fs: FsProbe = realFs, create = fal
 export function outputProblems(path: string, flag = '--output'): string[] {
   // Kernel pseudo file systems accept access(W_OK) for root but create no files: refuse them up front.
   const pseudo = PSEUDO_FS_TREES.find((t) => (resolve(path) + sep).startsWith(`${t}${sep}`));
-  if (pseudo !== undefined) return [`${flag} ${path}: cannot write there (${pseudo} is a kernel pseudo file system); give a path on a disk`];
+  if (pseudo !== undefined)
+    return [`${flag} ${path}: cannot write there (${pseudo} is a kernel pseudo file system); give a path on a disk`];
   const kind = realFs.kind(path);
   if (kind === 'dir') return [`${flag} ${path} is a directory; give a file path`];
   const parent = existingAncestor(dirname(resolve(path)), realFs);

@@ -248,7 +248,10 @@ export function parseConfigText(text: string, source: string): LoadedConfig {
  */
 export function loadConfigFile(path: string): LoadedConfig {
   const checked = checkInputFile(path, { maxBytes: CONFIG_LIMITS.maxBytes });
-  if (!checked.ok) throw new ConfigError([`config file '${path}' cannot be read: ${checked.problem} (expected a YAML file such as the reference's config.yaml)`]);
+  if (!checked.ok)
+    throw new ConfigError([
+      `config file '${path}' cannot be read: ${checked.problem} (expected a YAML file such as the reference's config.yaml)`,
+    ]);
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

@@ -140,9 +140,13 @@ async function zstdSource(path: string, command: string): Promise<TextSource> {
 /** The decompressor's failure as input trouble: the file is not (complete) zstd, or zstd is missing. */
 function zstdProblem(path: string, err: Error): TraceFileError {
   const said = excerpt(err.message.replace(/\s+/g, ' '), 300);
-  return new TraceFileError(path, `cannot be decompressed (${said}); expected a zstd-compressed trace (zstd -d must open it) or a plain CSV trace`, {
-    cause: err,
-  });
+  return new TraceFileError(
+    path,
+    `cannot be decompressed (${said}); expected a zstd-compressed trace (zstd -d must open it) or a plain CSV trace`,
+    {
+      cause: err,
+    },
+  );
 }
 
 /**

@@ -22,7 +22,26 @@ function resultOrConfigError(fn: () => unknown): ConfigError | undefined {
 
 const flagNames = FLAG_ROWS.map((f) => `--${f.name}`);
 const values = fc.oneof(
-  fc.constantFrom('0', '1', '-1', '2.5', '1e400', '-0', 'NaN', 'Infinity', '0x10', '', ' ', '--', '-', 'none', 'tiny-1b', '/', '/etc', '/dev/null'),
+  fc.constantFrom(
+    '0',
+    '1',
+    '-1',
+    '2.5',
+    '1e400',
+    '-0',
+    'NaN',
+    'Infinity',
+    '0x10',
+    '',
+    ' ',
+    '--',
+    '-',
+    'none',
+    'tiny-1b',
+    '/',
+    '/etc',
+    '/dev/null',
+  ),
   fc.string({ maxLength: 20 }),
   fc.integer().map(String),
   fc.double().map(String),

@@ -51,7 +51,15 @@ const trace = (name: string, file: string, text: string | Buffer | null, expect:
 });
 const flags = (name: string, args: readonly string[], expect: RegExp): BadInput => ({ name: `flags: ${name}`, args, expect });
 
-const aliasBomb = ['a: &a [x,x,x,x,x,x,x,x,x]', ...'bcdefg'.split('').map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcdefg'[i] ?? 'a'}`).join(',')}]`)].join('\n');
+const aliasBomb = [
+  'a: &a [x,x,x,x,x,x,x,x,x]',
+  ...'bcdefg'.split('').map(
+    (k, i) =>
+      `${k}: &${k} [${Array(9)
+        .fill(`*${'abcdefg'[i] ?? 'a'}`)
+        .join(',')}]`,
+  ),
+].join('\n');
 const manyKeys = Array.from({ length: 30_000 }, (_, i) => `k${i}: 1`).join('\n');
 const model = (fields: string): string => `model_configs:\n  m:\n${fields}`;
 const zstdOf = (text: string): Buffer => execFileSync('zstd', ['-3', '-q', '-c'], { input: text });
@@ -84,25 +92,46 @@ const CASES: readonly BadInput[] = [
   flags('switch with a value', ['--precondition=yes'], /--precondition is a switch and takes no value/),
   flags('empty output', ['--output', ''], /--output expects a non-empty value/),
   flags('prefill and decode only', ['--prefill-only', '--decode-only'], /--prefill-only and --decode-only are mutually exclusive/),
-  flags('dataset and BurstGPT', ['--dataset-path', 'd.json', '--use-burst-trace'], /--dataset-path \(ShareGPT replay\) and --use-burst-trace \(BurstGPT replay\) are mutually exclusive/),
+  flags(
+    'dataset and BurstGPT',
+    ['--dataset-path', 'd.json', '--use-burst-trace'],
+    /--dataset-path \(ShareGPT replay\) and --use-burst-trace \(BurstGPT replay\) are mutually exclusive/,
+  ),
   flags('tensor parallel over gpus', ['--tensor-parallel', '4', '--num-gpus', '2'], /tensor-parallel \(4\) cannot exceed num-gpus \(2\)/),
   flags('negative trace speedup', ['--trace-speedup', '-1'], /trace-speedup/),
   flags('negative max requests', ['--max-requests', '-1'], /max-requests/),
   flags('cache dir in /etc', ['--cache-dir', '/etc/kv'], /cache-dir/),
   flags('cache dir in /dev', ['--cache-dir', '/dev/kv'], /cache-dir/),
   flags('missing cache dir', ['--cache-dir', '@/none/deeper'], /does not exist/),
-  flags('output under /proc', ['--output', '/proc/x/r.json'], /--output \/proc\/x\/r\.json: cannot write there \(\/proc is a kernel pseudo file system\)/),
+  flags(
+    'output under /proc',
+    ['--output', '/proc/x/r.json'],
+    /--output \/proc\/x\/r\.json: cannot write there \(\/proc is a kernel pseudo file system\)/,
+  ),
   flags('spreadsheet under /sys', ['--xlsx-output', '/sys/r.xlsx'], /--xlsx-output \/sys\/r\.xlsx: cannot write there/),
   flags('output is a directory', ['--output', '@'], /is a directory/),
   flags('not implemented: latency tracing', ['--enable-latency-tracing'], /--enable-latency-tracing is not implemented yet/),
   flags('100 KB value', ['--num-users', `${'7'.repeat(100_000)}x`], /got '7{80}… \(100001 characters\)'/),
-  flags('many unknown flags', Array.from({ length: 200 }, (_, i) => `--bogus-${i}`), /200 problems[\s\S]*… and 175 more \(not listed\)/),
-  flags('smallest entry fits no tier', ['--storage-capacity-gb', '0.000001', '--cpu-mem-gb', '0'], /one entry of the smallest request .* fits in no tier/),
+  flags(
+    'many unknown flags',
+    Array.from({ length: 200 }, (_, i) => `--bogus-${i}`),
+    /200 problems[\s\S]*… and 175 more \(not listed\)/,
+  ),
+  flags(
+    'smallest entry fits no tier',
+    ['--storage-capacity-gb', '0.000001', '--cpu-mem-gb', '0'],
+    /one entry of the smallest request .* fits in no tier/,
+  ),
   // ---- config files
   yaml('alias bomb', [], aliasBomb, /aliases \(\*name\) expand to too much data/),
   yaml('30,000 keys', [], manyKeys, /has 30000 keys and list items; at most 10000 are accepted/),
   yaml('2 MiB file', [], `# ${'x'.repeat(2 * 1024 * 1024)}\n`, /cannot be read: is 2\.0 MiB \(\d+ bytes\); at most 1 MiB/),
-  yaml('500 KB value', [], `rag: "${'v'.repeat(500_000)}"`, /'rag' has the wrong type: expected a mapping.*got string 'v{80}… \(500000 characters\)'/),
+  yaml(
+    '500 KB value',
+    [],
+    `rag: "${'v'.repeat(500_000)}"`,
+    /'rag' has the wrong type: expected a mapping.*got string 'v{80}… \(500000 characters\)'/,
+  ),
   yaml('FIFO', [], null, /is a FIFO \(named pipe\), not a regular file/),
   yaml('duplicate keys', [], 'rag:\n  top_k_chunks: 1\nrag:\n  top_k_chunks: 2\n', /Map keys must be unique: 'rag' at line 3/),
   yaml('syntax error', [], 'rag:\n  top_k_chunks: [1\n', /invalid YAML: .*line \d+/),
@@ -120,12 +149,42 @@ const CASES: readonly BadInput[] = [
   yaml('unresolved alias', [], 'a: *nothing\n', /invalid YAML/),
   yaml('deep nesting', [], `${'['.repeat(5000)}${']'.repeat(5000)}`, /invalid YAML|wrong type/),
   yaml('binary junk', [], Buffer.from([0xff, 0xfe, 0x00, 0x01, 0x9c, 0x3a, 0x7b]), /invalid YAML|wrong type/),
-  yaml('model of 8×10^21 bytes per token', ['--model', 'm'], model('    num_layers: 1000000000\n    hidden_dim: 2000000000\n    num_heads: 1\n    kv_heads: 1000\n    dtype: float16\n'), /'model_configs\.m' has \d.* KV bytes per token .*at most 4294967296 \(4 GiB\)/),
-  yaml('new model missing fields', ['--model', 'm'], model('    num_layers: 4\n'), /'model_configs\.m\.hidden_dim' is required for a new model/),
-  yaml('MLA without widths', [], model('    num_layers: 4\n    hidden_dim: 64\n    num_heads: 4\n    kv_heads: 4\n    attention_type: mla\n'), /needs kv_lora_rank > 0/),
-  yaml('model of 0 bytes per token', [], model('    num_layers: 4\n    hidden_dim: 2\n    num_heads: 4\n    kv_heads: 4\n'), /has 0 KV bytes per token/),
-  yaml('bad dtype', [], model('    num_layers: 4\n    hidden_dim: 64\n    num_heads: 4\n    kv_heads: 4\n    dtype: float8\n'), /'model_configs\.m\.dtype' must be one of/),
-  yaml('entry beyond 2^53 bytes', [], 'user_templates:\n  chatbot:\n    context_range: [1, 9007199254740991]\n', /an entry of the largest context .* is beyond 2\^53 bytes/),
+  yaml(
+    'model of 8×10^21 bytes per token',
+    ['--model', 'm'],
+    model('    num_layers: 1000000000\n    hidden_dim: 2000000000\n    num_heads: 1\n    kv_heads: 1000\n    dtype: float16\n'),
+    /'model_configs\.m' has \d.* KV bytes per token .*at most 4294967296 \(4 GiB\)/,
+  ),
+  yaml(
+    'new model missing fields',
+    ['--model', 'm'],
+    model('    num_layers: 4\n'),
+    /'model_configs\.m\.hidden_dim' is required for a new model/,
+  ),
+  yaml(
+    'MLA without widths',
+    [],
+    model('    num_layers: 4\n    hidden_dim: 64\n    num_heads: 4\n    kv_heads: 4\n    attention_type: mla\n'),
+    /needs kv_lora_rank > 0/,
+  ),
+  yaml(
+    'model of 0 bytes per token',
+    [],
+    model('    num_layers: 4\n    hidden_dim: 2\n    num_heads: 4\n    kv_heads: 4\n'),
+    /has 0 KV bytes per token/,
+  ),
+  yaml(
+    'bad dtype',
+    [],
+    model('    num_layers: 4\n    hidden_dim: 64\n    num_heads: 4\n    kv_heads: 4\n    dtype: float8\n'),
+    /'model_configs\.m\.dtype' must be one of/,
+  ),
+  yaml(
+    'entry beyond 2^53 bytes',
+    [],
+    'user_templates:\n  chatbot:\n    context_range: [1, 9007199254740991]\n',
+    /an entry of the largest context .* is beyond 2\^53 bytes/,
+  ),
   { name: 'config: missing file', args: ['--config', '@/none.yaml'], expect: /config file '.*none\.yaml' cannot be read: file not found/ },
   { name: 'config: a directory', args: ['--config', '@'], expect: /cannot be read: is a directory, not a regular file/ },
   { name: 'config: /dev/zero', args: ['--config', '/dev/zero'], expect: /cannot be read: is a character device, not a regular file/ },
@@ -143,12 +202,20 @@ const CASES: readonly BadInput[] = [
   sharegpt('not closed', '[{"id": "a"}', /the array is not closed/),
   sharegpt('trailing comma', '[{"id": "a"},]', /trailing comma/),
   sharegpt('syntax error in a record', '[{"id": "a", "x": tru}]', /invalid JSON at line 1, column \d+: .*in record 1/),
-  sharegpt('no pairs', '[{"id": "a", "conversations": [{"from": "gpt", "value": "x"}, {"from": "human", "value": "y"}]}]', /no usable conversation: none of its 1 records/),
+  sharegpt(
+    'no pairs',
+    '[{"id": "a", "conversations": [{"from": "gpt", "value": "x"}, {"from": "human", "value": "y"}]}]',
+    /no usable conversation: none of its 1 records/,
+  ),
   sharegpt('only system messages', '[{"messages": [{"role": "system", "content": "be nice"}]}]', /no usable conversation/),
   sharegpt('scalars', '[1, "two", null, true]', /no usable conversation: none of its 4 records/),
   sharegpt('binary junk', Buffer.from([0x00, 0xff, 0x13, 0x37]), /unexpected byte 0x00/),
   sharegpt('BOM only', Buffer.from([0xef, 0xbb, 0xbf]), /the file is empty/),
-  sharegpt('invalid UTF-8 in a string', Buffer.concat([Buffer.from('[{"conversations": [{"from": "human", "value": "'), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}]')]), /no usable conversation/),
+  sharegpt(
+    'invalid UTF-8 in a string',
+    Buffer.concat([Buffer.from('[{"conversations": [{"from": "human", "value": "'), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}]')]),
+    /no usable conversation/,
+  ),
   sharegpt('text after the array', '[{"id": "a"}] x', /unexpected text after the closing '\]'/),
   sharegpt('unescaped control character', '[{"conversations": [{"from": "human", "value": "a\tb"}]}]', /unescaped control character/),
   // ---- BurstGPT traces
@@ -161,12 +228,37 @@ const CASES: readonly BadInput[] = [
   burst('empty file', { 't.csv': '' }, '@/t.csv', /is empty \(no header line\)/),
   burst('header only', { 't.csv': `${HEADER}\n` }, '@/t.csv', /has no data row \(only a header\)/),
   burst('missing columns', { 't.csv': 'Timestamp,Model\n1,x\n' }, '@/t.csv', /has no "Request tokens" or "Response tokens" columns/),
-  burst('all numbers bad', { 't.csv': `${HEADER}\n1,ChatGPT,x,2,3,l\n2,ChatGPT,1,-2,3,l\n` }, '@/t.csv', /has no usable row: all 2 data rows were skipped \(line 2: Request tokens: "x" is not a number; line 3: Response tokens: -2 is negative\)/),
-  burst('all timestamps bad', { 't.csv': `${HEADER}\nnow,ChatGPT,1,2,3,l\n1e999,ChatGPT,1,2,3,l\n` }, '@/t.csv', /has no usable row: all 2 data rows were skipped \(line 2: Timestamp: "now" is not a number; line 3: Timestamp: "1e999" is out of range\)/),
+  burst(
+    'all numbers bad',
+    { 't.csv': `${HEADER}\n1,ChatGPT,x,2,3,l\n2,ChatGPT,1,-2,3,l\n` },
+    '@/t.csv',
+    /has no usable row: all 2 data rows were skipped \(line 2: Request tokens: "x" is not a number; line 3: Response tokens: -2 is negative\)/,
+  ),
+  burst(
+    'all timestamps bad',
+    { 't.csv': `${HEADER}\nnow,ChatGPT,1,2,3,l\n1e999,ChatGPT,1,2,3,l\n` },
+    '@/t.csv',
+    /has no usable row: all 2 data rows were skipped \(line 2: Timestamp: "now" is not a number; line 3: Timestamp: "1e999" is out of range\)/,
+  ),
   burst('wrong field counts', { 't.csv': `${HEADER}\n1,2\n` }, '@/t.csv', /expected 6 fields, found 2/),
-  burst('every file useless', { 'a.csv': `${HEADER}\n`, 'b.csv': `${HEADER}\nx,y,z,1,2,3\n` }, '@', /BurstGPT trace \(2 files\) has no usable row/),
-  burst('line over 1 MiB', { 't.csv': `${HEADER}\n${'9'.repeat(1_300_000)}\n` }, '@/t.csv', /line 2 is longer than 1048576 characters; not a CSV trace/),
-  burst('binary junk', { 't.csv': Buffer.from([0x00, 0x01, 0xff, 0x0a, 0x02]) }, '@/t.csv', /has no "Request tokens" or "Response tokens" columns/),
+  burst(
+    'every file useless',
+    { 'a.csv': `${HEADER}\n`, 'b.csv': `${HEADER}\nx,y,z,1,2,3\n` },
+    '@',
+    /BurstGPT trace \(2 files\) has no usable row/,
+  ),
+  burst(
+    'line over 1 MiB',
+    { 't.csv': `${HEADER}\n${'9'.repeat(1_300_000)}\n` },
+    '@/t.csv',
+    /line 2 is longer than 1048576 characters; not a CSV trace/,
+  ),
+  burst(
+    'binary junk',
+    { 't.csv': Buffer.from([0x00, 0x01, 0xff, 0x0a, 0x02]) },
+    '@/t.csv',
+    /has no "Request tokens" or "Response tokens" columns/,
+  ),
   // ---- I/O traces (replay): what src/trace/reader.ts refuses
   trace('FIFO', 't.csv', null, /I\/O trace '.*t\.csv': is a FIFO \(named pipe\), not a regular file/),
   trace('FIFO named .zst', 't.csv.zst', null, /is a FIFO \(named pipe\), not a regular file/),
@@ -187,7 +279,23 @@ const CASES: readonly BadInput[] = [
 function runArgs(c: BadInput, dir: string): string[] {
   const given = c.args.map((a) => a.replace(/^@/, dir).replace(/=@/, `=${dir}`));
   if (given[0] === 'replay') return [...given, '--output', join(dir, 'out.json')];
-  const base = ['--model', 'tiny-1b', '--num-users', '2', '--duration', '2', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0.01', '--generation-mode', 'none', '--no-progress', '--max-requests', '4'];
+  const base = [
+    '--model',
+    'tiny-1b',
+    '--num-users',
+    '2',
+    '--duration',
+    '2',
+    '--gpu-mem-gb',
+    '0',
+    '--cpu-mem-gb',
+    '0.01',
+    '--generation-mode',
+    'none',
+    '--no-progress',
+    '--max-requests',
+    '4',
+  ];
   const own = ['--output', join(dir, 'out.json'), '--cache-dir', join(dir, 'cache'), '--create-cache-dir'];
   // The case's own flags come last: the last value of a repeated flag wins.
   return [...base, ...(given.includes('--output') || given.includes('--cache-dir') ? [] : own), ...given];
@@ -210,11 +318,11 @@ interface Outcome {
 async function inProcess(argv: readonly string[]): Promise<Outcome> {
   const writes = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
   let stderr = '';
-  process.stdout.write = (() => true) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => {
+  process.stdout.write = () => true;
+  process.stderr.write = (chunk: string | Uint8Array) => {
     stderr += String(chunk);
     return true;
-  }) as typeof process.stderr.write;
+  };
   try {
     return { code: await main(argv), stderr };
   } catch (e: unknown) {
@@ -278,7 +386,9 @@ test('every bad input: exit 2, one message naming the problem, no stack trace, n
 
 test('a sample through the real command, with a timeout (FIFOs, bombs, huge values, trace garbage)', () =>
   inTempDir(async (root) => {
-    const sample = CASES.filter((c) => /FIFO|alias bomb|30,000 keys|500 KB value|100 KB value|8×10\^21|header only|truncated \.zst|all timestamps bad/.test(c.name));
+    const sample = CASES.filter((c) =>
+      /FIFO|alias bomb|30,000 keys|500 KB value|100 KB value|8×10\^21|header only|truncated \.zst|all timestamps bad/.test(c.name),
+    );
     assert.ok(sample.length >= 10, `sample of ${sample.length}`);
     const runs = sample.map(async (c, i) => {
       const dir = join(root, `spawn-${i}`);

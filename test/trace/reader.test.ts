@@ -127,7 +127,10 @@ describe('readTrace', () => {
         assert.ok(err instanceof TraceFileError, String(err));
         assert.ok(err instanceof TraceFormatError, 'a TraceFormatError, so replay reports it as bad input');
         assert.ok(err.cause instanceof ZstdError);
-        assert.match(err.message, /^I\/O trace '.*cut\.csv\.zst': cannot be decompressed \(zstd .* exited with code 1: .*\); expected a zstd-compressed trace/);
+        assert.match(
+          err.message,
+          /^I\/O trace '.*cut\.csv\.zst': cannot be decompressed \(zstd .* exited with code 1: .*\); expected a zstd-compressed trace/,
+        );
         return true;
       });
     }));

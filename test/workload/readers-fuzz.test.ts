@@ -89,7 +89,10 @@ test('ShareGPT reader: a FIFO is refused without opening it, an oversized record
     });
     const big = join(dir, 'big.json');
     writeFileSync(big, JSON.stringify([{ id: 'a', conversations: [{ from: 'human', value: 'x'.repeat(5000) }] }]));
-    assert.throws(() => loadShareGpt(big, OPTS), /big\.json': record 1 \(which starts at line 1, column 2\) is larger than 4096 bytes \(no real conversation is that large\)\. A valid file/);
+    assert.throws(
+      () => loadShareGpt(big, OPTS),
+      /big\.json': record 1 \(which starts at line 1, column 2\) is larger than 4096 bytes \(no real conversation is that large\)\. A valid file/,
+    );
   }));
 
 const csvLine = fc.oneof(

@@ -15,7 +15,29 @@ const reference = new Tiktoken(createRequire(import.meta.url)('js-tiktoken/ranks
 const tiktokenCount = (text: string): number => reference.encode(text, [], []).length;
 
 /** Characters the regex pieces treat differently: letters, CJK, digits, punctuation, spaces, emoji. */
-const PIECES = ['a', 'Z', 'é', 'ß', '中', '文', '7', '0', '!', '.', "'s", "'LL", ' ', '  ', '\n', '\r\n', '\t', '\u3000', '👋', '-', '<|endoftext|>'];
+const PIECES = [
+  'a',
+  'Z',
+  'é',
+  'ß',
+  '中',
+  '文',
+  '7',
+  '0',
+  '!',
+  '.',
+  "'s",
+  "'LL",
+  ' ',
+  '  ',
+  '\n',
+  '\r\n',
+  '\t',
+  '\u3000',
+  '👋',
+  '-',
+  '<|endoftext|>',
+];
 const shortText = fc.array(fc.constantFrom(...PIECES), { maxLength: 30 }).map((p) => p.join(''));
 
 test('isRegexSpace is exactly \\s for every UTF-16 unit', () => {
