@@ -2,7 +2,8 @@
 // Every problem in the file — YAML syntax, unknown keys at any depth, wrong types, out-of-range values —
 // is reported together in one ConfigError, each naming the file and the key path.
 import { readFileSync } from 'node:fs';
-import { parseDocument } from 'yaml';
+import { isScalar, LineCounter, parseDocument, visit } from 'yaml';
+import type { Document } from 'yaml';
 import type * as z from 'zod';
 import { configFileSchema, settingsOf } from '../settings/config-keys.js';
 import type { ConfigFile, Settings } from '../settings/config-keys.js';
@@ -12,6 +13,22 @@ import { buildModelTable, MODEL_ENTRY_KEYS, modelTableProblems } from '../settin
 import type { ModelConfig } from '../model/models.js';
 import type { JsonObject, JsonValue } from '../settings/run-config.js';
 import { messageOf } from '../util/errors.js';
+import { checkInputFile, formatBytes, statProblem } from '../util/input-file.js';
+import { excerpt } from '../util/excerpt.js';
+
+/**
+ * Limits of a config file. The reference's config.yaml is ~5 KiB with ~150 keys; these bounds are far
+ * above any real file and keep a hostile one from hanging the parser (duplicate-key checks and error
+ * listing are per key) or exhausting memory (alias expansion).
+ */
+export const CONFIG_LIMITS = {
+  /** Bytes of the file (and characters of a text given to parseConfigText). */
+  maxBytes: 1024 * 1024,
+  /** Mapping keys plus list items, anywhere in the file. */
+  maxNodes: 10_000,
+  /** Alias (*name) expansions while converting the document (the yaml package's guard against alias bombs). */
+  maxAliasCount: 100,
+} as const;
 
 export interface LoadedConfig {
   /** The file path, or undefined for built-in defaults. */
@@ -50,7 +67,7 @@ function formatPath(path: Path): string {
   let out = '';
   for (const p of path) {
     if (typeof p === 'number') out += `[${p}]`;
-    else out += out === '' ? String(p) : `.${String(p)}`;
+    else out += out === '' ? excerpt(String(p)) : `.${excerpt(String(p))}`;
   }
   return out === '' ? '(top level)' : out;
 }
@@ -67,7 +84,7 @@ function valueAt(root: unknown, path: Path): unknown {
 function describe(v: unknown): string {
   if (v === null || v === undefined) return 'nothing (empty value)';
   if (Array.isArray(v)) return `a list of ${v.length}`;
-  if (typeof v === 'string') return `string '${v}'`;
+  if (typeof v === 'string') return `string '${excerpt(v)}'`;
   if (typeof v === 'number') return `number ${v}`;
   if (typeof v === 'boolean') return `boolean ${v}`;
   return 'a mapping';
@@ -98,7 +115,7 @@ function issueMessage(issue: z.core.$ZodIssue, input: unknown, defaults: unknown
     case 'unrecognized_keys':
       return issue.keys.map((k) => {
         const valid = validKeysAt(defaults, issue.path);
-        return `Unknown configuration key '${formatPath([...issue.path, k])}'${valid.length > 0 ? ` (valid keys here: ${valid.join(', ')})` : ''}`;
+        return `Unknown configuration key '${excerpt(formatPath([...issue.path, k]))}'${valid.length > 0 ? ` (valid keys here: ${valid.join(', ')})` : ''}`;
       });
     case 'invalid_type': {
       const expected = issue.message === INTEGER_EXPECTED ? 'int' : issue.expected;
@@ -155,13 +172,67 @@ export function defaultConfig(): LoadedConfig {
   return loaded(configFileSchema.parse({}), undefined);
 }
 
+/**
+ * Node count and duplicate keys of a parsed document, in one linear walk. (The yaml package's own
+ * duplicate-key check compares every key with every other: 30,000 keys took 27 s.)
+ */
+function structureProblems(doc: Document, lines: LineCounter, source: string): string[] {
+  let nodes = 0;
+  const duplicates: string[] = [];
+  visit(doc, {
+    Map(_, map) {
+      nodes += map.items.length;
+      const seen = new Set<string>();
+      for (const pair of map.items) {
+        if (!isScalar(pair.key)) continue;
+        const key = String(pair.key.value);
+        if (!seen.has(key)) seen.add(key);
+        else {
+          const at = pair.key.range === undefined || pair.key.range === null ? undefined : lines.linePos(pair.key.range[0]);
+          duplicates.push(`'${excerpt(key)}'${at !== undefined ? ` at line ${at.line}, column ${at.col}` : ''}`);
+        }
+      }
+    },
+    Seq(_, seq) {
+      nodes += seq.items.length;
+    },
+  });
+  if (nodes > CONFIG_LIMITS.maxNodes)
+    return [
+      `${source}: has ${nodes} keys and list items; at most ${CONFIG_LIMITS.maxNodes} are accepted (a real config file has a few hundred at most)`,
+    ];
+  return duplicates.map((k) => `${source}: invalid YAML: Map keys must be unique: ${k} repeats a key of the same mapping`);
+}
+
+/** The document as plain data, or the problem (an alias bomb, or anything else the converter refuses). */
+function toPlain(doc: Document, source: string): { readonly value: unknown } | { readonly problem: string } {
+  try {
+    return { value: doc.toJS({ maxAliasCount: CONFIG_LIMITS.maxAliasCount }) };
+  } catch (e: unknown) {
+    const msg = messageOf(e);
+    return {
+      problem: /alias/i.test(msg)
+        ? `${source}: invalid YAML: its aliases (*name) expand to too much data (more than ${CONFIG_LIMITS.maxAliasCount} expansions); write the values out`
+        : `${source}: invalid YAML: ${excerpt(msg)}`,
+    };
+  }
+}
+
 /** Validates YAML text; `source` names it in messages. Throws ConfigError listing every problem. */
 export function parseConfigText(text: string, source: string): LoadedConfig {
-  const doc = parseDocument(text, { prettyErrors: true });
+  if (text.length > CONFIG_LIMITS.maxBytes)
+    throw new ConfigError([`${source}: is ${text.length} characters; at most ${formatBytes(CONFIG_LIMITS.maxBytes)} are accepted`]);
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: false, lineCounter: lines });
   if (doc.errors.length > 0) {
-    throw new ConfigError(doc.errors.map((e) => `${source}: invalid YAML: ${e.message.split('\n')[0].replace(/:\s*$/, '')}`));
+    const problems = doc.errors.map((e) => `${source}: invalid YAML: ${excerpt(e.message.split('\n')[0].replace(/:\s*$/, ''), 200)}`);
+    throw new ConfigError(problems);
   }
-  const input: unknown = doc.toJS() ?? {}; // an empty file is an empty configuration, as in the reference
+  const structure = structureProblems(doc, lines, source);
+  if (structure.length > 0) throw new ConfigError(structure);
+  const plain = toPlain(doc, source);
+  if ('problem' in plain) throw new ConfigError([plain.problem]);
+  const input: unknown = plain.value ?? {}; // an empty file is an empty configuration, as in the reference
   const result = configFileSchema.safeParse(input);
   const problems = result.success ? [] : problemsOf(result.error, input, source);
   for (const p of modelTableProblems(valueAt(input, ['model_configs']))) {
@@ -171,16 +242,21 @@ export function parseConfigText(text: string, source: string): LoadedConfig {
   return { ...loaded(result.data, source), warnings: inertKeyWarnings(input, source) };
 }
 
-/** Reads and validates a config file. Throws ConfigError naming the file when it is missing, unreadable or invalid. */
+/**
+ * Reads and validates a config file. Throws ConfigError naming the file when it is missing, not a
+ * regular file (checked before opening: a FIFO would block), too large, unreadable or invalid.
+ */
 export function loadConfigFile(path: string): LoadedConfig {
+  const checked = checkInputFile(path, { maxBytes: CONFIG_LIMITS.maxBytes });
+  if (!checked.ok)
+    throw new ConfigError([
+      `config file '${path}' cannot be read: ${checked.problem} (expected a YAML file such as the reference's config.yaml)`,
+    ]);
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (e: unknown) {
-    const code = e instanceof Error && 'code' in e ? String(e.code) : '';
-    const why =
-      code === 'ENOENT' ? 'file not found' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : messageOf(e);
-    throw new ConfigError([`config file '${path}' cannot be read: ${why}`]);
+    throw new ConfigError([`config file '${path}' cannot be read: ${statProblem(e)}`]);
   }
   return parseConfigText(text, `config file '${path}'`);
 }

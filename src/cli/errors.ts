@@ -1,6 +1,9 @@
 // Typed configuration error. Flags, the YAML file and the cross-field checks all report every problem
 // they find at once; the CLI prints the message and exits with code 2 (CONTRIBUTING.md#bad-input).
 
+/** Problems a message lists at most; `problems` keeps them all. */
+export const MAX_LISTED_PROBLEMS = 25;
+
 export class ConfigError extends Error {
   readonly problems: readonly string[];
 
@@ -13,6 +16,9 @@ export class ConfigError extends Error {
 
   private static format(problems: readonly string[]): string {
     if (problems.length === 1) return `Invalid configuration: ${problems[0]}`;
-    return `Invalid configuration (${problems.length} problems):\n${problems.map((p) => `  - ${p}`).join('\n')}`;
+    // A hostile input can produce thousands of problems: list the first ones, count the rest.
+    const shown = problems.slice(0, MAX_LISTED_PROBLEMS).map((p) => `  - ${p}`);
+    if (problems.length > MAX_LISTED_PROBLEMS) shown.push(`  - … and ${problems.length - MAX_LISTED_PROBLEMS} more (not listed)`);
+    return `Invalid configuration (${problems.length} problems):\n${shown.join('\n')}`;
   }
 }

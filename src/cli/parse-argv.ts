@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { FLAG_ROWS as FLAGS, flagByName } from '../settings/flags.js';
 import type { FlagRow } from '../settings/flags.js';
+import { excerpt } from '../util/excerpt.js';
 
 export interface RawArgs {
   /** Flag name → last value given ('true' for switches). Repeats: the last one wins, as in argparse. */
@@ -46,7 +47,7 @@ function closestFlag(name: string): string | undefined {
 
 function unknownFlag(rawName: string, name: string): string {
   const hint = closestFlag(name.replace(/_/g, '-'));
-  return `unknown flag '${rawName}'${hint !== undefined ? ` (did you mean --${hint}?)` : ''}; see --help`;
+  return `unknown flag '${excerpt(rawName)}'${hint !== undefined ? ` (did you mean --${hint}?)` : ''}; see --help`;
 }
 
 function kindWord(f: Pick<FlagRow<unknown>, 'choices' | 'kind'>): string {
@@ -72,7 +73,7 @@ export function tokenizeArgv(argv: readonly string[]): RawArgs {
   for (const t of tokens) {
     if (t.kind === 'option-terminator') continue;
     if (t.kind === 'positional') {
-      if (t.index !== skipIndex) problems.push(`unexpected argument '${t.value}' (flags start with --; see --help)`);
+      if (t.index !== skipIndex) problems.push(`unexpected argument '${excerpt(t.value)}' (flags start with --; see --help)`);
       continue;
     }
     if (t.name === 'help') {
@@ -86,13 +87,13 @@ export function tokenizeArgv(argv: readonly string[]): RawArgs {
       continue;
     }
     if (spec.kind === 'bool') {
-      if (t.value !== undefined) problems.push(`--${spec.name} is a switch and takes no value (got '${t.value}')`);
+      if (t.value !== undefined) problems.push(`--${spec.name} is a switch and takes no value (got '${excerpt(t.value)}')`);
       else values.set(spec.name, 'true');
       continue;
     }
     if (t.value === undefined) problems.push(`--${spec.name} expects ${kindWord(spec)}, but no value was given`);
     else if (!t.inlineValue && t.value.startsWith('--'))
-      problems.push(`--${spec.name} expects ${kindWord(spec)}, got the flag '${t.value}'`);
+      problems.push(`--${spec.name} expects ${kindWord(spec)}, got the flag '${excerpt(t.value)}'`);
     else values.set(spec.name, t.value);
   }
   return { values, problems, help };
@@ -126,7 +127,7 @@ export class FlagReader {
     if (v === undefined) return def;
     const n = Number(v.trim());
     if (!INT.test(v.trim()) || !Number.isSafeInteger(n)) {
-      this.problems.push(`--${name} expects an integer, got '${v}'`);
+      this.problems.push(`--${name} expects an integer, got '${excerpt(v)}'`);
       return def;
     }
     return n;
@@ -137,7 +138,7 @@ export class FlagReader {
     if (v === undefined) return def;
     const n = Number(v.trim());
     if (!FLOAT.test(v.trim()) || !Number.isFinite(n)) {
-      this.problems.push(`--${name} expects a number, got '${v}'`);
+      this.problems.push(`--${name} expects a number, got '${excerpt(v)}'`);
       return def;
     }
     return n;
@@ -163,7 +164,7 @@ export class FlagReader {
     if (hit !== undefined) return hit;
     const folded = choices.find((c) => c.toLowerCase() === v.toLowerCase());
     const hint = folded !== undefined ? ` (did you mean '${folded}'?)` : '';
-    this.problems.push(`--${name}: invalid choice '${v}'; valid choices: ${choices.join(', ')}${hint}`);
+    this.problems.push(`--${name}: invalid choice '${excerpt(v)}'; valid choices: ${choices.join(', ')}${hint}`);
     return def;
   }
 }

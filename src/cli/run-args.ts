@@ -9,7 +9,7 @@ import { FLAG_ROWS } from '../settings/flags.js';
 import type { DefaultContext, FlagRow, RunFlags } from '../settings/flags.js';
 import { FlagReader, tokenizeArgv } from './parse-argv.js';
 import type { JsonObject, JsonValue, RunConfig } from '../settings/run-config.js';
-import { checkFlags, unknownModelProblem } from './validate.js';
+import { checkFlags, modelFitProblems, unknownModelProblem } from './validate.js';
 import type { FsProbe } from './cache-dir.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { ModelConfig } from '../model/models.js';
@@ -112,6 +112,7 @@ export function parseRunArgs(argv: readonly string[], now: Date, rng: () => numb
   }
   const checked = checkFlags(flags, loaded.settings.validationLimits, fs);
   problems.push(...checked.problems);
+  if (model !== undefined) problems.push(...modelFitProblems(model, flags, loaded.settings));
   if (problems.length > 0 || model === undefined) throw new ConfigError(problems);
   return { config: buildRunConfig(flags, seedGiven, model, loaded), warnings: [...loaded.warnings, ...checked.warnings] };
 }

@@ -8,7 +8,10 @@ import { ConfigError } from './errors.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { FLAG_ROWS } from '../settings/flags.js';
 import type { RunFlags, ValueCheck } from '../settings/flags.js';
-import type { ValidationLimits } from '../settings/config-keys.js';
+import type { Settings, ValidationLimits } from '../settings/config-keys.js';
+import { entrySizeOf, kvBytesPerToken } from '../model/models.js';
+import type { ModelConfig } from '../model/models.js';
+import { formatBytes } from '../util/input-file.js';
 
 export interface CheckResult {
   readonly problems: string[];
@@ -102,8 +105,48 @@ export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs
   limitChecks(f, limits, passed, problems);
   tensorParallelChecks(f, passed, problems, warnings);
   if (f.prefillOnly && f.decodeOnly) problems.push('--prefill-only and --decode-only are mutually exclusive');
+  if (f.datasetPath !== undefined && f.useBurstTrace)
+    problems.push(
+      '--dataset-path (ShareGPT replay) and --use-burst-trace (BurstGPT replay) are mutually exclusive: a run replays one workload source; drop one of them',
+    );
   if (f.cacheDir !== undefined) problems.push(...cacheDirProblems(f.cacheDir, fs, f.createCacheDir));
   return { problems, warnings };
+}
+
+const GiB = 2 ** 30;
+
+/** Capacity of the largest tier the flags define, or undefined when it is only known at setup (free space). */
+function largestTierBytes(f: CheckedFlags): number | undefined {
+  if (f.storageCapacityGb > 0) return Math.max(f.storageCapacityGb, f.gpuMemGb * f.numGpus, f.cpuMemGb) * GiB;
+  if (f.ioTraceLog !== undefined) return Infinity; // trace mode: the storage tier is unlimited
+  return undefined;
+}
+
+/**
+ * The model against the workload and the tiers: the largest synthetic request's entry must be an exact
+ * byte count, and one entry of the smallest request (1 token for dataset and trace replays) must fit
+ * in some tier, or every request would fail. Values that failed their own checks are skipped.
+ */
+export function modelFitProblems(model: ModelConfig, f: CheckedFlags, settings: Settings): string[] {
+  const perToken = kvBytesPerToken(model);
+  if (!(perToken > 0) || !Number.isFinite(perToken)) return [];
+  const templates = Object.values(settings.userTemplates);
+  const replay = f.datasetPath !== undefined || f.useBurstTrace;
+  const smallest = replay ? 1 : Math.min(...templates.map((t) => t.contextRange[0]));
+  const largest = Math.max(...templates.map((t) => t.contextRange[1]));
+  const tp = f.tensorParallel >= 1 ? f.tensorParallel : 1;
+  const problems: string[] = [];
+  if (!replay && !Number.isSafeInteger(perToken * largest))
+    problems.push(
+      `model '${model.key}': an entry of the largest context (${largest} tokens × ${perToken} bytes per token) is beyond 2^53 bytes; lower user_templates context_range or use a smaller model`,
+    );
+  const entry = entrySizeOf(perToken, smallest, tp);
+  const room = largestTierBytes(f);
+  if (room !== undefined && entry > room)
+    problems.push(
+      `model '${model.key}': one entry of the smallest request (${smallest} token${smallest === 1 ? '' : 's'} × ${perToken} bytes per token${tp > 1 ? ` ÷ tensor-parallel ${tp}` : ''} = ${formatBytes(entry)}) fits in no tier (the largest holds ${formatBytes(room)}); give more --gpu-mem-gb, --cpu-mem-gb or --storage-capacity-gb, or use a smaller model`,
+    );
+  return problems;
 }
 
 /** The problem of a --model key absent from the model table (built-ins plus config models). */
@@ -117,5 +160,6 @@ export function validateRunConfig(config: RunConfig, fs: FsProbe = realFs): void
   if (config.models.get(config.model.key) === undefined) {
     problems.push(unknownModelProblem(config.model.key, config.models));
   }
+  problems.push(...modelFitProblems(config.model, config, config.settings));
   if (problems.length > 0) throw new ConfigError(problems);
 }

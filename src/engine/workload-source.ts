@@ -1,6 +1,6 @@
 // Opens the run's workload source before anything else is set up, so a missing or malformed dataset
 // or trace is reported as bad input (exit 2) and nothing is created or written.
-import { burstTimeline, createBurstReadStats, readBurstRows, resolveBurstFiles } from '../workload/burstgpt.js';
+import { burstTimeline, createBurstReadStats, readBurstRows, resolveBurstFiles, TraceError } from '../workload/burstgpt.js';
 import type { BurstReadStats, BurstTimelineItem } from '../workload/burstgpt.js';
 import { loadShareGpt } from '../workload/sharegpt.js';
 import type { ShareGptDataset } from '../workload/sharegpt.js';
@@ -17,13 +17,31 @@ export type WorkloadSource =
       readonly items: AsyncIterator<BurstTimelineItem>;
     };
 
-/** Checks every file's header by reading its first row (a bad file fails now, not mid-run). */
+/**
+ * Checks every file's header, and that the trace has at least one usable row (a bad file fails now,
+ * not mid-run; a trace of header lines or unparsable rows is refused like an empty ShareGPT file, not
+ * run as "0 requests, workload_complete"). Each file is read only up to its first valid row.
+ */
 async function checkBurstFiles(files: readonly string[]): Promise<void> {
+  const stats = createBurstReadStats();
+  let usable = 0;
   for (const f of files) {
-    const it = readBurstRows([f], createBurstReadStats())[Symbol.asyncIterator]();
-    await it.next();
+    const it = readBurstRows([f], stats)[Symbol.asyncIterator]();
+    if ((await it.next()).done !== true) usable++;
     await it.return?.(undefined);
   }
+  if (usable > 0) return;
+  const where = files.length === 1 ? `BurstGPT trace file "${files[0] ?? ''}"` : `BurstGPT trace (${files.length} files)`;
+  const why =
+    stats.skipped === 0
+      ? 'has no data row (only a header)'
+      : `has no usable row: all ${stats.skipped} data rows were skipped (${stats.skippedExamples
+          .map((e) => `line ${e.line}${files.length > 1 ? ` of "${e.file}"` : ''}: ${e.reason}`)
+          .join('; ')}${stats.skipped > stats.skippedExamples.length ? '; …' : ''})`;
+  throw new TraceError(
+    `${where} ${why}; expected rows like 5,ChatGPT,472,18,490,Conversation log under the header Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type`,
+    files[0] ?? '',
+  );
 }
 
 export async function openWorkloadSource(cfg: RunConfig): Promise<WorkloadSource> {

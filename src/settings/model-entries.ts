@@ -31,6 +31,13 @@ export const MODEL_ENTRY_KEYS: readonly string[] = Object.keys(modelEntrySchema.
 
 const REQUIRED_FOR_NEW = ['num_layers', 'hidden_dim', 'num_heads', 'kv_heads'] as const;
 
+/**
+ * KV bytes per token a model may have: 4 GiB, so that an entry of a million (2^20) tokens is still an
+ * exact integer byte count (below 2^53). Real models need well under 1 MiB per token (llama3.1-405b:
+ * 504 KiB); a config entry beyond this is a typo, and its sizes would overflow the byte counters.
+ */
+export const MAX_KV_BYTES_PER_TOKEN = 2 ** 32;
+
 /** Merges one entry over the built-in model of the same key, if any. Undefined when a required field is missing. */
 function mergeModelEntry(key: string, e: ModelEntry, base: ModelConfig | undefined): ModelConfig | undefined {
   const numLayers = e.num_layers ?? base?.numLayers;
@@ -77,6 +84,13 @@ function entryProblems(key: string, entry: ModelEntry): ModelProblem[] {
     out.push({ path: [key], message: 'needs kv_lora_rank > 0 and qk_rope_head_dim > 0 (attention_type mla)' });
   } else if (kvBytesPerToken(m) <= 0) {
     out.push({ path: [key], message: 'has 0 KV bytes per token (hidden_dim / num_heads rounds down to 0; set kv_dim_per_head)' });
+  } else if (!(kvBytesPerToken(m) <= MAX_KV_BYTES_PER_TOKEN)) {
+    out.push({
+      path: [key],
+      message:
+        `has ${kvBytesPerToken(m)} KV bytes per token (layers × KV heads × head dim × 2 × dtype bytes, or the MLA widths); ` +
+        `at most ${MAX_KV_BYTES_PER_TOKEN} (4 GiB) are supported — real models need under 1 MiB`,
+    });
   }
   return out;
 }

@@ -5,9 +5,28 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { TraceFormatError, ZstdError } from './errors.js';
-import { checkHeader, parseRow } from './format.js';
+import { checkHeader, parseRow, TRACE_HEADER } from './format.js';
+import { checkInputFileAsync, statProblem } from '../util/input-file.js';
+import { excerpt } from '../util/excerpt.js';
 import type { TraceRow } from './format.js';
 import { DEFAULT_ZSTD_COMMAND, ZSTD_MAGIC, hasZstdSuffix, isZstdMagic, startZstd } from './zstd.js';
+
+/** What a valid trace looks like, for messages. */
+const TRACE_EXAMPLE = `${TRACE_HEADER} then rows like 1700000000.000123,Write,1048576,Tier-2,user_1_turn_1,Prefill`;
+
+/**
+ * A trace file that cannot be read at all (missing, not a regular file, not decompressible). A
+ * TraceFormatError, so every caller that reports bad trace input reports this too; its message names
+ * the file and the problem, with no line number.
+ */
+export class TraceFileError extends TraceFormatError {
+  constructor(file: string, reason: string, options?: { cause?: unknown }) {
+    super(file, 0, reason);
+    this.message = `I/O trace '${file}': ${reason}`;
+    this.name = 'TraceFileError';
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}
 
 export interface ReadTraceOptions {
   /** The zstd executable. Default `zstd` from PATH. */
@@ -28,10 +47,11 @@ interface TextSource {
   dispose(): void;
 }
 
-function oddQuotes(text: string): boolean {
+/** `"` characters in text[from, to). */
+function quotesIn(text: string, from: number, to: number): number {
   let count = 0;
-  for (let i = text.indexOf('"'); i !== -1; i = text.indexOf('"', i + 1)) count++;
-  return count % 2 === 1;
+  for (let i = text.indexOf('"', from); i !== -1 && i < to; i = text.indexOf('"', i + 1)) count++;
+  return count;
 }
 
 function countNewlines(text: string): number {
@@ -41,30 +61,47 @@ function countNewlines(text: string): number {
 }
 
 /**
+ * A record longer than this is refused rather than buffered: no trace row is (its longest field is a
+ * cache key of some dozens of characters), and a file without line breaks, or with an unclosed quote,
+ * would otherwise be held whole in memory.
+ */
+export const MAX_RECORD_CHARS = 1024 * 1024;
+
+/**
  * Splits decoded text into CSV records: LF or CRLF ends a record, except inside a quoted field (a
  * quoted Key may hold line breaks). Empty records are yielded too; the caller decides about them.
+ * Linear: the quote parity of the record being read is kept as the text is scanned, never recounted.
  */
 export async function* splitRecords(chunks: AsyncIterable<string>, file?: string): AsyncGenerator<TraceRecord> {
   let carry = '';
   let scanFrom = 0; // offset in `carry` before which no record end can be
+  let odd = false; // an odd number of quotes in carry[0, scanFrom): inside a quoted field
   let line = 1;
   for await (const chunk of chunks) {
     const text = carry + chunk;
     let start = 0;
     let scan = scanFrom;
     for (let nl = text.indexOf('\n', scan); nl !== -1; nl = text.indexOf('\n', scan)) {
-      const record = text.slice(start, nl);
+      if (quotesIn(text, scan, nl) % 2 === 1) odd = !odd;
       scan = nl + 1;
-      if (record.includes('"') && oddQuotes(record)) continue; // the LF is inside a quoted field
+      if (odd) continue; // the LF is inside a quoted field
+      const record = text.slice(start, nl);
       yield { text: record.endsWith('\r') ? record.slice(0, -1) : record, line };
       line += countNewlines(record) + 1;
       start = scan;
     }
     carry = text.slice(start);
     scanFrom = scan - start;
+    if (carry.length > MAX_RECORD_CHARS)
+      throw new TraceFormatError(
+        file,
+        line,
+        `a record longer than ${MAX_RECORD_CHARS} characters${odd ? ' (an unclosed quote?)' : ''}; not an I/O trace (expected CSV rows such as ${TRACE_EXAMPLE})`,
+      );
   }
   if (carry === '') return;
-  if (oddQuotes(carry)) throw new TraceFormatError(file, line, 'unterminated quoted field at the end of the file');
+  if (odd !== (quotesIn(carry, scanFrom, carry.length) % 2 === 1))
+    throw new TraceFormatError(file, line, 'unterminated quoted field at the end of the file');
   yield { text: carry.endsWith('\r') ? carry.slice(0, -1) : carry, line };
 }
 
@@ -100,10 +137,40 @@ async function zstdSource(path: string, command: string): Promise<TextSource> {
   };
 }
 
-/** The rows of the trace at `path`, read lazily. Blank lines are skipped. */
+/** The decompressor's failure as input trouble: the file is not (complete) zstd, or zstd is missing. */
+function zstdProblem(path: string, err: Error): TraceFileError {
+  const said = excerpt(err.message.replace(/\s+/g, ' '), 300);
+  return new TraceFileError(
+    path,
+    `cannot be decompressed (${said}); expected a zstd-compressed trace (zstd -d must open it) or a plain CSV trace`,
+    {
+      cause: err,
+    },
+  );
+}
+
+/**
+ * The rows of the trace at `path`, read lazily. Blank lines are skipped. Every problem with the input
+ * is a TraceFormatError (a TraceFileError when the file as a whole cannot be read): it is checked to
+ * be a regular file before anything opens it (opening a FIFO blocks), and a zstd failure is reported
+ * as such.
+ */
 export async function* readTrace(path: string, opts: ReadTraceOptions = {}): AsyncGenerator<TraceRow> {
-  const compressed = hasZstdSuffix(path) || (await startsWithZstdMagic(path));
-  const source = compressed ? await zstdSource(path, opts.zstdCommand ?? DEFAULT_ZSTD_COMMAND) : plainSource(path);
+  const checked = await checkInputFileAsync(path);
+  if (!checked.ok) throw new TraceFileError(path, `${checked.problem} (expected a CSV trace file, or a .zst of one)`);
+  let compressed: boolean;
+  try {
+    compressed = hasZstdSuffix(path) || (await startsWithZstdMagic(path));
+  } catch (e: unknown) {
+    throw new TraceFileError(path, `cannot be read: ${statProblem(e)}`, { cause: e });
+  }
+  let source: TextSource;
+  try {
+    source = compressed ? await zstdSource(path, opts.zstdCommand ?? DEFAULT_ZSTD_COMMAND) : plainSource(path);
+  } catch (e: unknown) {
+    if (e instanceof ZstdError) throw zstdProblem(path, e);
+    throw e;
+  }
   try {
     let header = false;
     try {
@@ -117,11 +184,14 @@ export async function* readTrace(path: string, opts: ReadTraceOptions = {}): Asy
       }
     } catch (err) {
       // A truncated or corrupt .zst shows up as a cut-off last line; report the real cause.
-      throw (await source.failure()) ?? err;
+      const failed = await source.failure();
+      if (failed !== null) throw zstdProblem(path, failed);
+      if (err instanceof TraceFormatError) throw err;
+      throw new TraceFileError(path, `cannot be read: ${statProblem(err)}`, { cause: err });
     }
     const failed = await source.failure();
-    if (failed !== null) throw failed;
-    if (!header) throw new TraceFormatError(path, 1, 'empty file: the header line is missing');
+    if (failed !== null) throw zstdProblem(path, failed);
+    if (!header) throw new TraceFormatError(path, 1, `empty file: the header line is missing (expected ${TRACE_EXAMPLE})`);
   } finally {
     source.dispose();
   }

@@ -19,6 +19,8 @@ import type { FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { messageOf } from '../util/errors.js';
+import { excerpt } from '../util/excerpt.js';
+import { checkInputFileAsync } from '../util/input-file.js';
 
 /** A trace that cannot be found or read as BurstGPT CSV; the CLI reports it and exits 2. */
 export class TraceError extends Error {
@@ -160,6 +162,10 @@ export function createBurstReadStats(): BurstReadStats {
 
 /** The file's lines without their `\n` / `\r\n`, streamed one read chunk at a time. */
 async function* readLines(file: string): AsyncGenerator<string> {
+  // Checked without opening: opening a FIFO would block (file, directory and glob resolution only
+  // select regular files, but a file can change between resolution and a later pass).
+  const checked = await checkInputFileAsync(file);
+  if (!checked.ok) throw new TraceError(`cannot open BurstGPT trace file "${file}": ${checked.problem}`, file);
   let handle: FileHandle;
   try {
     handle = await open(file, 'r');
@@ -255,7 +261,7 @@ function columnsOf(headerLine: string, file: string): BurstColumns {
   const response = find('Response tokens');
   if (request === undefined || response === undefined) {
     const missing = [request === undefined ? '"Request tokens"' : '', response === undefined ? '"Response tokens"' : ''].filter(Boolean);
-    const found = names.map((n) => JSON.stringify(n)).join(', ');
+    const found = excerpt(names.map((n) => JSON.stringify(n)).join(', '), 200);
     throw new TraceError(
       `BurstGPT trace file "${file}" has no ${missing.join(' or ')} column${missing.length > 1 ? 's' : ''} (columns found: ${found}); expected a header like Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type`,
       file,
@@ -270,11 +276,12 @@ type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false
 
 function parseNumber(column: string, raw: string, integer: boolean): Parsed<number> {
   const text = raw.trim();
-  if (!DECIMAL.test(text)) return { ok: false, reason: `${column}: ${JSON.stringify(raw)} is not a number` };
+  const shown = JSON.stringify(excerpt(raw));
+  if (!DECIMAL.test(text)) return { ok: false, reason: `${column}: ${shown} is not a number` };
   const value = Number(text);
-  if (!Number.isFinite(value)) return { ok: false, reason: `${column}: ${JSON.stringify(raw)} is out of range` };
-  if (value < 0) return { ok: false, reason: `${column}: ${text} is negative` };
-  if (integer && !Number.isSafeInteger(value)) return { ok: false, reason: `${column}: ${text} is not a whole token count` };
+  if (!Number.isFinite(value)) return { ok: false, reason: `${column}: ${shown} is out of range` };
+  if (value < 0) return { ok: false, reason: `${column}: ${excerpt(text)} is negative` };
+  if (integer && !Number.isSafeInteger(value)) return { ok: false, reason: `${column}: ${excerpt(text)} is not a whole token count` };
   return { ok: true, value };
 }
 

@@ -15,7 +15,8 @@
 //   synthetic users; duplicate record ids are made unique so two records never share cache keys;
 // - conversation ids carry the pass (`<id>_p<pass>`), see shareGptTimeline.
 // Pure apart from reading the file: no timers; the shuffle uses the injected Rng.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { checkInputFile } from '../util/input-file.js';
 import type { Rng } from '../util/rng.js';
 import type { TokenCounter } from './tokens.js';
 
@@ -54,7 +55,15 @@ export interface ShareGptLoadOptions {
   readonly maxGenerationTokens: number;
   /** Read size in bytes (default 4 MiB); small values exercise chunk boundaries in tests. */
   readonly chunkBytes?: number;
+  /** Bytes of one record at most (default MAX_RECORD_BYTES); small values in tests. */
+  readonly maxRecordBytes?: number;
 }
+
+/**
+ * One record (conversation) larger than this is refused: it would be held whole in memory, and past
+ * V8's string limit (~512 MiB) it cannot be parsed at all. Real ShareGPT records are below 1 MiB.
+ */
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
 export interface ShareGptStats {
   /** Records read from the file (reading stops once maxConversations conversations are loaded). */
@@ -87,6 +96,7 @@ export function loadShareGpt(path: string, opts: ShareGptLoadOptions): ShareGptD
   const buf = Buffer.allocUnsafe(chunkBytes);
   const source: JsonArraySource = {
     read: () => readChunk(path, fd, buf),
+    maxElementBytes: opts.maxRecordBytes ?? MAX_RECORD_BYTES,
     fail: (problem, at) =>
       new DatasetError(path, at === undefined ? problem : `invalid JSON at line ${at.line}, column ${at.column}: ${problem}`),
   };
@@ -199,18 +209,15 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 // ---- the file ----------------------------------------------------------------------------------
 
+/** Opens the dataset after checking, without opening it, that it is a regular file (a FIFO would block the open). */
 function openDataset(path: string): number {
-  let fd: number;
+  const checked = checkInputFile(path);
+  if (!checked.ok) throw new DatasetError(path, checked.problem, READABLE_FILE);
   try {
-    fd = openSync(path, 'r');
+    return openSync(path, 'r');
   } catch (e: unknown) {
     throw new DatasetError(path, fileProblem(e), READABLE_FILE);
   }
-  if (!fstatSync(fd).isFile()) {
-    closeSync(fd);
-    throw new DatasetError(path, 'not a regular file (a directory?)', READABLE_FILE);
-  }
-  return fd;
 }
 
 /** The next bytes of the file into `buf` (a view of it; empty at the end). */
@@ -244,6 +251,8 @@ export interface JsonArraySource {
   /** The next bytes (may reuse one buffer: consumed before the next call); empty at the end. */
   read(): Buffer;
   fail(problem: string, at?: JsonPlace): Error;
+  /** An element longer than this many bytes is refused (it would be held whole in memory). */
+  readonly maxElementBytes?: number;
 }
 
 export interface RawElement extends JsonPlace {
@@ -337,17 +346,25 @@ export function* arrayElements(source: JsonArraySource): Generator<RawElement, v
   let at: JsonPlace = { line: 1, column: 1 };
   let index = 0;
   let bomBytes = 0;
+  let pieceBytes = 0;
+  const maxElementBytes = source.maxElementBytes ?? Infinity;
   const invalid = (problem: string): Error => source.fail(problem, { line: pos.line, column: pos.column });
   for (let buf = source.read(); buf.length > 0; buf = source.read()) {
     let i = 0;
     while (i < buf.length) {
       if (phase === 'element') {
         const end = pos.scanElement(buf, i);
+        pieceBytes += (end < 0 ? buf.length : end) - i;
+        if (pieceBytes > maxElementBytes)
+          throw source.fail(
+            `record ${index + 1} (which starts at line ${at.line}, column ${at.column}) is larger than ${maxElementBytes} bytes (no real conversation is that large)`,
+          );
         if (end < 0) {
           pieces.push(Buffer.from(buf.subarray(i))); // a copy: the buffer is reused
           break;
         }
         pieces.push(buf.subarray(i, end));
+        pieceBytes = 0;
         const text = (pieces.length === 1 ? pieces[0] : Buffer.concat(pieces)).toString('utf8');
         pieces = [];
         phase = 'after';

@@ -70,17 +70,121 @@ export function codePointLength(text: string): number {
   return n;
 }
 
+/**
+ * Runs of whitespace or of non-whitespace longer than this are cut before tokenizing. The BPE merge
+ * of one regex piece is quadratic in its length, and one piece can be a whole run of letters: a
+ * 10 KB word took 14 s and a 100 KB word would take over 20 minutes. No cl100k token is longer than
+ * this many characters, so text without such runs (almost every message) is counted exactly as by
+ * tiktoken; a longer run is counted as consecutive pieces of this length, at most a token more per
+ * cut than tiktoken would give.
+ */
+export const MAX_RUN_CHARS = 64;
+
+/** JavaScript's `\s` (what the tokenizer's regex calls whitespace), one UTF-16 unit at a time. */
+export function isRegexSpace(u: number): boolean {
+  if (u <= 0x20) return u === 0x20 || (u >= 0x09 && u <= 0x0d);
+  if (u < 0xa0) return false;
+  return (
+    u === 0xa0 ||
+    u === 0x1680 ||
+    (u >= 0x2000 && u <= 0x200a) ||
+    u === 0x2028 ||
+    u === 0x2029 ||
+    u === 0x202f ||
+    u === 0x205f ||
+    u === 0x3000 ||
+    u === 0xfeff
+  );
+}
+
+/**
+ * `text` as consecutive pieces in which no run of whitespace or of non-whitespace is longer than
+ * `maxRun` UTF-16 units (a surrogate pair is never split). Linear; a text without long runs is one piece.
+ */
+export function* boundedRuns(text: string, maxRun = MAX_RUN_CHARS): Generator<string, void, undefined> {
+  let start = 0;
+  let runStart = 0;
+  let runSpace = false;
+  for (let i = 0; i < text.length; i++) {
+    const u = text.charCodeAt(i);
+    const space = isRegexSpace(u);
+    if (i === runStart || space !== runSpace) {
+      if (space !== runSpace) runStart = i;
+      runSpace = space;
+    } else if (i - runStart >= maxRun && (u < 0xdc00 || u > 0xdfff)) {
+      yield text.slice(start, i);
+      start = i;
+      runStart = i;
+    }
+  }
+  if (start < text.length || text.length === 0) yield text.slice(start);
+}
+
 class Cl100kCounter implements TokenCounter {
   readonly name = 'cl100k_base';
-  private encoder: Tiktoken | undefined;
+  private encoder: Cl100kEncoder | undefined;
 
   count(text: string): number {
     if (text.length === 0) return 0;
-    this.encoder ??= new Tiktoken(loadCl100kRanks());
+    this.encoder ??= new Cl100kEncoder(loadCl100kRanks());
+    let n = 0;
+    for (const piece of boundedRuns(text)) n += this.encoder.count(piece);
+    return n;
+  }
+}
+
+/**
+ * Counts cl100k_base tokens of a text as tiktoken does (regex pieces, each looked up whole, else
+ * byte-pair merged), without building the token list. The merge keeps each adjacent pair's rank and
+ * recomputes only the two pairs a merge changes: js-tiktoken recomputes every pair's key after every
+ * merge, which made pieces of a few hundred characters cost seconds per megabyte. It needs the
+ * encoder's rank map (not part of js-tiktoken's typed API); if a future version hides it, counting
+ * falls back to js-tiktoken's own encode, which gives the same numbers more slowly.
+ */
+class Cl100kEncoder {
+  private readonly tiktoken: Tiktoken;
+  private readonly ranks: ReadonlyMap<string, number> | undefined;
+  private readonly pattern: RegExp;
+  private readonly utf8 = new TextEncoder();
+
+  constructor(bpe: TiktokenBPE) {
+    this.tiktoken = new Tiktoken(bpe);
+    const ranks: unknown = Reflect.get(this.tiktoken, 'rankMap');
+    this.ranks = ranks instanceof Map ? (ranks as Map<string, number>) : undefined;
+    this.pattern = new RegExp(bpe.pat_str, 'gu');
+  }
+
+  count(text: string): number {
     // No special tokens: "<|endoftext|>" inside a chat message is counted as the plain text it is.
     // (Python tiktoken's default would raise, and the reference would then drop the whole dataset.)
-    return this.encoder.encode(text, [], []).length;
+    if (this.ranks === undefined) return this.tiktoken.encode(text, [], []).length;
+    let n = 0;
+    for (const m of text.matchAll(this.pattern)) {
+      const bytes = this.utf8.encode(m[0]);
+      n += this.ranks.has(bytes.join(',')) ? 1 : mergedTokens(bytes, this.ranks);
+    }
+    return n;
   }
+}
+
+/** Tokens of one piece after byte-pair merging (lowest rank first, leftmost on ties, as tiktoken). */
+export function mergedTokens(bytes: Uint8Array, ranks: ReadonlyMap<string, number>): number {
+  if (bytes.length <= 1) return bytes.length;
+  const bounds = Array.from({ length: bytes.length + 1 }, (_, i) => i); // part k = bytes[bounds[k], bounds[k+1])
+  const rankOf = (from: number, to: number): number => ranks.get(bytes.subarray(from, to).join(',')) ?? Infinity;
+  const pairRanks = Array.from({ length: bytes.length - 1 }, (_, k) => rankOf(k, k + 2));
+  while (pairRanks.length > 0) {
+    let best = 0;
+    for (let k = 1; k < pairRanks.length; k++) if (pairRanks[k] < pairRanks[best]) best = k;
+    if (pairRanks[best] === Infinity) break;
+    bounds.splice(best + 1, 1); // parts best and best+1 become one
+    pairRanks.splice(best, 1);
+    if (best > 0) pairRanks[best - 1] = rankOf(bounds[best - 1], bounds[best + 1]);
+    if (best < pairRanks.length) pairRanks[best] = rankOf(bounds[best], bounds[best + 2]);
+  }
+  let tokens = 0; // tiktoken drops a part that is no token; with all 256 single bytes ranked there is none
+  for (let k = 0; k + 1 < bounds.length; k++) if (ranks.has(bytes.subarray(bounds[k], bounds[k + 1]).join(','))) tokens++;
+  return tokens;
 }
 
 /** The ranks module (~1 MB of base64), required only when a cl100k counter first counts. */

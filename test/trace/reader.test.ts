@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { TraceFormatError, ZstdError } from '../../src/trace/errors.js';
-import { readTrace, splitRecords } from '../../src/trace/reader.js';
+import { readTrace, splitRecords, TraceFileError } from '../../src/trace/reader.js';
 import type { TraceRecord } from '../../src/trace/reader.js';
 import { TraceWriter } from '../../src/trace/writer.js';
 import { collect, sampleEvents, steppingClock, withTempDir, zstdCompress } from './helpers.js';
@@ -124,16 +124,25 @@ describe('readTrace', () => {
       const cut = join(dir, 'cut.csv.zst');
       await writeFile(cut, bytes.subarray(0, Math.floor(bytes.length / 2)));
       await assert.rejects(collect(cut), (err: unknown) => {
-        assert.ok(err instanceof ZstdError, String(err));
-        assert.match(err.message, /exited with code/);
+        assert.ok(err instanceof TraceFileError, String(err));
+        assert.ok(err instanceof TraceFormatError, 'a TraceFormatError, so replay reports it as bad input');
+        assert.ok(err.cause instanceof ZstdError);
+        assert.match(
+          err.message,
+          /^I\/O trace '.*cut\.csv\.zst': cannot be decompressed \(zstd .* exited with code 1: .*\); expected a zstd-compressed trace/,
+        );
         return true;
       });
     }));
 
   test('a missing file is an error', () =>
     withTempDir(async (dir) => {
-      await assert.rejects(collect(join(dir, 'none.csv')), /ENOENT/);
-      await assert.rejects(collect(join(dir, 'none.csv.zst')), ZstdError);
+      await assert.rejects(collect(join(dir, 'none.csv')), (err: unknown) => {
+        assert.ok(err instanceof TraceFileError);
+        assert.equal(err.message, `I/O trace '${join(dir, 'none.csv')}': file not found (expected a CSV trace file, or a .zst of one)`);
+        return true;
+      });
+      await assert.rejects(collect(join(dir, 'none.csv.zst')), TraceFileError);
     }));
 
   test('breaking out of the loop early stops the decompressor', () =>

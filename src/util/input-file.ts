@@ -1,0 +1,83 @@
+// The one check every input file goes through before it is opened (config, ShareGPT dataset, BurstGPT
+// trace, I/O trace): it must be a regular file, and not larger than its reader accepts. The check is a
+// stat(2) of the path, never an fstat after open: opening a FIFO for reading blocks until a writer
+// appears (forever, and on libuv's threadpool a blocked open also keeps the process from exiting), and a
+// character device such as /dev/zero never ends. Each reader turns the problem into its own typed error.
+import { statSync } from 'node:fs';
+import type { Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
+
+export interface InputFileLimits {
+  /** Larger files are refused before they are read (undefined: any size, e.g. a streamed reader). */
+  readonly maxBytes?: number;
+}
+
+/** What an input path is: a regular file of `size` bytes, or the reason it cannot be read. */
+export type InputFileCheck = { readonly ok: true; readonly size: number } | { readonly ok: false; readonly problem: string };
+
+function kindOf(s: Stats): string {
+  if (s.isDirectory()) return 'a directory';
+  if (s.isFIFO()) return 'a FIFO (named pipe)';
+  if (s.isSocket()) return 'a socket';
+  if (s.isCharacterDevice()) return 'a character device';
+  if (s.isBlockDevice()) return 'a block device';
+  return 'not a regular file';
+}
+
+/** The size in readable units, e.g. "3.5 MiB (3670016 bytes)". */
+export function formatBytes(n: number): string {
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  if (n < 1024) return `${n} bytes`;
+  let v = n;
+  let unit = 'bytes';
+  for (const u of units) {
+    if (v < 1024) break;
+    v /= 1024;
+    unit = u;
+  }
+  return `${Number.isInteger(v) ? v : v.toFixed(1)} ${unit} (${n} bytes)`;
+}
+
+/** Judges the stat of an input file against the limits. */
+export function judgeStats(s: Stats, limits: InputFileLimits = {}): InputFileCheck {
+  if (!s.isFile()) {
+    const kind = kindOf(s);
+    return { ok: false, problem: kind === 'not a regular file' ? 'is not a regular file' : `is ${kind}, not a regular file` };
+  }
+  if (limits.maxBytes !== undefined && s.size > limits.maxBytes)
+    return { ok: false, problem: `is ${formatBytes(s.size)}; at most ${formatBytes(limits.maxBytes)} are accepted` };
+  return { ok: true, size: s.size };
+}
+
+/** The reason stat (or open, or read) failed, in words. */
+export function statProblem(e: unknown): string {
+  const code = e instanceof Error && 'code' in e ? String(e.code) : '';
+  if (code === 'ENOENT') return 'file not found';
+  if (code === 'ENOTDIR') return 'file not found (a component of the path is not a directory)';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'ENAMETOOLONG') return 'the path is too long';
+  if (code === 'ELOOP') return 'too many symbolic links in the path';
+  return `cannot be read (${code !== '' ? code : 'unknown error'})`;
+}
+
+/** Stats `path` (following symlinks) without opening it. */
+export function checkInputFile(path: string, limits: InputFileLimits = {}): InputFileCheck {
+  let s: Stats;
+  try {
+    s = statSync(path);
+  } catch (e: unknown) {
+    return { ok: false, problem: statProblem(e) };
+  }
+  return judgeStats(s, limits);
+}
+
+/** checkInputFile without blocking the event loop (for readers that run during the measured phase). */
+export async function checkInputFileAsync(path: string, limits: InputFileLimits = {}): Promise<InputFileCheck> {
+  let s: Stats;
+  try {
+    s = await stat(path);
+  } catch (e: unknown) {
+    return { ok: false, problem: statProblem(e) };
+  }
+  return judgeStats(s, limits);
+}
