@@ -15,7 +15,7 @@ import { readTrace } from '../trace/reader.js';
 import type { TraceRow } from '../trace/format.js';
 import type { Clock } from '../util/clock.js';
 import { KeyedMutex } from '../util/lock.js';
-import { messageOf } from '../util/errors.js';
+import { FailedWithPartialResults } from '../util/errors.js';
 import { IoAbortedError } from '../tiers/backend.js';
 import { fileNameForKey } from '../tiers/file.js';
 import { TraceFormatError, ZstdError } from '../trace/errors.js';
@@ -113,12 +113,9 @@ export interface ReplayResult {
 }
 
 /** A failure mid-replay (a write refused by the disk, …), carrying the results gathered until then. */
-export class ReplayFailedError extends Error {
-  constructor(
-    readonly partial: ReplayResult,
-    override readonly cause: unknown,
-  ) {
-    super(`replay failed: ${messageOf(cause)}`);
+export class ReplayFailedError extends FailedWithPartialResults<ReplayResult> {
+  constructor(partial: ReplayResult, cause: unknown) {
+    super('replay', partial, cause);
     this.name = 'ReplayFailedError';
   }
 }

@@ -6,7 +6,7 @@ import type { EntrySizeSummary, MachineContext, RunResult } from '../metrics/res
 import { RequestMetrics } from '../metrics/request-metrics.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { Clock } from '../util/clock.js';
-import { messageOf } from '../util/errors.js';
+import { FailedWithPartialResults, messageOf } from '../util/errors.js';
 import { Rng } from '../util/rng.js';
 import { buildUsers, buildWorkloadParts } from './build-workload.js';
 import type { RunUsers, WorkloadParts } from './build-workload.js';
@@ -230,12 +230,9 @@ function assembleResult(i: ResultInputs): RunResult {
 }
 
 /** An unexpected failure mid-run, carrying the results gathered until then so they can be saved. */
-export class RunFailedError extends Error {
-  constructor(
-    readonly partial: RunResult,
-    override readonly cause: unknown,
-  ) {
-    super(`run failed: ${messageOf(cause)}`);
+export class RunFailedError extends FailedWithPartialResults<RunResult> {
+  constructor(partial: RunResult, cause: unknown) {
+    super('run', partial, cause);
     this.name = 'RunFailedError';
   }
 }
