@@ -4,9 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { BIN, inTempDir, SMALL_USERS } from './run-cli.js';
+import { BIN, inTempDir, smallWorkloadArgs } from './run-cli.js';
 import { readValidResults } from '../report/validate-results.js';
 
 interface Ended {
@@ -36,17 +35,10 @@ for (const args of [['schema'], ['schema', 'replay'], ['--help'], ['--version']]
 
 test('a run whose reader closed goes on, saves its results and exits 0', async () => {
   await inTempDir(async (dir) => {
-    const config = join(dir, 'small.yaml');
-    await writeFile(config, SMALL_USERS);
+    const common = await smallWorkloadArgs(dir);
     const out = join(dir, 'run.json');
     const r = await runIntoClosedReader([
-      '--model',
-      'tiny-1b',
-      '--generation-mode',
-      'none',
-      '--no-progress',
-      '--config',
-      config,
+      ...common,
       '--num-users',
       '2',
       '--duration',

@@ -1,26 +1,18 @@
 // Disaggregated modes and preconditioning through the real CLI.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { inTempDir, runCli, SMALL_USERS } from './run-cli.js';
+import { inTempDir, runCli, smallWorkloadArgs } from './run-cli.js';
 
 import { readValidResults } from '../report/validate-results.js';
 import type { ResultsDocument } from '../../src/report/results-schema.js';
 
 async function run(args: string[]): Promise<{ json: ResultsDocument; stdout: string }> {
   return inTempDir(async (dir) => {
-    const config = join(dir, 'small.yaml');
-    await writeFile(config, SMALL_USERS);
+    const common = await smallWorkloadArgs(dir);
     const out = join(dir, 'r.json');
     const r = await runCli([
-      '--model',
-      'tiny-1b',
-      '--generation-mode',
-      'none',
-      '--no-progress',
-      '--config',
-      config,
+      ...common,
       '--num-users',
       '3',
       '--duration',

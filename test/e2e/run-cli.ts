@@ -1,5 +1,7 @@
 // Runs the real `kv-cache` command (through its bootstrap) in a child process.
 import { spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withTempDir } from '../util/temp-dir.js';
 
@@ -41,6 +43,13 @@ export const SMALL_USERS = `user_templates:
   coding: { context_range: [256, 1024], generation_range: [16, 64], think_time_range: [0.01, 0.05] }
   document: { context_range: [256, 1024], generation_range: [16, 64], think_time_range: [0.01, 0.05] }
 `;
+
+/** Writes the SMALL_USERS config into `dir` and returns the flags every quick test run starts with. */
+export async function smallWorkloadArgs(dir: string): Promise<string[]> {
+  const config = join(dir, 'small.yaml');
+  await writeFile(config, SMALL_USERS);
+  return ['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--config', config];
+}
 
 /** Runs `fn` in a fresh temp dir that is removed afterwards, whatever happens. */
 export const inTempDir = <T>(fn: (dir: string) => Promise<T>): Promise<T> => withTempDir(fn, 'kvcache-e2e-');

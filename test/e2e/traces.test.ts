@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { inTempDir, runCli, SMALL_USERS } from './run-cli.js';
+import { inTempDir, runCli, smallWorkloadArgs } from './run-cli.js';
 
 import { readValidReplayResults, readValidResults } from '../report/validate-results.js';
 
@@ -169,18 +169,11 @@ test('BurstGPT: a directory replays every valid row once, malformed rows are cou
 
 test('a run in trace mode writes a .zst I/O trace that replays with the same reads, writes and bytes', async () => {
   await inTempDir(async (dir) => {
-    const config = join(dir, 'small.yaml');
-    await writeFile(config, SMALL_USERS);
+    const common = await smallWorkloadArgs(dir);
     const trace = join(dir, 'io', 'trace.csv.zst');
     const out = join(dir, 'run.json');
     const r = await runCli([
-      '--model',
-      'tiny-1b',
-      '--generation-mode',
-      'none',
-      '--no-progress',
-      '--config',
-      config,
+      ...common,
       '--num-users',
       '3',
       '--duration',
