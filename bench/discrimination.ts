@@ -29,7 +29,8 @@ import { GiB, KiB, MiB } from '../src/util/units.js';
 import { positiveInt } from './lib/args.js';
 import { ChildRunner, checkExit, quote } from './lib/child.js';
 import type { ChildRun } from './lib/child.js';
-import { ensureFio, fioArgs, fioVersion } from './lib/fio.js';
+import { ensureFio, fioArgs, fioVersion, reserveHugePages } from './lib/fio.js';
+import type { HugePageReservation } from './lib/fio.js';
 import type { FioJob } from './lib/fio.js';
 import { mib, table } from './lib/format.js';
 import { field, num, readJson } from './lib/json.js';
@@ -566,12 +567,15 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   let throttle: ReadThrottle | undefined;
+  let huge: HugePageReservation | undefined;
   try {
     throttle = await ReadThrottle.create(
       support,
       { major: watch.device.major, minor: watch.device.minor, bytesPerSec: opts.readBytesPerSec, iops: opts.readIops },
       `kvcache-discrimination-${process.pid}`,
     );
+    // A 4 MiB buffer per fio job in 2 MiB huge pages; fio rounds each job's buffer up (alignment), so be generous.
+    huge = await reserveHugePages(opts.users * (Math.ceil(IO_CHUNK_BYTES / (2 * MiB)) + 2) + 8);
     const fioDir = join(root, 'fio');
     const ctx: Context = {
       opts,
@@ -579,13 +583,23 @@ async function main(): Promise<void> {
       device: watch.device,
       runner,
       throttle,
-      fioJob: { name: 'kvd', dir: fioDir, rw: 'read', engine: 'psync', numjobs: opts.users, iodepth: 1, sizeBytes: perJob, extra: [] },
+      fioJob: {
+        name: 'kvd',
+        dir: fioDir,
+        rw: 'read',
+        engine: 'psync',
+        numjobs: opts.users,
+        iodepth: 1,
+        sizeBytes: perJob,
+        extra: [...huge.fioFlags],
+      },
       capacityGiB: Math.ceil((prepopBytes(opts) * 1.5) / GiB),
       zeroThink: writeZeroThinkConfig(root),
       commands: new Map(),
     };
     console.log(`command: node ${process.argv.slice(1).map(quote).join(' ')}`);
     await printSetting(ctx);
+    console.log(`fio buffers: ${huge.note}`);
     const fio: FioPhase[] = [];
     const kv: KvPhase[] = [];
     for (let r = 1; r <= opts.rounds; r++) {
@@ -601,6 +615,7 @@ async function main(): Promise<void> {
     console.log('\ncommands (output paths are per round; each run enters its cgroup through the `sh -c` prefix, then execs the program):');
     for (const [what, cmd] of ctx.commands) console.log(`  ${what}: ${cmd}`);
   } finally {
+    await huge?.release().catch((e: unknown) => console.error(`${SCRIPT}: huge pages not released: ${messageOf(e)}`));
     await rm(root, { recursive: true, force: true });
     console.log(`\nremoved ${root}`);
     if (throttle !== undefined) {
