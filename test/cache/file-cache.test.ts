@@ -2,13 +2,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
-import { lstatSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { makeCache, readBack, SEED, TINY_BPT } from './helpers.js';
 import { FileBackend } from '../../src/tiers/file.js';
 import type { TieredCache } from '../../src/cache/tiered-cache.js';
 import { payloadBytes } from '../../src/data/payload.js';
 import { MiB } from '../../src/util/units.js';
+import { allocatedUnder } from '../util/allocated.js';
 
 async function filesOnDisk(fb: FileBackend): Promise<Set<string>> {
   return new Set((await readdir(fb.dir)).filter((f) => f.endsWith('.bin')));
@@ -53,19 +52,6 @@ test('three tiers over files under concurrent load: usage, files and conservatio
     await cache.close();
   }
 });
-
-/** Bytes the files under `dir` occupy on the device (st_blocks × 512), files vanishing meanwhile skipped. */
-function allocatedUnder(dir: string): number {
-  let total = 0;
-  for (const name of readdirSync(dir)) {
-    try {
-      total += lstatSync(join(dir, name)).blocks * 512;
-    } catch {
-      // deleted between readdir and lstat
-    }
-  }
-  return total;
-}
 
 test('the storage limit is hard on disk: sampled every 20 ms under concurrent writes, evictions and reads, the peak stays under it', async () => {
   const fb = await FileBackend.create({ chunkBytes: MiB, stagingSlots: 8 });

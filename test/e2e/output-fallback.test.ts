@@ -7,22 +7,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { inTempDir, runCli } from './run-cli.js';
+import { inTempDir, runCli, QUICK_RUN } from './run-cli.js';
 import { readValidResults } from '../report/validate-results.js';
 
-const RUN = [
-  '--model',
-  'tiny-1b',
-  '--generation-mode',
-  'none',
-  '--no-progress',
-  '--num-users',
-  '2',
-  '--gpu-mem-gb',
-  '0',
-  '--cpu-mem-gb',
-  '0',
-];
+const RUN = QUICK_RUN;
 
 test('run: an output that is an input, a device node, a directory path or under /proc is refused at start', async () => {
   await inTempDir(async (dir) => {

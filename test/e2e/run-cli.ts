@@ -37,6 +37,21 @@ export function runCli(
   });
 }
 
+/** A quick storage-only run of the small model, two users (a prefix of the flags). */
+export const QUICK_RUN: readonly string[] = [
+  '--model',
+  'tiny-1b',
+  '--generation-mode',
+  'none',
+  '--no-progress',
+  '--num-users',
+  '2',
+  '--gpu-mem-gb',
+  '0',
+  '--cpu-mem-gb',
+  '0',
+];
+
 /** Small, quick users so that a test run moves megabytes, not gigabytes (a --config file's text). */
 export const SMALL_USERS = `user_templates:
   chatbot: { context_range: [64, 512], generation_range: [16, 64], think_time_range: [0.01, 0.05] }

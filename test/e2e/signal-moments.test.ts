@@ -7,23 +7,11 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { inTempDir, runCli } from './run-cli.js';
+import { inTempDir, runCli, QUICK_RUN } from './run-cli.js';
 import type { CliRun } from './run-cli.js';
 import { readValidReplayResults, readValidResults } from '../report/validate-results.js';
 
-const RUN = [
-  '--model',
-  'tiny-1b',
-  '--generation-mode',
-  'none',
-  '--no-progress',
-  '--num-users',
-  '2',
-  '--gpu-mem-gb',
-  '0',
-  '--cpu-mem-gb',
-  '0',
-];
+const RUN = QUICK_RUN;
 const MOMENTS = 5;
 const NOT_STARTED = /^kv-cache: SIG(INT|TERM) before the work started: exiting; nothing was created or written$/m;
 

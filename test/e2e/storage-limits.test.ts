@@ -11,24 +11,12 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { readValidResults } from '../report/validate-results.js';
 import { inTempDir, runCli, SMALL_USERS } from './run-cli.js';
+import { allocatedUnder } from '../util/allocated.js';
 
 const BASE = ['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0'];
 const ENTRY = /^kvc-[0-9a-f]{8}-.+\.bin$/;
 
 const entryFiles = (dir: string): string[] => readdirSync(dir).filter((f) => ENTRY.test(f));
-
-/** Bytes the files under `dir` occupy on the device (st_blocks × 512). */
-function allocatedUnder(dir: string): number {
-  let total = 0;
-  for (const name of readdirSync(dir)) {
-    try {
-      total += lstatSync(join(dir, name)).blocks * 512;
-    } catch {
-      // deleted between readdir and lstat
-    }
-  }
-  return total;
-}
 
 test('a SIGKILLed run leaves its entry files; the next run does not collide, reports them, removes them only when asked', async () => {
   await inTempDir(async (dir) => {
