@@ -7,8 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { RunConfig } from '../settings/run-config.js';
 import { ConfigError } from './errors.js';
 import { helpText, parseRunArgs, wantsHelp } from './run-args.js';
-import { replayMain } from './replay.js';
-import { schemaMain } from './schema.js';
+import { findSubcommand, SUBCOMMANDS } from './subcommands.js';
 import { outputCollisions, outputProblems } from './cache-dir.js';
 import type { InputFile } from './cache-dir.js';
 import { processSignalHost, SignalGuard } from './signals.js';
@@ -66,9 +65,17 @@ function tolerateClosedStdout(): void {
   });
 }
 
+/** The subcommands section of `kv-cache --help`. */
+function subcommandHelp(): string {
+  const width = Math.max(...SUBCOMMANDS.map((s) => s.usage.length)) + 2;
+  const lines = SUBCOMMANDS.map((s) => `  ${s.usage.padEnd(width)}${s.summary}`);
+  return ['Other commands (each takes --help):', ...lines, ''].join('\n');
+}
+
 /** `signalSource`: the bootstrap's relay of SIGINT/SIGTERM (bin/kv-cache.cjs); default the process. */
 export async function main(argv: readonly string[], signalSource?: SignalSource): Promise<number> {
-  const prefix = argv[0] === 'replay' ? 'kv-cache replay' : 'kv-cache';
+  const sub = findSubcommand(argv[0]);
+  const prefix = sub !== undefined ? `kv-cache ${sub.name}` : 'kv-cache';
   const signals = new SignalGuard(prefix, processSignalHost(signalSource)).install(); // before any work
   try {
     return await dispatch(argv, signals);
@@ -80,15 +87,15 @@ export async function main(argv: readonly string[], signalSource?: SignalSource)
 async function dispatch(argv: readonly string[], signals: SignalGuard): Promise<number> {
   tolerateClosedStdout(); // first: every subcommand writes to stdout
   const version = toolVersion();
-  if (argv[0] === 'replay') return replayMain(argv.slice(1), version, signals);
-  if (argv[0] === 'schema') return schemaMain(argv.slice(1));
+  const sub = findSubcommand(argv[0]);
+  if (sub !== undefined) return sub.main(argv.slice(1), { version, signals });
   // A leading `run` subcommand is dropped by the argv tokenizer (parse-argv.ts).
   if (argv.includes('--version')) {
     process.stdout.write(`${version}\n`);
     return 0;
   }
   if (wantsHelp(argv)) {
-    process.stdout.write(`${helpText()}\n`);
+    process.stdout.write(`${helpText()}\n${subcommandHelp()}\n`);
     return 0;
   }
   let config: RunConfig;
