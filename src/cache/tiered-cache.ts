@@ -24,7 +24,8 @@ import type { Backend, IOTiming, ReadResult, TierName } from '../tiers/backend.j
 import type { ChunkSource } from '../data/chunk-source.js';
 import type { Recorder } from '../metrics/recorder.js';
 import type { Clock } from '../util/clock.js';
-import { KeyedMutex, Semaphore } from '../util/lock.js';
+import { KeyedRwLock, Semaphore } from '../util/lock.js';
+import type { LockMode } from '../util/lock.js';
 import { EntryTable } from './entries.js';
 import type { EntryMeta } from './entries.js';
 import { CopyFailedError, copyEntry, copyNow } from './entry-copy.js';
@@ -128,7 +129,7 @@ export class TieredCache {
   /** Allocations waiting for room in a tier, woken when its room or its victims change. */
   private readonly spaceWaiters = new Map<TierName, Array<() => void>>();
   private stopping = false;
-  private readonly locks = new KeyedMutex();
+  private readonly locks = new KeyedRwLock();
   /** Victims chosen by an eviction whose move or delete has not finished, with the tier they leave. */
   private readonly moving = new Map<string, TierName>();
   private readonly ev: EvictionConfig;
@@ -260,7 +261,7 @@ export class TieredCache {
   accessSteps(key: string, phase: Phase = 'decode', type: CacheType = 'user'): Steps<AccessResult> {
     // Under the key's lock, a key being written right now is waited for rather than missed: a reader
     // of an entry whose prefill is in flight gets it when the write lands, whatever the timing.
-    return this.withKeyLock(key, this.readSteps(key, phase, type));
+    return this.withKeyLock(key, this.readSteps(key, phase, type), 'shared');
   }
 
   /** Reads `key` from its tier: a hit, or a miss if it is not (or no longer) cached. Under the key's lock. */
@@ -320,19 +321,22 @@ export class TieredCache {
   }
 
   /**
-   * `body` run holding `key`'s lock, so no other operation on the key interleaves with it. With every
-   * tier synchronous nothing can interleave: `body` itself is returned, at no cost.
+   * `body` run holding `key`'s lock: exclusive (writes, moves, deletes) lets nothing else on the key
+   * interleave; shared (hits) lets reads of one entry by several users run at once, as on a real
+   * server — an exclusive lock there serialised them and idled the device (users waited on each
+   * other's reads, outside every storage timing). With every tier synchronous nothing can
+   * interleave: `body` itself is returned, at no cost.
    */
-  private withKeyLock<T>(key: string, body: Steps<T>): Steps<T> {
-    return this.synchronous ? body : this.lockedSteps(key, body);
+  private withKeyLock<T>(key: string, body: Steps<T>, mode: LockMode = 'exclusive'): Steps<T> {
+    return this.synchronous ? body : this.lockedSteps(key, body, mode);
   }
 
-  private *lockedSteps<T>(key: string, body: Steps<T>): Steps<T> {
-    if (!this.locks.tryLock(key)) yield this.locks.lock(key);
+  private *lockedSteps<T>(key: string, body: Steps<T>, mode: LockMode): Steps<T> {
+    if (!this.locks.tryLock(key, mode)) yield this.locks.lock(key, mode);
     try {
       return yield* body;
     } finally {
-      this.locks.unlock(key);
+      this.locks.unlock(key, mode);
     }
   }
 

@@ -85,3 +85,67 @@ export class KeyedMutex {
     }
   }
 }
+
+export type LockMode = 'shared' | 'exclusive';
+
+interface RwState {
+  readers: number;
+  writer: boolean;
+  /** Waiters in arrival order; a reader never overtakes a waiting writer (no writer starvation). */
+  readonly queue: Array<{ readonly mode: LockMode; readonly grant: () => void }>;
+}
+
+/**
+ * One readers–writer lock per key: any number of shared holders (reads of an entry) at once, or one
+ * exclusive holder (a write, move or delete of it). Entries exist only while the key is held or awaited.
+ */
+export class KeyedRwLock {
+  private readonly states = new Map<string, RwState>();
+
+  isLocked(key: string): boolean {
+    return this.states.has(key);
+  }
+
+  /** Takes the lock in `mode` if that is possible now, synchronously. */
+  tryLock(key: string, mode: LockMode): boolean {
+    const s = this.states.get(key);
+    if (s === undefined) {
+      this.states.set(key, { readers: mode === 'shared' ? 1 : 0, writer: mode === 'exclusive', queue: [] });
+      return true;
+    }
+    if (mode === 'exclusive' || s.writer || s.queue.length > 0) return false;
+    s.readers++;
+    return true;
+  }
+
+  lock(key: string, mode: LockMode): Promise<void> {
+    if (this.tryLock(key, mode)) return Promise.resolve();
+    const s = this.states.get(key);
+    if (s === undefined) throw new Error('unreachable: a refused lock has a state');
+    return new Promise<void>((grant) => s.queue.push({ mode, grant }));
+  }
+
+  unlock(key: string, mode: LockMode): void {
+    const s = this.states.get(key);
+    if (s === undefined || (mode === 'exclusive' ? !s.writer : s.readers === 0)) {
+      throw new Error(`unlock (${mode}) of '${key}' which is not locked that way`);
+    }
+    if (mode === 'exclusive') s.writer = false;
+    else s.readers--;
+    this.admit(key, s);
+  }
+
+  /** Grants the head of the queue what it can have now: a writer alone, or every reader up to the next writer. */
+  private admit(key: string, s: RwState): void {
+    while (!s.writer) {
+      const head = s.queue[0];
+      if (head === undefined) break;
+      if (head.mode === 'exclusive' && s.readers > 0) break;
+      s.queue.shift();
+      if (head.mode === 'exclusive') s.writer = true;
+      else s.readers++;
+      head.grant();
+    }
+    if (!s.writer && s.readers === 0 && s.queue.length === 0) this.states.delete(key);
+  }
+}

@@ -271,3 +271,34 @@ test('a write cut by the end of the run counts the bytes that moved, in every to
   assert.equal(rec.counters.totalWriteBytes, 4096);
   assert.equal(cache.usedBytes('storage'), 0);
 });
+
+test('reads of one entry by several users run at once; a delete waits for them, and a later read waits for the delete', async () => {
+  const { cache } = makeCache({ storageBytes: GiB });
+  assert.equal((await cache.allocate('shared', 10)).ok, true);
+  const storage = cache.backend('storage');
+  const orig = storage.read.bind(storage);
+  const release: Array<() => void> = [];
+  let reading = 0;
+  let mostAtOnce = 0;
+  storage.read = async (key, sink) => {
+    reading++;
+    mostAtOnce = Math.max(mostAtOnce, reading);
+    await new Promise<void>((resolve) => release.push(resolve)); // held open until the test lets go
+    reading--;
+    return orig(key, sink);
+  };
+  const reads = [cache.access('shared'), cache.access('shared'), cache.access('shared')];
+  const del = cache.delete('shared');
+  const late = cache.access('shared');
+  await new Promise((r) => setImmediate(r));
+  assert.equal(mostAtOnce, 3, 'the three reads are in flight together');
+  assert.equal(cache.locate('shared'), 'storage', 'the delete waits for the readers');
+  for (const go of release.splice(0)) go();
+  assert.deepEqual(
+    (await Promise.all(reads)).map((r) => r.tier),
+    ['storage', 'storage', 'storage'],
+  );
+  assert.equal(await del, true);
+  assert.equal((await late).tier, null, 'a read queued behind the delete misses');
+  assert.equal(release.length, 0, 'and never reached the device');
+});

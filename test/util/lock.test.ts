@@ -1,7 +1,8 @@
 // Semaphore and per-key mutex: who runs when, driven by gates the test opens (no timers).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KeyedMutex, Semaphore } from '../../src/util/lock.js';
+import { KeyedMutex, KeyedRwLock, Semaphore } from '../../src/util/lock.js';
+import type { LockMode } from '../../src/util/lock.js';
 import { settle } from './manual-time.js';
 
 /** A promise the test resolves when it chooses. */
@@ -97,4 +98,38 @@ test('keyed mutex: waiters on one key are served in order', async () => {
   assert.deepEqual(order, [1, 2, 3]);
   m.unlock('k');
   assert.equal(m.isLocked('k'), false);
+});
+
+test('keyed readers–writer lock: readers share, a writer is alone, and a waiting writer is not overtaken', async () => {
+  const l = new KeyedRwLock();
+  const log: string[] = [];
+  const take = (mode: LockMode, tag: string): Promise<void> => l.lock('k', mode).then(() => void log.push(tag));
+  await take('shared', 'r1');
+  await take('shared', 'r2'); // readers at once
+  const w1 = take('exclusive', 'w1');
+  const r3 = take('shared', 'r3'); // arrives after a waiting writer: waits behind it
+  const r4 = take('shared', 'r4');
+  const w2 = take('exclusive', 'w2');
+  await settle();
+  assert.deepEqual(log, ['r1', 'r2']);
+  assert.equal(l.tryLock('k', 'shared'), false, 'a writer is waiting');
+  l.unlock('k', 'shared');
+  await settle();
+  assert.deepEqual(log, ['r1', 'r2'], 'w1 waits for the last reader');
+  l.unlock('k', 'shared');
+  await w1;
+  assert.deepEqual(log, ['r1', 'r2', 'w1']);
+  l.unlock('k', 'exclusive');
+  await Promise.all([r3, r4]);
+  assert.deepEqual(log, ['r1', 'r2', 'w1', 'r3', 'r4'], 'both readers up to the next writer, together');
+  l.unlock('k', 'shared');
+  l.unlock('k', 'shared');
+  await w2;
+  assert.equal(l.tryLock('other', 'exclusive'), true, 'keys are independent');
+  l.unlock('other', 'exclusive');
+  l.unlock('k', 'exclusive');
+  assert.equal(l.isLocked('k'), false, 'a free key is forgotten');
+  assert.throws(() => l.unlock('k', 'shared'), /not locked/);
+  assert.equal(l.tryLock('k', 'shared'), true);
+  assert.throws(() => l.unlock('k', 'exclusive'), /not locked that way/);
 });
