@@ -4,6 +4,7 @@ import type { SignalGuard } from './signals.js';
 import { replayMain } from './replay.js';
 import { schemaMain } from './schema.js';
 import { modelsMain } from './models.js';
+import { aggregateMain } from './aggregate.js';
 
 /** What a subcommand gets: its own arguments (the subcommand's name removed) and the process context. */
 export interface SubcommandContext {
@@ -39,6 +40,12 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
     usage: 'kv-cache models [--json]',
     summary: 'Lists the model table with KV bytes per token and entry sizes',
     main: (argv) => modelsMain(argv),
+  },
+  {
+    name: 'aggregate',
+    usage: 'kv-cache aggregate DIR… [-o summary.xlsx|.csv]',
+    summary: "One row per results file in the directories (the reference's json_to_xlsx.py columns, then ours)",
+    main: (argv) => aggregateMain(argv),
   },
 ];
 
