@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import ExcelJS from 'exceljs';
 import { inTempDir, QUICK_RUN, runCli, SMALL_USERS } from './run-cli.js';
 import { readValidResults } from '../report/validate-results.js';
+import { parseCsv } from '../util/csv.js';
 import { roundFor } from '../../src/report/rounding.js';
 
 const READER = fileURLToPath(new URL('../../../test/fixtures/json_to_xlsx_reader.py', import.meta.url));
@@ -38,9 +39,8 @@ test('aggregate: one row per run (sorted), skipped files with reasons; json_to_x
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^Skipped .*broken\.json: not JSON: /m);
     assert.match(r.stdout, /Aggregated 2 results file\(s\) \(1 skipped\) into .*summary\.csv\n$/);
-    const lines = (await readFile(csvPath, 'utf8')).trim().split('\n');
-    assert.equal(lines.length, 3);
-    const cells = lines.map((l) => l.split(','));
+    const cells = parseCsv(await readFile(csvPath, 'utf8')).filter((r) => r.length > 1);
+    assert.equal(cells.length, 3);
     assert.deepEqual(
       cells.slice(1).map((c) => c[0]),
       [join(runs, 'a-run.json'), join(runs, 'b-run.json')],

@@ -26,6 +26,7 @@ import { PERCENTILES } from '../../src/metrics/cache-stats-schema.js';
 import { FIXTURE_MACHINE, runResultFixture } from './fixtures.js';
 import { assertValidResults, readValidResults } from './validate-results.js';
 import { runCli } from '../e2e/run-cli.js';
+import { parseCsv } from '../util/csv.js';
 import { withTempDir as withDir } from '../util/temp-dir.js';
 
 const withTempDir = <T>(fn: (dir: string) => Promise<T>): Promise<T> => withDir(fn, 'kvcache-sheet-');
@@ -127,35 +128,6 @@ function rowCells(ws: Worksheet | undefined, n: number): unknown[] {
 
 const summaryOf = (r: ResultsDocument): ResultsDocument['summary'] => r.summary;
 const valueOf = (cols: readonly Column[], header: string): Cell | undefined => cols.find((c) => c.header === header)?.value;
-
-/** RFC 4180 parsing, enough for the test: quoted fields, doubled quotes, line breaks inside quotes. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') {
-      row.push(field);
-      field = '';
-    } else if (ch === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-    } else field += ch;
-  }
-  if (field !== '' || row.length > 0) rows.push([...row, field]);
-  return rows;
-}
 
 const RUN_PARAMETER_HEADERS = [
   'Timestamp',
