@@ -23,6 +23,7 @@ import { DatasetError } from '../workload/sharegpt.js';
 import { ValidationTraceError } from '../workload/validation-trace.js';
 import { outputProblems } from './cache-dir.js';
 import { saveResultsDocument } from './save-results.js';
+import { prepareProgressRenderer } from './progress-bars.js';
 import type { SignalGuard } from './signals.js';
 
 /** `<stem>.trial-<k>.json` beside `output` (stem: the file name without its extension). */
@@ -94,6 +95,10 @@ async function runOnce(cmd: Command, onResult: (result: RunResult) => void | Pro
         interrupt: cmd.interrupt,
         onResult: deliver,
         ...(cmd.showProgress ? { onProgress: (p: ProgressSnapshot) => void process.stderr.write(progressLine(p)) } : {}),
+        // Bars on the terminal (stderr, beside the progress line); otherwise plain lines in the log (stdout).
+        onPrepareProgress: cmd.showProgress
+          ? prepareProgressRenderer(process.stderr, true)
+          : prepareProgressRenderer(process.stdout, false),
       },
       cmd.validation,
     );

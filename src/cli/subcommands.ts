@@ -3,6 +3,8 @@
 import type { SignalGuard } from './signals.js';
 import { replayMain } from './replay.js';
 import { schemaMain } from './schema.js';
+import { modelsMain } from './models.js';
+import { aggregateMain } from './aggregate.js';
 
 /** What a subcommand gets: its own arguments (the subcommand's name removed) and the process context. */
 export interface SubcommandContext {
@@ -32,6 +34,18 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
     usage: 'kv-cache schema [run|replay]',
     summary: 'Prints the JSON Schema of a results file',
     main: (argv) => schemaMain(argv),
+  },
+  {
+    name: 'models',
+    usage: 'kv-cache models [--json]',
+    summary: 'Lists the model table with KV bytes per token and entry sizes',
+    main: (argv) => modelsMain(argv),
+  },
+  {
+    name: 'aggregate',
+    usage: 'kv-cache aggregate DIR… [-o summary.xlsx|.csv]',
+    summary: "One row per results file in the directories (the reference's json_to_xlsx.py columns, then ours)",
+    main: (argv) => aggregateMain(argv),
   },
 ];
 

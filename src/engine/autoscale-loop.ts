@@ -7,10 +7,16 @@ import type { Clock } from '../util/clock.js';
 import type { Autoscaler } from './autoscaler.js';
 import type { DispatchControl } from './dispatcher.js';
 
+/**
+ * One autoscaler sample. `users` = `users_during`: the users that produced the sample, the same count
+ * as the decision's `users_during` (the decision's own `users` is the count AFTER it, users_after).
+ */
 export interface TimelinePoint {
   readonly timestamp: number;
   readonly throughput_tokens_per_sec: number;
   readonly users: number;
+  readonly users_during: number;
+  readonly users_after: number;
 }
 
 export interface AutoscaleLoopOptions {
@@ -57,7 +63,14 @@ export function startAutoscaleLoop(o: AutoscaleLoopOptions): () => void {
       tokensPerSec,
       queueDepth: o.control.queueDepth,
     });
-    o.timeline.push({ timestamp: event.timestamp, throughput_tokens_per_sec: tokensPerSec, users: o.control.activeUsers });
+    // Both counts from the decision, so the timeline and the decision log agree at every sample.
+    o.timeline.push({
+      timestamp: event.timestamp,
+      throughput_tokens_per_sec: tokensPerSec,
+      users: event.users_during,
+      users_during: event.users_during,
+      users_after: event.users_after,
+    });
     lastMs = now;
     lastBytes = storageBytes();
     lastTokens = o.requests.tokensGenerated;

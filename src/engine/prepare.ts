@@ -27,23 +27,54 @@ export function preparationBudgetMs(durationSec: number): number {
   return Math.max(durationSec, MIN_PREPARATION_SEC) * 1000;
 }
 
-/** Preconditioning reports progress every this many bytes. */
-export const PROGRESS_EVERY_BYTES = 10 * GiB;
+/** A long preparation step. */
+export type PreparePhase = 'rag_ingestion' | 'prepopulation' | 'preconditioning';
+
+/**
+ * How far a preparation step is: `done` of `total` units (documents, entries, bytes). Emitted once
+ * with done 0 when the step starts, after every unit, and once with `finished` when it ends (done may
+ * then be below total: cut by the deadline or a signal). The CLI renders these (a bar on a TTY, a
+ * line per 10 % otherwise); the engine never prints them.
+ */
+export interface PrepareProgress {
+  readonly phase: PreparePhase;
+  readonly done: number;
+  readonly total: number;
+  readonly unit: 'documents' | 'entries' | 'bytes';
+  readonly finished: boolean;
+}
+
+export type PrepareProgressListener = (p: PrepareProgress) => void;
+
+/** The listener of one step: `tick(done)` while it runs, `finish(done)` once. */
+function stepProgress(on: PrepareProgressListener | undefined, phase: PreparePhase, total: number, unit: PrepareProgress['unit']) {
+  const emit = (done: number, finished: boolean): void => on?.({ phase, done, total, unit, finished });
+  emit(0, false);
+  return { tick: (done: number) => emit(done, false), finish: (done: number) => emit(done, true) };
+}
 
 async function runWriters(count: number, writer: () => Promise<void>): Promise<void> {
   await Promise.all(Array.from({ length: Math.max(1, count) }, writer));
 }
 
 /** Writes `prepop_<i>` entries for decode-only runs; returns their keys. */
-export async function prepopulate(cache: TieredCache, entries: number, writers: number, signal: AbortSignal): Promise<string[]> {
+export async function prepopulate(
+  cache: TieredCache,
+  entries: number,
+  writers: number,
+  signal: AbortSignal,
+  onEntry: (attempted: number) => void = () => undefined,
+): Promise<string[]> {
   const keys: string[] = [];
   let next = 0;
+  let attempted = 0;
   await runWriters(writers, async () => {
     while (!signal.aborted) {
       const i = next++;
       if (i >= entries) return;
       const key = `prepop_${i}`;
       if ((await cache.allocate(key, PREPARE_ENTRY_TOKENS, 'prefill')).ok) keys.push(key);
+      onEntry(++attempted);
     }
   });
   keys.sort((a, b) => Number(a.slice(7)) - Number(b.slice(7)));
@@ -60,7 +91,8 @@ export interface PreconditionResult {
 
 /**
  * Writes `precond_<seq>` entries with `writers` concurrent writers until `targetBytes` have been
- * written, so an SSD reaches steady state before it is measured. Progress goes to `log`.
+ * written, so an SSD reaches steady state before it is measured. `onBytes` hears the bytes written so
+ * far after each entry.
  */
 export async function precondition(
   cache: TieredCache,
@@ -68,13 +100,12 @@ export async function precondition(
   targetBytes: number,
   writers: number,
   signal: AbortSignal,
-  log: (line: string) => void,
   now: () => number,
+  onBytes: (written: number) => void = () => undefined,
 ): Promise<PreconditionResult> {
   const start = now();
   let seq = 0;
   let entries = 0;
-  let nextReport = PROGRESS_EVERY_BYTES;
   let giveUps = 0;
   const written = (): number => recorder.counters.totalWriteBytes;
   const base = written();
@@ -89,13 +120,7 @@ export async function precondition(
         giveUps++;
         return;
       }
-      const done = written() - base;
-      if (done >= nextReport) {
-        nextReport += PROGRESS_EVERY_BYTES;
-        log(
-          `Preconditioning: ${(done / GiB).toFixed(1)} / ${(targetBytes / GiB).toFixed(1)} GiB written (${(((done / Math.max(1e-9, now() - start)) * 1000) / GiB).toFixed(2)} GiB/s)`,
-        );
-      }
+      onBytes(written() - base);
     }
   });
   return { writtenBytes: written() - base, entries, seconds: (now() - start) / 1000, gaveUp: giveUps >= Math.max(1, writers) };
@@ -118,6 +143,8 @@ export interface PrepareInputs {
   readonly interrupt?: AbortSignal;
   /** Aborted when the preparation's time is up: what is left undone is skipped, with a warning. */
   readonly deadline?: AbortSignal;
+  /** Hears how far each long step is (RAG ingestion, pre-population, preconditioning). */
+  readonly onProgress?: PrepareProgressListener;
 }
 
 export interface Prepared {
@@ -156,12 +183,15 @@ async function ingestRag(p: PrepareInputs, rag: RagDocumentManager, signal: Abor
   // One document at a time (not a plan of all of them first): a million documents must neither
   // be held in memory at once nor outlast the deadline.
   let ingested = 0;
+  const progress = stepProgress(p.onProgress, 'rag_ingestion', p.cfg.ragNumDocs, 'documents');
   while (ingested < p.cfg.ragNumDocs && !signal.aborted) {
     const plan = rag.ingest(p.ragRng);
     ingested++;
     for (const chunk of plan.document.chunks) await p.cache.allocate(chunk.key, chunk.tokens, 'prefill');
     for (const key of plan.evicted?.chunks.map((c) => c.key) ?? []) await p.cache.delete(key);
+    progress.tick(ingested);
   }
+  progress.finish(ingested);
   p.log(`RAG: ingested ${rag.documentCount} documents`);
   return ingested < p.cfg.ragNumDocs ? cutShort(p, `RAG ingestion: ${ingested} of ${p.cfg.ragNumDocs} documents ingested,`) : [];
 }
@@ -169,7 +199,9 @@ async function ingestRag(p: PrepareInputs, rag: RagDocumentManager, signal: Abor
 async function prepopulateForDecode(p: PrepareInputs, writers: number, signal: AbortSignal, warnings: string[]): Promise<string[]> {
   const n = p.cfg.numUsers * PREPOP_ENTRIES_PER_USER;
   p.log(`Pre-populating ${n} entries of ${PREPARE_ENTRY_TOKENS} tokens for decode-only mode…`);
-  const keys = await prepopulate(p.cache, n, writers, signal);
+  const progress = stepProgress(p.onProgress, 'prepopulation', n, 'entries');
+  const keys = await prepopulate(p.cache, n, writers, signal, progress.tick);
+  progress.finish(keys.length);
   // Shared prompts too, so a decode-only run reads them and writes nothing while measured.
   for (const prompt of p.workload.prefix?.prompts ?? []) {
     if (signal.aborted) break;
@@ -188,7 +220,9 @@ async function preconditionStorage(p: PrepareInputs, writers: number, signal: Ab
     return ['preconditioning skipped: the storage capacity is unknown (give --storage-capacity-gb or --precondition-size-gb)'];
   const threads = p.cfg.preconditionThreads > 0 ? p.cfg.preconditionThreads : writers;
   p.log(`Preconditioning: writing ${(target / GiB).toFixed(1)} GiB in ${PREPARE_ENTRY_TOKENS}-token entries with ${threads} writers…`);
-  const r = await precondition(p.cache, p.recorder, target, threads, signal, p.log, p.now);
+  const progress = stepProgress(p.onProgress, 'preconditioning', target, 'bytes');
+  const r = await precondition(p.cache, p.recorder, target, threads, signal, p.now, progress.tick);
+  progress.finish(r.writtenBytes);
   p.log(`Preconditioning done: ${(r.writtenBytes / GiB).toFixed(2)} GiB, ${r.entries} entries in ${r.seconds.toFixed(1)} s`);
   if (r.gaveUp)
     return [`preconditioning stopped early after repeated allocation failures (${(r.writtenBytes / GiB).toFixed(2)} GiB written)`];

@@ -13,6 +13,7 @@ import type { RunUsers, WorkloadParts } from './build-workload.js';
 import { pipelineOptions, requestServer, runMeasuredPhase } from './measured-phase.js';
 import type { MeasuredPhase, ProgressSnapshot } from './measured-phase.js';
 import { preparationBudgetMs, prepareStorage } from './prepare.js';
+import type { PrepareProgressListener } from './prepare.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { captureMachine } from './machine.js';
 import { RAM_FILE_SYSTEMS } from '../tiers/file.js';
@@ -32,6 +33,8 @@ export interface RunEnvironment {
   readonly toolVersion: string;
   readonly log: (line: string) => void;
   readonly onProgress?: (p: ProgressSnapshot) => void;
+  /** How far each long preparation step is (the CLI draws progress bars). */
+  readonly onPrepareProgress?: PrepareProgressListener;
   /** Receives the results as soon as the measurement ends, before the run's files are removed. */
   readonly onResult?: (result: RunResult) => void | Promise<void>;
   /** Aborting it stops the run early (SIGINT/SIGTERM); results so far are still returned. */
@@ -107,6 +110,7 @@ async function measure(
     now: () => env.clock.now(),
     ...(env.interrupt !== undefined ? { interrupt: env.interrupt } : {}),
     deadline: AbortSignal.timeout(preparationBudgetMs(cfg.durationSec)),
+    ...(env.onPrepareProgress !== undefined ? { onProgress: env.onPrepareProgress } : {}),
   });
   const users = buildUsers(cfg, parts, source, rng, stop);
   const requests = new RequestMetrics(qosTargetsOf(cfg), cfg.keepLatencySamples);

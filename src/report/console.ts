@@ -9,6 +9,7 @@ import { TIERS } from '../metrics/cache-stats-schema.js';
 import { GiB, MiB } from '../util/units.js';
 import { enoughFor } from '../metrics/sample-minimums.js';
 import type { GatedPercentile } from '../metrics/sample-minimums.js';
+import { autoscalingBlock } from './console-autoscaling.js';
 import type { KvcacheBench, LatencyBlock, ResultsDocument, TrialFiguresJson, TrialsJson, ValidationJson } from './results-schema.js';
 
 const RULE = '='.repeat(80);
@@ -162,6 +163,7 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
     }
   }
 
+  lines.push(...autoscalingBlock(results));
   if (results.validation !== undefined) lines.push(...validationBlock(results.validation));
 
   section(lines, 'DEVICE I/O (kernel counters, whole device)');

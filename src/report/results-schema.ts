@@ -54,6 +54,9 @@ const ScaleEventSchema = z.strictObject({
   mode: z.enum(['qos', 'capacity']),
   action: z.enum(['scale_up', 'scale_down', 'hold', 'cooldown', 'stop']),
   users: count('users after the decision'),
+  // Issue 15: both user counts explicitly (the timeline's `users` is the count during the sample).
+  users_during: count('users in force while the sample was taken: the load that produced its figures'),
+  users_after: count('users from this decision on (= users)'),
   saturation_level: z.number(),
   read_latency_p95_ms: ms('windowed storage read p95'),
   write_latency_p95_ms: ms('windowed storage write p95'),
@@ -72,7 +75,10 @@ const AutoscalingSummarySchema = z.strictObject({
 const TimelinePointSchema = z.strictObject({
   timestamp: z.number().describe('seconds since the measured phase started'),
   throughput_tokens_per_sec: z.number().nonnegative(),
-  users: count('active users'),
+  users: count('users that produced the sample (= users_during)'),
+  // Issue 15: the same two counts as the decision at this timestamp in autoscaling_stats.
+  users_during: count('users in force while the sample was taken'),
+  users_after: count('users after the decision taken at this sample'),
 });
 
 export const SummarySchema = z.strictObject({

@@ -1,8 +1,11 @@
 // The `--xlsx-output` export (docs/reference-compat.md#rc-46): the reference's run-parameter and metric columns, in its
 // order and with its names, read from the results document and the RunConfig, followed by a few honest
 // columns of ours. A `.csv` path gets the one-row table (header + one row); any other path gets an
-// XLSX workbook with the sheets Summary, Run Parameters, Performance Metrics and QoS Metrics. The
-// column builders are pure; only `writeSpreadsheet` touches the file system, writing atomically.
+// XLSX workbook: first Overview (a vertical Figure | Value | Unit list of the headline figures and the
+// validity verdict, ours), then the reference's sheets Summary (its one row of every column), Run
+// Parameters, Performance Metrics and QoS Metrics. Metric values are rounded to their precision and
+// carry a number format (rounding.ts). The column builders are pure; only `writeSpreadsheet` touches
+// the file system, writing atomically.
 import { writeFileAtomically } from '../util/files.js';
 import { extname } from 'node:path';
 import type { Workbook } from 'exceljs';
@@ -11,14 +14,18 @@ import type { PerformanceProfile } from '../settings/choices.js';
 import { columnStamp } from '../util/dates.js';
 import type { CacheStats } from '../metrics/cache-stats.js';
 import type { LatencyBlock, MachineJson, ResultsDocument } from './results-schema.js';
+import { kindOfHeader, numberFormatFor, roundFor } from './rounding.js';
+import type { ValueKind } from './rounding.js';
+import { overviewRows } from './spreadsheet-overview.js';
 
 /** One spreadsheet cell. `null` is an empty cell. */
 export type Cell = string | number | boolean | null;
 
-/** A named column of the one-row Summary table. */
+/** A named column of the one-row Summary table; `kind` (metrics only) decides its rounding and cell format. */
 export interface Column {
   readonly header: string;
   readonly value: Cell;
+  readonly kind?: ValueKind;
 }
 
 /** One row of the QoS Metrics sheet. */
@@ -174,9 +181,12 @@ const METRIC_SPECS: readonly MetricSpec[] = [
   ['Tool Version', (r) => r.kvcache_bench.version],
 ];
 
-/** Every metric column; a figure missing from the results (e.g. no storage writes) is an empty cell. */
+/** Every metric column, rounded to its precision; a figure missing from the results (e.g. no storage writes) is an empty cell. */
 export function metricColumns(results: ResultsDocument): Column[] {
-  return METRIC_SPECS.map(([header, value]) => ({ header, value: cell(value(results)) }));
+  return METRIC_SPECS.map(([header, value]) => {
+    const kind = kindOfHeader(header);
+    return { header, value: roundFor(kind, cell(value(results))), kind };
+  });
 }
 
 /** One row per QoS class that saw requests; SLA columns are "N/A (throughput mode)" under that profile. */
@@ -188,10 +198,10 @@ export function qosRows(results: ResultsDocument, profile: PerformanceProfile): 
     rows.push({
       level,
       totalRequests: cell(data.total_requests),
-      latencyP95Ms: cell(data.latency_ms.p95),
-      latencyP99Ms: cell(data.latency_ms.p99),
+      latencyP95Ms: roundFor('latency_ms', cell(data.latency_ms.p95)),
+      latencyP99Ms: roundFor('latency_ms', cell(data.latency_ms.p99)),
       slaMet: throughput ? THROUGHPUT_MODE_NA : data.sla.met,
-      slaCompliance: throughput ? THROUGHPUT_MODE_NA : cell(data.sla.compliance),
+      slaCompliance: throughput ? THROUGHPUT_MODE_NA : roundFor('ratio', cell(data.sla.compliance)),
     });
   }
   return rows;
@@ -215,26 +225,56 @@ export function summaryCsv(columns: readonly Column[]): string {
   return `${line(columns.map((c) => c.header))}\n${line(columns.map((c) => c.value))}\n`;
 }
 
-function addSheet(
+/** The number format of a cell, by its 0-based row and column among the data rows (undefined: General). */
+type FormatOf = (row: number, col: number) => string | undefined;
+
+export function addSheet(
   wb: Workbook,
   name: string,
   header: readonly string[],
   rows: ReadonlyArray<readonly Cell[]>,
   widths: readonly number[],
+  formatOf: FormatOf = () => undefined,
 ): void {
   const ws = wb.addWorksheet(name);
   ws.addRow([...header]);
   ws.getRow(1).font = { bold: true };
-  for (const r of rows) ws.addRow([...r]);
+  rows.forEach((r, i) => {
+    const row = ws.addRow([...r]);
+    r.forEach((v, j) => {
+      const fmt = typeof v === 'number' ? formatOf(i, j) : undefined;
+      if (fmt !== undefined) row.getCell(j + 1).numFmt = fmt;
+    });
+  });
   widths.forEach((w, i) => (ws.getColumn(i + 1).width = w));
 }
 
-/** The four-sheet workbook of the reference, as bytes. */
-async function summaryWorkbook(params: readonly Column[], metrics: readonly Column[], qos: readonly QosRow[]): Promise<Uint8Array> {
+const formatOfColumn = (c: Column | undefined): string | undefined => (c?.kind !== undefined ? numberFormatFor(c.kind) : undefined);
+const QOS_FORMATS: ReadonlyArray<string | undefined> = [undefined, '#,##0', '#,##0.0##', '#,##0.0##', undefined, '0.0000'];
+
+/** The workbook (Overview first, then the reference's four sheets), as bytes. */
+async function summaryWorkbook(
+  results: ResultsDocument,
+  params: readonly Column[],
+  metrics: readonly Column[],
+  qos: readonly QosRow[],
+): Promise<Uint8Array> {
   // Loaded here, not at startup: it takes ~0.3 s and only runs that ask for a workbook need it.
   const { default: ExcelJS } = await import('exceljs');
   const wb = new ExcelJS.Workbook();
   wb.creator = 'kvcache-bench';
+  // First: what a person opening the file wants to read. No tool of the reference reads this workbook
+  // (json_to_xlsx.py reads the JSON files), so a new first sheet breaks nothing; the reference's one-row
+  // sheet keeps its name, Summary, for scripts that open it by name.
+  const overview = overviewRows(results);
+  addSheet(
+    wb,
+    'Overview',
+    ['Figure', 'Value', 'Unit'],
+    overview.map((r) => [r.figure, r.value, r.unit]),
+    [40, 28, 12],
+    (i, j) => (j === 1 && overview[i]?.kind !== undefined ? numberFormatFor(overview[i].kind) : undefined),
+  );
   const all = [...params, ...metrics];
   addSheet(
     wb,
@@ -242,11 +282,15 @@ async function summaryWorkbook(params: readonly Column[], metrics: readonly Colu
     all.map((c) => c.header),
     [all.map((c) => c.value)],
     [],
+    (_i, j) => formatOfColumn(all[j]),
   );
   const pairs = (cols: readonly Column[]): Cell[][] => cols.map((c) => [c.header, c.value]);
   addSheet(wb, 'Run Parameters', ['Parameter', 'Value'], pairs(params), [32, 40]);
-  addSheet(wb, 'Performance Metrics', ['Metric', 'Value'], pairs(metrics), [40, 24]);
-  addSheet(wb, 'QoS Metrics', QOS_HEADERS, qos.map(qosCells), [14, 16, 18, 18, 22, 22]);
+  addSheet(wb, 'Performance Metrics', ['Metric', 'Value'], pairs(metrics), [40, 24], (i, j) =>
+    j === 1 ? formatOfColumn(metrics[i]) : undefined,
+  );
+  addSheet(wb, 'QoS Metrics', QOS_HEADERS, qos.map(qosCells), [14, 16, 18, 18, 22, 22], (_i, j) => QOS_FORMATS[j]);
+  // Sheets of other outputs (e.g. device tracing) are added here, one call each, after the reference's four.
   const bytes = await wb.xlsx.writeBuffer();
   return new Uint8Array(bytes);
 }
@@ -264,6 +308,6 @@ export async function writeSpreadsheet(
     writeFileAtomically(path, summaryCsv([...params, ...metrics]));
     return 'csv';
   }
-  writeFileAtomically(path, await summaryWorkbook(params, metrics, qosRows(results, cfg.performanceProfile)));
+  writeFileAtomically(path, await summaryWorkbook(results, params, metrics, qosRows(results, cfg.performanceProfile)));
   return 'xlsx';
 }

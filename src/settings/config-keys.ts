@@ -82,7 +82,11 @@ const autoscaler = z
     max_users: count(1, 10000, 'Most users the autoscaler may run'),
     scale_up_factor: positive(1.2, 'Users are multiplied by this when scaling up'),
     scale_down_factor: positive(0.8, 'Users are multiplied by this when scaling down'),
-    consecutive_samples_required: count(1, 2, 'Samples in a row that must agree before the QoS autoscaler acts'),
+    consecutive_samples_required: count(
+      1,
+      2,
+      'Samples in a row: the QoS autoscaler acts after this many over target; capacity mode measures each user count over this many and credits it with the lowest',
+    ),
   })
   .superRefine((a, ctx) => {
     if (a.min_users > a.max_users) ctx.addIssue({ code: 'custom', path: ['min_users'], message: 'must not exceed max_users' });

@@ -78,7 +78,19 @@ test('autoscaling records its events, summary and throughput timeline', async ()
   const events = s.autoscaling_stats;
   assert.ok(events.length >= 2, `${events.length} events`);
   assert.equal(events[0]?.mode, 'capacity');
-  assert.equal(events[0]?.action, 'scale_up');
+  // The first user count is measured over consecutive_samples_required (2) samples before a decision.
+  assert.deepEqual(
+    events.slice(0, 2).map((e) => [e.action, e.users_during, e.users_after]),
+    [
+      ['hold', 3, 3],
+      ['scale_up', 3, 8],
+    ],
+  );
+  // The decision log and the timeline agree on the users at every sample.
+  assert.deepEqual(
+    json.throughput_timeline.map((t) => [t.timestamp, t.users, t.users_during, t.users_after]),
+    events.map((e) => [e.timestamp, e.users_during, e.users_during, e.users_after]),
+  );
   const summary = s.autoscaling_summary;
   assert.ok(summary !== null);
   assert.equal(summary.initial_users, 3);

@@ -123,9 +123,17 @@ test('a sample covers only the last interval: windowed p95s, storage bytes/s and
     [4.5, 0, 0, 0],
   );
   assert.deepEqual(timeline, [
-    { timestamp: 2.5, throughput_tokens_per_sec: 250, users: 3 },
-    { timestamp: 4.5, throughput_tokens_per_sec: 0, users: 3 },
+    { timestamp: 2.5, throughput_tokens_per_sec: 250, users: 3, users_during: 3, users_after: 6 },
+    { timestamp: 4.5, throughput_tokens_per_sec: 0, users: 6, users_during: 6, users_after: 12 },
   ]);
+  // The decision log and the timeline agree on the users at every sample.
+  assert.deepEqual(
+    autoscaler.events.map((e) => [e.timestamp, e.users_during, e.users_after, e.users]),
+    [
+      [2.5, 3, 6, 6],
+      [4.5, 6, 12, 12],
+    ],
+  );
   // Low saturation: each decision is applied to the dispatch.
   assert.deepEqual(
     control.scaledTo,
@@ -262,7 +270,13 @@ test('qos autoscaling of a real dispatch: users rise, fall once read latency pas
   assert.ok(down > 0, 'scaled down once read latency passed the threshold');
   // One user completes 10 tokens every 4 ms: 39 requests in the first 160 ms window (the one ending
   // at 160 ms is counted in the next window, the sample fires first).
-  assert.deepEqual(timeline[0], { timestamp: 0.16, throughput_tokens_per_sec: (39 * 10) / 0.16, users: 1 });
+  assert.deepEqual(timeline[0], {
+    timestamp: 0.16,
+    throughput_tokens_per_sec: (39 * 10) / 0.16,
+    users: 1,
+    users_during: 1,
+    users_after: 2,
+  });
   // Throughput follows the user count.
   const atPeak = timeline.filter((t) => t.users === peak).map((t) => t.throughput_tokens_per_sec);
   const low = timeline.filter((t) => t.users > 0 && t.users <= peak / 2).map((t) => t.throughput_tokens_per_sec);

@@ -70,6 +70,71 @@ test('capacity mode climbs while throughput grows, then stops and reports the pe
   assert.equal(s.peak_throughput_tokens_per_sec, 800);
 });
 
+/** The throughputs (tok/s) of a real capacity run's 2-second samples, with one noisy burst (1,197). */
+const NOISY_RUN = [354, 493, 564, 755, 1197, 780, 1133];
+
+function feed(a: Autoscaler, tokens: readonly number[]): Array<ReturnType<Autoscaler['observe']>> {
+  return tokens.map((t, i) =>
+    a.observe({ atSec: 2 * (i + 1), readP95Ms: 1, writeP95Ms: 1, storageBytesPerSec: 1e9, tokensPerSec: t, queueDepth: 0 }),
+  );
+}
+
+test('capacity mode, one sample per user count (consecutive_samples_required 1): the burst is the peak, as the reference', () => {
+  const a = new Autoscaler({ ...BASE, mode: 'capacity', consecutiveSamplesRequired: 1 }, 7);
+  const events = feed(a, NOISY_RUN);
+  assert.deepEqual(
+    events.map((e) => [e.action, e.users_during, e.users_after]),
+    [
+      ['scale_up', 7, 12],
+      ['scale_up', 12, 17],
+      ['scale_up', 17, 22],
+      ['scale_up', 22, 27],
+      ['scale_up', 27, 32],
+      ['hold', 32, 32],
+      ['stop', 32, 32],
+    ],
+  );
+  assert.deepEqual([a.peakTokensPerSec, a.peakUsers], [1197, 27]);
+});
+
+test('capacity mode, peak confirmed over 2 consecutive samples: each user count is credited with its lower sample', () => {
+  const a = new Autoscaler({ ...BASE, mode: 'capacity', consecutiveSamplesRequired: 2 }, 7);
+  const events = feed(a, NOISY_RUN);
+  // Levels: 7 users (354, 493) → 354; 12 users (564, 755) → 564; 17 users (1,197, 780) → 780; 22 users (1,133, …) unfinished.
+  assert.deepEqual(
+    events.map((e) => [e.action, e.users_during, e.users_after, e.users]),
+    [
+      ['hold', 7, 7, 7],
+      ['scale_up', 7, 12, 12],
+      ['hold', 12, 12, 12],
+      ['scale_up', 12, 17, 17],
+      ['hold', 17, 17, 17],
+      ['scale_up', 17, 22, 22],
+      ['hold', 22, 22, 22],
+    ],
+  );
+  assert.deepEqual([a.peakTokensPerSec, a.peakUsers], [780, 17]);
+  // 22 users (1,133, 700) → 700 and again (900, 770) → 770: two counts without a 1 % gain over 780
+  // stop the run, reporting the sustained peak.
+  const more = feed(a, [700, 900, 770]);
+  assert.deepEqual(
+    more.map((e) => [e.action, e.users_during]),
+    [
+      ['hold', 22],
+      ['hold', 22],
+      ['stop', 22],
+    ],
+  );
+  assert.equal(more[2]?.peak_throughput_tokens_per_sec, 780);
+  assert.deepEqual(a.summary(), {
+    initial_users: 7,
+    final_users: 22,
+    total_scale_events: 3,
+    peak_user_count: 17,
+    peak_throughput_tokens_per_sec: 780,
+  });
+});
+
 test('saturation needs two samples and is halved unless bandwidth has flattened with rising latency', () => {
   const a = new Autoscaler(BASE, 5);
   a.observe({ atSec: 0, readP95Ms: 50, writeP95Ms: 1, storageBytesPerSec: 1e9, tokensPerSec: 1, queueDepth: 0 });

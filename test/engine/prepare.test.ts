@@ -8,7 +8,7 @@ import {
   preparationBudgetMs,
   prepareStorage,
 } from '../../src/engine/prepare.js';
-import type { PrepareInputs } from '../../src/engine/prepare.js';
+import type { PrepareInputs, PrepareProgress } from '../../src/engine/prepare.js';
 import { Rng } from '../../src/util/rng.js';
 import { GiB } from '../../src/util/units.js';
 import { DEFAULT_SETTINGS } from '../../src/settings/config-keys.js';
@@ -125,4 +125,48 @@ test('prepare: the budget is the measured duration again, at least a minute', ()
   assert.equal(preparationBudgetMs(300), 300_000);
   assert.equal(preparationBudgetMs(2), MIN_PREPARATION_SEC * 1000);
   assert.equal(MIN_PREPARATION_SEC, 60);
+});
+
+test('prepare: progress events of each step, exact counts (start, one per unit, finished)', async () => {
+  const { p } = inputs({ enableRag: true, ragNumDocs: 3, decodeOnly: true, numUsers: 1 });
+  const events: PrepareProgress[] = [];
+  await prepareStorage({ ...p, onProgress: (e) => events.push(e) });
+  const rag = events.filter((e) => e.phase === 'rag_ingestion');
+  assert.deepEqual(
+    rag.map((e) => [e.done, e.total, e.unit, e.finished]),
+    [
+      [0, 3, 'documents', false],
+      [1, 3, 'documents', false],
+      [2, 3, 'documents', false],
+      [3, 3, 'documents', false],
+      [3, 3, 'documents', true],
+    ],
+  );
+  const prepop = events.filter((e) => e.phase === 'prepopulation');
+  assert.equal(prepop.length, PREPOP_ENTRIES_PER_USER + 2);
+  assert.deepEqual(
+    prepop.map((e) => e.done),
+    [0, ...Array.from({ length: PREPOP_ENTRIES_PER_USER }, (_, i) => i + 1), PREPOP_ENTRIES_PER_USER],
+  );
+  assert.deepEqual(prepop.at(-1), { phase: 'prepopulation', done: 10, total: 10, unit: 'entries', finished: true });
+  // Steps run in order, never interleaved.
+  assert.deepEqual([...new Set(events.map((e) => e.phase))], ['rag_ingestion', 'prepopulation']);
+});
+
+test('prepare: preconditioning progress counts bytes up to its target', async () => {
+  const entryBytes = PREPARE_ENTRY_TOKENS * TINY_BPT;
+  const { p } = inputs({ precondition: true, preconditionSizeGb: (2.5 * entryBytes) / GiB });
+  const events: PrepareProgress[] = [];
+  await prepareStorage({ ...p, onProgress: (e) => events.push(e) });
+  assert.deepEqual(
+    events.map((e) => [e.done / entryBytes, e.finished]),
+    [
+      [0, false],
+      [1, false],
+      [2, false],
+      [3, false],
+      [3, true],
+    ],
+  );
+  assert.equal(events[0]?.total, 2.5 * entryBytes);
 });

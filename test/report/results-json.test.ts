@@ -212,6 +212,8 @@ test('variants: interrupted, no device, prefix caching, autoscaling, ShareGPT so
           mode: 'capacity',
           action: 'scale_up',
           users: 5,
+          users_during: 4,
+          users_after: 5,
           saturation_level: 0.5,
           read_latency_p95_ms: 1,
           write_latency_p95_ms: 2,
@@ -220,7 +222,7 @@ test('variants: interrupted, no device, prefix caching, autoscaling, ShareGPT so
         },
       ],
       summary: { initial_users: 4, final_users: 5, total_scale_events: 1, peak_user_count: 5, peak_throughput_tokens_per_sec: 40 },
-      timeline: [{ timestamp: 5, throughput_tokens_per_sec: 40, users: 5 }],
+      timeline: [{ timestamp: 5, throughput_tokens_per_sec: 40, users: 4, users_during: 4, users_after: 5 }],
     },
     workloadSource: {
       kind: 'sharegpt',

@@ -26,6 +26,7 @@ import { PERCENTILES } from '../../src/metrics/cache-stats-schema.js';
 import { FIXTURE_MACHINE, runResultFixture } from './fixtures.js';
 import { assertValidResults, readValidResults } from './validate-results.js';
 import { runCli } from '../e2e/run-cli.js';
+import { parseCsv } from '../util/csv.js';
 import { withTempDir as withDir } from '../util/temp-dir.js';
 
 const withTempDir = <T>(fn: (dir: string) => Promise<T>): Promise<T> => withDir(fn, 'kvcache-sheet-');
@@ -128,35 +129,6 @@ function rowCells(ws: Worksheet | undefined, n: number): unknown[] {
 const summaryOf = (r: ResultsDocument): ResultsDocument['summary'] => r.summary;
 const valueOf = (cols: readonly Column[], header: string): Cell | undefined => cols.find((c) => c.header === header)?.value;
 
-/** RFC 4180 parsing, enough for the test: quoted fields, doubled quotes, line breaks inside quotes. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') {
-      row.push(field);
-      field = '';
-    } else if (ch === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-    } else field += ch;
-  }
-  if (field !== '' || row.length > 0) rows.push([...row, field]);
-  return rows;
-}
-
 const RUN_PARAMETER_HEADERS = [
   'Timestamp',
   'Model',
@@ -202,8 +174,9 @@ test('a .csv path gets a one-row table with Model and the two throughput columns
       return data[i];
     };
     assert.equal(field('Model'), 'llama3.1-8b');
-    assert.equal(Number(field('Avg Throughput (tok/s)')), summaryOf(results).avg_throughput_tokens_per_sec);
-    assert.equal(Number(field('Storage Throughput (tok/s)')), summaryOf(results).storage_throughput_tokens_per_sec);
+    // Rates to 3 significant digits (434.952… and 1,234.32… in the results).
+    assert.equal(field('Avg Throughput (tok/s)'), '435');
+    assert.equal(field('Storage Throughput (tok/s)'), '1230');
     assert.deepEqual(header.slice(0, RUN_PARAMETER_HEADERS.length), RUN_PARAMETER_HEADERS, 'run parameters first, then metrics');
     assert.equal(field('Multi-turn'), 'True');
     assert.equal(field('Storage Tier Write Total P95 (ms)'), '', 'absent figure → empty field');
@@ -222,7 +195,7 @@ test('an .xlsx path gets the four sheets, read back with numbers as numbers', as
     await wb.xlsx.readFile(path);
     assert.deepEqual(
       wb.worksheets.map((w) => w.name),
-      ['Summary', 'Run Parameters', 'Performance Metrics', 'QoS Metrics'],
+      ['Overview', 'Summary', 'Run Parameters', 'Performance Metrics', 'QoS Metrics'],
     );
 
     const sheet = (name: string): Worksheet => {
@@ -235,9 +208,16 @@ test('an .xlsx path gets the four sheets, read back with numbers as numbers', as
     const headers = rowCells(summary, 1);
     const at = (name: string): unknown => summary.getRow(2).getCell(headers.indexOf(name) + 1).value;
     assert.equal(at('Model'), 'llama3.1-8b');
-    assert.equal(at('Avg Throughput (tok/s)'), summaryOf(results).avg_throughput_tokens_per_sec);
+    assert.equal(at('Avg Throughput (tok/s)'), 435);
     assert.equal(typeof at('Storage Throughput (tok/s)'), 'number');
-    assert.equal(at('Storage Throughput (tok/s)'), summaryOf(results).storage_throughput_tokens_per_sec);
+    assert.equal(at('Storage Throughput (tok/s)'), 1230);
+    // Number formats on the cells, so Excel shows the precision too.
+    const fmt = (name: string): string => summary.getRow(2).getCell(headers.indexOf(name) + 1).numFmt;
+    assert.equal(fmt('Storage Throughput (tok/s)'), '#,##0.0####');
+    assert.equal(fmt('E2E Latency P95 (ms)'), '#,##0.0##');
+    assert.equal(fmt('Cache Hit Rate'), '0.0000');
+    assert.equal(fmt('Total Requests'), '#,##0');
+    assert.equal(fmt('Total Read (GiB)'), '#,##0.000');
     assert.equal(typeof at('Num Users'), 'number');
     assert.equal(at('Total Requests'), 120);
     assert.equal(at('Multi-turn'), true);
@@ -253,7 +233,20 @@ test('an .xlsx path gets the four sheets, read back with numbers as numbers', as
     const metrics = sheet('Performance Metrics');
     assert.deepEqual(rowCells(metrics, 1), ['Metric', 'Value']);
     assert.equal(metrics.rowCount, 1 + metricColumns(results).length);
-    assert.deepEqual(rowCells(metrics, 5), ['Avg Throughput (tok/s)', summaryOf(results).avg_throughput_tokens_per_sec]);
+    assert.deepEqual(rowCells(metrics, 5), ['Avg Throughput (tok/s)', 435]);
+    assert.equal(metrics.getRow(5).getCell(2).numFmt, '#,##0.0####');
+
+    // The first sheet: the headline figures, one per row, with their units and the verdict first.
+    const overview = sheet('Overview');
+    assert.deepEqual(rowCells(overview, 1), ['Figure', 'Value', 'Unit']);
+    const figure = (name: string): unknown[] => {
+      for (let r = 2; r <= overview.rowCount; r++) if (overview.getRow(r).getCell(1).value === name) return rowCells(overview, r);
+      return assert.fail(`no figure ${name}`);
+    };
+    assert.equal(overview.getRow(2).getCell(1).value, 'Validity');
+    assert.deepEqual(figure('Wall-clock throughput'), ['Wall-clock throughput', 435, 'tokens/s']);
+    assert.deepEqual(figure('Requests completed'), ['Requests completed', 120, 'requests']);
+    assert.deepEqual(figure('Storage written (tool)'), ['Storage written (tool)', 1.25, 'GiB']);
 
     const qos = sheet('QoS Metrics');
     assert.deepEqual(rowCells(qos, 1), [

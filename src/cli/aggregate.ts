@@ -1,0 +1,124 @@
+// `kv-cache aggregate DIR… [-o summary.xlsx|summary.csv]`: one row per run results file found in the
+// directories (their *.json files, not recursive, as the reference's json_to_xlsx.py), written as an
+// XLSX sheet or CSV. This module finds and reads the files and checks the arguments; the table is
+// src/report/aggregate.ts. Bad arguments: one message, exit 2, nothing written. Files that are not run
+// results are listed as skipped with their reason; no run results at all is exit 2.
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, extname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { aggregateBytes, aggregateFormatOf, aggregateTable } from '../report/aggregate.js';
+import type { FoundFile } from '../report/aggregate.js';
+import { messageOf } from '../util/errors.js';
+import { writeFileAtomically } from '../util/files.js';
+import { outputProblems } from './cache-dir.js';
+
+/** The reference's default output name. */
+export const DEFAULT_AGGREGATE_OUTPUT = 'mlperf_storage_summary.xlsx';
+/** A results file larger than this is skipped unread (a --keep-latency-samples file of a long run can be large). */
+export const MAX_RESULTS_FILE_BYTES = 1024 * 1024 * 1024;
+
+const AGGREGATE_HELP = `Usage: kv-cache aggregate DIR… [-o summary.xlsx|summary.csv]
+
+One row per run results file in the directories (their *.json files, not sub-directories; a DIR may
+also be one .json file), sorted by file name: the columns of the reference's json_to_xlsx.py first, in
+its order (Filename, Storage Throughput (tok/s) from the root-level totals, Storage Requests/sec,
+Total I/O Time (s), then its summary columns), then ours (I/O mode, file system, device, tool bytes/s,
+device bytes, validity and its reason codes, stop reason, the trials' CVs, versions). Numbers are
+rounded to their precision. Files that are not run results (replay results, other JSON, unreadable
+files) are listed as skipped with the reason; so are trial files whose --output file is there too.
+  -o, --output PATH   .xlsx (one sheet) or .csv; default ${DEFAULT_AGGREGATE_OUTPUT}`;
+
+interface AggregateArgs {
+  readonly dirs: readonly string[];
+  readonly output: string;
+}
+
+/** The arguments, or every problem with them. */
+export function parseAggregateArgs(argv: readonly string[]): AggregateArgs | { readonly problems: string[] } {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: { output: { type: 'string', short: 'o' } },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (e) {
+    return { problems: [`${messageOf(e)} (valid: DIR… and -o/--output PATH)`] };
+  }
+  const dirs = parsed.positionals;
+  const output = parsed.values.output ?? DEFAULT_AGGREGATE_OUTPUT;
+  const problems: string[] = [];
+  if (dirs.length === 0) problems.push('no directory given: kv-cache aggregate DIR… [-o summary.xlsx|summary.csv]');
+  for (const d of dirs) {
+    let kind: string;
+    try {
+      const st = statSync(d);
+      kind = st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
+    } catch {
+      problems.push(`${d}: no such directory`);
+      continue;
+    }
+    if (kind === 'other') problems.push(`${d}: not a directory or a regular file`);
+    else if (kind === 'file' && extname(d).toLowerCase() !== '.json')
+      problems.push(`${d}: a file, not a directory or a .json results file`);
+  }
+  if (aggregateFormatOf(output) === undefined) problems.push(`--output ${output}: give a path ending in .xlsx or .csv`);
+  else problems.push(...outputProblems(output, '--output'));
+  return problems.length > 0 ? { problems } : { dirs, output };
+}
+
+function readFound(path: string): FoundFile {
+  try {
+    const size = statSync(path).size;
+    if (size > MAX_RESULTS_FILE_BYTES) return { path, unreadable: `${size} bytes, larger than the ${MAX_RESULTS_FILE_BYTES}-byte limit` };
+    return { path, text: readFileSync(path, 'utf8') };
+  } catch (e) {
+    return { path, unreadable: messageOf(e) };
+  }
+}
+
+/** The *.json files of each argument (a .json file stands for itself), each path as join(DIR, name). */
+export function findResultsFiles(dirs: readonly string[]): FoundFile[] {
+  const paths = new Set<string>();
+  for (const d of dirs) {
+    if (statSync(d).isFile()) {
+      paths.add(d);
+      continue;
+    }
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (extname(e.name).toLowerCase() === '.json' && !e.isDirectory()) paths.add(join(d, e.name));
+    }
+  }
+  return [...paths].map(readFound);
+}
+
+export async function aggregateMain(argv: readonly string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${AGGREGATE_HELP}\n`);
+    return 0;
+  }
+  const args = parseAggregateArgs(argv);
+  if ('problems' in args) {
+    process.stderr.write(`kv-cache aggregate: error: ${args.problems.join('; ')}\n`);
+    return 2;
+  }
+  const table = aggregateTable(findResultsFiles(args.dirs));
+  for (const s of table.skipped) process.stdout.write(`Skipped ${s.path}: ${s.reason}\n`);
+  if (table.rows.length === 0) {
+    process.stderr.write(`kv-cache aggregate: error: no run results found in ${args.dirs.join(', ')} (*.json files with a 'summary')\n`);
+    return 2;
+  }
+  const format = aggregateFormatOf(args.output) ?? 'xlsx';
+  try {
+    const bytes = await aggregateBytes(table, format);
+    mkdirSync(dirname(resolve(args.output)), { recursive: true });
+    writeFileAtomically(args.output, bytes);
+  } catch (e) {
+    process.stderr.write(`kv-cache aggregate: error: ${args.output} not written: ${messageOf(e)}\n`);
+    return 1;
+  }
+  const skipped = table.skipped.length > 0 ? ` (${table.skipped.length} skipped)` : '';
+  process.stdout.write(`Aggregated ${table.rows.length} results file(s)${skipped} into ${args.output}\n`);
+  return 0;
+}

@@ -1,0 +1,282 @@
+// `kv-cache aggregate`: one row per run results file, as the reference's utils/json_to_xlsx.py builds
+// its sheet (docs/reference-compat.md), followed by our columns. Pure: the CLI (src/cli/aggregate.ts)
+// lists and reads the files; this module decides what each file is, builds the rows and writes the
+// table (XLSX or CSV, both through exceljs). Files are read loosely (not against this build's schema):
+// results of other versions, and the reference's own files, aggregate too; a missing figure is an
+// empty cell.
+//
+// The reference's columns, in json_to_xlsx.py's order: Filename; Storage Throughput (tok/s), which it
+// recomputes from the root-level totals (total_tokens_generated ÷ total_storage_io_latency), Storage
+// Requests/sec (requests_completed ÷ total_storage_io_latency), Total I/O Time (s); then the summary
+// figures, latency blocks, the 30 storage-tier percentiles, cache figures, per-tier bytes (written then
+// read per tier), bandwidths, entries and the multi-turn hit rate. Rows are sorted by Filename.
+import { basename, dirname, extname } from 'node:path';
+import type { Cell } from './spreadsheet.js';
+import { kindOfHeader, numberFormatFor, roundFor } from './rounding.js';
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The value at a path of keys, or undefined where the path breaks. */
+function at(o: unknown, ...keys: readonly string[]): unknown {
+  let v = o;
+  for (const k of keys) {
+    if (!isObject(v)) return undefined;
+    v = v[k];
+  }
+  return v;
+}
+
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** A found file: its path as listed (the Filename column) and its text, or why it could not be read. */
+export type FoundFile = { readonly path: string; readonly text: string } | { readonly path: string; readonly unreadable: string };
+
+export interface SkippedFile {
+  readonly path: string;
+  readonly reason: string;
+}
+
+type ColumnSpec = readonly [header: string, value: (doc: Json, path: string) => Cell];
+
+/** json_to_xlsx.py: a quotient of root-level totals, None (empty) when the I/O time is not positive. */
+function perIoSecond(doc: Json, numerator: string): number | null {
+  const io = num(doc.total_storage_io_latency) ?? 0;
+  const n = num(doc[numerator]) ?? 0;
+  return io > 0 ? n / io : null;
+}
+
+/** json_to_xlsx.py's `summary.get(key) or total`: the root-level total when the summary's figure is missing or 0. */
+function summaryOrTotal(doc: Json, key: string, total: string): number {
+  const own = num(at(doc, 'summary', key));
+  return own !== null && own !== 0 ? own : (num(doc[total]) ?? 0);
+}
+
+const summary =
+  (...keys: string[]) =>
+  (doc: Json) =>
+    num(at(doc, 'summary', ...keys));
+const cacheStat = (key: string) => summary('cache_stats', key);
+
+function latencyColumns(label: string, block: string, stats: readonly string[]): ColumnSpec[] {
+  const names: Record<string, string> = { mean: 'Mean', p50: 'P50', p95: 'P95', p99: 'P99', p999: 'P99.9', p9999: 'P99.99' };
+  return stats.map((k): ColumnSpec => [`${label} ${names[k]} (ms)`, summary(block, k)]);
+}
+
+const PERCENTILES = ['p50', 'p95', 'p99', 'p999', 'p9999'] as const;
+const PCT_NAMES = ['P50', 'P95', 'P99', 'P99.9', 'P99.99'] as const;
+
+function storageTierColumns(): ColumnSpec[] {
+  const out: ColumnSpec[] = [];
+  for (const [part, infix] of [
+    ['Total', ''],
+    ['Device', '_device'],
+    ['Host', '_host'],
+  ] as const) {
+    for (const [op, key] of [
+      ['Read', 'read'],
+      ['Write', 'write'],
+    ] as const) {
+      PERCENTILES.forEach((p, i) =>
+        out.push([`Storage Tier ${op} ${part} ${PCT_NAMES[i]} (ms)`, cacheStat(`storage_${key}${infix}_${p}_ms`)]),
+      );
+    }
+  }
+  return out;
+}
+
+const TIERS = [
+  ['GPU', 'gpu'],
+  ['CPU', 'cpu'],
+  ['Storage', 'storage'],
+] as const;
+
+/** The reference's json_to_xlsx.py columns, in its order. */
+const REFERENCE_COLUMNS: readonly ColumnSpec[] = [
+  ['Filename', (_doc, path) => path],
+  ['Storage Throughput (tok/s)', (doc) => perIoSecond(doc, 'total_tokens_generated')],
+  ['Storage Requests/sec', (doc) => perIoSecond(doc, 'requests_completed')],
+  ['Total I/O Time (s)', (doc) => num(doc.total_storage_io_latency) ?? 0],
+  ['Avg Throughput (tok/s)', summary('avg_throughput_tokens_per_sec')],
+  ['Requests/sec', summary('requests_per_second')],
+  ['Total Tokens', (doc) => summaryOrTotal(doc, 'total_tokens', 'total_tokens_generated')],
+  ['Total Requests', (doc) => summaryOrTotal(doc, 'total_requests', 'requests_completed')],
+  ['Elapsed Time (s)', summary('elapsed_time')],
+  ...latencyColumns('E2E Latency', 'end_to_end_latency_ms', ['mean', 'p50', 'p95', 'p99', 'p999', 'p9999']),
+  ...latencyColumns('Storage Latency', 'storage_io_latency_ms', ['mean', 'p50', 'p95', 'p99', 'p999', 'p9999']),
+  ...latencyColumns('Gen Latency', 'generation_latency_ms', ['mean', 'p50', 'p95', 'p99']),
+  ...storageTierColumns(),
+  ['Cache Hit Rate', cacheStat('cache_hit_rate')],
+  ['Read/Write Ratio', cacheStat('read_write_ratio')],
+  ['Total Read (GiB)', cacheStat('total_read_gb')],
+  ['Total Write (GiB)', cacheStat('total_write_gb')],
+  ...TIERS.flatMap(([n, t]): ColumnSpec[] => [
+    [`Tier ${n} KV Bytes Written (GiB)`, cacheStat(`tier_${t}_kv_bytes_written_gb`)],
+    [`Tier ${n} KV Bytes Read (GiB)`, cacheStat(`tier_${t}_kv_bytes_read_gb`)],
+  ]),
+  ...TIERS.flatMap(([n, t]): ColumnSpec[] => [
+    [`Tier ${n} Read Bandwidth (GiB/s)`, cacheStat(`tier_${t}_read_bandwidth_gbps`)],
+    [`Tier ${n} Write Bandwidth (GiB/s)`, cacheStat(`tier_${t}_write_bandwidth_gbps`)],
+  ]),
+  ...TIERS.map(([n, t]): ColumnSpec => [`${n} Entries`, cacheStat(`${t}_entries`)]),
+  ['Multi-turn Hit Rate', summary('multi_turn_stats', 'hit_rate')],
+];
+
+const bench =
+  (...keys: string[]) =>
+  (doc: Json) =>
+    at(doc, 'kvcache_bench', ...keys);
+
+/** The trials' CV of a headline figure (kvcache_bench.trials.stats.<figure>.cv); empty without trials. */
+const trialCv = (figure: string) => (doc: Json) => num(bench('trials', 'stats', figure, 'cv')(doc));
+
+function deviceText(doc: Json): string | null {
+  const dir = bench('machine', 'cache_dir')(doc);
+  if (dir === null) return 'none (trace mode)';
+  const dev = str(at(dir, 'block_device'));
+  if (dev === null) return isObject(dir) ? 'not resolvable' : null;
+  const model = str(at(dir, 'device_model'));
+  return model === null ? dev : `${dev} (${model})`;
+}
+
+function validity(doc: Json): string | null {
+  const valid = bench('validity', 'valid')(doc);
+  return typeof valid === 'boolean' ? (valid ? 'VALID' : 'NOT VALID') : null;
+}
+
+function reasonCodes(doc: Json): string | null {
+  const reasons = bench('validity', 'reasons')(doc);
+  if (!Array.isArray(reasons)) return null;
+  return reasons
+    .map((r) => str(at(r, 'code')))
+    .filter((c): c is string => c !== null)
+    .join(', ');
+}
+
+/** Ours, after the reference's: what was measured, how much the device moved, the verdict, the spread. */
+const OUR_COLUMNS: readonly ColumnSpec[] = [
+  ['I/O Mode', (doc) => str(bench('storage_io_mode')(doc))],
+  ['File System', (doc) => str(bench('storage_file_system')(doc))],
+  ['Device', deviceText],
+  ['Storage Read (bytes/s)', (doc) => num(bench('storage_bytes', 'read_bytes_per_sec')(doc))],
+  ['Storage Write (bytes/s)', (doc) => num(bench('storage_bytes', 'write_bytes_per_sec')(doc))],
+  ['Device Read (bytes)', (doc) => num(bench('device_io', 'read_bytes')(doc))],
+  ['Device Written (bytes)', (doc) => num(bench('device_io', 'written_bytes')(doc))],
+  ['Validity', validity],
+  ['Validity Reasons', reasonCodes],
+  ['Stop Reason', (doc) => str(bench('stop_reason')(doc))],
+  ['Trials Completed', (doc) => num(bench('trials', 'completed')(doc))],
+  ['Storage Bytes/s CV', trialCv('storage_bytes_per_sec')],
+  ['Requests/sec CV', trialCv('requests_per_second')],
+  ['Avg Throughput CV', trialCv('avg_throughput_tokens_per_sec')],
+  ['Storage Read Device P95 CV', trialCv('storage_read_device_p95_ms')],
+  ['Storage Write Device P95 CV', trialCv('storage_write_device_p95_ms')],
+  ['E2E P95 CV', trialCv('end_to_end_p95_ms')],
+  ['Schema Version', (doc) => str(bench('schema_version')(doc))],
+  ['Tool Version', (doc) => str(bench('version')(doc))],
+];
+
+export const AGGREGATE_COLUMNS: readonly ColumnSpec[] = [...REFERENCE_COLUMNS, ...OUR_COLUMNS];
+export const REFERENCE_COLUMN_COUNT = REFERENCE_COLUMNS.length;
+
+export interface AggregateTable {
+  readonly headers: readonly string[];
+  /** One row per run results file, sorted by Filename; values rounded to their precision. */
+  readonly rows: ReadonlyArray<readonly Cell[]>;
+  readonly skipped: readonly SkippedFile[];
+}
+
+/** Trial files listed by a `--output` file with trials that is also among the files: `dir/name` → its parent. */
+function listedTrials(docs: ReadonlyArray<{ path: string; doc: Json }>): Map<string, string> {
+  const listed = new Map<string, string>();
+  for (const { path, doc } of docs) {
+    const runs = bench('trials', 'runs')(doc);
+    if (!Array.isArray(runs)) continue;
+    for (const r of runs) {
+      const file = str(at(r, 'file'));
+      if (file !== null) listed.set(`${dirname(path)}/${basename(file)}`, path);
+    }
+  }
+  return listed;
+}
+
+/** What a parsed file is: a run's results (undefined) or the reason it is skipped. */
+function notARun(doc: unknown): string | undefined {
+  if (!isObject(doc)) return 'not a kv-cache results file (the JSON is not an object)';
+  if (isObject(doc.replay)) return 'replay results (kv-cache replay), not a run';
+  if (!isObject(doc.summary)) return "not a kv-cache results file (no 'summary' object)";
+  return undefined;
+}
+
+/**
+ * The table of `files`. Skipped, each with its reason: unreadable files, text that is not JSON, JSON
+ * that is not a run's results, and trial files (`<stem>.trial-<k>.json`) whose `--output` file is
+ * among the files: that file already holds the median trial and every trial's figures (the CV
+ * columns), so its trials would count the same configuration several times. A trial file without its
+ * `--output` file is a row of its own.
+ */
+export function aggregateTable(files: readonly FoundFile[]): AggregateTable {
+  const skipped: SkippedFile[] = [];
+  const runs: Array<{ path: string; doc: Json }> = [];
+  for (const f of files) {
+    if ('unreadable' in f) {
+      skipped.push({ path: f.path, reason: `unreadable: ${f.unreadable}` });
+      continue;
+    }
+    let doc: unknown;
+    try {
+      doc = JSON.parse(f.text);
+    } catch (e) {
+      skipped.push({ path: f.path, reason: `not JSON: ${(e as Error).message}` });
+      continue;
+    }
+    const why = notARun(doc);
+    if (why !== undefined) skipped.push({ path: f.path, reason: why });
+    else runs.push({ path: f.path, doc: doc as Json });
+  }
+  const trials = listedTrials(runs);
+  const kept = runs.filter(({ path }) => {
+    const parent = trials.get(`${dirname(path)}/${basename(path)}`);
+    if (parent === undefined || parent === path) return true;
+    skipped.push({ path, reason: `a trial of ${parent}, which holds its figures (trials columns)` });
+    return false;
+  });
+  // As json_to_xlsx.py: sorted by Filename (code-point order).
+  kept.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const headers = AGGREGATE_COLUMNS.map(([h]) => h);
+  const kinds = headers.map(kindOfHeader);
+  const rows = kept.map(({ path, doc }) => AGGREGATE_COLUMNS.map(([, value], i) => roundFor(kinds[i], value(doc, path))));
+  skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { headers, rows, skipped };
+}
+
+export type AggregateFormat = 'xlsx' | 'csv';
+
+/** The format a path asks for, or undefined when its extension is neither. */
+export function aggregateFormatOf(path: string): AggregateFormat | undefined {
+  const ext = extname(path).toLowerCase();
+  return ext === '.xlsx' ? 'xlsx' : ext === '.csv' ? 'csv' : undefined;
+}
+
+/** The table as file bytes: one sheet (header row bold and frozen, number formats) or CSV, both written by exceljs. */
+export async function aggregateBytes(table: AggregateTable, format: AggregateFormat): Promise<Uint8Array> {
+  const { default: ExcelJS } = await import('exceljs');
+  const wb = new ExcelJS.Workbook();
+  wb.creator = 'kvcache-bench';
+  const ws = wb.addWorksheet('Summary', { views: [{ state: 'frozen', xSplit: 1, ySplit: 1 }] });
+  ws.addRow([...table.headers]);
+  ws.getRow(1).font = { bold: true };
+  const formats = table.headers.map((h) => numberFormatFor(kindOfHeader(h)));
+  for (const r of table.rows) {
+    const row = ws.addRow([...r]);
+    r.forEach((v, j) => {
+      const fmt = formats[j];
+      if (typeof v === 'number' && fmt !== undefined) row.getCell(j + 1).numFmt = fmt;
+    });
+  }
+  ws.getColumn(1).width = Math.min(80, Math.max(12, ...table.rows.map((r) => String(r[0]).length + 2)));
+  const buffer = format === 'xlsx' ? await wb.xlsx.writeBuffer() : await wb.csv.writeBuffer();
+  return new Uint8Array(buffer);
+}

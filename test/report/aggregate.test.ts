@@ -1,0 +1,169 @@
+// `kv-cache aggregate`'s table: the reference's json_to_xlsx.py columns first, in its order, then ours;
+// which files are rows and which are skipped, with their reasons.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import ExcelJS from 'exceljs';
+import {
+  AGGREGATE_COLUMNS,
+  aggregateBytes,
+  aggregateFormatOf,
+  aggregateTable,
+  REFERENCE_COLUMN_COUNT,
+} from '../../src/report/aggregate.js';
+import type { FoundFile } from '../../src/report/aggregate.js';
+import { buildResultsJson } from '../../src/report/results-json.js';
+import { runResultFixture } from './fixtures.js';
+
+/** The fixture run's results (4 requests, 400 tokens, 2 s of summed storage I/O time) as a file's text. */
+function fixtureText(edit: (doc: Record<string, unknown> & ReturnType<typeof buildResultsJson>) => void = () => undefined): string {
+  const doc = JSON.parse(JSON.stringify(buildResultsJson(runResultFixture()))) as Record<string, unknown> &
+    ReturnType<typeof buildResultsJson>;
+  edit(doc);
+  return JSON.stringify(doc);
+}
+
+const headers = AGGREGATE_COLUMNS.map(([h]) => h);
+
+test('columns: json_to_xlsx.py order (Filename, the three I/O-time columns, the summary), then ours', () => {
+  assert.equal(REFERENCE_COLUMN_COUNT, 75);
+  assert.deepEqual(headers.slice(0, 9), [
+    'Filename',
+    'Storage Throughput (tok/s)',
+    'Storage Requests/sec',
+    'Total I/O Time (s)',
+    'Avg Throughput (tok/s)',
+    'Requests/sec',
+    'Total Tokens',
+    'Total Requests',
+    'Elapsed Time (s)',
+  ]);
+  // Per tier, bytes written then read (json_to_xlsx.py's order, unlike the per-run sheet's).
+  const tierBytes = headers.indexOf('Tier GPU KV Bytes Written (GiB)');
+  assert.deepEqual(headers.slice(tierBytes, tierBytes + 3), [
+    'Tier GPU KV Bytes Written (GiB)',
+    'Tier GPU KV Bytes Read (GiB)',
+    'Tier CPU KV Bytes Written (GiB)',
+  ]);
+  assert.equal(headers[REFERENCE_COLUMN_COUNT - 1], 'Multi-turn Hit Rate');
+  assert.deepEqual(headers.slice(REFERENCE_COLUMN_COUNT), [
+    'I/O Mode',
+    'File System',
+    'Device',
+    'Storage Read (bytes/s)',
+    'Storage Write (bytes/s)',
+    'Device Read (bytes)',
+    'Device Written (bytes)',
+    'Validity',
+    'Validity Reasons',
+    'Stop Reason',
+    'Trials Completed',
+    'Storage Bytes/s CV',
+    'Requests/sec CV',
+    'Avg Throughput CV',
+    'Storage Read Device P95 CV',
+    'Storage Write Device P95 CV',
+    'E2E P95 CV',
+    'Schema Version',
+    'Tool Version',
+  ]);
+  assert.equal(new Set(headers).size, headers.length, 'no duplicate column');
+});
+
+test('rows sorted by filename with rounded values; non-results, replays, unreadable files and listed trials skipped', () => {
+  const files: FoundFile[] = [
+    {
+      path: 'd/b.json',
+      text: fixtureText((d) => {
+        d.kvcache_bench.trials = {
+          completed: 3,
+          runs: [{ file: '/elsewhere/b.trial-1.json' }, { file: 'b.trial-2.json' }],
+          stats: { storage_bytes_per_sec: { cv: 0.123456 }, end_to_end_p95_ms: { cv: null } },
+        } as never;
+      }),
+    },
+    { path: 'd/b.trial-1.json', text: fixtureText() },
+    { path: 'e/b.trial-2.json', text: fixtureText() }, // another directory: not the listed trial
+    { path: 'd/a.json', text: fixtureText((d) => (d.total_storage_io_latency = 0)) },
+    { path: 'd/replay.json', text: JSON.stringify({ replay: { trace: 't' }, summary: { cache_stats: {} } }) },
+    { path: 'd/other.json', text: '[1, 2]' },
+    { path: 'd/bad.json', text: '{"summary": ' },
+    { path: 'd/locked.json', unreadable: 'EACCES: permission denied' },
+  ];
+  const t = aggregateTable(files);
+  assert.deepEqual(
+    t.rows.map((r) => r[0]),
+    ['d/a.json', 'd/b.json', 'e/b.trial-2.json'],
+  );
+  assert.deepEqual(t.skipped, [
+    { path: 'd/b.trial-1.json', reason: 'a trial of d/b.json, which holds its figures (trials columns)' },
+    { path: 'd/bad.json', reason: `not JSON: ${errorOf('{"summary": ')}` },
+    { path: 'd/locked.json', reason: 'unreadable: EACCES: permission denied' },
+    { path: 'd/other.json', reason: 'not a kv-cache results file (the JSON is not an object)' },
+    { path: 'd/replay.json', reason: 'replay results (kv-cache replay), not a run' },
+  ]);
+  const value = (row: number, header: string): unknown => t.rows[row][headers.indexOf(header)];
+  // json_to_xlsx.py's formulas from the root-level totals: 400 tokens and 4 requests over 2 s of I/O.
+  assert.deepEqual(
+    ['Storage Throughput (tok/s)', 'Storage Requests/sec', 'Total I/O Time (s)'].map((h) => value(1, h)),
+    [200, 2, 2],
+  );
+  // No I/O time: empty cells, as its None.
+  assert.deepEqual(
+    ['Storage Throughput (tok/s)', 'Storage Requests/sec', 'Total I/O Time (s)'].map((h) => value(0, h)),
+    [null, null, 0],
+  );
+  assert.equal(value(1, 'Cache Hit Rate'), 0.75);
+  assert.equal(value(1, 'E2E Latency P95 (ms)'), 1.5);
+  assert.equal(value(1, 'Device'), 'nvme9n1 (Test NVMe 1TB)');
+  assert.equal(value(1, 'I/O Mode'), 'direct');
+  assert.equal(value(1, 'Validity'), 'NOT VALID');
+  assert.equal(value(1, 'Validity Reasons'), 'run_too_short, too_few_samples');
+  assert.equal(value(1, 'Trials Completed'), 3);
+  assert.equal(value(1, 'Storage Bytes/s CV'), 0.1235, 'a ratio to 4 decimals');
+  assert.equal(value(1, 'E2E P95 CV'), null);
+  assert.equal(value(0, 'Trials Completed'), null, 'no trials: empty');
+  assert.equal(value(1, 'Schema Version'), '2.0.0');
+});
+
+function errorOf(text: string): string {
+  try {
+    JSON.parse(text);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return '';
+}
+
+test('a reference-written file (no kvcache_bench) is a row with our columns empty', () => {
+  const t = aggregateTable([
+    {
+      path: 'ref.json',
+      text: JSON.stringify({
+        requests_completed: 10,
+        total_tokens_generated: 500,
+        total_storage_io_latency: 4,
+        summary: { total_requests: 10 },
+      }),
+    },
+  ]);
+  const row = t.rows[0];
+  assert.deepEqual(row.slice(0, 4), ['ref.json', 125, 2.5, 4]);
+  assert.equal(row[headers.indexOf('Total Tokens')], 500, "json_to_xlsx.py's fallback to the root-level total");
+  assert.ok(row.slice(REFERENCE_COLUMN_COUNT).every((v) => v === null));
+});
+
+test('the sheet: bold frozen header, numbers with formats; CSV through exceljs', async () => {
+  const t = aggregateTable([{ path: 'd/a.json', text: fixtureText() }]);
+  const wb = new ExcelJS.Workbook();
+  await wb.xlsx.load((await aggregateBytes(t, 'xlsx')).buffer as ArrayBuffer);
+  const ws = wb.getWorksheet('Summary')!;
+  assert.equal(ws.rowCount, 2);
+  assert.equal(ws.getRow(1).getCell(2).value, 'Storage Throughput (tok/s)');
+  assert.equal(ws.getRow(2).getCell(2).value, 200);
+  assert.equal(ws.getRow(2).getCell(2).numFmt, '#,##0.0####');
+  assert.equal(ws.getRow(2).getCell(headers.indexOf('Cache Hit Rate') + 1).numFmt, '0.0000');
+  const csv = new TextDecoder().decode(await aggregateBytes(t, 'csv')).split('\n');
+  assert.equal(csv[0].split(',').slice(0, 3).join(','), 'Filename,Storage Throughput (tok/s),Storage Requests/sec');
+  assert.equal(csv[1].split(',').slice(0, 4).join(','), 'd/a.json,200,2,2');
+  assert.deepEqual(['a.XLSX', 'a.csv', 'a.json', 'a'].map(aggregateFormatOf), ['xlsx', 'csv', undefined, undefined]);
+});
