@@ -23,6 +23,13 @@ import { DatasetError } from '../workload/sharegpt.js';
 import { ValidationTraceError } from '../workload/validation-trace.js';
 import { outputProblems } from './cache-dir.js';
 import { saveResultsDocument } from './save-results.js';
+import { BarrierError } from '../engine/barrier.js';
+import { rankSessionFor } from './rank-flags.js';
+
+const rankOf = (c: RunConfig): { ranks?: NonNullable<ReturnType<typeof rankSessionFor>> } => {
+  const ranks = rankSessionFor(c);
+  return ranks === undefined ? {} : { ranks };
+};
 import type { SignalGuard } from './signals.js';
 
 /** `<stem>.trial-<k>.json` beside `output` (stem: the file name without its extension). */
@@ -93,12 +100,18 @@ async function runOnce(cmd: Command, onResult: (result: RunResult) => void | Pro
         log: write,
         interrupt: cmd.interrupt,
         onResult: deliver,
+        ...rankOf(cmd.config),
         ...(cmd.showProgress ? { onProgress: (p: ProgressSnapshot) => void process.stderr.write(progressLine(p)) } : {}),
       },
       cmd.validation,
     );
     return result.stopReason === 'storage_full' ? 1 : 0; // the measurement ended early: a failure, results saved
   } catch (e) {
+    if (e instanceof BarrierError) {
+      // Nothing was measured: this rank fails alone, saying which rank is missing (exit 1; 130/143 when interrupted).
+      process.stderr.write(`kv-cache: error: ${e.message}\n`);
+      return cmd.interrupt.aborted ? 0 : 1;
+    }
     if (!(e instanceof RunFailedError)) throw e;
     process.stderr.write(`kv-cache: ${e.message}\n`);
     await deliver(e.partial);
