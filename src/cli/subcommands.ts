@@ -3,6 +3,8 @@
 import type { SignalGuard } from './signals.js';
 import { replayMain } from './replay.js';
 import { schemaMain } from './schema.js';
+import { mlperfMain } from './mlperf.js';
+import { mergeMain } from './merge.js';
 
 /** What a subcommand gets: its own arguments (the subcommand's name removed) and the process context. */
 export interface SubcommandContext {
@@ -32,6 +34,18 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
     usage: 'kv-cache schema [run|replay]',
     summary: 'Prints the JSON Schema of a results file',
     main: (argv) => schemaMain(argv),
+  },
+  {
+    name: 'mlperf',
+    usage: 'kv-cache mlperf --results-dir DIR --cache-dir DIR [options]',
+    summary: 'Runs the MLPerf v3.0 KV-cache sequence (options 1-3, trials, ranks) and merges it',
+    main: (argv, ctx) => mlperfMain(argv, ctx.signals),
+  },
+  {
+    name: 'merge',
+    usage: 'kv-cache merge DIR... [--output FILE]',
+    summary: 'Merges the rank results of an MLPerf run into one summary',
+    main: (argv) => mergeMain(argv),
   },
 ];
 
