@@ -3,6 +3,7 @@
 // pause between options. Pure: `--dry-run` prints this plan and the runner executes it, so what is
 // printed is what runs.
 import { join } from 'node:path';
+import { datasizeLine, datasizeOf } from './datasize.js';
 import { MLPERF_OPTIONS, VALUE_FLAGS } from './options.js';
 import type { OptionId, OptionValues } from './options.js';
 import type { MlperfRequest } from './request.js';
@@ -136,7 +137,10 @@ export function planLines(p: Plan): string[] {
     if (s.kind === 'sleep') lines.push(`sleep ${s.seconds}  # ${s.why}`);
     else {
       const what = s.kind === 'trial' ? `option ${s.option} (${MLPERF_OPTIONS[s.option].name}) trial ${s.trial}` : s.kind;
-      lines.push(`# ${what}`, s.argv.map(shellQuote).join(' '));
+      lines.push(`# ${what}`);
+      const size = s.kind === 'trial' && s.trial === 1 ? datasizeOf(s.values.model, s.values.numUsers, p.totalRanks) : undefined;
+      if (size !== undefined) lines.push(datasizeLine(size));
+      lines.push(s.argv.map(shellQuote).join(' '));
     }
   }
   lines.push(`# merge: kv-cache merge ${shellQuote(p.runDir)} --output ${shellQuote(p.summaryPath)}`);

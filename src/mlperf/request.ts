@@ -123,13 +123,23 @@ function optionList(raw: string | undefined, problems: string[]): OptionId[] {
   return ids;
 }
 
-/** Parses `kv-cache mlperf` argv. Problems are collected, never thrown; `cores` decides nothing here. */
+/** MPI parameters start with dashes (`--mpi-params "--bind-to core"`): taken as the flag's value, not as flags. */
+function joinMpiParams(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--mpi-params' && i + 1 < argv.length) out.push(`--mpi-params=${argv[++i]}`);
+    else out.push(argv[i]);
+  }
+  return out;
+}
+
+/** Parses `kv-cache mlperf` argv. Problems are collected, never thrown. */
 export function parseMlperfArgs(argv: readonly string[]): ParsedMlperf {
   const problems: string[] = [];
   let values: Record<string, unknown> = {};
   try {
     const parsed = parseArgs({
-      args: [...argv],
+      args: joinMpiParams(argv),
       strict: true,
       allowPositionals: false,
       options: {
