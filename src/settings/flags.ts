@@ -203,9 +203,10 @@ export const FLAG_TABLE = {
     ours: true,
     check: nonNegative,
   }),
-  barrierDir: path('barrier-dir', R, 'Directory shared by every rank where they meet at the start and end (default: DIR/barrier of --rank-output-base)', {
+  barrierDir: path('barrier-dir', R, 'Directory shared by every rank where they meet at the start and end', {
     ours: true,
     metavar: 'DIR',
+    defaultText: 'DIR/barrier of --rank-output-base',
     normalize: (v) => (v === undefined ? v : resolvePath(v)),
   }),
   barrierTimeoutSec: float('barrier-timeout', 120, R, 'Seconds a rank waits at a barrier for the others before failing alone', {
