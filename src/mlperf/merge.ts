@@ -9,6 +9,7 @@
 //   skew between ranks, a per-rank table and each rank's validity.
 // Pure: the files are read and parsed elsewhere (collect.ts).
 import { LatencyHistogram } from '../metrics/latency.js';
+import { byteMismatch } from '../metrics/validity.js';
 import type { ResultsDocument } from '../report/results-schema.js';
 import { GiB } from '../util/units.js';
 
@@ -54,8 +55,11 @@ export interface RankRow {
   readonly host: string;
   readonly file: string;
   readonly stop_reason: string;
+  /** The rank's own verdict: its device counters include its peers on the host, so alone it sees them as foreign I/O. */
   readonly valid: boolean;
   readonly validity_reasons: string[];
+  /** The verdict in the run: its reasons other than the device-byte comparison, which is made per host instead (device_per_host). */
+  readonly valid_in_run: boolean;
   readonly storage_read_bytes: number;
   readonly storage_written_bytes: number;
   readonly measured_window_sec: number;
@@ -71,6 +75,11 @@ export interface HostDevice {
   readonly ranks: number[];
   readonly read_bytes: number;
   readonly written_bytes: number;
+  /** What the host's ranks moved through their storage tiers (the bytes the device should show). */
+  readonly tool_read_bytes: number;
+  readonly tool_written_bytes: number;
+  /** The device bytes against the ranks' own, with the rule of a single run's validity: 'match' or which side exceeds. */
+  readonly bytes_check: string;
 }
 
 export interface TrialFigures {
@@ -176,23 +185,48 @@ function hostOf(doc: ResultsDocument): string {
 
 /** Each host's device once: ranks on one host see the same whole-device counters, so the widest (max) stands for all. */
 function devicePerHost(files: readonly RankFile[]): HostDevice[] {
-  const groups = new Map<string, HostDevice>();
+  const groups = new Map<string, Omit<HostDevice, 'bytes_check'>>();
   for (const f of files) {
     const io = f.doc.kvcache_bench.device_io;
     if (io === null) continue;
     const key = `${hostOf(f.doc)}\u0000${io.device}`;
-    const g = groups.get(key);
-    if (g === undefined)
-      groups.set(key, { host: hostOf(f.doc), device: io.device, ranks: [f.rank], read_bytes: io.read_bytes, written_bytes: io.written_bytes });
-    else
-      groups.set(key, {
-        ...g,
-        ranks: [...g.ranks, f.rank],
-        read_bytes: Math.max(g.read_bytes, io.read_bytes),
-        written_bytes: Math.max(g.written_bytes, io.written_bytes),
-      });
+    const tool = f.doc.kvcache_bench.storage_bytes;
+    const g = groups.get(key) ?? {
+      host: hostOf(f.doc),
+      device: io.device,
+      ranks: [],
+      read_bytes: 0,
+      written_bytes: 0,
+      tool_read_bytes: 0,
+      tool_written_bytes: 0,
+    };
+    groups.set(key, {
+      ...g,
+      ranks: [...g.ranks, f.rank],
+      read_bytes: Math.max(g.read_bytes, io.read_bytes),
+      written_bytes: Math.max(g.written_bytes, io.written_bytes),
+      tool_read_bytes: g.tool_read_bytes + tool.read_bytes,
+      tool_written_bytes: g.tool_written_bytes + tool.written_bytes,
+    });
   }
-  return [...groups.values()];
+  return [...groups.values()].map((g) => ({ ...g, bytes_check: bytesCheck(g) }));
+}
+
+/** The single-run rule (metrics/validity.ts) applied to a host's device and all its ranks' bytes together. */
+function bytesCheck(g: Omit<HostDevice, 'bytes_check'>): string {
+  const read = byteMismatch(g.read_bytes, g.tool_read_bytes);
+  const write = byteMismatch(g.written_bytes, g.tool_written_bytes);
+  const codes = [
+    ...(read !== undefined ? [read === 'above' ? 'device_reads_exceed_tool' : 'device_reads_below_tool'] : []),
+    ...(write !== undefined ? [write === 'above' ? 'device_writes_exceed_tool' : 'device_writes_below_tool'] : []),
+  ];
+  return codes.length === 0 ? 'match' : codes.join(',');
+}
+
+/** A rank's own reasons that are not the device-byte comparison (judged per host instead). */
+const DEVICE_BYTE_CODE = /^device_(reads|writes)_(exceed|below)_tool$/;
+function ownReasons(doc: ResultsDocument): string[] {
+  return doc.kvcache_bench.validity.reasons.map((r) => r.code).filter((c) => !DEVICE_BYTE_CODE.test(c));
 }
 
 function rankRow(trial: number, f: RankFile): RankRow {
@@ -206,6 +240,7 @@ function rankRow(trial: number, f: RankFile): RankRow {
     stop_reason: k.stop_reason,
     valid: k.validity.valid,
     validity_reasons: k.validity.reasons.map((r) => r.code),
+    valid_in_run: ownReasons(f.doc).length === 0,
     storage_read_bytes: k.storage_bytes.read_bytes,
     storage_written_bytes: k.storage_bytes.written_bytes,
     measured_window_sec: k.measured_window_sec,
@@ -244,7 +279,7 @@ export function trialFigures(t: TrialInput): TrialFigures {
     start_spread_ms: spread(windows.map((w) => w.start)),
     max_abs_start_skew_ms: skews.length === 0 ? null : Math.max(...skews.map(Math.abs)),
     end_spread_ms: spread(windows.map((w) => w.end)),
-    all_ranks_valid: t.missing.length === 0 && docs.every((d) => d.kvcache_bench.validity.valid),
+    all_ranks_valid: t.missing.length === 0 && docs.every((d) => ownReasons(d).length === 0) && hosts.every((h) => h.bytes_check === 'match'),
   };
 }
 

@@ -19,6 +19,7 @@ interface RankSpec {
   readonly readBytes: number;
   readonly writtenBytes: number;
   readonly deviceRead: number;
+  readonly deviceWritten: number;
   readonly startMs: number;
   readonly endMs: number;
   readonly readGibps: number;
@@ -35,7 +36,7 @@ function rankDoc(s: RankSpec): ResultsDocument {
   k.device_io = {
     device: s.device,
     read_bytes: s.deviceRead,
-    written_bytes: s.writtenBytes,
+    written_bytes: s.deviceWritten,
     read_bytes_per_sec: 0,
     write_bytes_per_sec: 0,
     read_ops: 1,
@@ -76,7 +77,8 @@ const R0: RankSpec = {
   device: 'nvme0n1',
   readBytes: 2 * GiB,
   writtenBytes: GiB,
-  deviceRead: 5 * GiB,
+  deviceRead: 3 * GiB,
+  deviceWritten: 2 * GiB,
   startMs: 1000,
   endMs: 11_000,
   readGibps: 0.2,
@@ -84,9 +86,9 @@ const R0: RankSpec = {
   tokensPerSec: 10,
   readSamplesMs: range(1, 100),
 };
-const R1: RankSpec = { ...R0, rank: 1, readBytes: GiB, deviceRead: 4 * GiB, startMs: 1010, endMs: 11_020, readGibps: 0.1, readP95: 195, readSamplesMs: range(101, 200) };
+const R1: RankSpec = { ...R0, rank: 1, readBytes: GiB, deviceRead: 3 * GiB - 1, startMs: 1010, endMs: 11_020, readGibps: 0.1, readP95: 195, readSamplesMs: range(101, 200) };
 /** Served from memory only: no storage bytes, a p95 of 0 that must not count. */
-const R2: RankSpec = { ...R0, rank: 2, host: 'b', device: 'nvme1n1', readBytes: 0, writtenBytes: 0, deviceRead: GiB, readGibps: 0, readP95: 0, readSamplesMs: [] };
+const R2: RankSpec = { ...R0, rank: 2, host: 'b', device: 'nvme1n1', readBytes: 0, writtenBytes: 0, deviceRead: 0, deviceWritten: 0, readGibps: 0, readP95: 0, readSamplesMs: [] };
 
 const file = (s: RankSpec) => ({ rank: s.rank, path: `/r/rank_${s.rank}/kvcache_results_x.json`, doc: rankDoc(s) });
 
@@ -96,11 +98,21 @@ test('a trial: bytes of all ranks ÷ the common window, each host’s device onc
   assert.equal(f.common_window_sec, 10.02); // 1000 … 11020 ms
   assert.equal(f.storage_read_bytes, 3 * GiB);
   assert.equal(f.storage_read_bytes_per_sec, (3 * GiB) / 10.02);
+  // Ranks 0 and 1 share host a's device: counted once (the wider window's bytes), checked against both ranks' bytes.
   assert.deepEqual(f.device_per_host, [
-    { host: 'a', device: 'nvme0n1', ranks: [0, 1], read_bytes: 5 * GiB, written_bytes: GiB },
-    { host: 'b', device: 'nvme1n1', ranks: [2], read_bytes: GiB, written_bytes: 0 },
+    {
+      host: 'a',
+      device: 'nvme0n1',
+      ranks: [0, 1],
+      read_bytes: 3 * GiB,
+      written_bytes: 2 * GiB,
+      tool_read_bytes: 3 * GiB,
+      tool_written_bytes: 2 * GiB,
+      bytes_check: 'match',
+    },
+    { host: 'b', device: 'nvme1n1', ranks: [2], read_bytes: 0, written_bytes: 0, tool_read_bytes: 0, tool_written_bytes: 0, bytes_check: 'match' },
   ]);
-  assert.equal(f.device_read_bytes_per_sec, (6 * GiB) / 10.02);
+  assert.equal(f.device_read_bytes_per_sec, (3 * GiB) / 10.02);
   // Every sample 1 … 200 ms pooled: the p95 is 190 ms (HDR: within 0.1 %), where the max of the ranks' p95s says 195.
   assert.equal(f.storage_read_device_latency.count, 200);
   assert.ok(Math.abs((f.storage_read_device_latency.p95_ms ?? 0) - 190) <= 0.19, String(f.storage_read_device_latency.p95_ms));
