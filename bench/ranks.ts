@@ -41,7 +41,13 @@ interface RanksFigures {
   readonly maxSkewMs: number;
 }
 
-async function ranksRun(root: string, ranks: number, opts: { seconds: number; users: number }, free: number, tag: string): Promise<RanksFigures> {
+async function ranksRun(
+  root: string,
+  ranks: number,
+  opts: { seconds: number; users: number },
+  free: number,
+  tag: string,
+): Promise<RanksFigures> {
   const out = join(root, `kv-${tag}`);
   const cache = join(root, 'cache');
   await mkdir(out, { recursive: true });
@@ -71,7 +77,11 @@ async function ranksRun(root: string, ranks: number, opts: { seconds: number; us
   const summary = mergeAndSave([out], join(out, 'summary.json'), new Date());
   const t = Object.values(summary.options)[0]?.kvcache_bench.trials[0];
   if (t === undefined) throw new Error('no merged trial');
-  return { deviceWriteBytesPerSec: t.device_write_bytes_per_sec ?? 0, startSpreadMs: t.start_spread_ms ?? 0, maxSkewMs: t.max_abs_start_skew_ms ?? 0 };
+  return {
+    deviceWriteBytesPerSec: t.device_write_bytes_per_sec ?? 0,
+    startSpreadMs: t.start_spread_ms ?? 0,
+    maxSkewMs: t.max_abs_start_skew_ms ?? 0,
+  };
 }
 
 async function fioRun(root: string, ranks: number, opts: { seconds: number; users: number }, tag: string): Promise<number> {
@@ -100,7 +110,9 @@ async function main(): Promise<void> {
   const root = await mkdtemp(join(parent, 'kv_ranks_bench_'));
   try {
     console.log(machineLine(fioVersion()));
-    console.log(`file system: ${await fileSystemOf(root)}; cores ${availableParallelism()}; ${o.users} users per rank, ${o.seconds} s, ${o.rounds} rounds`);
+    console.log(
+      `file system: ${await fileSystemOf(root)}; cores ${availableParallelism()}; ${o.users} users per rank, ${o.seconds} s, ${o.rounds} rounds`,
+    );
     const free = await freeBytes(root);
     const rows: string[] = [];
     for (let ranks = 1; ranks <= o['max-ranks']; ranks++) {

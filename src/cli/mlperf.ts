@@ -232,7 +232,9 @@ async function probeMain(argv: readonly string[]): Promise<number> {
   const timeoutSec = t >= 0 ? Number(argv[t + 1]) : 30;
   const found = detectRank(process.env);
   if (found.kind !== 'rank' || dir === '' || !(timeoutSec > 0)) {
-    process.stderr.write('kv-cache mlperf: error: --probe-dir DIR runs under a launcher (one rank per host) with a positive --barrier-timeout\n');
+    process.stderr.write(
+      'kv-cache mlperf: error: --probe-dir DIR runs under a launcher (one rank per host) with a positive --barrier-timeout\n',
+    );
     return 2;
   }
   const { rank, worldSize } = found.identity;
@@ -252,7 +254,9 @@ async function probeMain(argv: readonly string[]): Promise<number> {
     return 0;
   } catch (e) {
     if (!(e instanceof BarrierError)) throw e;
-    process.stderr.write(`kv-cache mlperf: error: shared results dir probe: ${e.message} — --results-dir must be one directory shared by every host\n`);
+    process.stderr.write(
+      `kv-cache mlperf: error: shared results dir probe: ${e.message} — --results-dir must be one directory shared by every host\n`,
+    );
     return 1;
   }
 }
@@ -264,7 +268,11 @@ export async function mlperfMain(argv: readonly string[], signals: SignalGuard):
     say(MLPERF_HELP);
     return 0;
   }
-  const r = { ...parsed.request, resultsDir: parsed.request.resultsDir && resolve(parsed.request.resultsDir), cacheDir: parsed.request.cacheDir && resolve(parsed.request.cacheDir) };
+  const r = {
+    ...parsed.request,
+    resultsDir: parsed.request.resultsDir && resolve(parsed.request.resultsDir),
+    cacheDir: parsed.request.cacheDir && resolve(parsed.request.cacheDir),
+  };
   const now = new Date();
   const ctx: LaunchContext = {
     node: process.execPath,
@@ -287,7 +295,9 @@ export async function mlperfMain(argv: readonly string[], signals: SignalGuard):
   const interrupt = signals.begin();
   mkdirSync(plan.runDir, { recursive: true });
   writeFileAtomically(join(plan.runDir, MANIFEST_NAME), `${JSON.stringify(manifestOf(r, plan, now), null, 2)}\n`);
-  say(`MLPerf KV-cache ${r.division.toUpperCase()}: options ${r.options.join(', ')}, ${r.trials} trial(s) each, ${plan.totalRanks} rank(s) on ${plan.hostCount} host(s); run directory ${plan.runDir}`);
+  say(
+    `MLPerf KV-cache ${r.division.toUpperCase()}: options ${r.options.join(', ')}, ${r.trials} trial(s) each, ${plan.totalRanks} rank(s) on ${plan.hostCount} host(s); run directory ${plan.runDir}`,
+  );
   const outcome = await execute(plan, r, interrupt);
   let code = outcome.failed.length > 0 ? 1 : 0;
   for (const f of outcome.failed) process.stderr.write(`kv-cache mlperf: error: ${f}\n`);

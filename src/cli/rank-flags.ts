@@ -27,7 +27,11 @@ export interface RankedFlags {
 type RankFlagView = Pick<RunFlags, 'rankOutputBase' | 'rankCacheBase' | 'seedBase' | 'worldSize' | 'barrierDir'>;
 
 /** This process's rank, or undefined when it is not one; a bad launcher environment is a problem. */
-export function rankIdentityOf(flags: RankFlagView, given: (name: string) => boolean, env: Env): { identity?: RankIdentity; problem?: string } {
+export function rankIdentityOf(
+  flags: RankFlagView,
+  given: (name: string) => boolean,
+  env: Env,
+): { identity?: RankIdentity; problem?: string } {
   const found = detectRank(env, flags.worldSize);
   if (found.kind === 'problem') return { problem: found.message };
   if (found.kind === 'rank') return { identity: found.identity };
@@ -44,7 +48,8 @@ export function applyRankFlags(flags: RunFlags, given: (name: string) => boolean
   const dir = rankDirName(identity.rank);
   let next: RunFlags = flags;
   if (flags.rankOutputBase !== undefined) {
-    if (given('output')) problems.push('--output and --rank-output-base exclude each other (each rank writes DIR/rank_<N>/kvcache_results_<time>.json)');
+    if (given('output'))
+      problems.push('--output and --rank-output-base exclude each other (each rank writes DIR/rank_<N>/kvcache_results_<time>.json)');
     next = { ...next, output: join(flags.rankOutputBase, dir, `kvcache_results_${fileStamp(now)}.json`) };
   }
   if (flags.rankCacheBase !== undefined) {
@@ -59,7 +64,8 @@ export function applyRankFlags(flags: RunFlags, given: (name: string) => boolean
     next = { ...next, seed: flags.seedBase + identity.rank };
   }
   if (identity.worldSize > 1) {
-    if (flags.barrierDir === undefined && flags.rankOutputBase !== undefined) next = { ...next, barrierDir: join(flags.rankOutputBase, 'barrier') };
+    if (flags.barrierDir === undefined && flags.rankOutputBase !== undefined)
+      next = { ...next, barrierDir: join(flags.rankOutputBase, 'barrier') };
     if (next.barrierDir === undefined)
       problems.push(
         `this run is rank ${identity.rank} of ${identity.worldSize}: the ranks meet in a directory every host shares; give --barrier-dir DIR or --rank-output-base DIR`,

@@ -279,7 +279,8 @@ export function trialFigures(t: TrialInput): TrialFigures {
     start_spread_ms: spread(windows.map((w) => w.start)),
     max_abs_start_skew_ms: skews.length === 0 ? null : Math.max(...skews.map(Math.abs)),
     end_spread_ms: spread(windows.map((w) => w.end)),
-    all_ranks_valid: t.missing.length === 0 && docs.every((d) => ownReasons(d).length === 0) && hosts.every((h) => h.bytes_check === 'match'),
+    all_ranks_valid:
+      t.missing.length === 0 && docs.every((d) => ownReasons(d).length === 0) && hosts.every((h) => h.bytes_check === 'match'),
   };
 }
 
@@ -288,10 +289,13 @@ export function mergeOption(trials: readonly TrialInput[]): OptionSummary {
   const perTrial = (f: (d: ResultsDocument) => number): number => mean(trials.map((t) => sum(t.files.map((x) => f(x.doc)))));
   const storageDocs = trials.flatMap((t) => t.files.filter((f) => touchedStorage(f.doc)).map((f) => f.doc));
   const maxOf = (f: (d: ResultsDocument) => number): number => (storageDocs.length === 0 ? 0 : Math.max(...storageDocs.map(f)));
-  const cpuTierRanks = [...new Set(trials.flatMap((t) => t.files.filter((f) => !touchedStorage(f.doc)).map((f) => f.rank)))].sort((a, b) => a - b);
+  const cpuTierRanks = [...new Set(trials.flatMap((t) => t.files.filter((f) => !touchedStorage(f.doc)).map((f) => f.rank)))].sort(
+    (a, b) => a - b,
+  );
   const figures = trials.map(trialFigures);
   const allDocs = trials.flatMap((t) => t.files.map((f) => f.doc));
-  const meanOrNull = (xs: ReadonlyArray<number | null>): number | null => (xs.some((x) => x === null) || xs.length === 0 ? null : mean(xs as number[]));
+  const meanOrNull = (xs: ReadonlyArray<number | null>): number | null =>
+    xs.some((x) => x === null) || xs.length === 0 ? null : mean(xs as number[]);
   const starts = figures.map((f) => f.start_spread_ms).filter((s): s is number => s !== null);
   return {
     aggregated_read_bandwidth_gbps: perTrial((d) => d.summary.cache_stats.tier_storage_read_bandwidth_gbps),
@@ -326,7 +330,8 @@ export function mergeRun(trials: readonly TrialInput[], meta: MergeMeta): RunSum
   const byOption = new Map<string, TrialInput[]>();
   for (const t of trials) byOption.set(t.option, [...(byOption.get(t.option) ?? []), t]);
   const options: Record<string, OptionSummary> = {};
-  for (const [id, ts] of [...byOption].sort(([a], [b]) => a.localeCompare(b))) options[id] = mergeOption(ts.sort((a, b) => a.trial - b.trial));
+  for (const [id, ts] of [...byOption].sort(([a], [b]) => a.localeCompare(b)))
+    options[id] = mergeOption(ts.sort((a, b) => a.trial - b.trial));
   const partial =
     trials.length === 0 ||
     trials.some((t) => t.missing.length > 0) ||
@@ -345,7 +350,12 @@ export function mergeRun(trials: readonly TrialInput[], meta: MergeMeta): RunSum
       division: meta.division,
       system_name: meta.systemName,
       units: "upstream's _gbps fields are GiB/s (2^30 bytes/s), as the per-rank fields they sum; ours say bytes/s or gib",
-      scored_tuple: ['aggregated_read_bandwidth_gbps', 'aggregated_device_read_p95_ms', 'aggregated_device_write_p95_ms', 'aggregated_storage_throughput_tokens_per_sec'],
+      scored_tuple: [
+        'aggregated_read_bandwidth_gbps',
+        'aggregated_device_read_p95_ms',
+        'aggregated_device_write_p95_ms',
+        'aggregated_storage_throughput_tokens_per_sec',
+      ],
     },
   };
 }

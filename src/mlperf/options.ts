@@ -24,9 +24,17 @@ export interface MlperfOption {
 const COMMON = { gpuMemGb: 0, generationMode: 'none', durationSec: 300 } as const;
 
 export const MLPERF_OPTIONS: Readonly<Record<OptionId, MlperfOption>> = {
-  1: { id: 1, name: 'Max Storage Stress', values: { ...COMMON, model: 'llama3.1-8b', numUsers: 200, cpuMemGb: 0, maxConcurrentAllocs: 16 } },
+  1: {
+    id: 1,
+    name: 'Max Storage Stress',
+    values: { ...COMMON, model: 'llama3.1-8b', numUsers: 200, cpuMemGb: 0, maxConcurrentAllocs: 16 },
+  },
   // max-concurrent-allocs was 0 upstream until a 250–350 GB RAM blow-up; 16 now.
-  2: { id: 2, name: 'Storage Throughput', values: { ...COMMON, model: 'llama3.1-8b', numUsers: 100, cpuMemGb: 4, maxConcurrentAllocs: 16 } },
+  2: {
+    id: 2,
+    name: 'Storage Throughput',
+    values: { ...COMMON, model: 'llama3.1-8b', numUsers: 100, cpuMemGb: 4, maxConcurrentAllocs: 16 },
+  },
   3: {
     id: 3,
     name: 'Large Model',

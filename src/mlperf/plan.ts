@@ -71,7 +71,12 @@ export function planSequence(r: MlperfRequest, ctx: LaunchContext): Plan {
   const launcher = launcherArgv(r, ctx, r.npernode, hostCount);
   const onePerHost = launcherArgv(r, ctx, 1, hostCount);
   const kvCache = [ctx.node, ctx.bin];
-  const common = ['--barrier-timeout', String(r.barrierTimeoutSec), '--no-progress', ...(r.config !== undefined ? ['--config', r.config] : [])];
+  const common = [
+    '--barrier-timeout',
+    String(r.barrierTimeoutSec),
+    '--no-progress',
+    ...(r.config !== undefined ? ['--config', r.config] : []),
+  ];
   const steps: Step[] = [];
   if (r.hosts.length > 1) {
     const dir = join(runDir, 'probe');
@@ -94,7 +99,8 @@ export function planSequence(r: MlperfRequest, ctx: LaunchContext): Plan {
     });
   }
   r.options.forEach((id, i) => {
-    if (i > 0 && r.interOptionDelaySec > 0) steps.push({ kind: 'sleep', seconds: r.interOptionDelaySec, why: `between option ${r.options[i - 1]} and ${id}` });
+    if (i > 0 && r.interOptionDelaySec > 0)
+      steps.push({ kind: 'sleep', seconds: r.interOptionDelaySec, why: `between option ${r.options[i - 1]} and ${id}` });
     const values = effectiveValues(id, r.overrides);
     for (let t = 1; t <= r.trials; t++) {
       const dir = join(runDir, `option_${id}`, `trial_${t}`);

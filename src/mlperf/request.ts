@@ -222,7 +222,7 @@ export function parseMlperfArgs(argv: readonly string[]): ParsedMlperf {
     barrierTimeoutSec: numberFlag(problems, values, 'barrier-timeout', 300, 1, false),
     dryRun: values['dry-run'] === true,
     noProgress: values['no-progress'] === true,
-    overrides: overrides as Partial<OptionValues>,
+    overrides: overrides,
   };
   return { help: false, request, problems };
 }

@@ -421,7 +421,10 @@ export const KvcacheBenchSchema = z
           })
           .nullable()
           .describe('null for a world of one rank (no barrier)'),
-        agreed_start_epoch_ms: z.number().nullable().describe('the common start instant decided by rank 0 (ms since the epoch); null without a barrier'),
+        agreed_start_epoch_ms: z
+          .number()
+          .nullable()
+          .describe('the common start instant decided by rank 0 (ms since the epoch); null without a barrier'),
         agreed_end_epoch_ms: z.number().nullable().describe('agreed start + --duration (ms since the epoch): every rank stops then'),
         window_start_epoch_ms: z.number().describe('when this rank’s measured window opened (ms since the epoch)'),
         window_end_epoch_ms: z.number().describe('window start + measured_window_sec (ms since the epoch): the last I/O completed'),
@@ -429,7 +432,13 @@ export const KvcacheBenchSchema = z
         end_skew_ms: z.number().nullable().describe('window end − agreed end (ms): the tail of I/O in flight at the stop'),
         clock_source: z.string().describe('the clock every epoch time here is read from'),
         peers: z
-          .array(z.strictObject({ rank: count('rank'), host: z.string(), arrived_epoch_ms: z.number().describe('arrival at the start barrier (ms since the epoch)') }))
+          .array(
+            z.strictObject({
+              rank: count('rank'),
+              host: z.string(),
+              arrived_epoch_ms: z.number().describe('arrival at the start barrier (ms since the epoch)'),
+            }),
+          )
           .describe('every rank’s arrival at the start barrier, as rank 0 saw them'),
       })
       .nullable()

@@ -184,11 +184,16 @@ export const FLAG_TABLE = {
     metavar: 'FILE',
   }),
   // Ranks of a multi-process run (issue 14): mpirun / srun / Kubernetes indexed jobs (engine/ranks.ts).
-  rankOutputBase: path('rank-output-base', R, 'Under a launcher: write results to DIR/rank_<N>/kvcache_results_<time>.json (replaces --output)', {
-    ours: true,
-    metavar: 'DIR',
-    normalize: (v) => (v === undefined ? v : resolvePath(v)),
-  }),
+  rankOutputBase: path(
+    'rank-output-base',
+    R,
+    'Under a launcher: write results to DIR/rank_<N>/kvcache_results_<time>.json (replaces --output)',
+    {
+      ours: true,
+      metavar: 'DIR',
+      normalize: (v) => (v === undefined ? v : resolvePath(v)),
+    },
+  ),
   rankCacheBase: path('rank-cache-base', R, 'Under a launcher: use DIR/rank_<N>/ as the cache dir (created; replaces --cache-dir)', {
     ours: true,
     metavar: 'DIR',
@@ -199,10 +204,16 @@ export const FLAG_TABLE = {
     check: nonNegative,
     defaultText: 'none',
   }),
-  worldSize: int('world-size', 0, R, 'Number of ranks when the launcher does not say (Kubernetes JOB_COMPLETION_INDEX); 0 = the launcher’s', {
-    ours: true,
-    check: nonNegative,
-  }),
+  worldSize: int(
+    'world-size',
+    0,
+    R,
+    'Number of ranks when the launcher does not say (Kubernetes JOB_COMPLETION_INDEX); 0 = the launcher’s',
+    {
+      ours: true,
+      check: nonNegative,
+    },
+  ),
   barrierDir: path('barrier-dir', R, 'Directory shared by every rank where they meet at the start and end', {
     ours: true,
     metavar: 'DIR',

@@ -73,8 +73,12 @@ test('a rank that never arrives: rank 0 fails after the timeout naming it, and t
     assert.ok(e instanceof BarrierError);
     errors.push([rank, time.now(), e.message, e.missingRanks]);
   };
-  void barrier(store, time, 0, 3, 1000).meet('start', () => ({})).catch(catchAt(0));
-  void barrier(store, time, 1, 3, 5000).meet('start', () => ({})).catch(catchAt(1));
+  void barrier(store, time, 0, 3, 1000)
+    .meet('start', () => ({}))
+    .catch(catchAt(0));
+  void barrier(store, time, 1, 3, 5000)
+    .meet('start', () => ({}))
+    .catch(catchAt(1));
   await settle();
   await time.advance(990);
   assert.deepEqual(errors, []);
@@ -97,7 +101,10 @@ test('without rank 0 a rank fails after its own timeout; a directory holding an 
   await time.advance(600);
   assert.equal(failedAt, 500);
   await store.put('start.go', { arrivals: [], payload: {} });
-  await assert.rejects(barrier(store, time, 0, 2).meet('start', () => ({})), /already holds the 'start' barrier of an earlier run/);
+  await assert.rejects(
+    barrier(store, time, 0, 2).meet('start', () => ({})),
+    /already holds the 'start' barrier of an earlier run/,
+  );
 });
 
 test('ranks start at the agreed instant (last arrival + lead) and all stop at start + duration', async () => {

@@ -22,7 +22,14 @@ test('each launcher’s rank and world size are read from its variables', () => 
 });
 
 test('Open MPI wins over the PMI and Slurm variables a launcher may also set', () => {
-  const found = detectRank({ SLURM_PROCID: '0', SLURM_NTASKS: '1', PMI_RANK: '1', PMI_SIZE: '2', OMPI_COMM_WORLD_RANK: '3', OMPI_COMM_WORLD_SIZE: '4' });
+  const found = detectRank({
+    SLURM_PROCID: '0',
+    SLURM_NTASKS: '1',
+    PMI_RANK: '1',
+    PMI_SIZE: '2',
+    OMPI_COMM_WORLD_RANK: '3',
+    OMPI_COMM_WORLD_SIZE: '4',
+  });
   assert.equal(found.kind === 'rank' && found.identity.launcher, 'openmpi');
 });
 
@@ -32,13 +39,17 @@ test('no launcher is no rank; bad or incomplete variables are one clear problem'
     kind: 'problem',
     message: 'JOB_COMPLETION_INDEX is set but the world size is unknown: pass --world-size N (the number of ranks, the job’s completions)',
   });
-  assert.deepEqual(detectRank({ PMI_RANK: 'x', PMI_SIZE: '2' }), { kind: 'problem', message: "PMI_RANK='x' is not a non-negative integer" });
+  assert.deepEqual(detectRank({ PMI_RANK: 'x', PMI_SIZE: '2' }), {
+    kind: 'problem',
+    message: "PMI_RANK='x' is not a non-negative integer",
+  });
   assert.deepEqual(detectRank({ PMI_RANK: '2', PMI_SIZE: '2' }), {
     kind: 'problem',
     message: 'PMI_RANK=2 is not below the world size 2 (from PMI_SIZE)',
   });
   assert.deepEqual(detectRank({}, 3), {
     kind: 'problem',
-    message: "--world-size 3 needs a launcher's rank variable (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, JOB_COMPLETION_INDEX); none is set",
+    message:
+      "--world-size 3 needs a launcher's rank variable (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, JOB_COMPLETION_INDEX); none is set",
   });
 });

@@ -86,9 +86,31 @@ const R0: RankSpec = {
   tokensPerSec: 10,
   readSamplesMs: range(1, 100),
 };
-const R1: RankSpec = { ...R0, rank: 1, readBytes: GiB, deviceRead: 3 * GiB - 1, startMs: 1010, endMs: 11_020, readGibps: 0.1, readP95: 195, readSamplesMs: range(101, 200) };
+const R1: RankSpec = {
+  ...R0,
+  rank: 1,
+  readBytes: GiB,
+  deviceRead: 3 * GiB - 1,
+  startMs: 1010,
+  endMs: 11_020,
+  readGibps: 0.1,
+  readP95: 195,
+  readSamplesMs: range(101, 200),
+};
 /** Served from memory only: no storage bytes, a p95 of 0 that must not count. */
-const R2: RankSpec = { ...R0, rank: 2, host: 'b', device: 'nvme1n1', readBytes: 0, writtenBytes: 0, deviceRead: 0, deviceWritten: 0, readGibps: 0, readP95: 0, readSamplesMs: [] };
+const R2: RankSpec = {
+  ...R0,
+  rank: 2,
+  host: 'b',
+  device: 'nvme1n1',
+  readBytes: 0,
+  writtenBytes: 0,
+  deviceRead: 0,
+  deviceWritten: 0,
+  readGibps: 0,
+  readP95: 0,
+  readSamplesMs: [],
+};
 
 const file = (s: RankSpec) => ({ rank: s.rank, path: `/r/rank_${s.rank}/kvcache_results_x.json`, doc: rankDoc(s) });
 
@@ -110,7 +132,16 @@ test('a trial: bytes of all ranks ÷ the common window, each host’s device onc
       tool_written_bytes: 2 * GiB,
       bytes_check: 'match',
     },
-    { host: 'b', device: 'nvme1n1', ranks: [2], read_bytes: 0, written_bytes: 0, tool_read_bytes: 0, tool_written_bytes: 0, bytes_check: 'match' },
+    {
+      host: 'b',
+      device: 'nvme1n1',
+      ranks: [2],
+      read_bytes: 0,
+      written_bytes: 0,
+      tool_read_bytes: 0,
+      tool_written_bytes: 0,
+      bytes_check: 'match',
+    },
   ]);
   assert.equal(f.device_read_bytes_per_sec, (3 * GiB) / 10.02);
   // Every sample 1 … 200 ms pooled: the p95 is 190 ms (HDR: within 0.1 %), where the max of the ranks' p95s says 195.
@@ -161,7 +192,15 @@ test('collect: a missing rank directory, a rank without a file and an unreadable
     await writeFile(join(trial, 'rank_3', 'kvcache_results_1.json'), '{"truncated": ');
     await writeFile(
       join(dir, 'run.json'),
-      JSON.stringify({ run_datetime: 't', npernode: 4, host_count: 1, total_ranks: 4, trials_per_option: 1, division: 'open', system_name: null }),
+      JSON.stringify({
+        run_datetime: 't',
+        npernode: 4,
+        host_count: 1,
+        total_ranks: 4,
+        trials_per_option: 1,
+        division: 'open',
+        system_name: null,
+      }),
     );
     const { trials, meta } = collectRun([dir], new Date(0));
     assert.equal(trials.length, 1);

@@ -15,7 +15,8 @@ function request(argv: readonly string[]): MlperfRequest {
 }
 
 const KV = '/usr/bin/node /opt/kv/bin/kv-cache.cjs';
-const TAIL = '--seed-base 42 --rank-output-base /res/kvcache_20260101_120000/option_OPT/trial_1 --rank-cache-base /mnt/nvme --barrier-timeout 300 --no-progress';
+const TAIL =
+  '--seed-base 42 --rank-output-base /res/kvcache_20260101_120000/option_OPT/trial_1 --rank-cache-base /mnt/nvme --barrier-timeout 300 --no-progress';
 
 test('--dry-run prints the exact command of each option (CLOSED, one rank: no mpirun)', () => {
   const expected: Record<string, string> = {
@@ -46,16 +47,29 @@ test('the sequence: 90 s before and after every trial and between options; 75 mi
   const trials = plan.steps.filter((s) => s.kind === 'trial');
   assert.equal(trials.length, 9);
   assert.equal(sleeps.length, 9 * 2 + 2);
-  assert.equal(
-    sleeps.reduce((a, s) => a + (s.kind === 'sleep' ? s.seconds : 0), 0) + trials.length * 300,
-    75 * 60,
-  );
+  assert.equal(sleeps.reduce((a, s) => a + (s.kind === 'sleep' ? s.seconds : 0), 0) + trials.length * 300, 75 * 60);
 });
 
 test('mpirun: -np, hosts with their slots, --oversubscribe past the cores, --allow-run-as-root only as root, MPI parameters passed through', () => {
   const r = request(['--hosts', 'n1,n2', '--npernode', '3', '--mpi-params', '--bind-to none']);
-  assert.deepEqual(launcherArgv(r, CTX, 3, 2), ['mpirun', '--oversubscribe', '-np', '6', '--host', 'n1:3,n2:3', '--npernode', '3', '--bind-to', 'none']);
-  assert.deepEqual(launcherArgv(request(['--num-processes', '2']), { ...CTX, isRoot: true }, 2, 1), ['mpirun', '--allow-run-as-root', '-np', '2']);
+  assert.deepEqual(launcherArgv(r, CTX, 3, 2), [
+    'mpirun',
+    '--oversubscribe',
+    '-np',
+    '6',
+    '--host',
+    'n1:3,n2:3',
+    '--npernode',
+    '3',
+    '--bind-to',
+    'none',
+  ]);
+  assert.deepEqual(launcherArgv(request(['--num-processes', '2']), { ...CTX, isRoot: true }, 2, 1), [
+    'mpirun',
+    '--allow-run-as-root',
+    '-np',
+    '2',
+  ]);
   assert.deepEqual(launcherArgv(request([]), CTX, 1, 1), []);
   const probe = planSequence(r, CTX).steps[0];
   assert.equal(probe.kind, 'probe');

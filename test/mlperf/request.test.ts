@@ -33,16 +33,43 @@ test('CLOSED refuses every locked flag, each with what CLOSED uses instead', () 
     [['--end-delay', '0'], '--end-delay is locked in CLOSED (it uses 90 s); run with --open to change it'],
     [['--inter-option-delay', '0'], '--inter-option-delay is locked in CLOSED (it uses 90 s); run with --open to change it'],
     [['--config', 'x.yaml'], '--config is locked in CLOSED (it uses the built-in settings); run with --open to change it'],
-    [['--skip-precondition'], '--skip-precondition is locked in CLOSED (it uses preconditioning before the sequence); run with --open to change it'],
-    [['--num-users', '5'], "--num-users is locked in CLOSED (it uses the option's value (Rules table KVCache-1)); run with --open to change it"],
-    [['--model', 'tiny-1b'], "--model is locked in CLOSED (it uses the option's value (Rules table KVCache-1)); run with --open to change it"],
-    [['--duration', '3'], "--duration is locked in CLOSED (it uses the option's value (Rules table KVCache-1)); run with --open to change it"],
+    [
+      ['--skip-precondition'],
+      '--skip-precondition is locked in CLOSED (it uses preconditioning before the sequence); run with --open to change it',
+    ],
+    [
+      ['--num-users', '5'],
+      "--num-users is locked in CLOSED (it uses the option's value (Rules table KVCache-1)); run with --open to change it",
+    ],
+    [
+      ['--model', 'tiny-1b'],
+      "--model is locked in CLOSED (it uses the option's value (Rules table KVCache-1)); run with --open to change it",
+    ],
+    [
+      ['--duration', '3'],
+      "--duration is locked in CLOSED (it uses the option's value (Rules table KVCache-1)); run with --open to change it",
+    ],
   ];
   for (const [flags, message] of locked) assert.deepEqual(parsed([...BASE, ...flags]).problems, [message], flags.join(' '));
   // What a CLOSED run may vary.
-  const free = parsed([...BASE, '--system-name', 'sut', '--hosts', 'a,b', '--npernode', '2', '--mpi-params', '--bind-to core', '--option', '2']);
+  const free = parsed([
+    ...BASE,
+    '--system-name',
+    'sut',
+    '--hosts',
+    'a,b',
+    '--npernode',
+    '2',
+    '--mpi-params',
+    '--bind-to core',
+    '--option',
+    '2',
+  ]);
   assert.deepEqual(free.problems, []);
-  assert.deepEqual([free.request.numProcesses, free.request.npernode, free.request.mpiParams, free.request.options], [4, 2, ['--bind-to', 'core'], [2]]);
+  assert.deepEqual(
+    [free.request.numProcesses, free.request.npernode, free.request.mpiParams, free.request.options],
+    [4, 2, ['--bind-to', 'core'], [2]],
+  );
 });
 
 test('OPEN overrides only the values the user typed: no default stands in for an option value', () => {
