@@ -61,14 +61,13 @@ export interface Checked {
 }
 
 /** Everything that can be known before the first step: directories, file systems, mpirun, each trial's kv-cache flags. */
-export function checkPlan(r: MlperfRequest, plan: Plan, now: Date): Checked {
+export function checkPlan(r: MlperfRequest, plan: Plan, now: Date, withCommands = true): Checked {
   const problems: string[] = [];
   const warnings: string[] = [];
-  if (r.resultsDir !== '') {
-    const p = cacheDirProblems(r.resultsDir).map((m) => m.replace(/^cache-dir/, 'results-dir'));
-    problems.push(...p);
-  }
-  if (r.cacheDir !== '') problems.push(...cacheDirProblems(r.cacheDir));
+  // Both must exist already: this command creates neither (nothing is created on bad input).
+  const noCreate = (m: string): string => m.replace(' or pass --create-cache-dir', '');
+  if (r.resultsDir !== '') problems.push(...cacheDirProblems(r.resultsDir).map((m) => noCreate(m.replace(/^cache-dir/, 'results-dir'))));
+  if (r.cacheDir !== '') problems.push(...cacheDirProblems(r.cacheDir).map(noCreate));
   const a = deviceOf(r.resultsDir);
   const b = deviceOf(r.cacheDir);
   if (a !== undefined && a === b) {
@@ -80,7 +79,10 @@ export function checkPlan(r: MlperfRequest, plan: Plan, now: Date): Checked {
     problems.push(`${plan.totalRanks} ranks need mpirun, which is not on PATH (install Open MPI: apt-get install openmpi-bin)`);
   if (r.division === 'closed' && r.skipPrecondition) problems.push('--skip-precondition is locked in CLOSED');
   // Each distinct kv-cache command is checked as kv-cache itself would (as rank 0 of 1): a bad OPEN value fails now, not an hour in.
+  // (Not when the flags themselves were bad: their values would be reported twice.)
   const seen = new Set<string>();
+  if (!withCommands) return { problems, warnings };
+  const whose = new Map<string, string[]>(); // one line per problem, naming every command that has it
   for (const s of plan.steps) {
     if (s.kind !== 'trial' && s.kind !== 'precondition') continue;
     const kvArgs = s.argv.slice(s.argv.indexOf(BIN_MARK(s.argv)) + 1);
@@ -92,9 +94,10 @@ export function checkPlan(r: MlperfRequest, plan: Plan, now: Date): Checked {
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
       const what = s.kind === 'trial' ? `option ${s.option}` : 'preconditioning';
-      problems.push(...e.problems.map((p) => `${what}: ${p}`));
+      for (const p of e.problems) whose.set(p, [...(whose.get(p) ?? []), what]);
     }
   }
+  for (const [p, whats] of whose) problems.push(`${whats.join(', ')}: ${p}`);
   return { problems, warnings };
 }
 
@@ -282,7 +285,8 @@ export async function mlperfMain(argv: readonly string[], signals: SignalGuard):
     stamp: fileStamp(now),
   };
   const plan = planSequence(r, ctx);
-  const checked = parsed.problems.length > 0 ? { problems: parsed.problems, warnings: [] } : checkPlan(r, plan, now);
+  const planChecks = checkPlan(r, plan, now, parsed.problems.length === 0);
+  const checked = { problems: [...parsed.problems, ...planChecks.problems], warnings: planChecks.warnings };
   if (checked.problems.length > 0) {
     process.stderr.write(`kv-cache mlperf: error: ${new ConfigError(checked.problems).message}\n`);
     return 2;
