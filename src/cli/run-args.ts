@@ -14,6 +14,7 @@ import type { FsProbe } from './cache-dir.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { ModelConfig } from '../model/models.js';
 import { deepFreeze } from '../util/freeze.js';
+import { applyRankFlags } from './rank-flags.js';
 
 export { helpText } from './help.js';
 export { wantsHelp } from './parse-argv.js';
@@ -90,12 +91,21 @@ function buildRunConfig(flags: RunFlags, seedGiven: boolean, model: ModelConfig,
  * Parses `kv-cache run` argv (a leading `run` is ignored). `now` names the default output file; `rng`
  * ([0, 1)) draws the seed when --seed is absent. Throws ConfigError listing every problem found.
  */
-export function parseRunArgs(argv: readonly string[], now: Date, rng: () => number = Math.random, fs?: FsProbe): ParsedRun {
+export function parseRunArgs(
+  argv: readonly string[],
+  now: Date,
+  rng: () => number = Math.random,
+  fs?: FsProbe,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): ParsedRun {
   const raw = tokenizeArgv(argv);
   const problems = [...raw.problems];
   const reader = new FlagReader(raw, problems);
-  const seedGiven = reader.has('seed');
-  const flags = readFlags(reader, { now, rng });
+  // Under a launcher each rank gets its own output, cache dir and seed (cli/rank-flags.ts).
+  const ranked = applyRankFlags(readFlags(reader, { now, rng }), (n) => reader.has(n), env, now);
+  problems.push(...ranked.problems);
+  const flags = ranked.flags;
+  const seedGiven = reader.has('seed') || ranked.seedFromBase;
 
   let loaded = defaultConfig();
   if (flags.config !== undefined) {

@@ -24,7 +24,14 @@ import { ValidationTraceError } from '../workload/validation-trace.js';
 import { outputProblems } from './cache-dir.js';
 import { saveResultsDocument } from './save-results.js';
 import { prepareProgressRenderer } from './progress-bars.js';
+import { BarrierError } from '../engine/barrier.js';
+import { rankSessionFor } from './rank-flags.js';
 import type { SignalGuard } from './signals.js';
+
+const rankOf = (c: RunConfig): { ranks?: NonNullable<ReturnType<typeof rankSessionFor>> } => {
+  const ranks = rankSessionFor(c);
+  return ranks === undefined ? {} : { ranks };
+};
 
 /** `<stem>.trial-<k>.json` beside `output` (stem: the file name without its extension). */
 export function trialPath(output: string, k: number): string {
@@ -94,6 +101,7 @@ async function runOnce(cmd: Command, onResult: (result: RunResult) => void | Pro
         log: write,
         interrupt: cmd.interrupt,
         onResult: deliver,
+        ...rankOf(cmd.config),
         ...(cmd.showProgress ? { onProgress: (p: ProgressSnapshot) => void process.stderr.write(progressLine(p)) } : {}),
         // Bars on the terminal (stderr, beside the progress line); otherwise plain lines in the log (stdout).
         onPrepareProgress: cmd.showProgress
@@ -104,6 +112,11 @@ async function runOnce(cmd: Command, onResult: (result: RunResult) => void | Pro
     );
     return result.stopReason === 'storage_full' ? 1 : 0; // the measurement ended early: a failure, results saved
   } catch (e) {
+    if (e instanceof BarrierError) {
+      // Nothing was measured: this rank fails alone, saying which rank is missing (exit 1; 130/143 when interrupted).
+      process.stderr.write(`kv-cache: error: ${e.message}\n`);
+      return cmd.interrupt.aborted ? 0 : 1;
+    }
     if (!(e instanceof RunFailedError)) throw e;
     process.stderr.write(`kv-cache: ${e.message}\n`);
     await deliver(e.partial);

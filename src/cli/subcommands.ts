@@ -5,6 +5,8 @@ import { replayMain } from './replay.js';
 import { schemaMain } from './schema.js';
 import { modelsMain } from './models.js';
 import { aggregateMain } from './aggregate.js';
+import { mlperfMain } from './mlperf.js';
+import { mergeMain } from './merge.js';
 
 /** What a subcommand gets: its own arguments (the subcommand's name removed) and the process context. */
 export interface SubcommandContext {
@@ -46,6 +48,18 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
     usage: 'kv-cache aggregate DIR… [-o summary.xlsx|.csv]',
     summary: "One row per results file in the directories (the reference's json_to_xlsx.py columns, then ours)",
     main: (argv) => aggregateMain(argv),
+  },
+  {
+    name: 'mlperf',
+    usage: 'kv-cache mlperf --results-dir DIR --cache-dir DIR [options]',
+    summary: 'Runs the MLPerf v3.0 KV-cache sequence (options 1-3, trials, ranks) and merges it',
+    main: (argv, ctx) => mlperfMain(argv, ctx.signals),
+  },
+  {
+    name: 'merge',
+    usage: 'kv-cache merge DIR... [--output FILE]',
+    summary: 'Merges the rank results of an MLPerf run into one summary',
+    main: (argv) => mergeMain(argv),
   },
 ];
 

@@ -115,6 +115,8 @@ export interface MeasuredPhaseInputs {
   readonly serve: Serve;
   readonly interrupt?: AbortSignal;
   readonly onProgress?: (p: ProgressSnapshot) => void;
+  /** A rank of a multi-rank run: told the instant the window opens, returns the ms to the ranks' common end. */
+  readonly windowOpened?: () => number;
 }
 
 export interface MeasuredPhase extends WindowFigures {
@@ -126,7 +128,7 @@ export async function runMeasuredPhase(p: MeasuredPhaseInputs): Promise<Measured
   const { cfg, stop } = p;
   const unfollow = stop.follow(p.interrupt); // an interrupt during preparation stops the run at once
   const window = await MeasurementWindow.open(p.storageDir, p.clock);
-  const durationTimer = setTimeout(() => stop.stopWith('duration'), cfg.durationSec * 1000);
+  const durationTimer = setTimeout(() => stop.stopWith('duration'), p.windowOpened?.() ?? cfg.durationSec * 1000);
   const progressTimer = setInterval(
     () => p.onProgress?.(progressOf(cfg.durationSec, p.recorder, p.requests, window.elapsedSec())),
     PROGRESS_INTERVAL_MS,

@@ -25,6 +25,7 @@ import { failureWarnings } from './failure-warnings.js';
 import type { WorkloadSource } from './workload-source.js';
 import { loadValidationTrace } from '../workload/validation-trace.js';
 import { storageUnderTest } from './machine.js';
+import type { RankSession } from './rank-session.js';
 
 export type { ProgressSnapshot };
 
@@ -39,6 +40,8 @@ export interface RunEnvironment {
   readonly onResult?: (result: RunResult) => void | Promise<void>;
   /** Aborting it stops the run early (SIGINT/SIGTERM); results so far are still returned. */
   readonly interrupt?: AbortSignal;
+  /** This run is one rank of several: meet them before and after the measured phase (engine/rank-session.ts). */
+  readonly ranks?: RankSession;
 }
 
 /** --validation-trace read and reduced to its figures; a missing or malformed file throws ValidationTraceError. */
@@ -115,6 +118,8 @@ async function measure(
   const users = buildUsers(cfg, parts, source, rng, stop);
   const requests = new RequestMetrics(qosTargetsOf(cfg), cfg.keepLatencySamples);
   const pipeline = pipelineOptions(cfg, setup.cache, parts, prepared.prepopulatedKeys, stop);
+  const rankSession = env.ranks;
+  await rankSession?.start(env.interrupt); // every rank prepared: start at the agreed instant
   const measured = await runMeasuredPhase({
     cfg,
     clock: env.clock,
@@ -127,7 +132,9 @@ async function measure(
     serve: requestServer(cfg.maxRequests, pipeline, rng.fork('pipeline'), requests, stop, env.clock),
     ...(env.interrupt !== undefined ? { interrupt: env.interrupt } : {}),
     ...(env.onProgress !== undefined ? { onProgress: env.onProgress } : {}),
+    ...(rankSession !== undefined ? { windowOpened: () => rankSession.windowOpened() } : {}),
   });
+  const ranks = await rankSession?.end(measured.elapsedSec, env.interrupt); // before teardown: no deletion inside another rank's window
   const failure = stop.failure ?? users.sourceFailure();
   const warnings = [...setup.warnings, ...prepared.warnings, ...(await closeTrace(cfg, setup, env.log))];
   if (failure !== undefined) warnings.push(`run stopped by an error: ${messageOf(failure)}`);
@@ -150,6 +157,7 @@ async function measure(
     warnings,
     machine,
     validation,
+    ranks,
   });
   if (failure !== undefined) throw new RunFailedError(result, failure);
   return result;
@@ -185,6 +193,7 @@ interface ResultInputs {
   readonly warnings: readonly string[];
   readonly machine: MachineContext;
   readonly validation: LoadedValidationTrace;
+  readonly ranks: RunResult['ranks'];
 }
 
 /** The run as plain data: snapshots of everything measured, and what the cache holds at the end. */
@@ -230,6 +239,7 @@ function assembleResult(i: ResultInputs): RunResult {
       setup.storage.dir === undefined
         ? null
         : { limitBytes: cache.limitBytes('storage'), peakAllocatedBytes: cache.peakAllocatedBytes('storage') },
+    ...(i.ranks !== undefined ? { ranks: i.ranks } : {}),
   };
 }
 

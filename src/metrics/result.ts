@@ -107,4 +107,31 @@ export interface RunResult {
     /** --storage-capacity-gb was given: storage evictions are then the workload's intent, not a full disk. */
     readonly capacityExplicit: boolean;
   };
+  // Ranks of a multi-process run (issue 14): this rank, its barrier waits and window skew.
+  /** Present when the run is a rank of a launcher (mpirun, srun, Kubernetes indexed job). */
+  readonly ranks?: RankFacts;
+}
+
+/** One rank's identity and its measured window against the instants the ranks agreed (engine/rank-session.ts). */
+export interface RankFacts {
+  readonly rank: number;
+  readonly worldSize: number;
+  readonly launcher: string;
+  readonly worldSizeFrom: string;
+  readonly host: string;
+  readonly barrier: {
+    readonly dir: string;
+    readonly timeoutSec: number;
+    readonly startWaitMs: number;
+    readonly endWaitMs: number | null;
+    readonly endProblem: string | null;
+  } | null;
+  readonly agreedStartEpochMs: number | null;
+  readonly agreedEndEpochMs: number | null;
+  readonly windowStartEpochMs: number;
+  readonly windowEndEpochMs: number;
+  readonly startSkewMs: number | null;
+  readonly endSkewMs: number | null;
+  readonly clockSource: string;
+  readonly peers: ReadonlyArray<{ readonly rank: number; readonly host: string; readonly arrivedEpochMs: number }>;
 }

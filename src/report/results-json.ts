@@ -201,6 +201,36 @@ function buildAdditions(r: RunResult, loose: LooselyTyped): KvcacheBench {
     latency_histograms: latencyHistograms(r),
     main_thread_busy_fraction: Math.min(1, Math.max(0, r.mainThreadBusy)),
     validity: validityJson(r),
+    ranks: r.ranks === undefined ? null : ranksJson(r.ranks),
+  };
+}
+
+/** A rank's facts (issue 14) in the file's snake_case. */
+function ranksJson(k: NonNullable<RunResult['ranks']>): NonNullable<KvcacheBench['ranks']> {
+  return {
+    rank: k.rank,
+    world_size: k.worldSize,
+    launcher: k.launcher,
+    world_size_from: k.worldSizeFrom,
+    host: k.host,
+    barrier:
+      k.barrier === null
+        ? null
+        : {
+            dir: k.barrier.dir,
+            timeout_sec: k.barrier.timeoutSec,
+            start_wait_ms: Math.max(0, k.barrier.startWaitMs),
+            end_wait_ms: k.barrier.endWaitMs === null ? null : Math.max(0, k.barrier.endWaitMs),
+            end_problem: k.barrier.endProblem,
+          },
+    agreed_start_epoch_ms: k.agreedStartEpochMs,
+    agreed_end_epoch_ms: k.agreedEndEpochMs,
+    window_start_epoch_ms: k.windowStartEpochMs,
+    window_end_epoch_ms: k.windowEndEpochMs,
+    start_skew_ms: k.startSkewMs,
+    end_skew_ms: k.endSkewMs,
+    clock_source: k.clockSource,
+    peers: k.peers.map((p) => ({ rank: p.rank, host: p.host, arrived_epoch_ms: p.arrivedEpochMs })),
   };
 }
 

@@ -183,6 +183,47 @@ export const FLAG_TABLE = {
     defaultText: 'none: built-in defaults',
     metavar: 'FILE',
   }),
+  // Ranks of a multi-process run (issue 14): mpirun / srun / Kubernetes indexed jobs (engine/ranks.ts).
+  rankOutputBase: path(
+    'rank-output-base',
+    R,
+    'Under a launcher: write results to DIR/rank_<N>/kvcache_results_<time>.json (replaces --output)',
+    {
+      ours: true,
+      metavar: 'DIR',
+      normalize: (v) => (v === undefined ? v : resolvePath(v)),
+    },
+  ),
+  rankCacheBase: path('rank-cache-base', R, 'Under a launcher: use DIR/rank_<N>/ as the cache dir (created; replaces --cache-dir)', {
+    ours: true,
+    metavar: 'DIR',
+    normalize: (v) => (v === undefined ? v : resolvePath(v)),
+  }),
+  seedBase: int('seed-base', 0, R, 'Under a launcher: seed = N + rank (replaces --seed; acts only when given)', {
+    ours: true,
+    check: nonNegative,
+    defaultText: 'none',
+  }),
+  worldSize: int(
+    'world-size',
+    0,
+    R,
+    'Number of ranks when the launcher does not say (Kubernetes JOB_COMPLETION_INDEX); 0 = the launcher’s',
+    {
+      ours: true,
+      check: nonNegative,
+    },
+  ),
+  barrierDir: path('barrier-dir', R, 'Directory shared by every rank where they meet at the start and end', {
+    ours: true,
+    metavar: 'DIR',
+    defaultText: 'DIR/barrier of --rank-output-base',
+    normalize: (v) => (v === undefined ? v : resolvePath(v)),
+  }),
+  barrierTimeoutSec: float('barrier-timeout', 120, R, 'Seconds a rank waits at a barrier for the others before failing alone', {
+    ours: true,
+    check: positive,
+  }),
 
   output: str('output', '', O, 'Results JSON file', {
     metavar: 'FILE',

@@ -1,0 +1,228 @@
+// `kv-cache mlperf` arguments → one checked MlperfRequest, with the CLOSED locks: in CLOSED only the
+// system name, cache dir, results dir, hosts, ranks per node, process count and MPI parameters vary
+// (plus which options to run, the dry run, progress and the barrier timeout, which change no
+// measurement). In OPEN an option value is overridden only by a flag the user actually typed: no
+// default of ours ever stands in for the option's value (upstream's argparse defaults leak in).
+import { parseArgs } from 'node:util';
+import { CLOSED_DEFAULTS, OPTION_IDS, VALUE_FLAGS } from './options.js';
+import type { OptionId, OptionValues } from './options.js';
+
+export type Division = 'closed' | 'open';
+
+export interface MlperfRequest {
+  readonly division: Division;
+  readonly options: readonly OptionId[];
+  readonly trials: number;
+  readonly resultsDir: string;
+  readonly cacheDir: string;
+  readonly systemName: string | undefined;
+  readonly hosts: readonly string[];
+  readonly numProcesses: number;
+  readonly npernode: number;
+  readonly mpiParams: readonly string[];
+  readonly startDelaySec: number;
+  readonly endDelaySec: number;
+  readonly interOptionDelaySec: number;
+  readonly seed: number;
+  readonly config: string | undefined;
+  readonly skipPrecondition: boolean;
+  readonly preconditionSizeGb: number | undefined;
+  readonly barrierTimeoutSec: number;
+  readonly dryRun: boolean;
+  readonly noProgress: boolean;
+  /** OPEN only: the option values the user typed, and only those. */
+  readonly overrides: Partial<OptionValues>;
+}
+
+/** Flags a CLOSED run may not give, with what CLOSED uses instead. */
+const CLOSED_LOCKED: ReadonlyArray<readonly [string, string]> = [
+  ['trials', `${CLOSED_DEFAULTS.trials}`],
+  ['seed', `${CLOSED_DEFAULTS.seed}`],
+  ['start-delay', `${CLOSED_DEFAULTS.startDelaySec} s`],
+  ['end-delay', `${CLOSED_DEFAULTS.endDelaySec} s`],
+  ['inter-option-delay', `${CLOSED_DEFAULTS.interOptionDelaySec} s`],
+  ['config', 'the built-in settings'],
+  ['skip-precondition', 'preconditioning before the sequence'],
+  ['precondition-size-gb', '2 × the storage capacity, as the reference'],
+  ...Object.values(VALUE_FLAGS).map((f) => [f, "the option's value (Rules table KVCache-1)"] as const),
+];
+
+export const MLPERF_HELP = `Usage: kv-cache mlperf --results-dir DIR --cache-dir DIR [options]
+
+Runs the MLPerf Storage v3.0 KV-cache sequence in one command: preconditioning, then options 1, 2, 3
+(KVCache-1: 1 Max Storage Stress, 2 Storage Throughput, 3 Large Model), each trial launched as ranks
+(mpirun when more than one), delays around every trial, and the merged summary
+kvcache_run_summary_<time>.json in <results-dir>/kvcache_<time>/.
+
+  --closed / --open          Division (default: closed). CLOSED locks seed 42, 3 trials, 90 s delays,
+                             no --config, preconditioning and every option value
+  --option 1|2|3|all         Options to run (default: all)
+  --results-dir DIR          Where results go (must exist; on a file system every host shares)
+  --cache-dir DIR            The storage under test (must exist; each rank uses DIR/rank_<N>/);
+                             CLOSED: on another file system than --results-dir
+  --system-name NAME         Recorded in the summary
+  --hosts H1,H2,…            Hosts for mpirun (default: this host only)
+  --num-processes N          Total ranks (must divide evenly by the host count)
+  --npernode N               Ranks per host (default: num-processes ÷ hosts, else 1)
+  --mpi-params "…"           Extra mpirun arguments, split on whitespace
+  --barrier-timeout S        Seconds ranks wait for each other at a barrier (default: 300)
+  --dry-run                  Print the exact commands of the sequence, run nothing
+  --no-progress              Plain progress lines even on a terminal
+OPEN only:
+  --trials N, --seed N, --start-delay S, --end-delay S, --inter-option-delay S, --config FILE,
+  --skip-precondition, --precondition-size-gb G, and the option values --model, --num-users,
+  --cpu-mem-gb, --gpu-mem-gb, --max-concurrent-allocs, --generation-mode, --duration (each one given
+  overrides that value in every option run; values not given stay the option's)
+  -h, --help                 Show this help
+
+Ctrl-C stops the running trial (its ranks save partial results), merges what finished, exits 130.`;
+
+const STRING_FLAGS = [
+  'option',
+  'trials',
+  'results-dir',
+  'cache-dir',
+  'system-name',
+  'hosts',
+  'num-processes',
+  'npernode',
+  'mpi-params',
+  'start-delay',
+  'end-delay',
+  'inter-option-delay',
+  'seed',
+  'config',
+  'precondition-size-gb',
+  'barrier-timeout',
+  ...Object.values(VALUE_FLAGS),
+] as const;
+const BOOL_FLAGS = ['closed', 'open', 'dry-run', 'skip-precondition', 'no-progress', 'help'] as const;
+
+export type ParsedMlperf = { readonly help: true } | { readonly help: false; readonly request: MlperfRequest; readonly problems: string[] };
+
+/** Reads a number flag; `int` demands an integer. A bad value is a problem and `def` is used. */
+function numberFlag(problems: string[], v: Record<string, unknown>, name: string, def: number, min: number, int: boolean): number {
+  const raw = v[name];
+  if (typeof raw !== 'string') return def;
+  const n = raw.trim() === '' ? NaN : Number(raw);
+  if (!Number.isFinite(n) || (int && !Number.isSafeInteger(n)) || n < min) {
+    problems.push(`--${name} expects ${int ? 'an integer' : 'a number'} ≥ ${min}, got '${raw}'`);
+    return def;
+  }
+  return n;
+}
+
+function optionList(raw: string | undefined, problems: string[]): OptionId[] {
+  if (raw === undefined || raw === 'all') return [...OPTION_IDS];
+  const ids: OptionId[] = [];
+  for (const part of raw.split(',')) {
+    const id = OPTION_IDS.find((o) => String(o) === part.trim());
+    if (id === undefined) problems.push(`--option: invalid choice '${part}'; valid: 1, 2, 3, all (or a list such as 1,3)`);
+    else if (!ids.includes(id)) ids.push(id);
+  }
+  return ids;
+}
+
+/** MPI parameters start with dashes (`--mpi-params "--bind-to core"`): taken as the flag's value, not as flags. */
+function joinMpiParams(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--mpi-params' && i + 1 < argv.length) out.push(`--mpi-params=${argv[++i]}`);
+    else out.push(argv[i]);
+  }
+  return out;
+}
+
+/** Parses `kv-cache mlperf` argv. Problems are collected, never thrown. */
+export function parseMlperfArgs(argv: readonly string[]): ParsedMlperf {
+  const problems: string[] = [];
+  let values: Record<string, unknown> = {};
+  try {
+    const parsed = parseArgs({
+      args: joinMpiParams(argv),
+      strict: true,
+      allowPositionals: false,
+      options: {
+        ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])),
+        ...Object.fromEntries(BOOL_FLAGS.map((f) => [f, { type: 'boolean' as const }])),
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+    values = parsed.values;
+  } catch (e) {
+    problems.push(`mlperf: ${(e as Error).message}`);
+  }
+  if (values.help === true) return { help: true };
+  const given = (f: string): boolean => values[f] !== undefined;
+  const str = (f: string): string | undefined => (typeof values[f] === 'string' ? values[f] : undefined);
+  if (given('closed') && given('open')) problems.push('--closed and --open exclude each other');
+  const division: Division = given('open') ? 'open' : 'closed';
+  if (division === 'closed')
+    for (const [flag, instead] of CLOSED_LOCKED)
+      if (given(flag)) problems.push(`--${flag} is locked in CLOSED (it uses ${instead}); run with --open to change it`);
+
+  const resultsDir = str('results-dir') ?? '';
+  const cacheDir = str('cache-dir') ?? '';
+  if (resultsDir === '') problems.push('--results-dir DIR is required (where the results and the summary go)');
+  if (cacheDir === '') problems.push('--cache-dir DIR is required (the storage under test)');
+  const hosts = (str('hosts') ?? '')
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h !== '');
+  const hostCount = Math.max(1, hosts.length);
+  const numProcessesRaw = numberFlag(problems, values, 'num-processes', 0, 1, true);
+  const npernodeRaw = numberFlag(problems, values, 'npernode', 0, 1, true);
+  let numProcesses = numProcessesRaw;
+  let npernode = npernodeRaw;
+  if (numProcesses > 0 && npernode > 0 && numProcesses !== npernode * hostCount)
+    problems.push(`--num-processes ${numProcesses} ≠ --npernode ${npernode} × ${hostCount} host(s)`);
+  else if (numProcesses > 0 && npernode === 0) {
+    if (numProcesses % hostCount !== 0)
+      problems.push(`--num-processes ${numProcesses} does not divide evenly by ${hostCount} hosts; give a multiple of ${hostCount}`);
+    npernode = Math.max(1, Math.floor(numProcesses / hostCount));
+  } else if (numProcesses === 0) {
+    npernode = Math.max(1, npernode);
+    numProcesses = npernode * hostCount;
+  }
+
+  const overrides: Record<string, unknown> = {};
+  const intValue = (key: keyof OptionValues, min: number): void => {
+    if (given(VALUE_FLAGS[key])) overrides[key] = numberFlag(problems, values, VALUE_FLAGS[key], 0, min, true);
+  };
+  const floatValue = (key: keyof OptionValues): void => {
+    if (given(VALUE_FLAGS[key])) overrides[key] = numberFlag(problems, values, VALUE_FLAGS[key], 0, 0, false);
+  };
+  if (division === 'open') {
+    if (given('model')) overrides.model = str('model');
+    if (given('generation-mode')) overrides.generationMode = str('generation-mode');
+    intValue('numUsers', 1);
+    intValue('maxConcurrentAllocs', 0);
+    intValue('durationSec', 1);
+    floatValue('cpuMemGb');
+    floatValue('gpuMemGb');
+  }
+  const request: MlperfRequest = {
+    division,
+    options: optionList(str('option'), problems),
+    trials: numberFlag(problems, values, 'trials', CLOSED_DEFAULTS.trials, 1, true),
+    resultsDir,
+    cacheDir,
+    systemName: str('system-name'),
+    hosts,
+    numProcesses,
+    npernode,
+    mpiParams: (str('mpi-params') ?? '').split(/\s+/).filter((p) => p !== ''),
+    startDelaySec: numberFlag(problems, values, 'start-delay', CLOSED_DEFAULTS.startDelaySec, 0, false),
+    endDelaySec: numberFlag(problems, values, 'end-delay', CLOSED_DEFAULTS.endDelaySec, 0, false),
+    interOptionDelaySec: numberFlag(problems, values, 'inter-option-delay', CLOSED_DEFAULTS.interOptionDelaySec, 0, false),
+    seed: numberFlag(problems, values, 'seed', CLOSED_DEFAULTS.seed, 0, true),
+    config: str('config'),
+    skipPrecondition: values['skip-precondition'] === true,
+    preconditionSizeGb: given('precondition-size-gb') ? numberFlag(problems, values, 'precondition-size-gb', 0, 0, false) : undefined,
+    barrierTimeoutSec: numberFlag(problems, values, 'barrier-timeout', 300, 1, false),
+    dryRun: values['dry-run'] === true,
+    noProgress: values['no-progress'] === true,
+    overrides: overrides,
+  };
+  return { help: false, request, problems };
+}
