@@ -123,9 +123,10 @@ async function measure(
     serve: requestServer(cfg.maxRequests, pipeline, rng.fork('pipeline'), requests, stop, env.clock),
     ...(env.interrupt !== undefined ? { interrupt: env.interrupt } : {}),
     ...(env.onProgress !== undefined ? { onProgress: env.onProgress } : {}),
+    tiers: setup.cache,
   });
   const failure = stop.failure ?? users.sourceFailure();
-  const warnings = [...setup.warnings, ...prepared.warnings, ...(await closeTrace(cfg, setup, env.log))];
+  const warnings = [...setup.warnings, ...prepared.warnings, ...measured.seriesWarnings, ...(await closeTrace(cfg, setup, env.log))];
   if (failure !== undefined) warnings.push(`run stopped by an error: ${messageOf(failure)}`);
   const full = await setup.storageFull?.warning();
   if (full !== undefined) warnings.push(full);
@@ -220,6 +221,8 @@ function assembleResult(i: ResultInputs): RunResult {
       capacityExplicit: cfg.storageCapacityGb > 0,
     },
     ...(measured.autoscaling !== undefined ? { autoscaling: measured.autoscaling } : {}),
+    timeline: measured.timeline,
+    deviceTelemetry: measured.deviceTelemetry,
     ...(i.validation !== undefined ? { validationTrace: i.validation } : {}),
     staleEntries: setup.staleEntries ?? null,
     storageCapacity:

@@ -30,7 +30,12 @@ test('a window holds what was recorded since its previous take, from the moment 
 test('windows are per consumer: one take never empties another window', () => {
   const rec = new Recorder();
   const a = rec.openWindow(READS_AND_WRITES);
-  const b = rec.openWindow({ storage_all_writes: [['storage', 'write'], ['storage', 'demote_write']] });
+  const b = rec.openWindow({
+    storage_all_writes: [
+      ['storage', 'write'],
+      ['storage', 'demote_write'],
+    ],
+  });
   rec.recordIo('storage', 'read', timing(0, 3));
   rec.recordIo('storage', 'write', timing(0, 7));
   rec.recordIo('storage', 'demote_write', timing(0, 11));
