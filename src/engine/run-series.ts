@@ -140,6 +140,11 @@ export class RunSeries {
     }, SERIES_INTERVAL_MS);
   }
 
+  /** Interval histograms the timeline allocated: constant however long the run (checked by tests). */
+  get timelineHistograms(): number {
+    return this.timeline.histogramsCreated;
+  }
+
   /** Stops ticking (idempotent; also on a failed dispatch). */
   stop(): void {
     this.stopTicks();
