@@ -29,24 +29,20 @@ let tick: () => void = () => undefined;
 let deviceReads = 0;
 const recorder = new Recorder();
 const requests = { requestsCompleted: 0, tokensGenerated: 0 };
-const series = await RunSeries.open({
+const series = RunSeries.create({
   recorder,
   requests,
   tiers: { order: ['cpu', 'storage'], entries: { residentBytes: () => 1 << 30 }, limitBytes: () => 4 << 30, operationsInFlight: () => 8 },
   clock: { now: () => nowMs },
   startMs: 0,
-  storageDir: '/simulated',
   every: (t) => {
     tick = t;
     return () => undefined;
   },
-  openDevice: async (start) =>
-    (await DeviceSeries.start('sim0', start, '/sys/block/sim0/stat', () => {
-      const k = deviceReads++;
-      return Promise.resolve(
-        `${1000 * k} 0 ${8000 * k} ${900 * k} ${500 * k} 0 ${8000 * k} ${700 * k} 4 ${950 * k} ${4000 * k} 0 0 0 0 0 0`,
-      );
-    })) ?? 'unreadable',
+  device: await DeviceSeries.start('sim0', 0, '/sys/block/sim0/stat', () => {
+    const k = deviceReads++;
+    return Promise.resolve(`${1000 * k} 0 ${8000 * k} ${900 * k} ${500 * k} 0 ${8000 * k} ${700 * k} 4 ${950 * k} ${4000 * k} 0 0 0 0 0 0`);
+  }),
 });
 series.followUsers(() => 20);
 series.start();

@@ -23,7 +23,7 @@ import { processRequest } from './pipeline.js';
 import type { PipelineOptions } from './pipeline.js';
 import type { RunConfig } from '../settings/run-config.js';
 import type { StopController } from './stop-control.js';
-import { RunSeries } from './run-series.js';
+import { openSeriesDevice, RunSeries } from './run-series.js';
 import type { SeriesTick, TierView } from './run-series.js';
 import type { DeviceTelemetry } from '../metrics/device-series.js';
 import type { RunTimeline } from '../metrics/timeline.js';
@@ -137,15 +137,16 @@ const NO_TIERS: TierView = { order: [], entries: { residentBytes: () => 0 }, lim
 export async function runMeasuredPhase(p: MeasuredPhaseInputs): Promise<MeasuredPhase> {
   const { cfg, stop } = p;
   const unfollow = stop.follow(p.interrupt); // an interrupt during preparation stops the run at once
+  const device = await openSeriesDevice(p.storageDir); // before the window opens: resolving it is not measured
   const window = await MeasurementWindow.open(p.storageDir, p.clock);
   const durationTimer = setTimeout(() => stop.stopWith('duration'), cfg.durationSec * 1000);
-  const series = await RunSeries.open({
+  const series = RunSeries.create({
     recorder: p.recorder,
     requests: p.requests,
     tiers: p.tiers ?? NO_TIERS,
     clock: p.clock,
     startMs: window.startMs,
-    storageDir: p.storageDir,
+    device,
     onTick: (latest) => p.onProgress?.({ ...progressOf(cfg.durationSec, p.recorder, p.requests, window.elapsedSec()), latest }),
   });
   series.start();

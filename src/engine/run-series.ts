@@ -35,12 +35,10 @@ export interface RunSeriesInputs {
   readonly clock: Clock;
   /** The measured window's start on `clock`. */
   readonly startMs: number;
-  /** The cache dir; undefined in trace mode (no device to watch). */
-  readonly storageDir: string | undefined;
   /** Calls `tick` every `ms`; returns its stop. Default setInterval (tests tick by hand). */
   readonly every?: (tick: () => void, ms: number) => () => void;
-  /** Opens the device series; tests pass a fake stat reader. Default: the cache dir's device's sysfs stat. */
-  readonly openDevice?: (startMs: number) => Promise<DeviceSeries | string>;
+  /** The device series (openSeriesDevice; tests pass one over a fake stat reader), or why there is none; undefined in trace mode. */
+  readonly device: DeviceSeries | string | undefined;
   readonly onTick?: (t: SeriesTick) => void;
 }
 
@@ -57,14 +55,19 @@ function everyInterval(tick: () => void, ms: number): () => void {
   return () => clearInterval(timer);
 }
 
-/** The cache dir's device series, or why there is none. */
-async function openCacheDirDevice(storageDir: string, startMs: number): Promise<DeviceSeries | string> {
+/**
+ * The cache dir's device series with its baseline read now, or why there is none (a warning);
+ * undefined without a cache dir (trace mode). Called just before the measured window opens, so that
+ * resolving the device costs the window nothing.
+ */
+export async function openSeriesDevice(storageDir: string | undefined): Promise<DeviceSeries | string | undefined> {
+  if (storageDir === undefined) return undefined;
   const device = await deviceForPath(storageDir).catch((e: unknown) => messageOf(e));
   if (typeof device === 'string' || device === undefined) {
     const why = device ?? 'not a single local block device (tmpfs, overlay, network file system, RAID?)';
     return `device telemetry off: the cache dir's block device could not be resolved (${why})`;
   }
-  const series = await DeviceSeries.start(device.name, startMs);
+  const series = await DeviceSeries.start(device.name, 0);
   return series ?? `device telemetry off: /sys/block/${device.name}/stat could not be read`;
 }
 
@@ -82,12 +85,10 @@ export class RunSeries {
     private readonly warnings: readonly string[],
   ) {}
 
-  /** Starts both series at the window's start (the device's first reading is its baseline). */
-  static async open(i: RunSeriesInputs): Promise<RunSeries> {
-    const opened =
-      i.storageDir === undefined
-        ? undefined
-        : await (i.openDevice ?? ((s: number) => openCacheDirDevice(i.storageDir ?? '', s)))(i.startMs);
+  /** Starts both series at the window's start (the device's baseline reading counts as taken then). */
+  static create(i: RunSeriesInputs): RunSeries {
+    const opened = i.device;
+    if (opened !== undefined && typeof opened !== 'string') opened.startAt(i.startMs);
     const timeline = new TimelineSampler(
       {
         recorder: i.recorder,

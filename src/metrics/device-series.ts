@@ -104,7 +104,7 @@ export class DeviceSeries {
     readonly device: string,
     readonly source: string,
     private readonly read: () => Promise<string>,
-    private readonly startMs: number,
+    private startMs: number,
   ) {}
 
   /** Starts a series of `device` at `startMs` (its first reading is the baseline); undefined if unreadable. */
@@ -115,6 +115,15 @@ export class DeviceSeries {
     s.first = c;
     s.last = { atMs: startMs, c };
     return s;
+  }
+
+  /**
+   * Anchors the series at `startMs` (the measured window's start): the baseline, read just before the
+   * window opened so that opening it costs the window nothing, counts as read then.
+   */
+  startAt(startMs: number): void {
+    this.startMs = startMs;
+    if (this.last !== undefined) this.last = { atMs: startMs, c: this.last.c };
   }
 
   /** Reads the counters now (`nowMs` on the run's clock) and appends the interval's point. */

@@ -63,7 +63,7 @@ test('a real 3-second run: timeline sums equal the totals, device telemetry pres
       assert.ok(k.warnings.some((w) => w.startsWith('device telemetry off')));
     } else {
       assert.equal(k.device_telemetry?.device, device);
-      assert.ok((k.device_telemetry?.points.length ?? 0) >= 3);
+      assert.ok((k.device_telemetry?.points.length ?? 0) >= 1);
       assert.match(r.stdout, /### DEVICE TELEMETRY/);
     }
   });

@@ -31,15 +31,14 @@ test('600 manual seconds: a point per tick in both series, the live view gets ea
   const recorder = new Recorder();
   const requests = { requestsCompleted: 0, tokensGenerated: 0 };
   const ticks: SeriesTick[] = [];
-  const series = await RunSeries.open({
+  const series = RunSeries.create({
     recorder,
     requests,
     tiers: TIERS,
     clock: time,
     startMs: 0,
-    storageDir: '/cache',
     every: time.every,
-    openDevice: async (start) => (await DeviceSeries.start('vdz', start, '/sys/block/vdz/stat', fakeDevice())) ?? 'unreadable',
+    device: await DeviceSeries.start('vdz', -5, '/sys/block/vdz/stat', fakeDevice()), // anchored at the window start (0)
     onTick: (t) => ticks.push(t),
   });
   series.followUsers(() => 3);
@@ -72,21 +71,21 @@ test('600 manual seconds: a point per tick in both series, the live view gets ea
   const dev = done.deviceTelemetry;
   assert.ok(dev !== null);
   assert.equal(dev.points.length, 601);
+  assert.deepEqual([dev.points[0].t_sec, dev.points[0].duration_sec], [1, 1], 'the baseline read before the window counts from its start');
   assert.equal(dev.summary.read_ops, 60_100);
   assert.deepEqual(done.warnings, []);
 });
 
 test('a cache dir whose device cannot be resolved: null telemetry, the reason in the warnings, the timeline still runs', async () => {
   const time = new ManualTime();
-  const series = await RunSeries.open({
+  const series = RunSeries.create({
     recorder: new Recorder(),
     requests: { requestsCompleted: 0, tokensGenerated: 0 },
     tiers: TIERS,
     clock: time,
     startMs: 0,
-    storageDir: '/cache',
     every: time.every,
-    openDevice: () => Promise.resolve('device telemetry off: no device'),
+    device: 'device telemetry off: no device',
   });
   series.start();
   await time.advance(2500);
@@ -101,13 +100,13 @@ test('a cache dir whose device cannot be resolved: null telemetry, the reason in
 
 test('trace mode (no cache dir): no device series and no warning', async () => {
   const time = new ManualTime();
-  const series = await RunSeries.open({
+  const series = RunSeries.create({
     recorder: new Recorder(),
     requests: { requestsCompleted: 0, tokensGenerated: 0 },
     tiers: TIERS,
     clock: time,
     startMs: 0,
-    storageDir: undefined,
+    device: undefined,
     every: time.every,
   });
   const done = await series.finish(0);
