@@ -126,6 +126,8 @@ export class TieredCache {
   private readonly peak = new Map<TierName, number>();
   /** Writes and demotions in flight into each tier: their room comes back, or becomes an evictable entry. */
   private readonly inFlight = new Map<TierName, number>();
+  /** Hit reads in flight (any tier): with `inFlight`, what operationsInFlight() reports to the run timeline. */
+  private readsInFlight = 0;
   /** Allocations waiting for room in a tier, woken when its room or its victims change. */
   private readonly spaceWaiters = new Map<TierName, Array<() => void>>();
   private stopping = false;
@@ -166,6 +168,13 @@ export class TieredCache {
   /** Bytes reserved in `tier` (entries plus in-flight writes/demotions). Equals resident bytes when idle. */
   usedBytes(tier: TierName): number {
     return this.reserved.get(tier) ?? 0;
+  }
+
+  /** Tier operations in flight now: placement writes, demotions (each counted once) and hit reads. */
+  operationsInFlight(): number {
+    let n = this.readsInFlight;
+    for (const v of this.inFlight.values()) n += v;
+    return n;
   }
 
   /** usedBytes as the medium counts them (whole blocks or pages): what the tier's limit bounds. */
@@ -277,7 +286,15 @@ export class TieredCache {
     let r: ReadResult;
     try {
       const now = backend.immediate;
-      r = now !== undefined ? now.readNow(key) : ((yield backend.read(key)) as ReadResult);
+      if (now !== undefined) r = now.readNow(key);
+      else {
+        this.readsInFlight++;
+        try {
+          r = (yield backend.read(key)) as ReadResult;
+        } finally {
+          this.readsInFlight--;
+        }
+      }
     } catch (e) {
       // Served nothing: a failure, and a miss for the request.
       this.failed(meta.tier, 'hit_read', e);

@@ -9,7 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { loadValidationFor, runBenchmark, RunFailedError } from '../engine/run.js';
 import type { LoadedValidationTrace, ProgressSnapshot } from '../engine/run.js';
 import type { RunResult } from '../metrics/result.js';
-import { banner, formatSummary, progressLine, trialLine } from '../report/console.js';
+import { banner, formatSummary, trialLine } from '../report/console.js';
+import { LiveView } from '../report/live.js';
 import { buildResultsJson } from '../report/results-json.js';
 import type { ResultsDocument } from '../report/results-schema.js';
 import { writeSpreadsheet } from '../report/spreadsheet.js';
@@ -86,10 +87,12 @@ interface Command {
  */
 async function runOnce(cmd: Command, onResult: (result: RunResult) => void | Promise<void>): Promise<number> {
   let delivered = false;
+  // On a terminal a dashboard redrawn each second; in a log one plain line every 10 s (report/live.ts).
+  const live = cmd.showProgress ? new LiveView(process.stderr) : undefined;
   const deliver = async (result: RunResult): Promise<void> => {
     if (delivered) return;
     delivered = true;
-    if (cmd.showProgress) process.stderr.write('\n');
+    live?.finish();
     await onResult(result);
   };
   try {
@@ -102,11 +105,11 @@ async function runOnce(cmd: Command, onResult: (result: RunResult) => void | Pro
         interrupt: cmd.interrupt,
         onResult: deliver,
         ...rankOf(cmd.config),
-        ...(cmd.showProgress ? { onProgress: (p: ProgressSnapshot) => void process.stderr.write(progressLine(p)) } : {}),
         // Bars on the terminal (stderr, beside the progress line); otherwise plain lines in the log (stdout).
         onPrepareProgress: cmd.showProgress
           ? prepareProgressRenderer(process.stderr, true)
           : prepareProgressRenderer(process.stdout, false),
+        ...(live !== undefined ? { onProgress: (p: ProgressSnapshot) => live.update(p) } : {}),
       },
       cmd.validation,
     );
@@ -199,8 +202,7 @@ export async function runCommand(config: RunConfig, version: string, signals: Si
   }
   for (const line of banner(config, version)) write(line);
   const interrupt = signals.begin(); // the inputs are good: from here a signal saves partial results
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare -- typed boolean, but undefined when stderr is not a terminal
-  const showProgress = process.stderr.isTTY === true && !config.noProgress;
+  const showProgress = !config.noProgress; // a terminal gets the dashboard, a log a line every 10 s
   const cmd: Command = { config, version, interrupt, showProgress, validation };
   try {
     const code = config.trials > 1 ? await trialRuns(cmd) : await singleRun(cmd);

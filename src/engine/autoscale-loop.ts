@@ -1,7 +1,8 @@
 // Feeds the autoscaler one windowed sample per interval and applies its decision to the running
 // dispatch: more or fewer users really issue requests. Also records the throughput timeline.
 import type { Recorder } from '../metrics/recorder.js';
-import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
+import { kvReadBytes, kvWriteBytes, TIER_NAMES } from '../metrics/recorder.js';
+import type { WindowSelection } from '../metrics/latency-window.js';
 import type { RequestMetrics } from '../metrics/request-metrics.js';
 import type { Clock } from '../util/clock.js';
 import type { Autoscaler } from './autoscaler.js';
@@ -39,6 +40,11 @@ function everyInterval(tick: () => void, ms: number): () => void {
   return () => clearInterval(timer);
 }
 
+/** The autoscaler's window: placement writes and hit reads of every tier, as `<tier>_<op>` (demotions excluded). */
+const AUTOSCALER_WINDOW: WindowSelection = Object.fromEntries(
+  TIER_NAMES.flatMap((t) => (['read', 'write'] as const).map((op) => [`${t}_${op}`, [[t, op]] as const])),
+);
+
 /** Starts sampling; returns the function that stops it. */
 export function startAutoscaleLoop(o: AutoscaleLoopOptions): () => void {
   const storageBytes = (): number => {
@@ -48,11 +54,11 @@ export function startAutoscaleLoop(o: AutoscaleLoopOptions): () => void {
   let lastMs = o.clock.now();
   let lastBytes = storageBytes();
   let lastTokens = o.requests.tokensGenerated;
-  o.recorder.takeWindow(); // the first window starts now
-  return (o.every ?? everyInterval)(() => {
+  const window = o.recorder.openWindow(AUTOSCALER_WINDOW); // the first window starts now, and is this loop's own
+  const stopTicks = (o.every ?? everyInterval)(() => {
     const now = o.clock.now();
     const sec = Math.max(1e-9, (now - lastMs) / 1000);
-    const w = o.recorder.takeWindow();
+    const w = window.take();
     const p95 = (name: string): number => w.get(name)?.percentileMs(95) ?? 0;
     const tokensPerSec = (o.requests.tokensGenerated - lastTokens) / sec;
     const event = o.autoscaler.observe({
@@ -77,4 +83,8 @@ export function startAutoscaleLoop(o: AutoscaleLoopOptions): () => void {
     if (event.action === 'stop') o.onPeak();
     else o.control.scaleTo(event.users);
   }, o.intervalMs);
+  return () => {
+    stopTicks();
+    o.recorder.closeWindow(window);
+  };
 }

@@ -23,6 +23,10 @@ import { processRequest } from './pipeline.js';
 import type { PipelineOptions } from './pipeline.js';
 import type { RunConfig } from '../settings/run-config.js';
 import type { StopController } from './stop-control.js';
+import { openSeriesDevice, RunSeries } from './run-series.js';
+import type { SeriesTick, TierView } from './run-series.js';
+import type { DeviceTelemetry } from '../metrics/device-series.js';
+import type { RunTimeline } from '../metrics/timeline.js';
 
 export interface ProgressSnapshot {
   readonly elapsedSec: number;
@@ -31,9 +35,9 @@ export interface ProgressSnapshot {
   readonly tokensPerSec: number;
   readonly storageReadBytesPerSec: number;
   readonly storageWriteBytesPerSec: number;
+  /** The per-second series' latest tick (the live view's windowed figures); absent before the first. */
+  readonly latest?: SeriesTick;
 }
-
-const PROGRESS_INTERVAL_MS = 1000;
 
 type Serve = DispatchOptions['serve'];
 
@@ -117,45 +121,75 @@ export interface MeasuredPhaseInputs {
   readonly onProgress?: (p: ProgressSnapshot) => void;
   /** A rank of a multi-rank run: told the instant the window opens, returns the ms to the ranks' common end. */
   readonly windowOpened?: () => number;
+  /** The cache's tiers, read by the run timeline (occupancy, limits, operations in flight); none: no tiers in the timeline. */
+  readonly tiers?: TierView;
 }
 
 export interface MeasuredPhase extends WindowFigures {
   readonly autoscaling?: RunResult['autoscaling'];
+  // The per-second series (run timeline, device telemetry) and why the device series is off, if it is.
+  readonly timeline: RunTimeline;
+  readonly deviceTelemetry: DeviceTelemetry | null;
+  readonly seriesWarnings: readonly string[];
 }
+
+const NO_TIERS: TierView = { order: [], entries: { residentBytes: () => 0 }, limitBytes: () => 0, operationsInFlight: () => 0 };
 
 /** Runs the measured phase to its end, tail included, and returns what the window measured. */
 export async function runMeasuredPhase(p: MeasuredPhaseInputs): Promise<MeasuredPhase> {
   const { cfg, stop } = p;
   const unfollow = stop.follow(p.interrupt); // an interrupt during preparation stops the run at once
+  const device = await openSeriesDevice(p.storageDir); // before the window opens: resolving it is not measured
   const window = await MeasurementWindow.open(p.storageDir, p.clock);
   const durationTimer = setTimeout(() => stop.stopWith('duration'), p.windowOpened?.() ?? cfg.durationSec * 1000);
-  const progressTimer = setInterval(
-    () => p.onProgress?.(progressOf(cfg.durationSec, p.recorder, p.requests, window.elapsedSec())),
-    PROGRESS_INTERVAL_MS,
-  );
-  progressTimer.unref();
+  const series = RunSeries.create({
+    recorder: p.recorder,
+    requests: p.requests,
+    tiers: p.tiers ?? NO_TIERS,
+    clock: p.clock,
+    startMs: window.startMs,
+    device,
+    onTick: (latest) => p.onProgress?.({ ...progressOf(cfg.durationSec, p.recorder, p.requests, window.elapsedSec()), latest }),
+  });
+  series.start();
   const autoscaling = cfg.enableAutoscaling ? new RunAutoscaling(cfg, p, window.startMs) : undefined;
+  const onStart = (control: DispatchControl): void => {
+    series.followUsers(() => control.activeUsers);
+    autoscaling?.start(control);
+  };
+  const serve: Serve = (req, enqueuedMs) => {
+    series.recordQueueWait(p.clock.now() - enqueuedMs); // the moment the request leaves the queue
+    return p.serve(req, enqueuedMs);
+  };
   try {
     await dispatch({
       users: p.users,
       initialUsers: cfg.numUsers,
-      ...(autoscaling !== undefined ? { onStart: (control: DispatchControl) => autoscaling.start(control) } : {}),
+      onStart,
       workers: p.workers,
       clock: p.clock,
       startMs: window.startMs,
-      serve: p.serve,
+      serve,
       sleep: (ms, signal) => sleep(ms, undefined, { signal }),
       stop: stop.signal,
     });
   } finally {
     autoscaling?.stop();
     clearTimeout(durationTimer);
-    clearInterval(progressTimer);
+    series.stop();
     window.stopLoopMonitor();
     unfollow();
   }
   const figures = await window.close();
-  return { ...figures, ...(autoscaling !== undefined ? { autoscaling: autoscaling.report() } : {}) };
+  // The series end where the window does, so the timeline's last point ends at measured_window_sec.
+  const ended = await series.finish(window.startMs + figures.elapsedSec * 1000);
+  return {
+    ...figures,
+    ...(autoscaling !== undefined ? { autoscaling: autoscaling.report() } : {}),
+    timeline: ended.timeline,
+    deviceTelemetry: ended.deviceTelemetry,
+    seriesWarnings: ended.warnings,
+  };
 }
 
 /** The autoscaler of a run, sampling from the dispatch's start; capacity mode's peak stops the run. */

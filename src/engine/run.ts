@@ -133,10 +133,11 @@ async function measure(
     ...(env.interrupt !== undefined ? { interrupt: env.interrupt } : {}),
     ...(env.onProgress !== undefined ? { onProgress: env.onProgress } : {}),
     ...(rankSession !== undefined ? { windowOpened: () => rankSession.windowOpened() } : {}),
+    tiers: setup.cache,
   });
   const ranks = await rankSession?.end(measured.elapsedSec, env.interrupt); // before teardown: no deletion inside another rank's window
   const failure = stop.failure ?? users.sourceFailure();
-  const warnings = [...setup.warnings, ...prepared.warnings, ...(await closeTrace(cfg, setup, env.log))];
+  const warnings = [...setup.warnings, ...prepared.warnings, ...measured.seriesWarnings, ...(await closeTrace(cfg, setup, env.log))];
   if (failure !== undefined) warnings.push(`run stopped by an error: ${messageOf(failure)}`);
   const full = await setup.storageFull?.warning();
   if (full !== undefined) warnings.push(full);
@@ -233,6 +234,8 @@ function assembleResult(i: ResultInputs): RunResult {
       capacityExplicit: cfg.storageCapacityGb > 0,
     },
     ...(measured.autoscaling !== undefined ? { autoscaling: measured.autoscaling } : {}),
+    timeline: measured.timeline,
+    deviceTelemetry: measured.deviceTelemetry,
     ...(i.validation !== undefined ? { validationTrace: i.validation } : {}),
     staleEntries: setup.staleEntries ?? null,
     storageCapacity:

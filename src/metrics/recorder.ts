@@ -5,6 +5,8 @@ import type { TierName } from '../tiers/backend.js';
 import type { IOTiming } from '../tiers/backend.js';
 import { LatencyHistogram } from './latency.js';
 import type { LatencySnapshot } from './latency.js';
+import { LatencyWindow } from './latency-window.js';
+import type { WindowSelection } from './latency-window.js';
 
 export const TIER_NAMES: readonly TierName[] = ['gpu', 'cpu', 'storage'];
 
@@ -153,13 +155,11 @@ export class Recorder {
   readonly traffic: Record<TierName, TierTraffic> = { gpu: emptyTraffic(), cpu: emptyTraffic(), storage: emptyTraffic() };
   private readonly histograms = new Map<string, LatencyHistogram>();
   private readonly io: Record<TierName, Partial<Record<TierOp, IoHistograms>>> = { gpu: {}, cpu: {}, storage: {} };
-  /** Placement-write and hit-read totals since the last takeWindow(), per `<tier>_<op>`. */
-  private window = new Map<string, LatencyHistogram>();
+  /** Open interval windows, one per consumer (autoscaler, timeline); none: no cost per operation. */
+  private readonly windows: LatencyWindow[] = [];
   /** Failed operations by `<tier> <operation> <class>`, in the order first seen. */
   private failures = new Map<string, FailureCount>();
   private refused: RefusedAllocations = { count: 0, bytes: 0 };
-  /** Windows are kept only once someone takes them (the autoscaler): no cost per operation otherwise. */
-  private windowing = false;
 
   /** The histogram called `name`, created empty on first use. */
   latency(name: string): LatencyHistogram {
@@ -189,12 +189,7 @@ export class Recorder {
   recordIo(tier: TierName, op: TierOp, t: IOTiming): void {
     const h = this.ioHistograms(tier, op);
     h.total.recordMs(t.totalMs);
-    if (this.windowing && (op === 'read' || op === 'write')) {
-      const name = IO_NAMES[tier][op];
-      let w = this.window.get(name);
-      if (w === undefined) this.window.set(name, (w = new LatencyHistogram()));
-      w.recordMs(t.totalMs);
-    }
+    for (const w of this.windows) w.record(tier, op, t.totalMs);
     h.device?.recordMs(t.deviceMs);
     h.host?.recordMs(t.hostMs);
   }
@@ -335,14 +330,19 @@ export class Recorder {
   }
 
   /**
-   * The latencies recorded since the previous call (windowed percentiles for the autoscaler). The
-   * first call starts the windows and returns an empty one.
+   * Opens an interval window for one consumer: from now on it collects the selected operations'
+   * latencies until `closeWindow`; its `take()` hands out what was recorded since the previous take.
+   * Each consumer has its own, so one consumer's take never empties another's.
    */
-  takeWindow(): ReadonlyMap<string, LatencyHistogram> {
-    this.windowing = true;
-    const w = this.window;
-    this.window = new Map();
+  openWindow(selection: WindowSelection): LatencyWindow {
+    const w = new LatencyWindow(selection);
+    this.windows.push(w);
     return w;
+  }
+
+  closeWindow(w: LatencyWindow): void {
+    const i = this.windows.indexOf(w);
+    if (i >= 0) this.windows.splice(i, 1);
   }
 
   /** Zeroes every counter and histogram (after preconditioning); cache contents are not touched. */
@@ -350,7 +350,7 @@ export class Recorder {
     this.counters = emptyCounters();
     for (const t of TIER_NAMES) Object.assign(this.traffic[t], emptyTraffic());
     for (const h of this.histograms.values()) h.reset();
-    this.window = new Map();
+    for (const w of this.windows) w.reset();
     this.failures = new Map();
     this.refused = { count: 0, bytes: 0 };
   }

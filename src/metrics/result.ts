@@ -7,6 +7,8 @@ import type { RecorderSnapshot } from './recorder.js';
 import type { RequestMetricsSnapshot } from './request-metrics.js';
 import type { DiskDelta } from './diskstats.js';
 import type { ValidationTraceStats } from '../workload/validation-trace.js';
+import type { RunTimeline } from './timeline.js';
+import type { DeviceTelemetry } from './device-series.js';
 
 export type StopReason = 'duration' | 'max_requests' | 'interrupted' | 'failed' | 'capacity_peak' | 'workload_complete' | 'storage_full';
 
@@ -96,6 +98,11 @@ export interface RunResult {
   } | null;
   /** The storage tier's limit and the most it held, both in bytes on the medium (whole blocks); null or absent in trace mode. */
   readonly storageCapacity?: { readonly limitBytes: number; readonly peakAllocatedBytes: number } | null;
+  // The per-second series of the measured phase (issues 13 and 15): absent in hand-made results.
+  /** One point per second of the measured window (metrics/timeline.ts). */
+  readonly timeline?: RunTimeline;
+  /** The cache dir's block device sampled every second; null when it could not be resolved or in trace mode. */
+  readonly deviceTelemetry?: DeviceTelemetry | null;
   // Inputs of the validity verdict (metrics/validity.ts) beyond the figures above.
   /** Share of the measured window the main thread was busy (performance.eventLoopUtilization), 0–1. */
   readonly mainThreadBusy: number;

@@ -10,6 +10,7 @@ import { GiB, MiB } from '../util/units.js';
 import { enoughFor } from '../metrics/sample-minimums.js';
 import type { GatedPercentile } from '../metrics/sample-minimums.js';
 import { autoscalingBlock } from './console-autoscaling.js';
+import { deviceTelemetryLines } from './console-telemetry.js';
 import type { KvcacheBench, LatencyBlock, ResultsDocument, TrialFiguresJson, TrialsJson, ValidationJson } from './results-schema.js';
 
 const RULE = '='.repeat(80);
@@ -176,6 +177,7 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
       `  tool's storage tier: read ${f(sb.read_bytes / GiB, 3)} GiB, written ${f(sb.written_bytes / GiB, 3)} GiB`,
     );
   }
+  lines.push(...deviceTelemetryLines(add));
   failedOperationsBlock(lines, add);
   section(lines, 'HARNESS');
   const eld = add.event_loop_delay_ms;

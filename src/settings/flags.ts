@@ -235,7 +235,7 @@ export const FLAG_TABLE = {
   keepLatencySamples: bool('keep-latency-samples', O, 'Also dump every raw per-request latency into the JSON (memory grows with the run)', {
     ours: true,
   }),
-  noProgress: bool('no-progress', O, 'Do not print progress lines during the run', { ours: true }),
+  noProgress: bool('no-progress', O, 'Do not show the live view (a dashboard on a terminal, a line every 10 s otherwise)', { ours: true }),
   logLevel: choice('log-level', LOG_LEVELS, 'INFO', O, 'Logging verbosity'),
 
   prefillOnly: bool('prefill-only', M, 'Disaggregated prefill node: writes only (excludes --decode-only)'),

@@ -49,6 +49,8 @@ function withCounters(over: Partial<CacheCounters>): Partial<RunResult> {
 }
 
 /** The sections every run prints, in the reference's order, our additions (device I/O, harness) last. */
+/** The device telemetry section (console-telemetry.ts; its content is tested there). */
+const TELEMETRY = 'DEVICE TELEMETRY (per-second /sys/block/<dev>/stat, whole device)';
 const ALWAYS = [
   'OVERALL PERFORMANCE',
   'END-TO-END LATENCY',
@@ -67,8 +69,14 @@ test('sections in the reference order, our additions last, framed by rules', () 
   const lines = linesOf();
   assert.deepEqual(lines.slice(0, 3), [RULE, 'BENCHMARK RESULTS', RULE]);
   assert.equal(lines.at(-1), RULE);
-  assert.deepEqual(headings(lines), [...ALWAYS, 'QOS', 'DEVICE I/O (kernel counters, whole device)', 'HARNESS', 'VALIDITY']);
-  assert.deepEqual(headings(linesOf({}, 'throughput')), [...ALWAYS, 'DEVICE I/O (kernel counters, whole device)', 'HARNESS', 'VALIDITY']);
+  assert.deepEqual(headings(lines), [...ALWAYS, 'QOS', 'DEVICE I/O (kernel counters, whole device)', TELEMETRY, 'HARNESS', 'VALIDITY']);
+  assert.deepEqual(headings(linesOf({}, 'throughput')), [
+    ...ALWAYS,
+    'DEVICE I/O (kernel counters, whole device)',
+    TELEMETRY,
+    'HARNESS',
+    'VALIDITY',
+  ]);
 });
 
 test('the summary prints the saved figures with their units', () => {
@@ -195,6 +203,7 @@ test('optional blocks: interruption notice, generation latency, prefix caching, 
     'MULTI-TURN',
     'QOS',
     'DEVICE I/O (kernel counters, whole device)',
+    TELEMETRY,
     'HARNESS',
     'VALIDITY',
   ]);
