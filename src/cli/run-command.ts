@@ -23,6 +23,7 @@ import { DatasetError } from '../workload/sharegpt.js';
 import { ValidationTraceError } from '../workload/validation-trace.js';
 import { outputProblems } from './cache-dir.js';
 import { saveResultsDocument } from './save-results.js';
+import { saveFioJob } from './fio-job-file.js';
 import type { SignalGuard } from './signals.js';
 
 /** `<stem>.trial-<k>.json` beside `output` (stem: the file name without its extension). */
@@ -112,7 +113,7 @@ async function saveFinal(cmd: Command, doc: ResultsDocument, note = ''): Promise
   const saved = saveJson(c.output, doc, c.cacheDir);
   write(formatSummary(doc, c.performanceProfile));
   if (saved) write(`Results saved to ${c.output}${note}`);
-  const jsonCode = saved ? 0 : 1;
+  const jsonCode = Math.max(saved ? 0 : 1, saveFioJob(c.output, doc, write)); // --enable-latency-tracing (issue 13)
   if (c.xlsxOutput === undefined) return jsonCode;
   try {
     mkdirSync(dirname(resolve(c.xlsxOutput)), { recursive: true });

@@ -24,6 +24,9 @@ import { failureWarnings } from './failure-warnings.js';
 import type { WorkloadSource } from './workload-source.js';
 import { loadValidationTrace } from '../workload/validation-trace.js';
 import { storageUnderTest } from './machine.js';
+import { startRunTracing } from '../telemetry/session.js';
+import type { TracerOptions } from '../telemetry/tracer.js';
+import type { LatencyTracingOutcome } from '../telemetry/session.js';
 
 export type { ProgressSnapshot };
 
@@ -36,6 +39,8 @@ export interface RunEnvironment {
   readonly onResult?: (result: RunResult) => void | Promise<void>;
   /** Aborting it stops the run early (SIGINT/SIGTERM); results so far are still returned. */
   readonly interrupt?: AbortSignal;
+  /** How --enable-latency-tracing runs bpftrace (tests point it at a missing executable); default: `bpftrace` as root. */
+  readonly tracer?: Omit<TracerOptions, 'clock'>;
 }
 
 /** --validation-trace read and reduced to its figures; a missing or malformed file throws ValidationTraceError. */
@@ -111,6 +116,9 @@ async function measure(
   const users = buildUsers(cfg, parts, source, rng, stop);
   const requests = new RequestMetrics(qosTargetsOf(cfg), cfg.keepLatencySamples);
   const pipeline = pipelineOptions(cfg, setup.cache, parts, prepared.prepopulatedKeys, stop);
+  // Block-layer tracing brackets the measured phase only (its attach time is not measured).
+  const tracing = cfg.enableLatencyTracing ? await startRunTracing(setup.storage.dir, { ...env.tracer, clock: env.clock }) : undefined;
+  for (const line of tracing?.lines ?? []) env.log(line);
   const measured = await runMeasuredPhase({
     cfg,
     clock: env.clock,
@@ -123,9 +131,13 @@ async function measure(
     serve: requestServer(cfg.maxRequests, pipeline, rng.fork('pipeline'), requests, stop, env.clock),
     ...(env.interrupt !== undefined ? { interrupt: env.interrupt } : {}),
     ...(env.onProgress !== undefined ? { onProgress: env.onProgress } : {}),
+  }).catch(async (e: unknown) => {
+    await tracing?.stop(); // bpftrace must not outlive a failed measured phase
+    throw e;
   });
+  const latencyTracing = await tracing?.stop();
   const failure = stop.failure ?? users.sourceFailure();
-  const warnings = [...setup.warnings, ...prepared.warnings, ...(await closeTrace(cfg, setup, env.log))];
+  const warnings = [...setup.warnings, ...prepared.warnings, ...(tracing?.warnings ?? []), ...(await closeTrace(cfg, setup, env.log))];
   if (failure !== undefined) warnings.push(`run stopped by an error: ${messageOf(failure)}`);
   const full = await setup.storageFull?.warning();
   if (full !== undefined) warnings.push(full);
@@ -146,6 +158,7 @@ async function measure(
     warnings,
     machine,
     validation,
+    latencyTracing,
   });
   if (failure !== undefined) throw new RunFailedError(result, failure);
   return result;
@@ -181,6 +194,7 @@ interface ResultInputs {
   readonly warnings: readonly string[];
   readonly machine: MachineContext;
   readonly validation: LoadedValidationTrace;
+  readonly latencyTracing: LatencyTracingOutcome | undefined;
 }
 
 /** The run as plain data: snapshots of everything measured, and what the cache holds at the end. */
@@ -221,6 +235,7 @@ function assembleResult(i: ResultInputs): RunResult {
     },
     ...(measured.autoscaling !== undefined ? { autoscaling: measured.autoscaling } : {}),
     ...(i.validation !== undefined ? { validationTrace: i.validation } : {}),
+    ...(i.latencyTracing !== undefined ? { latencyTracing: i.latencyTracing } : {}),
     staleEntries: setup.staleEntries ?? null,
     storageCapacity:
       setup.storage.dir === undefined

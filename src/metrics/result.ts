@@ -7,6 +7,7 @@ import type { RecorderSnapshot } from './recorder.js';
 import type { RequestMetricsSnapshot } from './request-metrics.js';
 import type { DiskDelta } from './diskstats.js';
 import type { ValidationTraceStats } from '../workload/validation-trace.js';
+import type { LatencyTracingOutcome } from '../telemetry/session.js';
 
 export type StopReason = 'duration' | 'max_requests' | 'interrupted' | 'failed' | 'capacity_peak' | 'workload_complete' | 'storage_full';
 
@@ -107,4 +108,7 @@ export interface RunResult {
     /** --storage-capacity-gb was given: storage evictions are then the workload's intent, not a full disk. */
     readonly capacityExplicit: boolean;
   };
+  // Block-layer tracing (issue 13): --enable-latency-tracing's capture, or the one reason there is none.
+  /** Absent when tracing was not asked for. */
+  readonly latencyTracing?: LatencyTracingOutcome;
 }

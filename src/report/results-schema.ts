@@ -4,6 +4,7 @@
 // Schema that `kv-cache schema` publishes is generated from here, never written by hand.
 import * as z from 'zod';
 import { CacheStatsSchema } from '../metrics/cache-stats-schema.js';
+import { DeviceLatencyTracingSchema, LatencyTracingSchema } from './tracing-schema.js'; // block-layer tracing (issue 13)
 
 /**
  * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
@@ -403,6 +404,7 @@ export const KvcacheBenchSchema = z
         warnings: z.array(ValidityFindingSchema).describe('worth knowing; does not invalidate'),
       })
       .describe('The validity verdict; the console prints VALID or NOT VALID: <codes> last'),
+    latency_tracing: LatencyTracingSchema.optional(), // block-layer tracing (issue 13)
   })
   .describe('kvcache-bench additions (new names, never a changed meaning)');
 export type KvcacheBench = z.output<typeof KvcacheBenchSchema>;
@@ -425,6 +427,9 @@ export const ResultsSchema = z
     summary: SummarySchema,
     kvcache_bench: KvcacheBenchSchema,
     validation: ValidationSchema.optional(),
+    // Block-layer tracing (issue 13): the reference's root keys, present when tracing ran.
+    device_latency_tracing: DeviceLatencyTracingSchema.optional(),
+    fio_workload: z.string().optional().describe('the distilled fio job file (ini text); also written as fio_kv_cache_workload_<ts>.ini'),
   })
   .meta({
     title: 'kvcache-bench results',

@@ -4,9 +4,11 @@
 // traced process's thread group (`pid` in bpftrace is the tgid), never by `comm` (RC-53).
 //
 // Histograms keep the reference's 15 names; @vfs_read_kb / @vfs_write_kb (sizes the process asked
-// for, the distiller's fallback) and the scalar maps (@issued_*, @completed_*, @bytes_*, @d2c_sum_us_*) are ours: exact totals the histograms can only approximate, for Little's law and for
+// for, the distiller's fallback) and the scalar maps (@issued_*, @bytes_*, @completed_*, @completed_bytes_*,
+// @reissued, @d2c_sum_us_*) are ours: exact totals the histograms can only approximate, for Little's law and for
 // the comparison with /proc/diskstats. Per-request maps are cleared in END so that only results are
-// printed when bpftrace exits on SIGINT.
+// printed when bpftrace exits on SIGINT; @inflight is left to print: the counter's value at the end
+// shows how far it drifted (requests whose completion was never paired stay counted).
 
 /** A Linux kernel dev_t as block tracepoints carry it: major << 20 | minor (not glibc's encoding). */
 export function kernelDevT(major: number, minor: number): number {
@@ -60,39 +62,62 @@ tracepoint:block:block_rq_issue ${and(dev)}
 {
   ${dir}
   if ($c == 82 || $c == 87) {
+    // A requeued request (the driver was busy) issued again is one request, counted once; its device
+    // time restarts. The reference counts it again and its in-flight counter drifts upwards.
+    $again = @requeued[args->dev, args->sector] != 0;
     $t = @insert_ns[args->dev, args->sector];
     if ($t != 0) {
-      if ($c == 82) { @q2d_read_us = hist((nsecs - $t) / 1000); } else { @q2d_write_us = hist((nsecs - $t) / 1000); }
+      // Queue time of the first issue only: a requeued request's second wait is the driver's back-pressure.
+      if (!$again) {
+        if ($c == 82) { @q2d_read_us = hist((nsecs - $t) / 1000); } else { @q2d_write_us = hist((nsecs - $t) / 1000); }
+      }
       delete(@insert_ns[args->dev, args->sector]);
     }
-    // In flight: counted once per (dev, sector) key, so a re-issue of a key already in flight does
-    // not add a request that will complete only once (the reference's counter drifts there).
-    if (@issue_ns[args->dev, args->sector] == 0) { @inflight = @inflight + 1; }
+    delete(@requeued[args->dev, args->sector]);
     @issue_ns[args->dev, args->sector] = nsecs;
-    if ($c == 82) {
-      @issued_read = count();
-      @bytes_read = sum(args->bytes);
-      @bssplit_read_kb = hist(args->bytes / 1024);
-      @qd_read = hist(@inflight);
-      @lba_read_gb = lhist(args->sector >> 21, 0, 8000, 10);
+    @inflight = @inflight + 1;
+    if ($again) {
+      @reissued = count();
     } else {
-      @issued_write = count();
-      @bytes_write = sum(args->bytes);
-      @bssplit_write_kb = hist(args->bytes / 1024);
-      @qd_write = hist(@inflight);
-      @lba_write_gb = lhist(args->sector >> 21, 0, 8000, 10);
+      if ($c == 82) {
+        @issued_read = count();
+        @bytes_read = sum(args->bytes);
+        @bssplit_read_kb = hist(args->bytes / 1024);
+        @qd_read = hist(@inflight);
+        @lba_read_gb = lhist(args->sector >> 21, 0, 8000, 10);
+      } else {
+        @issued_write = count();
+        @bytes_write = sum(args->bytes);
+        @bssplit_write_kb = hist(args->bytes / 1024);
+        @qd_write = hist(@inflight);
+        @lba_write_gb = lhist(args->sector >> 21, 0, 8000, 10);
+      }
     }
+  }
+}
+
+// Back from the driver unserved: no longer on the device until it is issued again.
+tracepoint:block:block_rq_requeue ${and(dev)}
+{
+  if (@issue_ns[args->dev, args->sector] != 0) {
+    delete(@issue_ns[args->dev, args->sector]);
+    @requeued[args->dev, args->sector] = 1;
+    @inflight = @inflight > 0 ? @inflight - 1 : 0;
   }
 }
 
 tracepoint:block:block_rq_complete ${and(dev)}
 {
   ${dir}
+  // Every completion in the window, as /proc/diskstats counts them (requests issued before the
+  // window included); the paired ones (issue seen) give the device time.
+  if ($c == 82) { @completed_read = count(); @completed_bytes_read = sum(args->nr_sector * 512); }
+  if ($c == 87) { @completed_write = count(); @completed_bytes_write = sum(args->nr_sector * 512); }
   $t = @issue_ns[args->dev, args->sector];
   if ($t != 0 && ($c == 82 || $c == 87)) {
     $us = (nsecs - $t) / 1000;
-    if ($c == 82) { @d2c_read_us = hist($us); @d2c_sum_us_read = sum($us); @completed_read = count(); }
-    else { @d2c_write_us = hist($us); @d2c_sum_us_write = sum($us); @completed_write = count(); }
+    if ($c == 82) { @d2c_read_us = hist($us); @d2c_sum_us_read = sum($us); }
+    else { @d2c_write_us = hist($us); @d2c_sum_us_write = sum($us); }
   }
   if ($t != 0) {
     delete(@issue_ns[args->dev, args->sector]);
@@ -115,7 +140,7 @@ ${and(pid)}
 {
   $t = @read_ns[tid];
   if ($t != 0) { @vfs_read_us = hist((nsecs - $t) / 1000); delete(@read_ns[tid]); }
-  if (args->ret > 0) { @vfs_read_kb = hist(args->ret / 1024); }
+  if (args->ret > 0) { @vfs_read_kb = hist((uint64)args->ret / 1024); }
 }
 
 ${probes('enter', writes)}
@@ -129,7 +154,7 @@ ${and(pid)}
 {
   $t = @write_ns[tid];
   if ($t != 0) { @vfs_write_us = hist((nsecs - $t) / 1000); delete(@write_ns[tid]); @last_write_ns[tid] = nsecs; }
-  if (args->ret > 0) { @vfs_write_kb = hist(args->ret / 1024); }
+  if (args->ret > 0) { @vfs_write_kb = hist((uint64)args->ret / 1024); }
 }
 
 tracepoint:syscalls:sys_enter_fsync,
@@ -157,8 +182,8 @@ ${and(pid)}
 
 END
 {
-  clear(@insert_ns); clear(@issue_ns); clear(@read_ns); clear(@write_ns); clear(@fsync_ns);
-  clear(@last_write_ns); clear(@fadvise_ns); clear(@inflight);
+  clear(@insert_ns); clear(@issue_ns); clear(@requeued); clear(@read_ns); clear(@write_ns); clear(@fsync_ns);
+  clear(@last_write_ns); clear(@fadvise_ns);
 }
 `;
 }

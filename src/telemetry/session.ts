@@ -4,6 +4,7 @@
 import { captureFromOutput, describeDeviceFilter } from './capture.js';
 import type { DeviceFilter, TraceCapture, TraceFilters } from './capture.js';
 import { kernelDevT, tracingProgram } from './program.js';
+import { deviceFilterForPath, nfsTransferSizes } from './device-filter.js';
 import { startTrace } from './tracer.js';
 import type { TracerOptions } from './tracer.js';
 
@@ -68,3 +69,11 @@ export async function startTracingSession(
 
 /** A session for a case where tracing cannot start at all (e.g. no storage directory). */
 export const unavailableSession = failed;
+
+/** --enable-latency-tracing: this process's syscalls, the block device under the cache dir (none in trace mode). */
+export async function startRunTracing(dir: string | undefined, tracer: TracerOptions): Promise<TracingSession> {
+  if (dir === undefined) return unavailableSession('trace mode (--io-trace-log) does no device I/O');
+  const device = await deviceFilterForPath(dir);
+  const nfs = await nfsTransferSizes(dir);
+  return startTracingSession({ device, pid: process.pid, syscalls: 'positioned' }, tracer, nfs);
+}
