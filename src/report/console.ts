@@ -9,6 +9,7 @@ import { TIERS } from '../metrics/cache-stats-schema.js';
 import { GiB, MiB } from '../util/units.js';
 import { enoughFor } from '../metrics/sample-minimums.js';
 import type { GatedPercentile } from '../metrics/sample-minimums.js';
+import { deviceLatencyLines } from './console-tracing.js';
 import type { KvcacheBench, LatencyBlock, ResultsDocument, TrialFiguresJson, TrialsJson, ValidationJson } from './results-schema.js';
 
 const RULE = '='.repeat(80);
@@ -174,6 +175,7 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
       `  tool's storage tier: read ${f(sb.read_bytes / GiB, 3)} GiB, written ${f(sb.written_bytes / GiB, 3)} GiB`,
     );
   }
+  lines.push(...deviceLatencyLines(results.device_latency_tracing, add.latency_tracing)); // block-layer tracing (issue 13)
   failedOperationsBlock(lines, add);
   section(lines, 'HARNESS');
   const eld = add.event_loop_delay_ms;

@@ -6,6 +6,7 @@
 import { writeFileAtomically } from '../util/files.js';
 import { extname } from 'node:path';
 import type { Workbook } from 'exceljs';
+import { addTracingSheets } from './spreadsheet-tracing.js';
 import type { RunConfig } from '../settings/run-config.js';
 import type { PerformanceProfile } from '../settings/choices.js';
 import { columnStamp } from '../util/dates.js';
@@ -230,7 +231,12 @@ function addSheet(
 }
 
 /** The four-sheet workbook of the reference, as bytes. */
-async function summaryWorkbook(params: readonly Column[], metrics: readonly Column[], qos: readonly QosRow[]): Promise<Uint8Array> {
+async function summaryWorkbook(
+  params: readonly Column[],
+  metrics: readonly Column[],
+  qos: readonly QosRow[],
+  results: ResultsDocument,
+): Promise<Uint8Array> {
   // Loaded here, not at startup: it takes ~0.3 s and only runs that ask for a workbook need it.
   const { default: ExcelJS } = await import('exceljs');
   const wb = new ExcelJS.Workbook();
@@ -247,6 +253,7 @@ async function summaryWorkbook(params: readonly Column[], metrics: readonly Colu
   addSheet(wb, 'Run Parameters', ['Parameter', 'Value'], pairs(params), [32, 40]);
   addSheet(wb, 'Performance Metrics', ['Metric', 'Value'], pairs(metrics), [40, 24]);
   addSheet(wb, 'QoS Metrics', QOS_HEADERS, qos.map(qosCells), [14, 16, 18, 18, 22, 22]);
+  addTracingSheets(wb, results); // block-layer tracing (issue 13): Device Tracing, Trace Histograms
   const bytes = await wb.xlsx.writeBuffer();
   return new Uint8Array(bytes);
 }
@@ -264,6 +271,6 @@ export async function writeSpreadsheet(
     writeFileAtomically(path, summaryCsv([...params, ...metrics]));
     return 'csv';
   }
-  writeFileAtomically(path, await summaryWorkbook(params, metrics, qosRows(results, cfg.performanceProfile)));
+  writeFileAtomically(path, await summaryWorkbook(params, metrics, qosRows(results, cfg.performanceProfile), results));
   return 'xlsx';
 }
