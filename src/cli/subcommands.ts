@@ -3,6 +3,8 @@
 import type { SignalGuard } from './signals.js';
 import { replayMain } from './replay.js';
 import { schemaMain } from './schema.js';
+import { distillMain } from './distill-fio.js';
+import { traceMain } from './trace.js';
 
 /** What a subcommand gets: its own arguments (the subcommand's name removed) and the process context. */
 export interface SubcommandContext {
@@ -32,6 +34,18 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
     usage: 'kv-cache schema [run|replay]',
     summary: 'Prints the JSON Schema of a results file',
     main: (argv) => schemaMain(argv),
+  },
+  {
+    name: 'distill-fio',
+    usage: 'kv-cache distill-fio FILE [-o OUT.ini | --stdout]',
+    summary: 'Distils a fio job from a traced results JSON or saved bpftrace output',
+    main: (argv, ctx) => distillMain(argv, ctx.version),
+  },
+  {
+    name: 'trace',
+    usage: 'kv-cache trace (--pid N | --command "CMD") [--fio]',
+    summary: "Traces a process's block-layer and syscall latencies with bpftrace (root)",
+    main: (argv, ctx) => traceMain(argv, ctx.version, ctx.signals),
   },
 ];
 

@@ -101,16 +101,21 @@ export function tracingFields(r: RunResult): TracingFields {
       device_latency_tracing: deviceLatencyTracingJson(describeHistograms(c, { selfRun: { ioMode: r.storage.ioMode } })),
       fio_workload: fio.ini,
     },
-    block: {
-      status: 'traced',
-      reason: null,
-      block_filter: describeDeviceFilter(c.filters.device),
-      process_id: c.filters.pid,
-      window_sec: c.windowSec,
-      block_requests: blockRequests(c),
-      output_truncated: c.truncated,
-      fio: { size_source: fio.sizeSource, bssplit: fio.bssplit, rwmixread: fio.rwmixread, iodepth: fio.iodepth, warnings: [...fio.warnings] },
-    },
+    block: tracedBlockJson(c, fio),
+  };
+}
+
+/** `latency_tracing` of a capture and its distilled job (also what `kv-cache trace` prints from). */
+export function tracedBlockJson(c: TraceCapture, fio: Distilled): LatencyTracingJson {
+  return {
+    status: 'traced',
+    reason: null,
+    block_filter: describeDeviceFilter(c.filters.device),
+    process_id: c.filters.pid,
+    window_sec: c.windowSec,
+    block_requests: blockRequests(c),
+    output_truncated: c.truncated,
+    fio: { size_source: fio.sizeSource, bssplit: fio.bssplit, rwmixread: fio.rwmixread, iodepth: fio.iodepth, warnings: [...fio.warnings] },
   };
 }
 

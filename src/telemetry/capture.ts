@@ -17,12 +17,14 @@ export type DeviceFilter =
       /** Devices walked from the path's own device to the disk, e.g. ['vda1', 'vda']. */
       readonly chain: readonly string[];
     }
-  | { readonly kind: 'all'; readonly reason: string };
+  | { readonly kind: 'all'; readonly reason: string }
+  /** Rebuilt from a saved file: only its description is known. */
+  | { readonly kind: 'recorded'; readonly text: string };
 
 export interface TraceFilters {
   readonly device: DeviceFilter;
-  /** Thread group whose syscalls were traced. */
-  readonly pid: number;
+  /** Thread group whose syscalls were traced; null when unknown (saved output). */
+  readonly pid: number | null;
   readonly syscalls: SyscallSet;
 }
 
@@ -54,6 +56,7 @@ export function captureFromOutput(text: string, filters: TraceFilters, windowSec
 
 export function describeDeviceFilter(d: DeviceFilter): string {
   if (d.kind === 'all') return `all block devices (${d.reason})`;
+  if (d.kind === 'recorded') return d.text;
   const via = d.chain.length > 1 ? ` via ${d.chain.slice(0, -1).join(' → ')}` : '';
   return `${d.name} (${d.major}:${d.minor})${via}`;
 }
@@ -83,7 +86,8 @@ function emptyReason(name: HistogramName, c: TraceCapture, ctx: ReasonContext): 
   const blockNone = `no ${dir} requests reached ${device} in the window${
     dir === 'read' && ctx.selfRun?.ioMode === 'buffered' ? ' (buffered I/O: the reads were served from the page cache)' : ''
   }`;
-  const calls = (kind: string): string => `process ${c.filters.pid} made no ${kind} calls in the window`;
+  const proc = c.filters.pid === null ? 'the traced process' : `process ${c.filters.pid}`;
+  const calls = (kind: string): string => `${proc} made no ${kind} calls in the window`;
   switch (name) {
     case 'q2d_read_us':
     case 'q2d_write_us':
@@ -97,11 +101,11 @@ function emptyReason(name: HistogramName, c: TraceCapture, ctx: ReasonContext): 
     case 'fsync_us':
       return calls('fsync/fdatasync');
     case 'write_to_fsync_us':
-      return `no fsync/fdatasync of process ${c.filters.pid} followed a write on the same thread`;
+      return `no fsync/fdatasync of ${proc} followed a write on the same thread`;
     case 'fadvise_to_read_us':
       return ctx.selfRun !== undefined
         ? 'kv-cache never calls posix_fadvise (Node.js has no binding for it; under O_DIRECT there is no page cache to advise)'
-        : `process ${c.filters.pid} made no fadvise64 followed by a read on the same thread`;
+        : `${proc} made no fadvise64 followed by a read on the same thread`;
     default:
       return blockNone;
   }

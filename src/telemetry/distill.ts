@@ -231,7 +231,7 @@ export function distillFio(i: DistillInput): Distilled {
   const pid = c.filters.pid;
   const header = [
     ...i.about,
-    `block filter: ${describeDeviceFilter(c.filters.device)}; syscall filter: process ${pid}`,
+    `block filter: ${describeDeviceFilter(c.filters.device)}; syscall filter: ${pid === null ? 'unknown' : `process ${pid}`}`,
     `window: ${window === null ? 'unknown' : `${window.toFixed(3)} s`}; block requests: ${block.reads} reads, ${block.writes} writes`,
     `bssplit (reads,writes): from ${sizes.why}`,
     `rwmixread: from ${counts.source} → ${counts.reads} reads, ${counts.writes} writes`,

@@ -17,6 +17,8 @@ export interface LatencyTracingOutcome {
 }
 
 export interface TracingSession {
+  /** bpftrace is attached (false: `warnings` says why not). */
+  readonly active: boolean;
   /** Lines saying which filters are in force (or why tracing is off). */
   readonly lines: readonly string[];
   /** Warnings for the results: the device fallback, or the failure. */
@@ -30,7 +32,7 @@ const SYSCALL_NAMES = {
 };
 
 export function filterLine(f: TraceFilters): string {
-  return `Latency tracing: block probes on ${describeDeviceFilter(f.device)}; syscall probes (${SYSCALL_NAMES[f.syscalls]}) on process ${f.pid}`;
+  return `Latency tracing: block probes on ${describeDeviceFilter(f.device)}; syscall probes (${SYSCALL_NAMES[f.syscalls]}) on ${f.pid === null ? 'every process' : `process ${f.pid}`}`;
 }
 
 export function deviceFallbackWarning(d: DeviceFilter): string | undefined {
@@ -42,7 +44,7 @@ export function deviceFallbackWarning(d: DeviceFilter): string | undefined {
 /** A session that never started: its outcome is the failure. */
 function failed(message: string): TracingSession {
   const warning = `latency tracing unavailable: ${message}; the run continued without it`;
-  return { lines: [`Latency tracing: OFF (${message})`], warnings: [warning], stop: () => Promise.resolve({ failure: message }) };
+  return { active: false, lines: [`Latency tracing: OFF (${message})`], warnings: [warning], stop: () => Promise.resolve({ failure: message }) };
 }
 
 export async function startTracingSession(
@@ -51,11 +53,12 @@ export async function startTracingSession(
   nfs?: { readonly rsize: number; readonly wsize: number },
 ): Promise<TracingSession> {
   const devT = filters.device.kind === 'device' ? kernelDevT(filters.device.major, filters.device.minor) : undefined;
-  const program = tracingProgram({ pid: filters.pid, syscalls: filters.syscalls, ...(devT !== undefined ? { devT } : {}) });
+  const program = tracingProgram({ ...(filters.pid !== null ? { pid: filters.pid } : {}), syscalls: filters.syscalls, ...(devT !== undefined ? { devT } : {}) });
   const started = await startTrace(program, tracer);
   if (!started.ok) return failed(started.message);
   const fallback = deviceFallbackWarning(filters.device);
   return {
+    active: true,
     lines: [filterLine(filters)],
     warnings: fallback === undefined ? [] : [fallback],
     async stop(): Promise<LatencyTracingOutcome> {
