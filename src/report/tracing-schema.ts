@@ -4,6 +4,7 @@
 // block totals, where the fio values came from, or why there was no tracing).
 import * as z from 'zod';
 import { HISTOGRAM_NAMES } from '../telemetry/catalog.js';
+import type { HistogramName } from '../telemetry/catalog.js';
 
 const count = (what: string): z.ZodNumber => z.number().int().nonnegative().describe(what);
 const Range = z
@@ -30,8 +31,14 @@ export const TracedHistogramSchema = z.strictObject({
 });
 export type TracedHistogramJson = z.output<typeof TracedHistogramSchema>;
 
+// One property per histogram name (a record with enum keys would publish `required` without
+// `properties`, which strict JSON Schema validators reject).
+const histogramShape = Object.fromEntries(HISTOGRAM_NAMES.map((n) => [n, TracedHistogramSchema])) as Record<
+  HistogramName,
+  typeof TracedHistogramSchema
+>;
 export const DeviceLatencyTracingSchema = z
-  .record(z.enum(HISTOGRAM_NAMES), TracedHistogramSchema)
+  .strictObject(histogramShape)
   .describe("--enable-latency-tracing: the reference's 15 histograms over the measured phase");
 export type DeviceLatencyTracingJson = z.output<typeof DeviceLatencyTracingSchema>;
 
