@@ -5,7 +5,7 @@
 // vs off, alternating, every round printed (target: within 5 %).
 //   npm run bench:trace-loop -- --seconds 20 --fio-seconds 20 --rounds 3 --overhead-seconds 20 --users 4
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { numberArgs } from './lib/args.js';
@@ -90,7 +90,10 @@ async function main(): Promise<void> {
     const target = join(dir, 'fio-loop.bin');
     // Written before the trace, so fio's reads hit real blocks and its layout is not in the capture.
     execFileSync('dd', ['if=/dev/urandom', `of=${target}`, 'bs=1M', `count=${o['file-mib']}`, 'oflag=direct'], { stdio: 'ignore' });
-    const fioCmd = `fio ${join(dir, jobFile)} --filename=${target} --size=${o['file-mib']}M --runtime=${o['fio-seconds']} --output=/dev/null`;
+    // The job's own runtime= wins over the command line: a copy with the bench's runtime.
+    const loopJob = join(dir, 'loop.ini');
+    writeFileSync(loopJob, readFileSync(join(dir, jobFile), 'utf8').replace(/^runtime=\d+$/m, `runtime=${o['fio-seconds']}`));
+    const fioCmd = `fio ${loopJob} --filename=${target} --size=${o['file-mib']}M --output=/dev/null`;
     const fioIni = join(dir, 'fio-traced.ini');
     const device = dev.device;
     const t = await runKvCacheTrace(['trace', '--command', fioCmd, '--device', device, '-o', fioIni]);

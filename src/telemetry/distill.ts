@@ -112,7 +112,10 @@ function blockCounts(c: TraceCapture): { reads: number; writes: number } {
 function appCounts(i: DistillInput): AppCounts | undefined {
   const reads = samples(i.capture, 'vfs_read_us');
   const writes = samples(i.capture, 'vfs_write_us');
-  if (reads + writes > 0)
+  const block = blockCounts(i.capture);
+  // Calls far fewer than the block requests are not the process's I/O (libaio and io_uring submit
+  // without read/write calls; what is left is configuration and logging).
+  if (reads + writes > 0 && (reads + writes) * 10 >= block.reads + block.writes)
     return { reads, writes, source: `the process's read/write system calls (vfs_read_us ${reads}, vfs_write_us ${writes})` };
   if (i.tool !== undefined && i.tool.reads + i.tool.writes > 0) return i.tool;
   return undefined;

@@ -137,6 +137,9 @@ test('rwmixread falls back to the tool counts, then the block layer', () => {
   assert.equal(distill(noCalls, { tool: { reads: 3, writes: 1, source: 'tool ops' } }).rwmixread, 75);
   assert.equal(distill(noCalls).rwmixread, 71);
   assert.match(distill(noCalls).ini, /rwmixread: from the block layer's requests/);
+  // A few calls beside many block requests (an io_submit engine's config reads) are not its I/O.
+  const fewCalls = capture({ histograms: { ...noCalls.histograms, vfs_read_us: [b(64, 13)] } });
+  assert.equal(distill(fewCalls).rwmixread, 71);
 });
 
 const hasFio = ((): boolean => {
