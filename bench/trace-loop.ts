@@ -60,7 +60,8 @@ async function main(): Promise<void> {
     const lt = traced.kvcache_bench.latency_tracing;
     const dev = traced.kvcache_bench.device_io;
     const ini = traced.fio_workload;
-    if (lt?.block_requests == null || dev === null || ini === undefined) throw new Error(`no tracing in the run: ${lt?.reason ?? 'no device'}`);
+    if (lt?.block_requests == null || dev === null || ini === undefined)
+      throw new Error(`no tracing in the run: ${lt?.reason ?? 'no device'}`);
     const br = lt.block_requests;
     const hist = traced.device_latency_tracing;
     console.log('\n(b) traced block I/O vs /proc/diskstats (measured window; tracing brackets it)');
@@ -107,9 +108,27 @@ async function main(): Promise<void> {
       table(
         ['figure', 'kv-cache run', 'fio run', 'gap (points)', 'within 10'],
         [
-          ['block read share %', a.readShare.toFixed(1), b.readShare.toFixed(1), Math.abs(a.readShare - b.readShare).toFixed(1), String(Math.abs(a.readShare - b.readShare) <= 10)],
-          ['read size mix', a.bssplit.split(',')[0] ?? '', b.bssplit.split(',')[0] ?? '', (gaps[0] ?? 0).toFixed(0), String((gaps[0] ?? 0) <= 10)],
-          ['write size mix', a.bssplit.split(',')[1] ?? '', b.bssplit.split(',')[1] ?? '', (gaps[1] ?? 0).toFixed(0), String((gaps[1] ?? 0) <= 10)],
+          [
+            'block read share %',
+            a.readShare.toFixed(1),
+            b.readShare.toFixed(1),
+            Math.abs(a.readShare - b.readShare).toFixed(1),
+            String(Math.abs(a.readShare - b.readShare) <= 10),
+          ],
+          [
+            'read size mix',
+            a.bssplit.split(',')[0] ?? '',
+            b.bssplit.split(',')[0] ?? '',
+            (gaps[0] ?? 0).toFixed(0),
+            String((gaps[0] ?? 0) <= 10),
+          ],
+          [
+            'write size mix',
+            a.bssplit.split(',')[1] ?? '',
+            b.bssplit.split(',')[1] ?? '',
+            (gaps[1] ?? 0).toFixed(0),
+            String((gaps[1] ?? 0) <= 10),
+          ],
         ],
       ),
     );
@@ -131,7 +150,9 @@ async function main(): Promise<void> {
     }
     console.log(table(['round', 'off MiB/s', 'on MiB/s', 'on ÷ off'], rows));
     console.log(`median on ÷ off: ${median(ratios).toFixed(3)} (target 0.95–1.05)`);
-    console.log(`\ncommand: npm run bench:trace-loop -- --seconds ${o.seconds} --fio-seconds ${o['fio-seconds']} --rounds ${o.rounds} --overhead-seconds ${o['overhead-seconds']} --users ${o.users}`);
+    console.log(
+      `\ncommand: npm run bench:trace-loop -- --seconds ${o.seconds} --fio-seconds ${o['fio-seconds']} --rounds ${o.rounds} --overhead-seconds ${o['overhead-seconds']} --users ${o.users}`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -32,7 +32,9 @@ interface DistillArgs {
   readonly maxIodepth: number;
 }
 
-const BucketsSchema = z.array(z.looseObject({ range_us: z.tuple([z.number(), z.number().nullable()]), count: z.number().int().nonnegative() }));
+const BucketsSchema = z.array(
+  z.looseObject({ range_us: z.tuple([z.number(), z.number().nullable()]), count: z.number().int().nonnegative() }),
+);
 const ResultsTracingSchema = z.looseObject({
   device_latency_tracing: z.record(z.string(), z.looseObject({ buckets: BucketsSchema })),
   kvcache_bench: z
@@ -83,7 +85,11 @@ export function captureFromResults(json: unknown, file: string): TraceCapture {
           d2c_sum_us_write: 0,
         };
   return {
-    filters: { device: { kind: 'recorded', text: lt?.block_filter ?? 'as recorded in the file' }, pid: lt?.process_id ?? null, syscalls: 'positioned' },
+    filters: {
+      device: { kind: 'recorded', text: lt?.block_filter ?? 'as recorded in the file' },
+      pid: lt?.process_id ?? null,
+      syscalls: 'positioned',
+    },
     windowSec: lt?.window_sec ?? null,
     histograms,
     scalars,
@@ -190,6 +196,8 @@ export function distillMain(argv: readonly string[], version: string): number {
     return 1;
   }
   for (const w of job.warnings) process.stderr.write(`kv-cache distill-fio: warning: ${w}\n`);
-  process.stdout.write(`fio job saved to ${args.output} (bssplit from ${job.sizeSource}, rwmixread=${job.rwmixread}, iodepth=${job.iodepth})\n`);
+  process.stdout.write(
+    `fio job saved to ${args.output} (bssplit from ${job.sizeSource}, rwmixread=${job.rwmixread}, iodepth=${job.iodepth})\n`,
+  );
   return 0;
 }

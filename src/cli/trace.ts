@@ -163,7 +163,9 @@ export async function traceMain(
     capture: c,
     maxIodepth: DEFAULT_MAX_IODEPTH,
     jobName: `${args.command !== undefined ? 'command' : `pid_${pid}`}_workload`,
-    about: [`fio job distilled by kvcache-bench ${version} (kv-cache trace) of ${args.command ?? `process ${pid}`}, ended by ${outcome ?? 'stop'}`],
+    about: [
+      `fio job distilled by kvcache-bench ${version} (kv-cache trace) of ${args.command ?? `process ${pid}`}, ended by ${outcome ?? 'stop'}`,
+    ],
   });
   const lines = deviceLatencyLines(deviceLatencyTracingJson(describeHistograms(c)), tracedBlockJson(c, job));
   process.stdout.write(`${lines.join('\n')}\n`);

@@ -33,10 +33,14 @@ export function deviceLatencyLines(hists: DeviceLatencyTracingJson | undefined, 
     lines.push(
       `  block requests issued: read ${r.read} (${(r.read_bytes / GiB).toFixed(3)} GiB), write ${r.write} (${(r.write_bytes / GiB).toFixed(3)} GiB); completed ${r.completed_read} / ${r.completed_write}; requeued re-issues ${r.requeued_reissues}; device time ${r.device_time_sec.toFixed(3)} s`,
     );
-  lines.push(`  ${'histogram'.padEnd(20)} ${'unit'.padEnd(5)} ${'samples'.padStart(9)} ${'p50'.padStart(9)} ${'p95'.padStart(9)} ${'p99'.padStart(9)}`);
+  lines.push(
+    `  ${'histogram'.padEnd(20)} ${'unit'.padEnd(5)} ${'samples'.padStart(9)} ${'p50'.padStart(9)} ${'p95'.padStart(9)} ${'p99'.padStart(9)}`,
+  );
   for (const [name, h] of Object.entries(hists)) {
     const head = `  ${name.padEnd(20)} ${UNIT[h.unit].padEnd(5)} ${String(h.count).padStart(9)}`;
-    lines.push(h.reason === null ? `${head} ${num(h.p50).padStart(9)} ${num(h.p95).padStart(9)} ${num(h.p99).padStart(9)}` : `${head}   ${h.reason}`);
+    lines.push(
+      h.reason === null ? `${head} ${num(h.p50).padStart(9)} ${num(h.p95).padStart(9)} ${num(h.p99).padStart(9)}` : `${head}   ${h.reason}`,
+    );
   }
   for (const dir of ['read', 'write'] as const) {
     const zone = hotZone(hists[`lba_${dir}_gb`]);

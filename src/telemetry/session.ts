@@ -44,7 +44,12 @@ export function deviceFallbackWarning(d: DeviceFilter): string | undefined {
 /** A session that never started: its outcome is the failure. */
 function failed(message: string): TracingSession {
   const warning = `latency tracing unavailable: ${message}; the run continued without it`;
-  return { active: false, lines: [`Latency tracing: OFF (${message})`], warnings: [warning], stop: () => Promise.resolve({ failure: message }) };
+  return {
+    active: false,
+    lines: [`Latency tracing: OFF (${message})`],
+    warnings: [warning],
+    stop: () => Promise.resolve({ failure: message }),
+  };
 }
 
 export async function startTracingSession(
@@ -53,7 +58,11 @@ export async function startTracingSession(
   nfs?: { readonly rsize: number; readonly wsize: number },
 ): Promise<TracingSession> {
   const devT = filters.device.kind === 'device' ? kernelDevT(filters.device.major, filters.device.minor) : undefined;
-  const program = tracingProgram({ ...(filters.pid !== null ? { pid: filters.pid } : {}), syscalls: filters.syscalls, ...(devT !== undefined ? { devT } : {}) });
+  const program = tracingProgram({
+    ...(filters.pid !== null ? { pid: filters.pid } : {}),
+    syscalls: filters.syscalls,
+    ...(devT !== undefined ? { devT } : {}),
+  });
   const started = await startTrace(program, tracer);
   if (!started.ok) return failed(started.message);
   const fallback = deviceFallbackWarning(filters.device);

@@ -28,39 +28,58 @@ function tracingUnavailable(): string | false {
 const skipReason = tracingUnavailable();
 if (skipReason !== false) process.stdout.write(`# latency-tracing e2e run skipped: ${skipReason}\n`);
 
-test('a traced run: block histograms with samples, the reasons, a fio job fio accepts, the console section', { skip: skipReason }, async () => {
-  await inTempDir(async (dir) => {
-    const cache = join(dir, 'cache');
-    mkdirSync(cache);
-    const out = join(dir, 'out', 'r.json');
-    const args = [...(await smallWorkloadArgs(dir)), '--num-users', '2', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--duration', '3'];
-    const r = await runCli([...args, '--cache-dir', cache, '--output', out, '--enable-latency-tracing', '--xlsx-output', join(dir, 'r.xlsx')]);
-    assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^Latency tracing: block probes on .+; syscall probes \(pread64\/preadv\/pwrite64\/pwritev\/fsync\/fdatasync\) on process \d+$/m);
-    assert.match(r.stdout, /### DEVICE LATENCY \(bpftrace: block layer and syscalls\) ###/);
-    const doc = await readValidResults(out);
-    const t = doc.device_latency_tracing;
-    assert.ok(t !== undefined);
-    assert.equal(Object.keys(t).length, 15);
-    // Every run writes its entries with O_DIRECT: the device saw writes, and the process made pwrite64 calls.
-    assert.ok(t.d2c_write_us.count > 0 && t.bssplit_write_kb.count > 0 && t.vfs_write_us.count > 0, JSON.stringify(doc.kvcache_bench.latency_tracing));
-    assert.equal(t.bssplit_write_kb.reason, null);
-    assert.match(t.fadvise_to_read_us.reason ?? '', /never calls posix_fadvise/);
-    const lt = doc.kvcache_bench.latency_tracing;
-    assert.equal(lt?.status, 'traced');
-    assert.equal(lt.block_requests?.write, t.bssplit_write_kb.count);
-    const ini = readdirSync(join(dir, 'out')).filter((f) => /^fio_kv_cache_workload_\d{8}_\d{6}\.ini$/.test(f));
-    assert.equal(ini.length, 1);
-    const iniPath = join(dir, 'out', ini[0] ?? '');
-    assert.equal(readFileSync(iniPath, 'utf8'), doc.fio_workload);
-    execFileSync('fio', ['--parse-only', iniPath], { stdio: 'pipe' });
-    // distill-fio reads the results back into the same job values.
-    const again = await runCli(['distill-fio', out, '--stdout']);
-    assert.equal(again.code, 0, again.stderr);
-    assert.match(again.stdout, new RegExp(`^bssplit=${lt.fio?.bssplit ?? 'x'}$`, 'm'));
-    assert.ok(existsSync(join(dir, 'r.xlsx')));
-  });
-});
+test(
+  'a traced run: block histograms with samples, the reasons, a fio job fio accepts, the console section',
+  { skip: skipReason },
+  async () => {
+    await inTempDir(async (dir) => {
+      const cache = join(dir, 'cache');
+      mkdirSync(cache);
+      const out = join(dir, 'out', 'r.json');
+      const args = [...(await smallWorkloadArgs(dir)), '--num-users', '2', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--duration', '3'];
+      const r = await runCli([
+        ...args,
+        '--cache-dir',
+        cache,
+        '--output',
+        out,
+        '--enable-latency-tracing',
+        '--xlsx-output',
+        join(dir, 'r.xlsx'),
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(
+        r.stdout,
+        /^Latency tracing: block probes on .+; syscall probes \(pread64\/preadv\/pwrite64\/pwritev\/fsync\/fdatasync\) on process \d+$/m,
+      );
+      assert.match(r.stdout, /### DEVICE LATENCY \(bpftrace: block layer and syscalls\) ###/);
+      const doc = await readValidResults(out);
+      const t = doc.device_latency_tracing;
+      assert.ok(t !== undefined);
+      assert.equal(Object.keys(t).length, 15);
+      // Every run writes its entries with O_DIRECT: the device saw writes, and the process made pwrite64 calls.
+      assert.ok(
+        t.d2c_write_us.count > 0 && t.bssplit_write_kb.count > 0 && t.vfs_write_us.count > 0,
+        JSON.stringify(doc.kvcache_bench.latency_tracing),
+      );
+      assert.equal(t.bssplit_write_kb.reason, null);
+      assert.match(t.fadvise_to_read_us.reason ?? '', /never calls posix_fadvise/);
+      const lt = doc.kvcache_bench.latency_tracing;
+      assert.equal(lt?.status, 'traced');
+      assert.equal(lt.block_requests?.write, t.bssplit_write_kb.count);
+      const ini = readdirSync(join(dir, 'out')).filter((f) => /^fio_kv_cache_workload_\d{8}_\d{6}\.ini$/.test(f));
+      assert.equal(ini.length, 1);
+      const iniPath = join(dir, 'out', ini[0] ?? '');
+      assert.equal(readFileSync(iniPath, 'utf8'), doc.fio_workload);
+      execFileSync('fio', ['--parse-only', iniPath], { stdio: 'pipe' });
+      // distill-fio reads the results back into the same job values.
+      const again = await runCli(['distill-fio', out, '--stdout']);
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(again.stdout, new RegExp(`^bssplit=${lt.fio?.bssplit ?? 'x'}$`, 'm'));
+      assert.ok(existsSync(join(dir, 'r.xlsx')));
+    });
+  },
+);
 
 test('bpftrace missing: one warning naming cause and fix, the run completes, valid results without histograms', async () => {
   await inTempDir(async (dir) => {
@@ -68,7 +87,10 @@ test('bpftrace missing: one warning naming cause and fix, the run completes, val
     mkdirSync(join(dir, 'tracing', 'events'), { recursive: true });
     mkdirSync(cache);
     const argv = [...(await smallWorkloadArgs(dir)), '--num-users', '1', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--duration', '1'];
-    const { config } = parseRunArgs([...argv, '--cache-dir', cache, '--max-requests', '3', '--enable-latency-tracing', '--seed', '1'], new Date());
+    const { config } = parseRunArgs(
+      [...argv, '--cache-dir', cache, '--max-requests', '3', '--enable-latency-tracing', '--seed', '1'],
+      new Date(),
+    );
     const lines: string[] = [];
     const missing = join(dir, 'no', 'bpftrace');
     const result = await runBenchmark(config, {
@@ -116,7 +138,10 @@ test('distill-fio on recorded bpftrace output; bad input exits 2 with one messag
       [['distill-fio', join(dir, 'none.txt'), '--stdout'], /none\.txt: cannot be read/],
       [['distill-fio', text, '--stdout'], /notes\.txt: no bpftrace maps found/],
       [['distill-fio', json, '--stdout'], /r\.json: a JSON file without device_latency_tracing histograms/],
-      [['distill-fio', FIXTURE, '--window-s', '0', '--max-iodepth', '0', '-o', join(dir, 'x.ini')], /--window-s expects seconds > 0[\s\S]*--max-iodepth expects an integer/],
+      [
+        ['distill-fio', FIXTURE, '--window-s', '0', '--max-iodepth', '0', '-o', join(dir, 'x.ini')],
+        /--window-s expects seconds > 0[\s\S]*--max-iodepth expects an integer/,
+      ],
       [['distill-fio', FIXTURE, '--stdout', '-o', join(dir, 'y.ini')], /either -o\/--output or --stdout/],
       [['trace'], /exactly one of --pid N or --command/],
       [['trace', '--pid', '999999999'], /--pid 999999999: no such process/],

@@ -26,7 +26,14 @@ function capture(over: Partial<TraceCapture> = {}): TraceCapture {
       vfs_read_us: [b(64, 60)],
       vfs_write_us: [b(64, 40)],
     },
-    scalars: { issued_read: 100, issued_write: 40, completed_read: 100, completed_write: 40, d2c_sum_us_read: 30e6, d2c_sum_us_write: 12e6 },
+    scalars: {
+      issued_read: 100,
+      issued_write: 40,
+      completed_read: 100,
+      completed_write: 40,
+      d2c_sum_us_read: 30e6,
+      d2c_sum_us_write: 12e6,
+    },
     truncated: false,
     unreadLines: 0,
     ...over,
@@ -92,7 +99,10 @@ test('block sizes when both directions were captured and the shares agree; rwmix
 });
 
 test('sizes from the NFS mount, then the call sizes, then 4k, when the block layer cannot be used', () => {
-  const noWrites = capture({ histograms: { ...capture().histograms, bssplit_write_kb: [] }, scalars: { issued_read: 100, issued_write: 0 } });
+  const noWrites = capture({
+    histograms: { ...capture().histograms, bssplit_write_kb: [] },
+    scalars: { issued_read: 100, issued_write: 0 },
+  });
   assert.equal(distill(noWrites, { nfs: { rsize: 1048576, wsize: 524288 } }).bssplit, '1m/100,512k/100');
   assert.equal(distill(noWrites, { nfs: { rsize: 1048576, wsize: 524288 } }).sizeSource, 'nfs');
   const withCalls = capture({
@@ -151,25 +161,29 @@ const hasFio = ((): boolean => {
   }
 })();
 
-test('fio --parse-only accepts every job written here, and the recorded run', { skip: hasFio ? false : 'fio is not installed' }, async () => {
-  const recorded = captureFromOutput(
-    readFileSync(new URL('../../../test/telemetry/fixtures/kv-cache-run.bpftrace.txt', import.meta.url), 'utf8'),
-    capture().filters,
-    1.6,
-  );
-  const jobs = [
-    distill(capture()),
-    distill(capture({ windowSec: null })),
-    distill(capture({ histograms: {}, scalars: {} })),
-    distill(capture(), { nfs: { rsize: 65536, wsize: 65536 } }),
-    distill(recorded),
-  ];
-  assert.deepEqual(sharesSum(jobs[4]?.bssplit ?? ''), [100, 100]);
-  await withTempDir(async (dir) => {
-    jobs.forEach((j, i) => {
-      const file = join(dir, `job-${i}.ini`);
-      writeFileSync(file, j.ini);
-      execFileSync('fio', ['--parse-only', file], { stdio: 'pipe' });
+test(
+  'fio --parse-only accepts every job written here, and the recorded run',
+  { skip: hasFio ? false : 'fio is not installed' },
+  async () => {
+    const recorded = captureFromOutput(
+      readFileSync(new URL('../../../test/telemetry/fixtures/kv-cache-run.bpftrace.txt', import.meta.url), 'utf8'),
+      capture().filters,
+      1.6,
+    );
+    const jobs = [
+      distill(capture()),
+      distill(capture({ windowSec: null })),
+      distill(capture({ histograms: {}, scalars: {} })),
+      distill(capture(), { nfs: { rsize: 65536, wsize: 65536 } }),
+      distill(recorded),
+    ];
+    assert.deepEqual(sharesSum(jobs[4]?.bssplit ?? ''), [100, 100]);
+    await withTempDir(async (dir) => {
+      jobs.forEach((j, i) => {
+        const file = join(dir, `job-${i}.ini`);
+        writeFileSync(file, j.ini);
+        execFileSync('fio', ['--parse-only', file], { stdio: 'pipe' });
+      });
     });
-  });
-});
+  },
+);

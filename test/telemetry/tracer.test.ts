@@ -31,7 +31,12 @@ test('not root: one message with the fix, nothing started', async () => {
 
 test('no bpftrace: one message naming the executable and how to install it', async () => {
   await withTempDir(async (dir) => {
-    const r = await startTrace('', { clock, isRoot: () => true, tracefsDirs: [fakeTracefs(dir)], bpftrace: join(dir, 'missing', 'bpftrace') });
+    const r = await startTrace('', {
+      clock,
+      isRoot: () => true,
+      tracefsDirs: [fakeTracefs(dir)],
+      bpftrace: join(dir, 'missing', 'bpftrace'),
+    });
     assert.deepEqual(r, {
       ok: false,
       message: `${join(dir, 'missing', 'bpftrace')} not found (fix: install bpftrace, e.g. apt-get install bpftrace)`,
@@ -78,6 +83,8 @@ test('firstError skips the RLIMIT_MEMLOCK notice', () => {
 test('--enable-latency-tracing in trace mode: off, with the reason, and the run goes on', async () => {
   const s = await startRunTracing(undefined, { clock });
   assert.equal(s.active, false);
-  assert.deepEqual(s.warnings, ['latency tracing unavailable: trace mode (--io-trace-log) does no device I/O; the run continued without it']);
+  assert.deepEqual(s.warnings, [
+    'latency tracing unavailable: trace mode (--io-trace-log) does no device I/O; the run continued without it',
+  ]);
   assert.deepEqual(await s.stop(), { failure: 'trace mode (--io-trace-log) does no device I/O' });
 });
