@@ -23,16 +23,6 @@ function toolVersion(): string {
   }
 }
 
-/** Features whose flags are accepted by the parser but that this version does not run yet. */
-function notImplemented(c: RunConfig): string[] {
-  const out: string[] = [];
-  const no = (on: boolean, flag: string): void => {
-    if (on) out.push(`${flag} is not implemented yet`);
-  };
-  no(c.enableLatencyTracing, '--enable-latency-tracing');
-  return out;
-}
-
 /** The files a run reads: no output may be one of them. */
 function runInputs(c: RunConfig): InputFile[] {
   const inputs: InputFile[] = [];
@@ -102,7 +92,7 @@ async function dispatch(argv: readonly string[], signals: SignalGuard): Promise<
   try {
     const parsed = parseRunArgs(argv, new Date());
     config = parsed.config;
-    const problems = [...notImplemented(config), ...runOutputProblems(config), ...trialProblems(config)];
+    const problems = [...runOutputProblems(config), ...trialProblems(config)];
     if (problems.length > 0) throw new ConfigError(problems);
     for (const w of parsed.warnings) process.stderr.write(`kv-cache: warning: ${w}\n`);
   } catch (e) {

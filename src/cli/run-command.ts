@@ -27,6 +27,7 @@ import { saveResultsDocument } from './save-results.js';
 import { prepareProgressRenderer } from './progress-bars.js';
 import { BarrierError } from '../engine/barrier.js';
 import { rankSessionFor } from './rank-flags.js';
+import { saveFioJob } from './fio-job-file.js';
 import type { SignalGuard } from './signals.js';
 
 const rankOf = (c: RunConfig): { ranks?: NonNullable<ReturnType<typeof rankSessionFor>> } => {
@@ -133,7 +134,7 @@ async function saveFinal(cmd: Command, doc: ResultsDocument, note = ''): Promise
   const saved = saveJson(c.output, doc, c.cacheDir);
   write(formatSummary(doc, c.performanceProfile));
   if (saved) write(`Results saved to ${c.output}${note}`);
-  const jsonCode = saved ? 0 : 1;
+  const jsonCode = Math.max(saved ? 0 : 1, saveFioJob(c.output, doc, write)); // --enable-latency-tracing (issue 13)
   if (c.xlsxOutput === undefined) return jsonCode;
   try {
     mkdirSync(dirname(resolve(c.xlsxOutput)), { recursive: true });

@@ -7,6 +7,8 @@ import { modelsMain } from './models.js';
 import { aggregateMain } from './aggregate.js';
 import { mlperfMain } from './mlperf.js';
 import { mergeMain } from './merge.js';
+import { distillMain } from './distill-fio.js';
+import { traceMain } from './trace.js';
 
 /** What a subcommand gets: its own arguments (the subcommand's name removed) and the process context. */
 export interface SubcommandContext {
@@ -60,6 +62,18 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
     usage: 'kv-cache merge DIR... [--output FILE]',
     summary: 'Merges the rank results of an MLPerf run into one summary',
     main: (argv) => mergeMain(argv),
+  },
+  {
+    name: 'distill-fio',
+    usage: 'kv-cache distill-fio FILE [-o OUT.ini | --stdout]',
+    summary: 'Distils a fio job from a traced results JSON or saved bpftrace output',
+    main: (argv, ctx) => distillMain(argv, ctx.version),
+  },
+  {
+    name: 'trace',
+    usage: 'kv-cache trace (--pid N | --command "CMD") [--fio]',
+    summary: "Traces a process's block-layer and syscall latencies with bpftrace (root)",
+    main: (argv, ctx) => traceMain(argv, ctx.version, ctx.signals),
   },
 ];
 

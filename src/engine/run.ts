@@ -26,6 +26,9 @@ import type { WorkloadSource } from './workload-source.js';
 import { loadValidationTrace } from '../workload/validation-trace.js';
 import { storageUnderTest } from './machine.js';
 import type { RankSession } from './rank-session.js';
+import { startRunTracing } from '../telemetry/session.js';
+import type { TracerOptions } from '../telemetry/tracer.js';
+import type { LatencyTracingOutcome } from '../telemetry/session.js';
 
 export type { ProgressSnapshot };
 
@@ -42,6 +45,8 @@ export interface RunEnvironment {
   readonly interrupt?: AbortSignal;
   /** This run is one rank of several: meet them before and after the measured phase (engine/rank-session.ts). */
   readonly ranks?: RankSession;
+  /** How --enable-latency-tracing runs bpftrace (tests point it at a missing executable); default: `bpftrace` as root. */
+  readonly tracer?: Omit<TracerOptions, 'clock'>;
 }
 
 /** --validation-trace read and reduced to its figures; a missing or malformed file throws ValidationTraceError. */
@@ -118,6 +123,9 @@ async function measure(
   const users = buildUsers(cfg, parts, source, rng, stop);
   const requests = new RequestMetrics(qosTargetsOf(cfg), cfg.keepLatencySamples);
   const pipeline = pipelineOptions(cfg, setup.cache, parts, prepared.prepopulatedKeys, stop);
+  // Block-layer tracing brackets the measured phase only (its attach time is not measured).
+  const tracing = cfg.enableLatencyTracing ? await startRunTracing(setup.storage.dir, { ...env.tracer, clock: env.clock }) : undefined;
+  for (const line of tracing?.lines ?? []) env.log(line);
   const rankSession = env.ranks;
   await rankSession?.start(env.interrupt); // every rank prepared: start at the agreed instant
   const measured = await runMeasuredPhase({
@@ -134,10 +142,20 @@ async function measure(
     ...(env.onProgress !== undefined ? { onProgress: env.onProgress } : {}),
     ...(rankSession !== undefined ? { windowOpened: () => rankSession.windowOpened() } : {}),
     tiers: setup.cache,
+  }).catch(async (e: unknown) => {
+    await tracing?.stop(); // bpftrace must not outlive a failed measured phase
+    throw e;
   });
+  const latencyTracing = await tracing?.stop();
   const ranks = await rankSession?.end(measured.elapsedSec, env.interrupt); // before teardown: no deletion inside another rank's window
   const failure = stop.failure ?? users.sourceFailure();
-  const warnings = [...setup.warnings, ...prepared.warnings, ...measured.seriesWarnings, ...(await closeTrace(cfg, setup, env.log))];
+  const warnings = [
+    ...setup.warnings,
+    ...prepared.warnings,
+    ...measured.seriesWarnings,
+    ...(tracing?.warnings ?? []),
+    ...(await closeTrace(cfg, setup, env.log)),
+  ];
   if (failure !== undefined) warnings.push(`run stopped by an error: ${messageOf(failure)}`);
   const full = await setup.storageFull?.warning();
   if (full !== undefined) warnings.push(full);
@@ -159,6 +177,7 @@ async function measure(
     machine,
     validation,
     ranks,
+    latencyTracing,
   });
   if (failure !== undefined) throw new RunFailedError(result, failure);
   return result;
@@ -195,6 +214,7 @@ interface ResultInputs {
   readonly machine: MachineContext;
   readonly validation: LoadedValidationTrace;
   readonly ranks: RunResult['ranks'];
+  readonly latencyTracing: LatencyTracingOutcome | undefined;
 }
 
 /** The run as plain data: snapshots of everything measured, and what the cache holds at the end. */
@@ -237,6 +257,7 @@ function assembleResult(i: ResultInputs): RunResult {
     timeline: measured.timeline,
     deviceTelemetry: measured.deviceTelemetry,
     ...(i.validation !== undefined ? { validationTrace: i.validation } : {}),
+    ...(i.latencyTracing !== undefined ? { latencyTracing: i.latencyTracing } : {}),
     staleEntries: setup.staleEntries ?? null,
     storageCapacity:
       setup.storage.dir === undefined

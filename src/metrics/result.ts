@@ -9,6 +9,7 @@ import type { DiskDelta } from './diskstats.js';
 import type { ValidationTraceStats } from '../workload/validation-trace.js';
 import type { RunTimeline } from './timeline.js';
 import type { DeviceTelemetry } from './device-series.js';
+import type { LatencyTracingOutcome } from '../telemetry/session.js';
 
 export type StopReason = 'duration' | 'max_requests' | 'interrupted' | 'failed' | 'capacity_peak' | 'workload_complete' | 'storage_full';
 
@@ -117,6 +118,9 @@ export interface RunResult {
   // Ranks of a multi-process run (issue 14): this rank, its barrier waits and window skew.
   /** Present when the run is a rank of a launcher (mpirun, srun, Kubernetes indexed job). */
   readonly ranks?: RankFacts;
+  // Block-layer tracing (issue 13): --enable-latency-tracing's capture, or the one reason there is none.
+  /** Absent when tracing was not asked for. */
+  readonly latencyTracing?: LatencyTracingOutcome;
 }
 
 /** One rank's identity and its measured window against the instants the ranks agreed (engine/rank-session.ts). */

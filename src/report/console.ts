@@ -11,6 +11,7 @@ import { enoughFor } from '../metrics/sample-minimums.js';
 import type { GatedPercentile } from '../metrics/sample-minimums.js';
 import { autoscalingBlock } from './console-autoscaling.js';
 import { deviceTelemetryLines } from './console-telemetry.js';
+import { deviceLatencyLines } from './console-tracing.js';
 import type { KvcacheBench, LatencyBlock, ResultsDocument, TrialFiguresJson, TrialsJson, ValidationJson } from './results-schema.js';
 
 const RULE = '='.repeat(80);
@@ -178,6 +179,7 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
     );
   }
   lines.push(...deviceTelemetryLines(add));
+  lines.push(...deviceLatencyLines(results.device_latency_tracing, add.latency_tracing)); // block-layer tracing (issue 13)
   failedOperationsBlock(lines, add);
   section(lines, 'HARNESS');
   const eld = add.event_loop_delay_ms;

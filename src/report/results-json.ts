@@ -10,6 +10,7 @@ import { validityFactsOf, validityOf } from '../metrics/validity.js';
 import { GiB } from '../util/units.js';
 import { compareWithTrace } from '../metrics/trace-comparison.js';
 import { SCHEMA_VERSION } from './results-schema.js';
+import { tracingAdditions, tracingFields } from './tracing-json.js'; // block-layer tracing (issue 13)
 import type {
   EffectiveConfig,
   KvcacheBench,
@@ -206,6 +207,7 @@ function buildAdditions(r: RunResult, loose: LooselyTyped): KvcacheBench {
     main_thread_busy_fraction: Math.min(1, Math.max(0, r.mainThreadBusy)),
     validity: validityJson(r),
     ranks: r.ranks === undefined ? null : ranksJson(r.ranks),
+    ...tracingAdditions(r), // block-layer tracing (issue 13): latency_tracing
   };
 }
 
@@ -297,5 +299,6 @@ export function buildResultsJson(r: RunResult): ResultsDocument {
     summary,
     kvcache_bench: buildAdditions(r, loose),
     ...(r.validationTrace !== undefined ? { validation: validationJson(r.validationTrace, r, summary) } : {}),
+    ...tracingFields(r).root, // block-layer tracing (issue 13): device_latency_tracing, fio_workload
   };
 }

@@ -4,6 +4,7 @@
 // Schema that `kv-cache schema` publishes is generated from here, never written by hand.
 import * as z from 'zod';
 import { CacheStatsSchema } from '../metrics/cache-stats-schema.js';
+import { DeviceLatencyTracingSchema, LatencyTracingSchema } from './tracing-schema.js'; // block-layer tracing (issue 13)
 
 /**
  * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
@@ -549,6 +550,7 @@ export const KvcacheBenchSchema = z
       .nullable()
       .optional()
       .describe('Present (non-null) when this run was one rank of a launcher (mpirun, srun, Kubernetes indexed job)'),
+    latency_tracing: LatencyTracingSchema.optional(), // block-layer tracing (issue 13)
   })
   .describe('kvcache-bench additions (new names, never a changed meaning)');
 export type KvcacheBench = z.output<typeof KvcacheBenchSchema>;
@@ -571,6 +573,9 @@ export const ResultsSchema = z
     summary: SummarySchema,
     kvcache_bench: KvcacheBenchSchema,
     validation: ValidationSchema.optional(),
+    // Block-layer tracing (issue 13): the reference's root keys, present when tracing ran.
+    device_latency_tracing: DeviceLatencyTracingSchema.optional(),
+    fio_workload: z.string().optional().describe('the distilled fio job file (ini text); also written as fio_kv_cache_workload_<ts>.ini'),
   })
   .meta({
     title: 'kvcache-bench results',

@@ -9,6 +9,7 @@
 import { writeFileAtomically } from '../util/files.js';
 import { extname } from 'node:path';
 import type { Workbook } from 'exceljs';
+import { addTracingSheets } from './spreadsheet-tracing.js';
 import type { RunConfig } from '../settings/run-config.js';
 import type { PerformanceProfile } from '../settings/choices.js';
 import { columnStamp } from '../util/dates.js';
@@ -290,7 +291,7 @@ async function summaryWorkbook(
     j === 1 ? formatOfColumn(metrics[i]) : undefined,
   );
   addSheet(wb, 'QoS Metrics', QOS_HEADERS, qos.map(qosCells), [14, 16, 18, 18, 22, 22], (_i, j) => QOS_FORMATS[j]);
-  // Sheets of other outputs (e.g. device tracing) are added here, one call each, after the reference's four.
+  addTracingSheets(wb, results); // block-layer tracing (issue 13): Device Tracing, Trace Histograms
   const bytes = await wb.xlsx.writeBuffer();
   return new Uint8Array(bytes);
 }

@@ -267,7 +267,11 @@ export const FLAG_TABLE = {
     'Trace mode: no real I/O; log every tier operation (incl. deletions) to this CSV (.zst: compressed)',
     { metavar: 'FILE' },
   ),
-  enableLatencyTracing: bool('enable-latency-tracing', M, 'Trace block-layer latencies with bpftrace (needs root) [not implemented yet]'),
+  enableLatencyTracing: bool(
+    'enable-latency-tracing',
+    M,
+    'Trace block-layer and syscall latencies with bpftrace around the measured phase (needs root) and distil a fio job',
+  ),
 };
 
 export type FlagTable = typeof FLAG_TABLE;

@@ -110,7 +110,6 @@ const CASES: readonly BadInput[] = [
   ),
   flags('spreadsheet under /sys', ['--xlsx-output', '/sys/r.xlsx'], /--xlsx-output \/sys\/r\.xlsx: cannot write there/),
   flags('output is a directory', ['--output', '@'], /is a directory/),
-  flags('not implemented: latency tracing', ['--enable-latency-tracing'], /--enable-latency-tracing is not implemented yet/),
   flags('100 KB value', ['--num-users', `${'7'.repeat(100_000)}x`], /got '7{80}… \(100001 characters\)'/),
   flags(
     'many unknown flags',

@@ -1,0 +1,126 @@
+// The results fields of block-layer tracing, computed from the run's capture: the 15 histograms
+// with their statistics (device_latency_tracing), the distilled fio job (fio_workload) and the
+// kvcache_bench.latency_tracing block. Pure: the ini file is written by the command (run-command.ts).
+import type { RunResult } from '../metrics/result.js';
+import { describeDeviceFilter, describeHistograms } from '../telemetry/capture.js';
+import type { HistogramReport, TraceCapture } from '../telemetry/capture.js';
+import { distillFio } from '../telemetry/distill.js';
+import type { Distilled } from '../telemetry/distill.js';
+import type { LatencyTracingOutcome } from '../telemetry/session.js';
+import type { DeviceLatencyTracingJson, LatencyTracingJson, TracedHistogramJson } from './tracing-schema.js';
+
+export function histogramJson(h: HistogramReport): TracedHistogramJson {
+  const s = h.stats;
+  const range = (r: readonly [number, number | null] | null): [number, number | null] | null => (r === null ? null : [r[0], r[1]]);
+  return {
+    unit: h.unit,
+    layer: h.layer,
+    description: h.description,
+    buckets: h.buckets.map((b) => ({ range_us: [b.lo, b.hi], count: b.count })),
+    count: s.samples,
+    p50: s.p50,
+    p95: s.p95,
+    p99: s.p99,
+    p50_bucket: range(s.p50Bucket),
+    p95_bucket: range(s.p95Bucket),
+    p99_bucket: range(s.p99Bucket),
+    min_bucket: s.minBucket,
+    max_bucket: s.maxBucket,
+    reason: h.reason,
+  };
+}
+
+export function deviceLatencyTracingJson(reports: readonly HistogramReport[]): DeviceLatencyTracingJson {
+  return Object.fromEntries(reports.map((h) => [h.name, histogramJson(h)])) as DeviceLatencyTracingJson;
+}
+
+/** Exact block totals of the window from the traced counters. */
+export function blockRequests(c: TraceCapture): NonNullable<LatencyTracingJson['block_requests']> {
+  const v = (k: string): number => c.scalars[k] ?? 0;
+  return {
+    read: v('issued_read'),
+    write: v('issued_write'),
+    read_bytes: v('bytes_read'),
+    write_bytes: v('bytes_write'),
+    requeued_reissues: v('reissued'),
+    completed_read: v('completed_read'),
+    completed_write: v('completed_write'),
+    completed_read_bytes: v('completed_bytes_read'),
+    completed_write_bytes: v('completed_bytes_write'),
+    inflight_counter_at_end: v('inflight'),
+    device_time_sec: (v('d2c_sum_us_read') + v('d2c_sum_us_write')) / 1e6,
+  };
+}
+
+/** The fio job of a run: its header names the run; the tool's own storage operations back up the syscall counts. */
+export function runFioJob(r: RunResult, t: LatencyTracingOutcome & { capture: TraceCapture }): Distilled {
+  const st = r.recorded.traffic.storage;
+  return distillFio({
+    capture: t.capture,
+    tool: {
+      reads: st?.readOps ?? 0,
+      writes: (st?.writeOps ?? 0) + (st?.demoteInOps ?? 0),
+      source: "kv-cache's storage-tier operations (whole entries: hit reads; placements and demotions in)",
+    },
+    ...(t.nfs !== undefined ? { nfs: t.nfs } : {}),
+    jobName: 'kv-cache-traced',
+    about: [
+      `fio job distilled by kvcache-bench ${r.toolVersion} (kv-cache --enable-latency-tracing), run started ${r.startedAt}`,
+      `model ${r.modelKey} (${r.bytesPerToken} KV bytes/token), nominal duration ${r.nominalDurationSec} s, storage ${r.storage.dir} (${r.storage.ioMode} I/O)`,
+    ],
+  });
+}
+
+export interface TracingFields {
+  readonly root: { device_latency_tracing?: DeviceLatencyTracingJson; fio_workload?: string };
+  readonly block?: LatencyTracingJson;
+}
+
+export function tracingFields(r: RunResult): TracingFields {
+  const t = r.latencyTracing;
+  if (t === undefined) return { root: {} };
+  const c = t.capture;
+  if (c === undefined) {
+    return {
+      root: {},
+      block: {
+        status: 'unavailable',
+        reason: t.failure ?? 'no capture',
+        block_filter: null,
+        process_id: null,
+        window_sec: null,
+        block_requests: null,
+        output_truncated: false,
+        fio: null,
+      },
+    };
+  }
+  const fio = runFioJob(r, { ...t, capture: c });
+  return {
+    root: {
+      device_latency_tracing: deviceLatencyTracingJson(describeHistograms(c, { selfRun: { ioMode: r.storage.ioMode } })),
+      fio_workload: fio.ini,
+    },
+    block: tracedBlockJson(c, fio),
+  };
+}
+
+/** `latency_tracing` of a capture and its distilled job (also what `kv-cache trace` prints from). */
+export function tracedBlockJson(c: TraceCapture, fio: Distilled): LatencyTracingJson {
+  return {
+    status: 'traced',
+    reason: null,
+    block_filter: describeDeviceFilter(c.filters.device),
+    process_id: c.filters.pid,
+    window_sec: c.windowSec,
+    block_requests: blockRequests(c),
+    output_truncated: c.truncated,
+    fio: { size_source: fio.sizeSource, bssplit: fio.bssplit, rwmixread: fio.rwmixread, iodepth: fio.iodepth, warnings: [...fio.warnings] },
+  };
+}
+
+/** `kvcache_bench.latency_tracing` when tracing was asked for. */
+export function tracingAdditions(r: RunResult): { latency_tracing?: LatencyTracingJson } {
+  const block = tracingFields(r).block;
+  return block === undefined ? {} : { latency_tracing: block };
+}

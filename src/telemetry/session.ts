@@ -1,0 +1,91 @@
+// One tracing session around a piece of work: resolve the filters, start bpftrace, and on stop parse
+// what it printed into a TraceCapture. Used by the run (--enable-latency-tracing, around the measured
+// phase) and by `kv-cache trace`. Never prints: the lines for the user and the warnings are returned.
+import { captureFromOutput, describeDeviceFilter } from './capture.js';
+import type { DeviceFilter, TraceCapture, TraceFilters } from './capture.js';
+import { kernelDevT, tracingProgram } from './program.js';
+import { deviceFilterForPath, nfsTransferSizes } from './device-filter.js';
+import { startTrace } from './tracer.js';
+import type { TracerOptions } from './tracer.js';
+
+/** The outcome the results carry: a capture, or the one reason there is none. */
+export interface LatencyTracingOutcome {
+  readonly capture?: TraceCapture;
+  readonly failure?: string;
+  /** The NFS mount's rsize/wsize under the traced directory, for the distiller. */
+  readonly nfs?: { readonly rsize: number; readonly wsize: number };
+}
+
+export interface TracingSession {
+  /** bpftrace is attached (false: `warnings` says why not). */
+  readonly active: boolean;
+  /** Lines saying which filters are in force (or why tracing is off). */
+  readonly lines: readonly string[];
+  /** Warnings for the results: the device fallback, or the failure. */
+  readonly warnings: readonly string[];
+  stop(): Promise<LatencyTracingOutcome>;
+}
+
+const SYSCALL_NAMES = {
+  positioned: 'pread64/preadv/pwrite64/pwritev/fsync/fdatasync',
+  all: 'read/write/pread64/preadv/pwrite64/pwritev/fsync/fdatasync',
+};
+
+export function filterLine(f: TraceFilters): string {
+  return `Latency tracing: block probes on ${describeDeviceFilter(f.device)}; syscall probes (${SYSCALL_NAMES[f.syscalls]}) on ${f.pid === null ? 'every process' : `process ${f.pid}`}`;
+}
+
+export function deviceFallbackWarning(d: DeviceFilter): string | undefined {
+  return d.kind === 'all'
+    ? `latency tracing: block probes trace every device, because ${d.reason}: other devices' requests are in the block histograms`
+    : undefined;
+}
+
+/** A session that never started: its outcome is the failure. */
+function failed(message: string): TracingSession {
+  const warning = `latency tracing unavailable: ${message}; the run continued without it`;
+  return {
+    active: false,
+    lines: [`Latency tracing: OFF (${message})`],
+    warnings: [warning],
+    stop: () => Promise.resolve({ failure: message }),
+  };
+}
+
+export async function startTracingSession(
+  filters: TraceFilters,
+  tracer: TracerOptions,
+  nfs?: { readonly rsize: number; readonly wsize: number },
+): Promise<TracingSession> {
+  const devT = filters.device.kind === 'device' ? kernelDevT(filters.device.major, filters.device.minor) : undefined;
+  const program = tracingProgram({
+    ...(filters.pid !== null ? { pid: filters.pid } : {}),
+    syscalls: filters.syscalls,
+    ...(devT !== undefined ? { devT } : {}),
+  });
+  const started = await startTrace(program, tracer);
+  if (!started.ok) return failed(started.message);
+  const fallback = deviceFallbackWarning(filters.device);
+  return {
+    active: true,
+    lines: [filterLine(filters)],
+    warnings: fallback === undefined ? [] : [fallback],
+    async stop(): Promise<LatencyTracingOutcome> {
+      const s = await started.trace.stop();
+      const capture = captureFromOutput(s.output, filters, s.windowSec);
+      const out = { capture, ...(nfs !== undefined ? { nfs } : {}) };
+      return s.killed ? { ...out, capture: { ...capture, truncated: true } } : out;
+    },
+  };
+}
+
+/** A session for a case where tracing cannot start at all (e.g. no storage directory). */
+export const unavailableSession = failed;
+
+/** --enable-latency-tracing: this process's syscalls, the block device under the cache dir (none in trace mode). */
+export async function startRunTracing(dir: string | undefined, tracer: TracerOptions): Promise<TracingSession> {
+  if (dir === undefined) return unavailableSession('trace mode (--io-trace-log) does no device I/O');
+  const device = await deviceFilterForPath(dir);
+  const nfs = await nfsTransferSizes(dir);
+  return startTracingSession({ device, pid: process.pid, syscalls: 'positioned' }, tracer, nfs);
+}

@@ -1,0 +1,90 @@
+// The tracer's ways to fail, each one message naming the cause and the fix (not root, no bpftrace,
+// an attach error), and its start/stop protocol, against stand-in executables: no root needed.
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { firstError, READY_MARKER, startTrace } from '../../src/telemetry/tracer.js';
+import { startRunTracing } from '../../src/telemetry/session.js';
+import { withTempDir } from '../util/temp-dir.js';
+
+const clock = { now: (): number => 0 };
+
+/** A directory that looks like a mounted tracefs. */
+function fakeTracefs(dir: string): string {
+  const t = join(dir, 'tracing');
+  mkdirSync(join(t, 'events'), { recursive: true });
+  return t;
+}
+
+function script(dir: string, name: string, body: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, `#!/bin/sh\n${body}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+test('not root: one message with the fix, nothing started', async () => {
+  const r = await startTrace('', { clock, isRoot: () => false, bpftrace: '/nonexistent/bpftrace' });
+  assert.deepEqual(r, { ok: false, message: 'block-layer tracing needs root (fix: run kv-cache as root, e.g. with sudo)' });
+});
+
+test('no bpftrace: one message naming the executable and how to install it', async () => {
+  await withTempDir(async (dir) => {
+    const r = await startTrace('', {
+      clock,
+      isRoot: () => true,
+      tracefsDirs: [fakeTracefs(dir)],
+      bpftrace: join(dir, 'missing', 'bpftrace'),
+    });
+    assert.deepEqual(r, {
+      ok: false,
+      message: `${join(dir, 'missing', 'bpftrace')} not found (fix: install bpftrace, e.g. apt-get install bpftrace)`,
+    });
+  });
+});
+
+test('attach failure: bpftrace exits before its probes are attached; its first real ERROR line is named', async () => {
+  await withTempDir(async (dir) => {
+    const fake = script(
+      dir,
+      'bpftrace',
+      `echo 'ERROR: Unknown error -1: couldn'"'"'t set RLIMIT_MEMLOCK for bpftrace.' >&2\necho 'ERROR: tracepoint not found: block:block_rq_issue' >&2\nexit 1`,
+    );
+    const r = await startTrace('', { clock, isRoot: () => true, tracefsDirs: [fakeTracefs(dir)], bpftrace: fake });
+    assert.deepEqual(r, {
+      ok: false,
+      message:
+        'bpftrace could not attach its probes: ERROR: tracepoint not found: block:block_rq_issue (fix: a kernel with BTF and block/syscalls tracepoints)',
+    });
+  });
+});
+
+test('start waits for the ready marker; stop sends SIGINT and returns what was printed after it', async () => {
+  await withTempDir(async (dir) => {
+    const fake = script(
+      dir,
+      'bpftrace',
+      `trap 'printf "\\n@n: 3\\n"; exit 0' INT\necho 'Attaching 2 probes...'\necho '${READY_MARKER}'\nwhile true; do sleep 0.05; done`,
+    );
+    const r = await startTrace('', { clock, isRoot: () => true, tracefsDirs: [fakeTracefs(dir)], bpftrace: fake });
+    assert.equal(r.ok, true);
+    if (!r.ok) return;
+    const s = await r.trace.stop();
+    assert.deepEqual(s, { output: '\n\n@n: 3\n', windowSec: 0, killed: false });
+  });
+});
+
+test('firstError skips the RLIMIT_MEMLOCK notice', () => {
+  assert.equal(firstError("ERROR: couldn't set RLIMIT_MEMLOCK\n"), undefined);
+  assert.equal(firstError('x\nERROR: boom\n'), 'ERROR: boom');
+});
+
+test('--enable-latency-tracing in trace mode: off, with the reason, and the run goes on', async () => {
+  const s = await startRunTracing(undefined, { clock });
+  assert.equal(s.active, false);
+  assert.deepEqual(s.warnings, [
+    'latency tracing unavailable: trace mode (--io-trace-log) does no device I/O; the run continued without it',
+  ]);
+  assert.deepEqual(await s.stop(), { failure: 'trace mode (--io-trace-log) does no device I/O' });
+});
