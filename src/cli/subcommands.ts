@@ -1,7 +1,9 @@
 // The subcommands of `kv-cache` besides a run: one row each. `dispatch` (main.ts) routes by the first
 // argument and `--help` lists them, so a new subcommand is one row here plus its own module.
 import type { SignalGuard } from './signals.js';
+import { compareMain } from './compare.js';
 import { replayMain } from './replay.js';
+import { reportMain } from './report.js';
 import { schemaMain } from './schema.js';
 
 /** What a subcommand gets: its own arguments (the subcommand's name removed) and the process context. */
@@ -32,6 +34,18 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
     usage: 'kv-cache schema [run|replay]',
     summary: 'Prints the JSON Schema of a results file',
     main: (argv) => schemaMain(argv),
+  },
+  {
+    name: 'report',
+    usage: 'kv-cache report RESULTS.json… [-o FILE]',
+    summary: 'Writes a self-contained HTML report of one run or several overlaid',
+    main: (argv, ctx) => reportMain(argv, ctx.version),
+  },
+  {
+    name: 'compare',
+    usage: 'kv-cache compare A.json B.json… [--html FILE]',
+    summary: 'Prints headline figures of runs side by side with ratios and their significance',
+    main: (argv, ctx) => compareMain(argv, ctx.version),
   },
 ];
 

@@ -1,0 +1,86 @@
+// The script inlined into every report page: it draws each chart of the embedded data island with
+// uPlot (inlined before it) and marks the chart's element once drawn (data-drawn, data-points,
+// data-series), which the browser tests read. Plain ES2017, no modules: it runs from a file:// page
+// with nothing fetched. Kept as source text here because it runs in the browser, not in Node.
+
+export const PAGE_SCRIPT = String.raw`
+(function () {
+  'use strict';
+  var island = document.getElementById('report-data');
+  var data = JSON.parse(island.textContent);
+  // Nines → percentile text: 1 → "90", 2 → "99", 2.5 → "99.68", 3 → "99.9".
+  function pctOfNines(v) {
+    var p = 100 * (1 - Math.pow(10, -v));
+    var digits = Math.max(0, Math.ceil(v) - 2);
+    if (Math.abs(v - Math.round(v)) > 1e-9) digits += 2;
+    return p.toFixed(Math.min(digits, 6)) + '%';
+  }
+  function fmt(v, digits) {
+    return v === null || v === undefined ? '—' : v.toLocaleString('en-US', { maximumFractionDigits: digits });
+  }
+  function integerSplits(u, axisIdx, min, max) {
+    var out = [];
+    for (var i = Math.ceil(min); i <= Math.floor(max); i++) out.push(i);
+    return out;
+  }
+  function draw(spec) {
+    var el = document.getElementById('chart-' + spec.id);
+    if (!el) return;
+    var nines = spec.xKind === 'nines';
+    var width = Math.max(320, el.clientWidth || 560);
+    var few = spec.data[0].length <= 2;
+    var opts = {
+      width: width,
+      height: 260,
+      scales: { x: { time: false }, y: spec.yLog ? { distr: 3 } : {} },
+      axes: [
+        nines
+          ? { label: 'percentile', splits: integerSplits, values: function (u, vals) { return vals.map(pctOfNines); } }
+          : { label: 'seconds since the measured window started' },
+        { label: spec.yLabel, size: 60 },
+      ],
+      legend: { live: true },
+      series: [
+        {
+          label: nines ? 'percentile' : 't (s)',
+          value: function (u, v) { return v === null ? '—' : nines ? pctOfNines(v) : fmt(v, 1); },
+        },
+      ].concat(
+        spec.series.map(function (s) {
+          return {
+            label: s.label,
+            stroke: s.color,
+            dash: s.dash,
+            width: 1.5,
+            spanGaps: true,
+            points: { show: few },
+            value: function (u, v) { return fmt(v, 3); },
+          };
+        }),
+      ),
+      hooks: {
+        draw: [
+          function (u) {
+            el.setAttribute('data-drawn', 'true');
+            el.setAttribute('data-points', String(u.data[0].length));
+            el.setAttribute('data-series', String(u.series.length - 1));
+          },
+        ],
+      },
+    };
+    new uPlot(opts, spec.data, el);
+  }
+  var errors = [];
+  data.charts.forEach(function (spec) {
+    try {
+      draw(spec);
+    } catch (e) {
+      errors.push(spec.id + ': ' + e);
+      var el = document.getElementById('chart-' + spec.id);
+      if (el) el.textContent = 'This chart could not be drawn: ' + e;
+    }
+  });
+  document.body.setAttribute('data-charts-done', errors.length === 0 ? 'ok' : 'errors');
+  if (errors.length > 0) throw new Error('charts not drawn: ' + errors.join('; '));
+})();
+`;
