@@ -18,10 +18,18 @@ export const PAGE_SCRIPT = String.raw`
   function fmt(v, digits) {
     return v === null || v === undefined ? '—' : v.toLocaleString('en-US', { maximumFractionDigits: digits });
   }
-  function integerSplits(u, axisIdx, min, max) {
+  // Ticks at whole nines (p0, p90, p99, …) and at the curve's end when it stops between two.
+  function ninesSplits(u, axisIdx, min, max) {
     var out = [];
     for (var i = Math.ceil(min); i <= Math.floor(max); i++) out.push(i);
+    if (max - Math.floor(max) > 0.3) out.push(max);
     return out;
+  }
+  // Linear axes start at zero: a bandwidth dip from 800 to 700 MiB/s must not look like a collapse.
+  function fromZero(u, min, max) {
+    var lo = Math.min(0, min);
+    var hi = max > lo ? max : lo + 1;
+    return [lo, hi + (hi - lo) * 0.05];
   }
   function draw(spec) {
     var el = document.getElementById('chart-' + spec.id);
@@ -32,10 +40,10 @@ export const PAGE_SCRIPT = String.raw`
     var opts = {
       width: width,
       height: 260,
-      scales: { x: { time: false }, y: spec.yLog ? { distr: 3 } : {} },
+      scales: { x: { time: false }, y: spec.yLog ? { distr: 3 } : { range: fromZero } },
       axes: [
         nines
-          ? { label: 'percentile', splits: integerSplits, values: function (u, vals) { return vals.map(pctOfNines); } }
+          ? { label: 'percentile', splits: ninesSplits, values: function (u, vals) { return vals.map(pctOfNines); } }
           : { label: 'seconds since the measured window started' },
         { label: spec.yLabel, size: 60 },
       ],

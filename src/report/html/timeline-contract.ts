@@ -27,7 +27,7 @@ export const TimelinePointSchema = z.object({
   in_flight_ops: int,
   queue_wait_ms_p95: nullableNum,
   evictions: int,
-  tiers: z.record(z.enum(['gpu', 'cpu', 'storage']), TierSecondSchema),
+  tiers: z.partialRecord(z.enum(['gpu', 'cpu', 'storage']), TierSecondSchema).describe('one key per tier of the run'),
   storage_read_latency_ms: LatencySecondSchema,
   storage_write_latency_ms: LatencySecondSchema,
 });
