@@ -53,7 +53,7 @@ ul.reasons { margin: 4px 0 8px; } ul.reasons li { margin: 2px 0; } ul.reasons li
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 16px; }
 .chart-box h3 { font-weight: 600; }
 table { border-collapse: collapse; font-size: 13px; margin: 6px 0 12px; } th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f4f4f4; } details { margin: 12px 0; font-size: 14px; } summary { cursor: pointer; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.ns { color: #777; } .note { color: #666; font-style: italic; font-size: 13px; margin: 4px 0; }
 .legend-runs span.swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 6px; vertical-align: middle; }
 `;
@@ -61,7 +61,9 @@ td.ns { color: #777; } .note { color: #666; font-style: italic; font-size: 13px;
 function tableHtml(t: TableSpec): string {
   const head = `<tr>${t.header.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr>`;
   const body = t.rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`).join('\n');
-  return `<h3>${escapeHtml(t.title)}</h3>\n<table id="table-${escapeHtml(t.id)}">\n${head}\n${body}\n</table>`;
+  const table = `<table id="table-${escapeHtml(t.id)}">\n${head}\n${body}\n</table>`;
+  if (t.collapsed === true) return `<details><summary><b>${escapeHtml(t.title)}</b> (${t.rows.length} rows)</summary>\n${table}\n</details>`;
+  return `<h3>${escapeHtml(t.title)}</h3>\n${table}`;
 }
 
 function sectionHtml(s: Section): string {

@@ -12,6 +12,8 @@ export interface TableSpec {
   readonly title: string;
   readonly header: readonly string[];
   readonly rows: ReadonlyArray<readonly string[]>;
+  /** Shown folded (a long reference table): the reader opens it when needed. */
+  readonly collapsed?: boolean;
 }
 
 export interface Section {
@@ -39,13 +41,13 @@ interface Member {
   readonly pick: (doc: ReportRun) => { x: readonly number[]; y: ReadonlyArray<number | null> } | undefined;
 }
 
-/** Every run × member as a styled series; the legend names the run only when there are several. */
+/** Every run × member as a styled series; with several runs the legend says "#2 read" (the run list above the charts gives #2's colour and name). */
 function seriesOf(runs: readonly LoadedRun[], members: readonly Member[]): RawSeries[] {
   return runs.flatMap((run, r) =>
     members.flatMap((m, i) => {
       const xy = m.pick(run.doc);
       if (xy === undefined) return [];
-      const label = runs.length > 1 ? `${run.label} · ${m.label}` : m.label;
+      const label = runs.length > 1 ? `#${r + 1} ${m.label}` : m.label;
       return [{ spec: { label, run: r, ...seriesStyle(r, i, runs.length) }, ...xy }];
     }),
   );
@@ -421,14 +423,16 @@ function qosSection(runs: readonly LoadedRun[]): Section {
 
 const show = (v: unknown): string => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v as string | number | boolean));
 
-/** Key/value rows with one column per run; in a comparison, rows whose values differ come first. */
+/** Key/value rows with one column per run. */
 function keyValueTable(id: string, title: string, runs: readonly LoadedRun[], values: (doc: ReportRun) => Record<string, unknown>): TableSpec {
   const perRun = runs.map((r) => values(r.doc));
   const keys = [...new Set(perRun.flatMap((v) => Object.keys(v)))];
-  const rows = keys.map((k) => [k, ...perRun.map((v) => show(v[k]))]);
-  const differs = (row: readonly string[]): boolean => new Set(row.slice(1)).size > 1;
-  const ordered = runs.length > 1 ? [...rows.filter(differs), ...rows.filter((r) => !differs(r))] : rows;
-  return { id, title, header: [runs.length > 1 ? 'setting (differing first)' : 'setting', ...runs.map((r) => r.label)], rows: ordered };
+  return { id, title, header: ['setting', ...runs.map((r, i) => (runs.length > 1 ? `#${i + 1} ${r.label}` : r.label))], rows: keys.map((k) => [k, ...perRun.map((v) => show(v[k]))]) };
+}
+
+/** The rows of a key/value table whose values differ between runs (what a comparison is about). */
+function differingRows(t: TableSpec, id: string, title: string): TableSpec {
+  return { ...t, id, title, rows: t.rows.filter((row) => new Set(row.slice(1)).size > 1) };
 }
 
 function parametersSection(runs: readonly LoadedRun[]): Section {
@@ -451,14 +455,13 @@ function parametersSection(runs: readonly LoadedRun[]): Section {
       seed: d.seed,
     };
   };
+  const flags = keyValueTable('effective-config', 'Effective flags (kvcache_bench.effective_config.args)', runs, (d) => d.kvcache_bench.effective_config.args);
+  const differing = runs.length > 1 ? [differingRows(flags, 'differing-flags', 'Flags that differ between the runs')] : [];
   return {
     id: 'parameters',
     title: 'Run parameters and machine',
     charts: [],
-    tables: [
-      keyValueTable('machine', 'Machine and run', runs, machine),
-      keyValueTable('effective-config', 'Effective flags (kvcache_bench.effective_config.args)', runs, (d) => d.kvcache_bench.effective_config.args),
-    ],
+    tables: [keyValueTable('machine', 'Machine and run', runs, machine), ...differing, { ...flags, collapsed: true }],
     notes: [],
   };
 }

@@ -107,15 +107,25 @@ test('several runs: one colour per run, members told apart by dash, runs named i
   assert.deepEqual(
     read.series.map((s) => [s.label, s.color, s.dash ?? null]),
     [
-      ['a.json (direct, 4 users) · total', PALETTE[0], null],
-      ['a.json (direct, 4 users) · device (in read calls)', PALETTE[0], [6, 4]],
-      ['a.json (direct, 4 users) · host (in the tool)', PALETTE[0], [2, 3]],
-      ['b.json (buffered, 16 users) · total', PALETTE[1], null],
-      ['b.json (buffered, 16 users) · device (in read calls)', PALETTE[1], [6, 4]],
-      ['b.json (buffered, 16 users) · host (in the tool)', PALETTE[1], [2, 3]],
+      ['#1 total', PALETTE[0], null],
+      ['#1 device (in read calls)', PALETTE[0], [6, 4]],
+      ['#1 host (in the tool)', PALETTE[0], [2, 3]],
+      ['#2 total', PALETTE[1], null],
+      ['#2 device (in read calls)', PALETTE[1], [6, 4]],
+      ['#2 host (in the tool)', PALETTE[1], [2, 3]],
     ],
   );
   assert.deepEqual(section(m, 'throughput').notes, ['Per-second timeline: not recorded in b.json (buffered, 16 users).']);
-  const params = section(m, 'parameters').tables[1]!;
-  assert.deepEqual(params.header, ['setting (differing first)', 'a.json (direct, 4 users)', 'b.json (buffered, 16 users)']);
+  const [machine, differing, all] = section(m, 'parameters').tables;
+  assert.deepEqual(machine?.header, ['setting', '#1 a.json (direct, 4 users)', '#2 b.json (buffered, 16 users)']);
+  assert.deepEqual(differing?.rows, []); // the same fixture flags
+  assert.equal(all?.collapsed, true);
+});
+
+test('comparison: the flags that differ between the runs get their own table', () => {
+  const b = fixtureDoc();
+  const d16 = { ...b, kvcache_bench: { ...b.kvcache_bench, effective_config: { ...b.kvcache_bench.effective_config, args: { num_users: 16, seed: 42 } } } };
+  const m = buildReportModel([loaded(fixtureDoc(), 'a.json'), loaded(d16, 'b.json')]);
+  const differing = section(m, 'parameters').tables.find((t) => t.id === 'differing-flags');
+  assert.deepEqual(differing?.rows, [['num_users', '4', '16']]);
 });
