@@ -37,6 +37,10 @@ export function hasValues(s: RawSeries, yLog = false): boolean {
   return s.y.some((v) => v !== null && Number.isFinite(v) && (!yLog || v > 0));
 }
 
+/** Significant digits kept in chart data: finer than a chart shows, and a 10-minute report ~40 % smaller than full doubles. */
+export const CHART_DIGITS = 5;
+export const chartPrecision = (v: number): number => Number(v.toPrecision(CHART_DIGITS));
+
 /** Joins series with different x values into uPlot's aligned layout (sorted union of x). */
 export function joinSeries(series: readonly RawSeries[], yLog = false): Array<Array<number | null>> {
   const xs = [...new Set(series.flatMap((s) => s.x))].sort((a, b) => a - b);
@@ -45,7 +49,7 @@ export function joinSeries(series: readonly RawSeries[], yLog = false): Array<Ar
     const col: Array<number | null> = new Array<number | null>(xs.length).fill(null);
     s.x.forEach((x, i) => {
       const v = s.y[i] ?? null;
-      col[at.get(x) ?? 0] = v === null || !Number.isFinite(v) || (yLog && v <= 0) ? null : v;
+      col[at.get(x) ?? 0] = v === null || !Number.isFinite(v) || (yLog && v <= 0) ? null : chartPrecision(v);
     });
     return col;
   });

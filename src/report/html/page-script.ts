@@ -33,7 +33,7 @@ export const PAGE_SCRIPT = String.raw`
   }
   function draw(spec) {
     var el = document.getElementById('chart-' + spec.id);
-    if (!el) return;
+    if (!el) return false;
     var nines = spec.xKind === 'nines';
     var width = Math.max(320, el.clientWidth || 560);
     var few = spec.data[0].length <= 2;
@@ -69,26 +69,44 @@ export const PAGE_SCRIPT = String.raw`
       hooks: {
         draw: [
           function (u) {
+            var first = el.getAttribute('data-drawn') !== 'true';
             el.setAttribute('data-drawn', 'true');
             el.setAttribute('data-points', String(u.data[0].length));
             el.setAttribute('data-series', String(u.series.length - 1));
+            if (first) onFirstDraw();
           },
         ],
       },
     };
     new uPlot(opts, spec.data, el);
+    return true;
   }
+  // uPlot draws in a microtask after each constructor: the page is done when every chart has drawn
+  // once. data-charts-drawn-ms is that moment in ms since navigation started (bench/report-size.ts).
   var errors = [];
+  var pending = 0;
+  var constructed = false;
+  function finish() {
+    document.body.setAttribute('data-charts-drawn-ms', String(Math.round(performance.now())));
+    document.body.setAttribute('data-charts-done', errors.length === 0 ? 'ok' : 'errors');
+  }
+  function onFirstDraw() {
+    pending--;
+    if (constructed && pending === 0) finish();
+  }
   data.charts.forEach(function (spec) {
     try {
-      draw(spec);
+      pending++;
+      if (!draw(spec)) pending--;
     } catch (e) {
+      pending--;
       errors.push(spec.id + ': ' + e);
       var el = document.getElementById('chart-' + spec.id);
       if (el) el.textContent = 'This chart could not be drawn: ' + e;
     }
   });
-  document.body.setAttribute('data-charts-done', errors.length === 0 ? 'ok' : 'errors');
+  constructed = true;
+  if (pending === 0) finish();
   if (errors.length > 0) throw new Error('charts not drawn: ' + errors.join('; '));
 })();
 `;

@@ -14,6 +14,8 @@ test('joinSeries: the sorted union of x, a gap (null) where a series has no poin
     [null, 21, 30],
   ]);
   // On a log axis a value ≤ 0 cannot be drawn: it becomes a gap, as do non-finite values.
+  // Values keep 5 significant digits (the page shows at most 3 decimals).
+  assert.deepEqual(joinSeries([raw('a', [1], [123.456789])]), [[1], [123.46]]);
   assert.deepEqual(joinSeries([raw('a', [1, 2, 3], [0, 5, Number.NaN])], true), [
     [1, 2, 3],
     [null, 5, null],
