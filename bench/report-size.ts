@@ -61,7 +61,11 @@ const doc = withSyntheticSeries(
 );
 const json = JSON.stringify(doc);
 const t0 = performance.now();
-const html = reportHtml([{ path: 'synthetic.json', label: 'synthetic.json', doc: parseRunText(json, 'synthetic.json') }], new Date(), 'bench');
+const html = reportHtml(
+  [{ path: 'synthetic.json', label: 'synthetic.json', doc: parseRunText(json, 'synthetic.json') }],
+  new Date(),
+  'bench',
+);
 const buildMs = performance.now() - t0;
 const lib = loadUplot();
 const kib = (n: number): string => `${(n / 1024).toFixed(1)} KiB`;

@@ -26,8 +26,14 @@ and a table of headline figures with ratios against the first file.
 
 /** Problems with an HTML output path (none when it can be written and is not one of the inputs). */
 export function htmlOutputProblems(path: string, flag: string, inputs: readonly string[]): string[] {
-  const problems = outputProblems(path, flag, inputs.map((p) => ({ flag: 'results file', path: p })));
-  return path.endsWith('.json') && problems.length === 0 ? [`${flag} ${path} ends in .json; give the HTML file's path (e.g. report.html)`] : problems;
+  const problems = outputProblems(
+    path,
+    flag,
+    inputs.map((p) => ({ flag: 'results file', path: p })),
+  );
+  return path.endsWith('.json') && problems.length === 0
+    ? [`${flag} ${path} ends in .json; give the HTML file's path (e.g. report.html)`]
+    : problems;
 }
 
 /** Writes the report of `runs` to `path` (its directory made if missing); returns the exit code. */

@@ -42,7 +42,10 @@ test('kv-cache report: bad input → one message, exit 2, nothing written', () =
       [[f.notJson, '-o', out], /^kv-cache report: error: .*not\.json: not JSON \(.*\); expected a kv-cache results file\n$/],
       [[f.foreign, '-o', out], /foreign\.json: not a kv-cache results file \(no kvcache_bench\.tool \/ schema_version\)/],
       [[f.replay, '-o', out], /replay\.json: a kv-cache replay results file; expected the results JSON of a kv-cache run/],
-      [[f.future, '-o', out], /future\.json: schema_version 2\.99\.0 is newer than this kvcache-bench knows; this kvcache-bench reads schema 2\.x up to /],
+      [
+        [f.future, '-o', out],
+        /future\.json: schema_version 2\.99\.0 is newer than this kvcache-bench knows; this kvcache-bench reads schema 2\.x up to /,
+      ],
       [[f.good, '-o', dir], /--output .* is a directory; give a file path/],
       [[f.good, '-o', f.good], /is the same file as results file/],
       [[f.good, '-o', join(dir, 'x.json')], /ends in \.json; give the HTML file's path/],
@@ -75,7 +78,10 @@ test('kv-cache report writes one HTML file (its directory made), and --help says
 test('kv-cache compare: a table with ratios; --html writes the comparison view; bad input exits 2 with nothing written', () =>
   inTempDir(async (dir) => {
     const f = files(dir);
-    assertBadInput(await runCli(['compare', f.good]), /give two or more results files to compare \(got 1\); for one run use kv-cache report/);
+    assertBadInput(
+      await runCli(['compare', f.good]),
+      /give two or more results files to compare \(got 1\); for one run use kv-cache report/,
+    );
     assertBadInput(await runCli(['compare', f.good, f.future]), /future\.json: schema_version 2\.99\.0 is newer/);
     mkdirSync(join(dir, 'd'));
     assertBadInput(await runCli(['compare', f.good, f.other, '--html', join(dir, 'd')]), /--html .* is a directory/);

@@ -27,7 +27,11 @@ export interface ComparedFigure {
 /** How many combined CVs a difference must exceed to count as significant. */
 export const SIGNIFICANCE_CVS = 2;
 
-export function judge(ratio: number | null, cvBase: number | undefined, cvOther: number | undefined): Pick<ComparedValue, 'significance' | 'noiseCv'> {
+export function judge(
+  ratio: number | null,
+  cvBase: number | undefined,
+  cvOther: number | undefined,
+): Pick<ComparedValue, 'significance' | 'noiseCv'> {
   if (ratio === null || cvBase === undefined || cvOther === undefined) return { significance: 'unknown', noiseCv: null };
   const noiseCv = Math.sqrt(cvBase * cvBase + cvOther * cvOther);
   return { significance: Math.abs(ratio - 1) > SIGNIFICANCE_CVS * noiseCv ? 'significant' : 'ns', noiseCv };
@@ -67,14 +71,24 @@ function table(rows: ReadonlyArray<readonly string[]>): string[] {
 /** The console table of `kv-cache compare`. */
 export function formatCompareTable(runs: readonly LoadedRun[]): string {
   const compared = compareFigures(runs);
-  const header = ['Figure', 'Unit', ...runs.map((_, i) => (i === 0 ? '#1' : `#${i + 1}`)), ...runs.slice(1).map((_, i) => `#${i + 2} ÷ #1`)];
+  const header = [
+    'Figure',
+    'Unit',
+    ...runs.map((_, i) => (i === 0 ? '#1' : `#${i + 1}`)),
+    ...runs.slice(1).map((_, i) => `#${i + 2} ÷ #1`),
+  ];
   const rows = compared.map(({ figure, values }) => [
     figure.label,
     figure.unit,
     ...values.map((v) => formatFigure(v.value, figure.digits)),
     ...values.slice(1).map(ratioText),
   ]);
-  const validity = ['Validity', '', ...runs.map((r) => (r.doc.kvcache_bench.validity.valid ? 'VALID' : 'NOT VALID')), ...runs.slice(1).map(() => '')];
+  const validity = [
+    'Validity',
+    '',
+    ...runs.map((r) => (r.doc.kvcache_bench.validity.valid ? 'VALID' : 'NOT VALID')),
+    ...runs.slice(1).map(() => ''),
+  ];
   const withTrials = runs.filter((r) => r.doc.kvcache_bench.trials !== undefined).length;
   const lines = [
     'Runs:',

@@ -121,6 +121,5 @@ export function validityText(doc: ReportRun): string {
 /** The coefficient of variation of a figure over the run's trials, or undefined without trials (or n < 2). */
 export function trialCv(doc: ReportRun, figure: HeadlineFigure): number | undefined {
   if (figure.trialFigure === undefined) return undefined;
-  const cv = doc.kvcache_bench.trials?.stats[figure.trialFigure]?.cv;
-  return cv === null || cv === undefined ? undefined : cv;
+  return doc.kvcache_bench.trials?.stats[figure.trialFigure]?.cv ?? undefined;
 }

@@ -36,7 +36,10 @@ export function scriptSafe(s: string): string {
 
 /** JSON inside a <script type="application/json">: every "<" escaped, so no tag can close it early. */
 export function jsonIsland(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 const STYLE = `
@@ -62,7 +65,8 @@ function tableHtml(t: TableSpec): string {
   const head = `<tr>${t.header.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr>`;
   const body = t.rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`).join('\n');
   const table = `<table id="table-${escapeHtml(t.id)}">\n${head}\n${body}\n</table>`;
-  if (t.collapsed === true) return `<details><summary><b>${escapeHtml(t.title)}</b> (${t.rows.length} rows)</summary>\n${table}\n</details>`;
+  if (t.collapsed === true)
+    return `<details><summary><b>${escapeHtml(t.title)}</b> (${t.rows.length} rows)</summary>\n${table}\n</details>`;
   return `<h3>${escapeHtml(t.title)}</h3>\n${table}`;
 }
 
@@ -117,7 +121,8 @@ function comparisonHeadline(runs: readonly LoadedRun[]): string {
     .join('')}</tr>`;
   const rows = compareFigures(runs).map(({ figure, values }) => {
     const cells = values.map(
-      (v, i) => `<td class="num"><span id="fig-${i}-${figure.key}" ${figureAttrs(figure.key, i, v.value)}>${formatFigure(v.value, figure.digits)}</span></td>`,
+      (v, i) =>
+        `<td class="num"><span id="fig-${i}-${figure.key}" ${figureAttrs(figure.key, i, v.value)}>${formatFigure(v.value, figure.digits)}</span></td>`,
     );
     const ratios = values
       .slice(1)

@@ -85,7 +85,11 @@ function timelineTiers(runs: readonly LoadedRun[]): Tier[] {
   return TIERS.filter((t) => runs.some((r) => points(r.doc)?.some((p) => p.tiers[t] !== undefined)));
 }
 
-function tierMember(tier: Tier, label: string, y: (t: NonNullable<TimelinePoint['tiers'][Tier]>, p: TimelinePoint) => number | null): Member {
+function tierMember(
+  tier: Tier,
+  label: string,
+  y: (t: NonNullable<TimelinePoint['tiers'][Tier]>, p: TimelinePoint) => number | null,
+): Member {
   return perSecond(label, (p) => {
     const t = p.tiers[tier];
     return t === undefined ? null : y(t, p);
@@ -149,7 +153,12 @@ function latencyOverTimeSection(runs: readonly LoadedRun[]): Section {
       perDeviceSecond('device await (mean per block request)', (p) => (which === 'read' ? p.read_await_ms : p.write_await_ms)),
     ];
     return makeChart(
-      { id: `latency-${which}`, title: `Storage ${which} latency per second (ms): tool per entry operation vs device await`, xKind: 'seconds', yLabel: 'ms' },
+      {
+        id: `latency-${which}`,
+        title: `Storage ${which} latency per second (ms): tool per entry operation vs device await`,
+        xKind: 'seconds',
+        yLabel: 'ms',
+      },
       seriesOf(runs, members),
     );
   };
@@ -261,7 +270,10 @@ function tiersSection(runs: readonly LoadedRun[]): Section {
     ),
     makeChart(
       { id: 'evictions', title: 'Evictions per second (entries moved down or dropped)', xKind: 'seconds', yLabel: 'entries/s' },
-      seriesOf(runs, [perSecond('all tiers', (p) => rate(p.evictions, p)), ...tiers.map((t) => tierMember(t, t, (s, p) => rate(s.evictions, p)))]),
+      seriesOf(runs, [
+        perSecond('all tiers', (p) => rate(p.evictions, p)),
+        ...tiers.map((t) => tierMember(t, t, (s, p) => rate(s.evictions, p))),
+      ]),
     ),
     makeChart(
       { id: 'hit-rate', title: 'Cache hit rate per second (%)', xKind: 'seconds', yLabel: '%' },
@@ -336,7 +348,17 @@ function deviceSection(runs: readonly LoadedRun[]): Section {
           {
             id: 'device-summary',
             title: 'Device telemetry over the measured window',
-            header: ['run', 'device', 'read GiB', 'written GiB', 'mean util %', 'mean queue depth', 'max in flight', 'read await ms', 'write await ms'],
+            header: [
+              'run',
+              'device',
+              'read GiB',
+              'written GiB',
+              'mean util %',
+              'mean queue depth',
+              'max in flight',
+              'read await ms',
+              'write await ms',
+            ],
             rows: summaryRows,
           },
         ];
@@ -344,18 +366,23 @@ function deviceSection(runs: readonly LoadedRun[]): Section {
     const t = r.doc.kvcache_bench.device_telemetry;
     const who = runs.length === 1 ? 'this file' : r.label;
     if (t === undefined) return [`Device telemetry: not recorded in ${who}.`];
-    if (t === null) return [`Device telemetry: not available for ${who} (the cache directory's block device could not be resolved; see its warnings).`];
+    if (t === null)
+      return [`Device telemetry: not available for ${who} (the cache directory's block device could not be resolved; see its warnings).`];
     return [];
   });
   return { id: 'device', title: 'Device telemetry', charts, tables, notes };
 }
 
 function autoscalingSection(runs: readonly LoadedRun[]): Section {
-  const timeline = (y: (p: ReportRun['throughput_timeline'][number]) => number): Member['pick'] =>
-    (doc) => (doc.throughput_timeline.length === 0 ? undefined : { x: doc.throughput_timeline.map((p) => p.timestamp), y: doc.throughput_timeline.map(y) });
+  const timeline =
+    (y: (p: ReportRun['throughput_timeline'][number]) => number): Member['pick'] =>
+    (doc) =>
+      doc.throughput_timeline.length === 0
+        ? undefined
+        : { x: doc.throughput_timeline.map((p) => p.timestamp), y: doc.throughput_timeline.map(y) };
   const charts = compact([
     makeChart(
-      { id: 'autoscale-throughput', title: "Autoscaler samples: throughput (tokens/s)", xKind: 'seconds', yLabel: 'tok/s' },
+      { id: 'autoscale-throughput', title: 'Autoscaler samples: throughput (tokens/s)', xKind: 'seconds', yLabel: 'tok/s' },
       seriesOf(runs, [{ label: 'tokens/s', pick: timeline((p) => p.throughput_tokens_per_sec) }]),
     ),
     makeChart(
@@ -376,12 +403,27 @@ function autoscalingSection(runs: readonly LoadedRun[]): Section {
       e.throughput_tokens_per_sec.toFixed(0),
     ]),
   );
-  const header = [...(runs.length > 1 ? ['run'] : []), 't (s)', 'mode', 'action', 'users', 'saturation', 'read p95 ms', 'write p95 ms', 'tok/s'];
+  const header = [
+    ...(runs.length > 1 ? ['run'] : []),
+    't (s)',
+    'mode',
+    'action',
+    'users',
+    'saturation',
+    'read p95 ms',
+    'write p95 ms',
+    'tok/s',
+  ];
   const summaries = runs.flatMap((r) => {
     const s = r.doc.summary.autoscaling_summary;
     if (s === null) return [];
-    const peak = s.peak_user_count === undefined ? '' : `; peak ${s.peak_user_count} users at ${(s.peak_throughput_tokens_per_sec ?? 0).toFixed(0)} tok/s`;
-    return [`${runs.length > 1 ? `${r.label}: ` : ''}${s.initial_users} → ${s.final_users} users, ${s.total_scale_events} scale events${peak}.`];
+    const peak =
+      s.peak_user_count === undefined
+        ? ''
+        : `; peak ${s.peak_user_count} users at ${(s.peak_throughput_tokens_per_sec ?? 0).toFixed(0)} tok/s`;
+    return [
+      `${runs.length > 1 ? `${r.label}: ` : ''}${s.initial_users} → ${s.final_users} users, ${s.total_scale_events} scale events${peak}.`,
+    ];
   });
   const anyAutoscaling = runs.some((r) => r.doc.summary.autoscaling_summary !== null);
   return {
@@ -411,7 +453,17 @@ function qosSection(runs: readonly LoadedRun[]): Section {
       ];
     }),
   );
-  const header = [...(runs.length > 1 ? ['run'] : []), 'class', 'requests', 'p50 ms', 'p95 ms', 'p99 ms', 'target p95 ms', 'compliance', 'SLA'];
+  const header = [
+    ...(runs.length > 1 ? ['run'] : []),
+    'class',
+    'requests',
+    'p50 ms',
+    'p95 ms',
+    'p99 ms',
+    'target p95 ms',
+    'compliance',
+    'SLA',
+  ];
   return {
     id: 'qos',
     title: 'QoS per class (end-to-end latency)',
@@ -421,13 +473,28 @@ function qosSection(runs: readonly LoadedRun[]): Section {
   };
 }
 
-const show = (v: unknown): string => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v as string | number | boolean));
+/** A setting's value as table text: JSON for lists and objects, '—' for none. */
+function show(v: unknown): string {
+  if (v === null || v === undefined) return '—';
+  if (typeof v === 'string') return v;
+  return JSON.stringify(v);
+}
 
 /** Key/value rows with one column per run. */
-function keyValueTable(id: string, title: string, runs: readonly LoadedRun[], values: (doc: ReportRun) => Record<string, unknown>): TableSpec {
+function keyValueTable(
+  id: string,
+  title: string,
+  runs: readonly LoadedRun[],
+  values: (doc: ReportRun) => Record<string, unknown>,
+): TableSpec {
   const perRun = runs.map((r) => values(r.doc));
   const keys = [...new Set(perRun.flatMap((v) => Object.keys(v)))];
-  return { id, title, header: ['setting', ...runs.map((r, i) => (runs.length > 1 ? `#${i + 1} ${r.label}` : r.label))], rows: keys.map((k) => [k, ...perRun.map((v) => show(v[k]))]) };
+  return {
+    id,
+    title,
+    header: ['setting', ...runs.map((r, i) => (runs.length > 1 ? `#${i + 1} ${r.label}` : r.label))],
+    rows: keys.map((k) => [k, ...perRun.map((v) => show(v[k]))]),
+  };
 }
 
 /** The rows of a key/value table whose values differ between runs (what a comparison is about). */
@@ -455,7 +522,12 @@ function parametersSection(runs: readonly LoadedRun[]): Section {
       seed: d.seed,
     };
   };
-  const flags = keyValueTable('effective-config', 'Effective flags (kvcache_bench.effective_config.args)', runs, (d) => d.kvcache_bench.effective_config.args);
+  const flags = keyValueTable(
+    'effective-config',
+    'Effective flags (kvcache_bench.effective_config.args)',
+    runs,
+    (d) => d.kvcache_bench.effective_config.args,
+  );
   const differing = runs.length > 1 ? [differingRows(flags, 'differing-flags', 'Flags that differ between the runs')] : [];
   return {
     id: 'parameters',

@@ -8,11 +8,12 @@ export const PAGE_SCRIPT = String.raw`
   'use strict';
   var island = document.getElementById('report-data');
   var data = JSON.parse(island.textContent);
-  // Nines → percentile text: 1 → "90", 2 → "99", 2.5 → "99.68", 3 → "99.9".
+  // Nines → percentile text: 1 → "90%", 2 → "99%", 3 → "99.9%"; between whole nines one more
+  // decimal than the nines begun (1.78 → "98.3%", 2.45 → "99.65%", 3.39 → "99.959%").
   function pctOfNines(v) {
     var p = 100 * (1 - Math.pow(10, -v));
-    var digits = Math.max(0, Math.ceil(v) - 2);
-    if (Math.abs(v - Math.round(v)) > 1e-9) digits += 2;
+    var whole = Math.abs(v - Math.round(v)) < 1e-9;
+    var digits = whole ? Math.max(0, Math.round(v) - 2) : Math.max(1, Math.ceil(v) - 1);
     return p.toFixed(Math.min(digits, 6)) + '%';
   }
   function fmt(v, digits) {

@@ -142,9 +142,11 @@ export function parseRunText(text: string, name: string): ReportRun {
     throw new ReportInputError(`${name}: not JSON (${e instanceof Error ? e.message : String(e)}); expected a kv-cache results file`);
   }
   const expected = 'expected the results JSON of a kv-cache run (--output)';
-  if (typeof raw === 'object' && raw !== null && 'replay' in raw) throw new ReportInputError(`${name}: a kv-cache replay results file; ${expected}`);
+  if (typeof raw === 'object' && raw !== null && 'replay' in raw)
+    throw new ReportInputError(`${name}: a kv-cache replay results file; ${expected}`);
   const tool = z.object({ kvcache_bench: z.object({ tool: z.literal('kvcache-bench'), schema_version: z.string() }) }).safeParse(raw);
-  if (!tool.success) throw new ReportInputError(`${name}: not a kv-cache results file (no kvcache_bench.tool / schema_version); ${expected}`);
+  if (!tool.success)
+    throw new ReportInputError(`${name}: not a kv-cache results file (no kvcache_bench.tool / schema_version); ${expected}`);
   const versionProblem = schemaVersionProblem(tool.data.kvcache_bench.schema_version);
   if (versionProblem !== undefined) throw new ReportInputError(`${name}: ${versionProblem}`);
   const parsed = ReportRunSchema.safeParse(raw);

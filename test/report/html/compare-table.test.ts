@@ -8,7 +8,13 @@ import { fixtureDoc, loaded } from './docs.js';
 function trials(cv: number): TrialsJson {
   const stat = { n: 3, median: 1, min: 0.9, max: 1.1, mean: 1, cv };
   const names = ['storage_bytes_per_sec', 'storage_read_bytes_per_sec', 'storage_write_bytes_per_sec', 'requests_per_second'];
-  const more = ['avg_throughput_tokens_per_sec', 'storage_read_device_p95_ms', 'storage_write_device_p95_ms', 'end_to_end_p95_ms', 'cache_hit_rate'];
+  const more = [
+    'avg_throughput_tokens_per_sec',
+    'storage_read_device_p95_ms',
+    'storage_write_device_p95_ms',
+    'end_to_end_p95_ms',
+    'cache_hit_rate',
+  ];
   return {
     requested: 3,
     completed: 3,
@@ -66,7 +72,10 @@ test('compareFigures: ratios against the first run, noise from the trials CVs', 
 });
 
 test('compare table: values, ratios, validity and the significance legend, without trials', () => {
-  const text = formatCompareTable([loaded(variant(0.4), 'a.json', 'a.json (direct, 4 users)'), loaded(variant(0.5), 'b.json', 'b.json (direct, 4 users)')]);
+  const text = formatCompareTable([
+    loaded(variant(0.4), 'a.json', 'a.json (direct, 4 users)'),
+    loaded(variant(0.5), 'b.json', 'b.json (direct, 4 users)'),
+  ]);
   const lines = text.split('\n');
   assert.deepEqual(lines.slice(0, 4), ['Runs:', '  #1  a.json (direct, 4 users)  a.json', '  #2  b.json (direct, 4 users)  b.json', '']);
   assert.equal(lines[4], 'Figure                     Unit   #1         #2         #2 ÷ #1');

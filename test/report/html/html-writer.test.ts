@@ -29,7 +29,9 @@ test('headline first: the NOT VALID verdict with its reasons, then the figures w
   const html = reportHtml([loaded(doc, 'a.json', 'a.json (direct, 4 users)')], AT, '9.9.9');
   const verdict = html.indexOf('id="validity-0"');
   assert.ok(verdict > 0 && verdict < html.indexOf('id="section-throughput"'));
-  assert.ok(html.includes('<div class="verdict not-valid" id="validity-0" data-valid="false">NOT VALID: run_too_short, too_few_samples</div>'));
+  assert.ok(
+    html.includes('<div class="verdict not-valid" id="validity-0" data-valid="false">NOT VALID: run_too_short, too_few_samples</div>'),
+  );
   assert.ok(html.includes('<li class="reason"><b>run_too_short</b>: only 15 whole-entry storage transfers completed'));
   assert.ok(
     html.includes(

@@ -24,7 +24,7 @@ test('a file without the per-second series: histogram charts only, and each miss
   assert.deepEqual(section(m, 'throughput').notes, ['Per-second timeline: not recorded in this file.']);
   assert.deepEqual(section(m, 'device').notes, ['Device telemetry: not recorded in this file.']);
   assert.deepEqual(section(m, 'autoscaling').notes, ['Autoscaling: not enabled in this run (--enable-autoscaling).']);
-  const read = section(m, 'distributions').charts[0]!;
+  const read = section(m, 'distributions').charts[0];
   assert.deepEqual(
     read.series.map((s) => s.label),
     ['total', 'device (in read calls)', 'host (in the tool)'],
@@ -74,7 +74,7 @@ test('a file with the series: bandwidth per tier is bytes ÷ 2^20 ÷ the interva
     ['read', 'write'],
   );
   // Latency over time: the tool's percentiles and the device's await, in one chart.
-  const lat = section(m, 'latency-time').charts[0]!;
+  const lat = section(m, 'latency-time').charts[0];
   assert.deepEqual(
     lat.series.map((s) => s.label),
     ['p50', 'p95', 'p99', 'device await (mean per block request)'],
@@ -103,7 +103,7 @@ test('several runs: one colour per run, members told apart by dash, runs named i
   const b = loaded(fixtureDoc(), 'b.json', 'b.json (buffered, 16 users)');
   const m = buildReportModel([a, b]);
   assert.equal(m.title, 'kvcache-bench comparison of 2 runs');
-  const read = section(m, 'distributions').charts[0]!;
+  const read = section(m, 'distributions').charts[0];
   assert.deepEqual(
     read.series.map((s) => [s.label, s.color, s.dash ?? null]),
     [
@@ -124,7 +124,10 @@ test('several runs: one colour per run, members told apart by dash, runs named i
 
 test('comparison: the flags that differ between the runs get their own table', () => {
   const b = fixtureDoc();
-  const d16 = { ...b, kvcache_bench: { ...b.kvcache_bench, effective_config: { ...b.kvcache_bench.effective_config, args: { num_users: 16, seed: 42 } } } };
+  const d16 = {
+    ...b,
+    kvcache_bench: { ...b.kvcache_bench, effective_config: { ...b.kvcache_bench.effective_config, args: { num_users: 16, seed: 42 } } },
+  };
   const m = buildReportModel([loaded(fixtureDoc(), 'a.json'), loaded(d16, 'b.json')]);
   const differing = section(m, 'parameters').tables.find((t) => t.id === 'differing-flags');
   assert.deepEqual(differing?.rows, [['num_users', '4', '16']]);

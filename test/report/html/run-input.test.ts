@@ -28,7 +28,10 @@ test('schema versions: same major up to ours are read; newer or another major ar
     schemaVersionProblem('2.1.1', '2.1.0'),
     'schema_version 2.1.1 is newer than this kvcache-bench knows; this kvcache-bench reads schema 2.x up to 2.1.0 (update kvcache-bench to read it)',
   );
-  assert.equal(schemaVersionProblem('1.4.0', '2.1.0'), 'schema_version 1.4.0 has another major version; this kvcache-bench reads schema 2.x up to 2.1.0');
+  assert.equal(
+    schemaVersionProblem('1.4.0', '2.1.0'),
+    'schema_version 1.4.0 has another major version; this kvcache-bench reads schema 2.x up to 2.1.0',
+  );
   assert.equal(schemaVersionProblem('two', '2.1.0'), "schema_version 'two' is not a version (expected MAJOR.MINOR.PATCH)");
 });
 
@@ -63,10 +66,16 @@ test('bad input: one message naming the file, the problem and what is expected',
   );
   const future = fixtureDoc() as unknown as { kvcache_bench: { schema_version: string } };
   future.kvcache_bench.schema_version = '99.0.0';
-  assert.equal(problemOf(JSON.stringify(future)), `x.json: schema_version 99.0.0 has another major version; this kvcache-bench reads schema 2.x up to ${SCHEMA_VERSION}`);
+  assert.equal(
+    problemOf(JSON.stringify(future)),
+    `x.json: schema_version 99.0.0 has another major version; this kvcache-bench reads schema 2.x up to ${SCHEMA_VERSION}`,
+  );
   const broken = fixtureDoc() as unknown as { summary: { requests_per_second: unknown } };
   broken.summary.requests_per_second = 'fast';
-  assert.equal(problemOf(JSON.stringify(broken)), 'x.json: not a valid kv-cache run results file: summary.requests_per_second: Invalid input: expected number, received string');
+  assert.equal(
+    problemOf(JSON.stringify(broken)),
+    'x.json: not a valid kv-cache run results file: summary.requests_per_second: Invalid input: expected number, received string',
+  );
 });
 
 test('loadRuns reports every bad file at once and labels runs by file name, I/O mode and users', async () => {
@@ -87,6 +96,6 @@ test('loadRuns reports every bad file at once and labels runs by file name, I/O 
       runs.map((r) => r.label),
       ['#1 good.json (direct, 4 users)', '#2 good.json (direct, 4 users)'],
     );
-    assert.equal(runLabel('/x/y/a.json', runs[0]!.doc), 'a.json (direct, 4 users)');
+    assert.equal(runLabel('/x/y/a.json', runs[0].doc), 'a.json (direct, 4 users)');
   });
 });

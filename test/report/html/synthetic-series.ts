@@ -46,7 +46,7 @@ export function syntheticTimeline(o: SyntheticOptions): Timeline {
       in_flight_ops: 8 + Math.round(4 * wobble(i, 8)),
       queue_wait_ms_p95: i === 0 ? null : 3 + wobble(i, 9),
       evictions: full ? Math.round(12 * duration) : 0,
-      tiers: Object.fromEntries(tiers.map((t) => [t, tierEntry(t, t === 'storage' ? 1 : 2)])) as TimelinePoint['tiers'],
+      tiers: Object.fromEntries(tiers.map((t) => [t, tierEntry(t, t === 'storage' ? 1 : 2)])),
       storage_read_latency_ms: quiet
         ? { count: 0, p50: null, p95: null, p99: null, max: null }
         : { count: readOps, p50, p95: p50 * 2.2, p99: p50 * 3.1, max: p50 * 4 },
