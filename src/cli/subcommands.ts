@@ -1,9 +1,7 @@
 // The subcommands of `kv-cache` besides a run: one row each. `dispatch` (main.ts) routes by the first
 // argument and `--help` lists them, so a new subcommand is one row here plus its own module.
 import type { SignalGuard } from './signals.js';
-import { compareMain } from './compare.js';
 import { replayMain } from './replay.js';
-import { reportMain } from './report.js';
 import { schemaMain } from './schema.js';
 
 /** What a subcommand gets: its own arguments (the subcommand's name removed) and the process context. */
@@ -39,13 +37,14 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
     name: 'report',
     usage: 'kv-cache report RESULTS.json… [-o FILE]',
     summary: 'Writes a self-contained HTML report of one run or several overlaid',
-    main: (argv, ctx) => reportMain(argv, ctx.version),
+    // Loaded on use: a run's start-up (before its signal handlers are installed) does not pay for the report code.
+    main: async (argv, ctx) => (await import('./report.js')).reportMain(argv, ctx.version),
   },
   {
     name: 'compare',
     usage: 'kv-cache compare A.json B.json… [--html FILE]',
     summary: 'Prints headline figures of runs side by side with ratios and their significance',
-    main: (argv, ctx) => compareMain(argv, ctx.version),
+    main: async (argv, ctx) => (await import('./compare.js')).compareMain(argv, ctx.version),
   },
 ];
 
