@@ -27,10 +27,12 @@ export const PAGE_SCRIPT = String.raw`
     return out;
   }
   // Linear axes start at zero: a bandwidth dip from 800 to 700 MiB/s must not look like a collapse.
+  // A little room below zero so that a series of zeros (no evictions yet) is drawn whole, not
+  // half-clipped along the plot's edge.
   function fromZero(u, min, max) {
     var lo = Math.min(0, min);
     var hi = max > lo ? max : lo + 1;
-    return [lo, hi + (hi - lo) * 0.05];
+    return [lo - (hi - lo) * 0.02, hi + (hi - lo) * 0.05];
   }
   function draw(spec) {
     var el = document.getElementById('chart-' + spec.id);

@@ -1,20 +1,22 @@
 // The HTML report in a real browser (Debian's Chromium, headless, network cut off): a report of a real
 // short run and a comparison of two real runs open without console or page errors and without any
-// non-file request, every chart the page declares is drawn with data (its canvas shows the first
-// series' colour), the headline numbers on the page equal the results JSON's, and a screenshot of each
+// non-file request, every chart the page declares is drawn with data (its canvas shows its series'
+// colours), the headline numbers on the page equal the results JSON's, and a screenshot of each
 // is written to dist/test-output/. Charts that must exist for any real run: the storage read and write
 // latency distributions (from the histograms every results file has); per-second charts are checked
 // whenever the file has the timeline.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
+import { reportHtml } from '../../../src/report/html/build-report.js';
 import type { ResultsDocument } from '../../../src/report/results-schema.js';
 import { inTempDir, runCli, smallWorkloadArgs } from '../../e2e/run-cli.js';
 import { readValidResults } from '../validate-results.js';
 import { chromiumMissing, launchChromium } from '../../util/chromium.js';
 import type { OpenedPage } from '../../util/chromium.js';
+import { fixtureDocWithSeries, loaded } from './docs.js';
 
 const OUTPUT_DIR = fileURLToPath(new URL('../../../test-output/', import.meta.url)); // dist/test-output
 const ALWAYS = ['dist-storage-read', 'dist-storage-write'];
@@ -24,8 +26,8 @@ interface DrawnChart {
   drawn: string | null;
   points: number;
   series: number;
-  /** Canvas pixels close to the first series' colour. */
-  firstColourPixels: number;
+  /** Canvas pixels close to one of the series' colours (series can overlap: all-zero evictions). */
+  seriesPixels: number;
 }
 
 // Page-side code as source text: it runs in the browser (the test build has no DOM types).
@@ -35,16 +37,15 @@ const DRAWN_CHARTS = String.raw`(() => {
   return [...document.querySelectorAll('.chart')].map((el) => {
     const id = el.dataset.chart || '';
     const spec = specs.find((s) => s.id === id);
-    const colour = spec && spec.series[0] ? spec.series[0].color : '#000000';
-    const [r, g, b] = [1, 3, 5].map((i) => parseInt(colour.slice(i, i + 2), 16));
+    const colours = (spec ? spec.series : []).map((s) => [1, 3, 5].map((i) => parseInt(s.color.slice(i, i + 2), 16)));
     const canvas = el.querySelector('canvas');
-    let firstColourPixels = 0;
+    let seriesPixels = 0;
     if (canvas) {
       const px = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
       for (let i = 0; i < px.length; i += 4)
-        if (Math.abs(px[i] - r) < 40 && Math.abs(px[i + 1] - g) < 40 && Math.abs(px[i + 2] - b) < 40 && px[i + 3] > 128) firstColourPixels++;
+        if (px[i + 3] > 128 && colours.some(([r, g, b]) => Math.abs(px[i] - r) < 40 && Math.abs(px[i + 1] - g) < 40 && Math.abs(px[i + 2] - b) < 40)) seriesPixels++;
     }
-    return { id, drawn: el.getAttribute('data-drawn'), points: Number(el.dataset.points || 0), series: Number(el.dataset.series || 0), firstColourPixels };
+    return { id, drawn: el.getAttribute('data-drawn'), points: Number(el.dataset.points || 0), series: Number(el.dataset.series || 0), seriesPixels };
   });
 })()`;
 
@@ -61,7 +62,7 @@ async function assertChartsDrawn(p: OpenedPage, docs: readonly ResultsDocument[]
   for (const c of charts) {
     assert.equal(c.drawn, 'true', `${c.id} drawn`);
     assert.ok(c.points > 0 && c.series > 0, `${c.id} has data (${c.points} points, ${c.series} series)`);
-    assert.ok(c.firstColourPixels > 20, `${c.id}: canvas shows its first series (${c.firstColourPixels} pixels)`);
+    assert.ok(c.seriesPixels > 20, `${c.id}: canvas shows its series (${c.seriesPixels} pixels in their colours)`);
   }
   const ids = charts.map((c) => c.id);
   for (const id of ALWAYS) assert.ok(ids.includes(id), `${id} present`);
@@ -143,4 +144,42 @@ test('HTML report of a real run and of a two-run comparison, in Chromium', { ski
       await browser.close();
     }
   }),
+);
+
+test(
+  'HTML report of files with the per-second series (contract-exact, made up), in Chromium: every per-second chart drawn',
+  { skip, timeout: 120_000 },
+  () =>
+    inTempDir(async (dir) => {
+      const withDevice = fixtureDocWithSeries({ seconds: 30, lastDurationSec: 0.4, tiers: ['gpu', 'cpu', 'storage'] });
+      const quiet = fixtureDocWithSeries({ seconds: 20 }, false);
+      for (const p of quiet.kvcache_bench.timeline.points) {
+        p.evictions = 0; // all-zero series overlap: each chart must still show its lines
+        for (const t of Object.values(p.tiers)) t.evictions = 0;
+      }
+      const html = reportHtml([loaded(withDevice, 'a.json'), loaded(quiet, 'b.json')], new Date(), 'test');
+      const path = join(dir, 'series.html');
+      writeFileSync(path, html);
+      const browser = await launchChromium();
+      try {
+        const page = await browser.open(path);
+        assert.deepEqual(page.errors, []);
+        assert.deepEqual(page.external, []);
+        const ids = await assertChartsDrawn(page, [withDevice, quiet]);
+        for (const id of [
+          'bandwidth-gpu',
+          'iops-storage',
+          'latency-write',
+          'occupancy',
+          'evictions',
+          'device-utilization',
+          'device-request-size',
+        ])
+          assert.ok(ids.includes(id), id);
+        await assertHeadline(page, withDevice, 0);
+        await page.page.screenshot({ path: join(OUTPUT_DIR, 'report-series.png'), fullPage: true });
+      } finally {
+        await browser.close();
+      }
+    }),
 );

@@ -6,7 +6,7 @@ import { parseRunText } from '../../../src/report/html/run-input.js';
 import type { LoadedRun } from '../../../src/report/html/run-input.js';
 import { runResultFixture } from '../fixtures.js';
 import { withSyntheticSeries } from './synthetic-series.js';
-import type { SyntheticOptions } from './synthetic-series.js';
+import type { SyntheticOptions, WithSeries } from './synthetic-series.js';
 
 /** The fixture run as a results file's JSON (parsed back, so it holds only what a file can). */
 export function fixtureDoc(): ResultsDocument {
@@ -14,7 +14,7 @@ export function fixtureDoc(): ResultsDocument {
 }
 
 /** The fixture run with a timeline (and device telemetry unless `device` is false). */
-export function fixtureDocWithSeries(o: SyntheticOptions, device = true): ResultsDocument {
+export function fixtureDocWithSeries(o: SyntheticOptions, device = true): ResultsDocument & WithSeries {
   return withSyntheticSeries(fixtureDoc(), o, device);
 }
 

@@ -97,8 +97,13 @@ export function syntheticDeviceTelemetry(o: SyntheticOptions): DeviceTelemetry {
   };
 }
 
+/** What the synthetic blocks add to a document's kvcache_bench. */
+export interface WithSeries {
+  readonly kvcache_bench: { timeline: Timeline; device_telemetry: DeviceTelemetry | null };
+}
+
 /** A copy of a results document (plain JSON) with the two blocks added under kvcache_bench. */
-export function withSyntheticSeries<T extends { kvcache_bench: object }>(doc: T, o: SyntheticOptions, device = true): T {
+export function withSyntheticSeries<T extends { kvcache_bench: object }>(doc: T, o: SyntheticOptions, device = true): T & WithSeries {
   return {
     ...doc,
     kvcache_bench: { ...doc.kvcache_bench, timeline: syntheticTimeline(o), device_telemetry: device ? syntheticDeviceTelemetry(o) : null },
