@@ -1,0 +1,107 @@
+// Headline figures of several runs side by side with ratios against the first run, and whether each
+// difference is larger than the runs' own noise. The noise of a figure is its coefficient of variation
+// over the run's trials (`--trials`); a difference is called significant only when both runs have
+// trials and |ratio − 1| exceeds twice the combined CV √(cv₁² + cv₂²). The CVs are per trial (not of
+// the median), which makes the test conservative. Without trials in both runs nothing is claimed.
+import { formatFigure, HEADLINE_FIGURES, trialCv, validityText } from './headline.js';
+import type { HeadlineFigure } from './headline.js';
+import type { LoadedRun } from './run-input.js';
+
+/** significant: beyond 2 × the combined CV; ns: within it; unknown: a run lacks trials (or the figure has no trial statistic). */
+export type Significance = 'significant' | 'ns' | 'unknown';
+
+export interface ComparedValue {
+  readonly value: number | null;
+  /** value ÷ the first run's value; null when either is missing or the first is 0. Always null for the first run. */
+  readonly ratio: number | null;
+  readonly significance: Significance;
+  /** The combined CV the difference was judged against, when known. */
+  readonly noiseCv: number | null;
+}
+
+export interface ComparedFigure {
+  readonly figure: HeadlineFigure;
+  readonly values: readonly ComparedValue[];
+}
+
+/** How many combined CVs a difference must exceed to count as significant. */
+export const SIGNIFICANCE_CVS = 2;
+
+export function judge(
+  ratio: number | null,
+  cvBase: number | undefined,
+  cvOther: number | undefined,
+): Pick<ComparedValue, 'significance' | 'noiseCv'> {
+  if (ratio === null || cvBase === undefined || cvOther === undefined) return { significance: 'unknown', noiseCv: null };
+  const noiseCv = Math.sqrt(cvBase * cvBase + cvOther * cvOther);
+  return { significance: Math.abs(ratio - 1) > SIGNIFICANCE_CVS * noiseCv ? 'significant' : 'ns', noiseCv };
+}
+
+export function compareFigures(runs: readonly LoadedRun[]): ComparedFigure[] {
+  const base = runs[0];
+  return HEADLINE_FIGURES.map((figure) => {
+    const baseValue = base === undefined ? null : figure.value(base.doc);
+    const values = runs.map((run, i): ComparedValue => {
+      const value = figure.value(run.doc);
+      if (i === 0) return { value, ratio: null, significance: 'unknown', noiseCv: null };
+      const ratio = value === null || baseValue === null || baseValue === 0 ? null : value / baseValue;
+      return { value, ratio, ...judge(ratio, base === undefined ? undefined : trialCv(base.doc, figure), trialCv(run.doc, figure)) };
+    });
+    return { figure, values };
+  });
+}
+
+/** "×1.23", "×0.84 n.s.", "×1.02 ?" (ratio, then what is known of its significance). */
+export function ratioText(v: ComparedValue): string {
+  if (v.ratio === null) return '';
+  const mark = v.significance === 'ns' ? ' n.s.' : v.significance === 'unknown' ? ' ?' : '';
+  return `×${v.ratio.toFixed(2)}${mark}`;
+}
+
+function table(rows: ReadonlyArray<readonly string[]>): string[] {
+  const widths = rows[0]?.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length))) ?? [];
+  return rows.map((r) =>
+    r
+      .map((cell, c) => cell.padEnd(widths[c] ?? 0))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+/** The console table of `kv-cache compare`. */
+export function formatCompareTable(runs: readonly LoadedRun[]): string {
+  const compared = compareFigures(runs);
+  const header = [
+    'Figure',
+    'Unit',
+    ...runs.map((_, i) => (i === 0 ? '#1' : `#${i + 1}`)),
+    ...runs.slice(1).map((_, i) => `#${i + 2} ÷ #1`),
+  ];
+  const rows = compared.map(({ figure, values }) => [
+    figure.label,
+    figure.unit,
+    ...values.map((v) => formatFigure(v.value, figure.digits)),
+    ...values.slice(1).map(ratioText),
+  ]);
+  const validity = [
+    'Validity',
+    '',
+    ...runs.map((r) => (r.doc.kvcache_bench.validity.valid ? 'VALID' : 'NOT VALID')),
+    ...runs.slice(1).map(() => ''),
+  ];
+  const withTrials = runs.filter((r) => r.doc.kvcache_bench.trials !== undefined).length;
+  const lines = [
+    'Runs:',
+    ...runs.map((r, i) => `  #${i + 1}  ${r.label}  ${r.path}`),
+    '',
+    ...table([header, ...rows, validity]),
+    '',
+    ...runs.filter((r) => !r.doc.kvcache_bench.validity.valid).map((r) => `#${runs.indexOf(r) + 1} ${validityText(r.doc)}`),
+    `Ratios: value ÷ #1's. n.s. = not significant: the difference is within ${SIGNIFICANCE_CVS} × √(cv₁² + cv₂²), the runs' own`,
+    'trial-to-trial coefficients of variation (kvcache_bench.trials). ? = significance unknown:',
+    withTrials === runs.length
+      ? '  the figure has no trial statistic (device bytes, read p99).'
+      : `  ${runs.length - withTrials} of ${runs.length} runs have no trials (run with --trials 3 or more to measure their noise).`,
+  ];
+  return `${lines.join('\n')}\n`;
+}

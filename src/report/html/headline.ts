@@ -1,0 +1,125 @@
+// The headline figures of a run, shared by the HTML report's first section and `kv-cache compare`:
+// one row each, with where the value comes from in the results file, its unit, and the trial figure
+// (`kvcache_bench.trials.stats`) whose coefficient of variation is the run's own noise for it.
+import { GiB } from '../../util/units.js';
+import type { TrialFiguresJson } from '../results-schema.js';
+import type { ReportRun } from './run-input.js';
+
+export interface HeadlineFigure {
+  /** Stable id: the HTML report's data-figure attribute and the compare table's row key. */
+  readonly key: string;
+  readonly label: string;
+  readonly unit: string;
+  /** Where the value comes from in the results file (shown in the README and the report). */
+  readonly source: string;
+  readonly digits: number;
+  /** The run's value; null when the run has none (e.g. no storage reads, no device counters). */
+  readonly value: (doc: ReportRun) => number | null;
+  /** The trial figure measuring the same thing (its CV is the noise), when trials record one. */
+  readonly trialFigure?: keyof TrialFiguresJson;
+}
+
+/** A latency percentile is null when its histogram has no sample (the results file then holds 0). */
+const ifSampled =
+  (histogram: string, pick: (doc: ReportRun) => number) =>
+  (doc: ReportRun): number | null =>
+    (doc.kvcache_bench.latency_histograms[histogram]?.count ?? 0) > 0 ? pick(doc) : null;
+
+export const HEADLINE_FIGURES: readonly HeadlineFigure[] = [
+  {
+    key: 'storage_read_gib_per_sec',
+    label: 'Storage read',
+    unit: 'GiB/s',
+    source: 'kvcache_bench.storage_bytes.read_gib_per_sec',
+    digits: 3,
+    value: (d) => d.kvcache_bench.storage_bytes.read_gib_per_sec,
+    trialFigure: 'storage_read_bytes_per_sec',
+  },
+  {
+    key: 'storage_write_gib_per_sec',
+    label: 'Storage write',
+    unit: 'GiB/s',
+    source: 'kvcache_bench.storage_bytes.write_gib_per_sec',
+    digits: 3,
+    value: (d) => d.kvcache_bench.storage_bytes.write_gib_per_sec,
+    trialFigure: 'storage_write_bytes_per_sec',
+  },
+  {
+    key: 'storage_read_device_p95_ms',
+    label: 'Storage read p95 (device)',
+    unit: 'ms',
+    source: 'summary.cache_stats.storage_read_device_p95_ms',
+    digits: 3,
+    value: ifSampled('storage_read_device', (d) => d.summary.cache_stats.storage_read_device_p95_ms),
+    trialFigure: 'storage_read_device_p95_ms',
+  },
+  {
+    key: 'storage_read_device_p99_ms',
+    label: 'Storage read p99 (device)',
+    unit: 'ms',
+    source: 'summary.cache_stats.storage_read_device_p99_ms',
+    digits: 3,
+    value: ifSampled('storage_read_device', (d) => d.summary.cache_stats.storage_read_device_p99_ms),
+  },
+  {
+    key: 'requests_per_second',
+    label: 'Requests',
+    unit: 'req/s',
+    source: 'summary.requests_per_second',
+    digits: 2,
+    value: (d) => d.summary.requests_per_second,
+    trialFigure: 'requests_per_second',
+  },
+  {
+    key: 'tokens_per_second',
+    label: 'Tokens',
+    unit: 'tok/s',
+    source: 'summary.avg_throughput_tokens_per_sec',
+    digits: 1,
+    value: (d) => d.summary.avg_throughput_tokens_per_sec,
+    trialFigure: 'avg_throughput_tokens_per_sec',
+  },
+  {
+    key: 'cache_hit_rate',
+    label: 'Cache hit rate',
+    unit: '%',
+    source: 'summary.cache_stats.cache_hit_rate × 100',
+    digits: 1,
+    value: (d) => d.summary.cache_stats.cache_hit_rate * 100,
+    trialFigure: 'cache_hit_rate',
+  },
+  {
+    key: 'device_read_gib',
+    label: 'Device read',
+    unit: 'GiB',
+    source: 'kvcache_bench.device_io.read_bytes ÷ 2^30',
+    digits: 3,
+    value: (d) => (d.kvcache_bench.device_io === null ? null : d.kvcache_bench.device_io.read_bytes / GiB),
+  },
+  {
+    key: 'device_written_gib',
+    label: 'Device written',
+    unit: 'GiB',
+    source: 'kvcache_bench.device_io.written_bytes ÷ 2^30',
+    digits: 3,
+    value: (d) => (d.kvcache_bench.device_io === null ? null : d.kvcache_bench.device_io.written_bytes / GiB),
+  },
+];
+
+/** A figure's value as shown: fixed digits with thousands separators; "n/a" without a value. */
+export function formatFigure(value: number | null, digits: number): string {
+  if (value === null || !Number.isFinite(value)) return 'n/a';
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+/** "VALID" or "NOT VALID: code, code". */
+export function validityText(doc: ReportRun): string {
+  const v = doc.kvcache_bench.validity;
+  return v.valid ? 'VALID' : `NOT VALID: ${v.reasons.map((r) => r.code).join(', ')}`;
+}
+
+/** The coefficient of variation of a figure over the run's trials, or undefined without trials (or n < 2). */
+export function trialCv(doc: ReportRun, figure: HeadlineFigure): number | undefined {
+  if (figure.trialFigure === undefined) return undefined;
+  return doc.kvcache_bench.trials?.stats[figure.trialFigure]?.cv ?? undefined;
+}

@@ -1,0 +1,191 @@
+// What `kv-cache report` and `kv-cache compare` read from a results file, checked on the way in. The
+// schema here is deliberately lenient (unknown keys are ignored, not rejected) and lists only the
+// fields the reports read: a results file of an older 2.x version (no timeline, no device telemetry)
+// or of this version with fields other engineers add must both load. Only a file from a newer schema
+// version than this build knows is refused, since its fields may mean something else.
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import * as z from 'zod';
+import { checkInputFile } from '../../util/input-file.js';
+import { EffectiveConfigSchema, LatencyBlockSchema, MachineSchema, SCHEMA_VERSION, TrialsSchema } from '../results-schema.js';
+import { DeviceTelemetrySchema, TimelineSchema } from './timeline-contract.js';
+
+/** Results files larger than this are refused before they are read (a 10-minute run's is ~1 MiB). */
+export const MAX_RESULTS_BYTES = 256 * 1024 * 1024;
+
+const num = z.number();
+const histogram = z.object({ encoded: z.string(), count: z.number().int().nonnegative(), sum_ms: z.number().nonnegative() });
+const qosClass = z.union([
+  z.object({ no_data: z.literal(true) }),
+  z.object({
+    total_requests: num,
+    latency_ms: z.object({ mean: num, p50: num, p95: num, p99: num, max: num }),
+    sla: z.object({ target_p95_ms: num, actual_p95_ms: num, compliance: num, met: z.boolean() }),
+    violations: num,
+  }),
+]);
+const scaleEvent = z.object({
+  timestamp: num,
+  mode: z.string(),
+  action: z.string(),
+  users: num,
+  saturation_level: num,
+  read_latency_p95_ms: num,
+  write_latency_p95_ms: num,
+  throughput_tokens_per_sec: num,
+});
+const finding = z.object({ code: z.string(), message: z.string() });
+
+/** The fields of a run's results document that the reports read. */
+export const ReportRunSchema = z.object({
+  seed: num,
+  throughput_timeline: z.array(z.object({ timestamp: num, throughput_tokens_per_sec: num, users: num })),
+  summary: z.object({
+    total_requests: num,
+    elapsed_time: num,
+    avg_throughput_tokens_per_sec: num,
+    requests_per_second: num,
+    end_to_end_latency_ms: LatencyBlockSchema,
+    storage_io_latency_ms: LatencyBlockSchema,
+    cache_stats: z.object({
+      cache_hit_rate: num,
+      storage_read_device_p95_ms: num,
+      storage_read_device_p99_ms: num,
+      storage_read_p95_ms: num,
+      storage_read_p99_ms: num,
+      storage_write_p95_ms: num,
+    }),
+    qos_metrics: z.record(z.string(), qosClass),
+    autoscaling_stats: z.array(scaleEvent),
+    autoscaling_summary: z
+      .object({
+        initial_users: num,
+        final_users: num,
+        total_scale_events: num,
+        peak_user_count: num.optional(),
+        peak_throughput_tokens_per_sec: num.optional(),
+      })
+      .nullable(),
+  }),
+  kvcache_bench: z.object({
+    tool: z.literal('kvcache-bench'),
+    version: z.string(),
+    schema_version: z.string(),
+    started_at: z.string(),
+    stop_reason: z.string(),
+    measured_window_sec: num,
+    nominal_duration_sec: num,
+    model: z.string(),
+    storage_bytes: z.object({ read_bytes: num, written_bytes: num, read_gib_per_sec: num, write_gib_per_sec: num }),
+    device_io: z.object({ device: z.string(), read_bytes: num, written_bytes: num, read_ops: num, write_ops: num }).nullable(),
+    storage_io_mode: z.string(),
+    storage_file_system: z.string(),
+    warnings: z.array(z.string()),
+    effective_config: EffectiveConfigSchema,
+    machine: MachineSchema,
+    latency_histograms: z.record(z.string(), histogram),
+    trials: TrialsSchema.optional(),
+    validity: z.object({ valid: z.boolean(), reasons: z.array(finding), warnings: z.array(finding) }),
+    // The per-second series (issue 15 item 1): absent from files written before they existed.
+    timeline: TimelineSchema.optional(),
+    device_telemetry: DeviceTelemetrySchema.nullable().optional(),
+  }),
+});
+export type ReportRun = z.output<typeof ReportRunSchema>;
+
+/** One results file as the reports see it. */
+export interface LoadedRun {
+  readonly path: string;
+  /** Short label for legends and table headers: file name + I/O mode / users. */
+  readonly label: string;
+  readonly doc: ReportRun;
+}
+
+/** A results file the reports cannot use; `message` names the file, the problem and what would be valid. */
+export class ReportInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ReportInputError';
+  }
+}
+
+function versionParts(v: string): [number, number, number] | undefined {
+  const m = /^(\d+)\.(\d+)\.(\d+)$/.exec(v);
+  return m === null ? undefined : [Number(m[1]), Number(m[2]), Number(m[3])];
+}
+
+/** Why a file's schema_version cannot be read by this build, or undefined when it can. */
+export function schemaVersionProblem(fileVersion: string, ours: string = SCHEMA_VERSION): string | undefined {
+  const theirs = versionParts(fileVersion);
+  const mine = versionParts(ours);
+  if (theirs === undefined || mine === undefined) return `schema_version '${fileVersion}' is not a version (expected MAJOR.MINOR.PATCH)`;
+  const valid = `this kvcache-bench reads schema ${mine[0]}.x up to ${ours}`;
+  if (theirs[0] !== mine[0]) return `schema_version ${fileVersion} has another major version; ${valid}`;
+  if (theirs[1] > mine[1] || (theirs[1] === mine[1] && theirs[2] > mine[2]))
+    return `schema_version ${fileVersion} is newer than this kvcache-bench knows; ${valid} (update kvcache-bench to read it)`;
+  return undefined;
+}
+
+/** The first few schema problems, as "field: problem". */
+function zodProblems(error: z.ZodError): string {
+  const issues = error.issues.slice(0, 5).map((i) => `${i.path.length > 0 ? i.path.join('.') : '(top level)'}: ${i.message}`);
+  const more = error.issues.length > 5 ? `; … and ${error.issues.length - 5} more` : '';
+  return issues.join('; ') + more;
+}
+
+/** Parses a results document's text; `name` is how the messages refer to it. */
+export function parseRunText(text: string, name: string): ReportRun {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new ReportInputError(`${name}: not JSON (${e instanceof Error ? e.message : String(e)}); expected a kv-cache results file`);
+  }
+  const expected = 'expected the results JSON of a kv-cache run (--output)';
+  if (typeof raw === 'object' && raw !== null && 'replay' in raw)
+    throw new ReportInputError(`${name}: a kv-cache replay results file; ${expected}`);
+  const tool = z.object({ kvcache_bench: z.object({ tool: z.literal('kvcache-bench'), schema_version: z.string() }) }).safeParse(raw);
+  if (!tool.success)
+    throw new ReportInputError(`${name}: not a kv-cache results file (no kvcache_bench.tool / schema_version); ${expected}`);
+  const versionProblem = schemaVersionProblem(tool.data.kvcache_bench.schema_version);
+  if (versionProblem !== undefined) throw new ReportInputError(`${name}: ${versionProblem}`);
+  const parsed = ReportRunSchema.safeParse(raw);
+  if (!parsed.success) throw new ReportInputError(`${name}: not a valid kv-cache run results file: ${zodProblems(parsed.error)}`);
+  return parsed.data;
+}
+
+/** "a.json (direct, 4 users)": what tells runs apart in a legend. */
+export function runLabel(path: string, doc: ReportRun): string {
+  const users = doc.kvcache_bench.effective_config.args.num_users;
+  const mode = doc.kvcache_bench.storage_io_mode;
+  return `${basename(path)} (${mode}${typeof users === 'number' ? `, ${users} users` : ''})`;
+}
+
+/** Reads and checks every file; all problems in one error (bad input: exit 2). */
+export function loadRuns(paths: readonly string[]): LoadedRun[] {
+  const problems: string[] = [];
+  const runs: LoadedRun[] = [];
+  for (const path of paths) {
+    const check = checkInputFile(path, { maxBytes: MAX_RESULTS_BYTES });
+    if (!check.ok) {
+      problems.push(`${path}: ${check.problem}`);
+      continue;
+    }
+    try {
+      const doc = parseRunText(readFileSync(path, 'utf8'), path);
+      runs.push({ path, label: runLabel(path, doc), doc });
+    } catch (e) {
+      if (e instanceof ReportInputError) problems.push(e.message);
+      else problems.push(`${path}: cannot be read (${e instanceof Error ? e.message : String(e)})`);
+    }
+  }
+  if (problems.length > 0) throw new ReportInputError(problems.join('\n'));
+  return disambiguate(runs);
+}
+
+/** Two runs with the same label (same file name in two directories) get their position as a prefix. */
+function disambiguate(runs: LoadedRun[]): LoadedRun[] {
+  const seen = new Map<string, number>();
+  for (const r of runs) seen.set(r.label, (seen.get(r.label) ?? 0) + 1);
+  return runs.map((r, i) => ((seen.get(r.label) ?? 0) > 1 ? { ...r, label: `#${i + 1} ${r.label}` } : r));
+}
