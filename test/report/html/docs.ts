@@ -9,8 +9,12 @@ import { withSyntheticSeries } from './synthetic-series.js';
 import type { SyntheticOptions, WithSeries } from './synthetic-series.js';
 
 /** The fixture run as a results file's JSON (parsed back, so it holds only what a file can). */
+/** The fixture run as a file of a version before the per-second series (no `timeline`, no `device_telemetry`). */
 export function fixtureDoc(): ResultsDocument {
-  return JSON.parse(JSON.stringify(buildResultsJson(runResultFixture()))) as ResultsDocument;
+  const doc = JSON.parse(JSON.stringify(buildResultsJson(runResultFixture()))) as ResultsDocument;
+  delete doc.kvcache_bench.timeline;
+  delete doc.kvcache_bench.device_telemetry;
+  return doc;
 }
 
 /** The fixture run with a timeline (and device telemetry unless `device` is false). */
