@@ -13,6 +13,7 @@ import { inTempDir, QUICK_RUN, runCli, SMALL_USERS } from './run-cli.js';
 import { readValidResults } from '../report/validate-results.js';
 import { parseCsv } from '../util/csv.js';
 import { roundFor } from '../../src/report/rounding.js';
+import { SCHEMA_VERSION } from '../../src/report/results-schema.js';
 
 const READER = fileURLToPath(new URL('../../../test/fixtures/json_to_xlsx_reader.py', import.meta.url));
 
@@ -51,7 +52,7 @@ test('aggregate: one row per run (sorted), skipped files with reasons; json_to_x
     assert.equal(Number(col('Total Requests')), doc.summary.total_requests);
     assert.equal(col('I/O Mode'), 'direct');
     assert.equal(col('Validity'), doc.kvcache_bench.validity.valid ? 'VALID' : 'NOT VALID');
-    assert.equal(col('Schema Version'), '2.0.0');
+    assert.equal(col('Schema Version'), SCHEMA_VERSION);
 
     const xlsxPath = join(dir, 'summary.xlsx');
     assert.equal((await runCli(['aggregate', runs, '-o', xlsxPath])).code, 0);

@@ -12,6 +12,7 @@ import {
 } from '../../src/report/aggregate.js';
 import type { FoundFile } from '../../src/report/aggregate.js';
 import { buildResultsJson } from '../../src/report/results-json.js';
+import { SCHEMA_VERSION } from '../../src/report/results-schema.js';
 import { runResultFixture } from './fixtures.js';
 
 /** The fixture run's results (4 requests, 400 tokens, 2 s of summed storage I/O time) as a file's text. */
@@ -122,7 +123,7 @@ test('rows sorted by filename with rounded values; non-results, replays, unreada
   assert.equal(value(1, 'Storage Bytes/s CV'), 0.1235, 'a ratio to 4 decimals');
   assert.equal(value(1, 'E2E P95 CV'), null);
   assert.equal(value(0, 'Trials Completed'), null, 'no trials: empty');
-  assert.equal(value(1, 'Schema Version'), '2.0.0');
+  assert.equal(value(1, 'Schema Version'), SCHEMA_VERSION);
 });
 
 function errorOf(text: string): string {
