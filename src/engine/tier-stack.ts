@@ -12,7 +12,7 @@ import type { Recorder } from '../metrics/recorder.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import { DirectSlabs } from '../data/aligned.js';
-import { FileBackend, RAM_FILE_SYSTEMS, findStaleEntries, removeStaleEntries } from '../tiers/file.js';
+import { FileBackend, RAM_FILE_SYSTEMS, READS_IN_FLIGHT, findStaleEntries, removeStaleEntries } from '../tiers/file.js';
 import type { IoMode } from '../settings/choices.js';
 import { MemoryBackend } from '../tiers/memory.js';
 import { NullBackend } from '../tiers/null.js';
@@ -38,7 +38,7 @@ export interface SlotCounts {
 }
 
 export function slotCounts(concurrency: number): SlotCounts {
-  return { staging: Math.max(4, Math.min(concurrency + 4, 64)), payload: Math.max(8, Math.min(2 * concurrency, 64)) };
+  return { staging: Math.max(4, Math.min(READS_IN_FLIGHT * concurrency + 4, 64)), payload: Math.max(8, Math.min(2 * concurrency, 64)) };
 }
 
 /** Where the storage tier lives; `dir` undefined in trace mode (no real I/O). */

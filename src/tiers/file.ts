@@ -62,6 +62,8 @@ export class ForeignFileError extends Error {
 
 const DEFAULT_CHUNK_BYTES = 4 * MiB;
 const DEFAULT_STAGING_SLOTS = 8;
+/** Chunk reads of one entry in flight at once, staging slots permitting (readInto says why). */
+export const READS_IN_FLIGHT = 2;
 const SAFE_CHAR = /^[A-Za-z0-9._-]$/;
 
 /**
@@ -177,6 +179,8 @@ function errnoCode(e: unknown): string | undefined {
 class SplitTimer {
   hostMs = 0;
   deviceMs = 0;
+  private overlapping = 0;
+  private busySince = 0;
 
   device<T>(op: () => Promise<T>): Promise<T> {
     return this.timed(op, (ms) => (this.deviceMs += ms));
@@ -184,6 +188,16 @@ class SplitTimer {
 
   host<T>(op: () => Promise<T>): Promise<T> {
     return this.timed(op, (ms) => (this.hostMs += ms));
+  }
+
+  /** Device time of operations that may overlap: the wall time during which at least one is in flight. */
+  async deviceOverlapped<T>(op: () => Promise<T>): Promise<T> {
+    if (this.overlapping++ === 0) this.busySince = performance.now();
+    try {
+      return await op();
+    } finally {
+      if (--this.overlapping === 0) this.deviceMs += performance.now() - this.busySince;
+    }
   }
 
   hostSync(op: () => void): void {
@@ -202,6 +216,47 @@ class SplitTimer {
       return await op();
     } finally {
       add(performance.now() - t0);
+    }
+  }
+}
+
+/** One chunk of an entry read: the slot it is in and its bytes of the entry. */
+interface ChunkRead {
+  readonly slot: Uint8Array;
+  readonly bytes: number;
+}
+
+/** The chunks of one entry's read, issued in order; each fills its slot completely (short reads are continued). */
+class ChunkReads {
+  private offset = 0;
+
+  constructor(
+    private readonly fh: FileHandle,
+    private readonly size: number,
+    private readonly chunkBytes: number,
+    private readonly direct: boolean,
+    private readonly t: SplitTimer,
+  ) {}
+
+  more(): boolean {
+    return this.offset < this.size;
+  }
+
+  next(slot: Uint8Array): Promise<ChunkRead> {
+    const at = this.offset;
+    const bytes = Math.min(this.chunkBytes, this.size - at);
+    this.offset += bytes;
+    return this.t.deviceOverlapped(() => this.fill(slot, at, bytes)).then(() => ({ slot, bytes }));
+  }
+
+  /** Reads [at, at + bytes) of the entry into the start of `slot` (whole blocks in direct mode). */
+  private async fill(slot: Uint8Array, at: number, bytes: number): Promise<void> {
+    let got = 0;
+    while (got < bytes) {
+      const want = this.direct ? roundUp(bytes - got, DIRECT_ALIGN) : bytes - got;
+      const { bytesRead } = await this.fh.read(slot, got, want, at + got);
+      if (bytesRead <= 0) throw new Error(`file for entry is shorter than its ${this.size} bytes (EOF at ${at + got})`);
+      got += bytesRead;
     }
   }
 }
@@ -507,19 +562,47 @@ export class FileBackend implements Backend {
     return { timing: t.result(), bytes: read };
   }
 
-  /** Reads `size` bytes in slot-sized steps (whole blocks in direct mode), handing each to `sink`. */
+  /**
+   * Reads `size` bytes in slot-sized chunks (whole blocks in direct mode), handing each to `sink` in
+   * order. With a second staging slot free, the next chunk's read is in flight while the current one
+   * is handed over and read: a direct read of an entry keeps the device as busy as the kernel's
+   * read-ahead keeps it for a buffered one (one chunk at a time left the device idle between chunks
+   * and, on a virtio disk, ~25 % below fio's psync reads of the same size). Device time is the wall
+   * time during which at least one read was in flight, so overlapped reads are not counted twice.
+   */
   private async readInto(fh: FileHandle, size: number, slot: Uint8Array, t: SplitTimer, sink: ChunkSink | undefined): Promise<number> {
     const direct = this.effectiveIoMode === 'direct';
+    const spares = this.spareSlots(Math.ceil(size / slot.length) - 1);
+    const chunks = new ChunkReads(fh, size, slot.length, direct, t);
+    const pending: Array<Promise<ChunkRead>> = [];
+    const issue = (into: Uint8Array): void => {
+      if (!this.stopping && chunks.more()) pending.push(chunks.next(into));
+    };
     let pos = 0;
-    while (pos < size && !this.stopping) {
-      const want = Math.min(slot.length, direct ? roundUp(size - pos, DIRECT_ALIGN) : size - pos);
-      const { bytesRead } = await t.device(() => fh.read(slot, 0, want, pos));
-      if (bytesRead <= 0) throw new Error(`file for entry is shorter than its ${size} bytes (EOF at ${pos})`);
-      const real = Math.min(bytesRead, size - pos);
-      if (sink !== undefined) await sink(slot.subarray(0, real));
-      pos += real;
+    try {
+      for (const into of [slot, ...spares]) issue(into);
+      for (let head = pending.shift(); head !== undefined; head = pending.shift()) {
+        const done = await head;
+        if (sink !== undefined) await sink(done.slot.subarray(0, done.bytes));
+        pos += done.bytes;
+        issue(done.slot);
+      }
+      return pos;
+    } finally {
+      await Promise.allSettled(pending); // the kernel may still be writing into a slot: never release it before
+      for (const spare of spares) this.ctx.slots.release(spare);
     }
-    return pos;
+  }
+
+  /** Up to READS_IN_FLIGHT − 1 more staging slots for one read, as many as are free now (never waits: no deadlock). */
+  private spareSlots(useful: number): Uint8Array[] {
+    const spares: Uint8Array[] = [];
+    while (spares.length < Math.min(useful, READS_IN_FLIGHT - 1)) {
+      const spare = this.ctx.slots.tryAcquire();
+      if (spare === undefined) break;
+      spares.push(spare);
+    }
+    return spares;
   }
 
   async delete(key: string): Promise<void> {

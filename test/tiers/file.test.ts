@@ -106,6 +106,31 @@ for (const ioMode of ['direct', 'buffered'] as IoMode[]) {
       assert.deepEqual(readdirSync(dir), [], 'no probe or entry files left behind');
     });
 
+    test('a read keeps the next chunk in flight while the sink holds one: chunks in order, bytes exact, device time once', async (t) => {
+      const dir = await freshDir(`${ioMode}-ahead`);
+      const chunk = 64 * 1024;
+      const backend = await backendFor(t, { dir, ioMode, chunkBytes: chunk, stagingSlots: 4 });
+      const size = 10 * chunk + 12_345;
+      const data = payloadBytes(SEED, 'ahead', size);
+      await backend.write('ahead', plainSource(data));
+      const parts: Uint8Array[] = [];
+      const slowSink = async (c: Uint8Array): Promise<void> => {
+        parts.push(c.slice());
+        await new Promise((r) => setTimeout(r, 5)); // the next chunk's read runs meanwhile
+      };
+      const started = performance.now();
+      const r = await backend.read('ahead', slowSink);
+      const wallMs = performance.now() - started;
+      assert.deepEqual(
+        parts.map((p) => p.length),
+        [...Array.from({ length: 10 }, () => chunk), 12_345],
+      );
+      assertBytes(Buffer.concat(parts), data);
+      assert.equal(r.bytes, size);
+      assert.ok(r.timing.deviceMs <= wallMs, `overlapping reads counted once: device ${r.timing.deviceMs} ms ≤ wall ${wallMs} ms`);
+      await backend.close();
+    });
+
     test('aligned slot chunks round-trip and overwrite a smaller entry', async (t) => {
       const dir = await freshDir(`${ioMode}-slots`);
       const directSlabs = new DirectSlabs();
