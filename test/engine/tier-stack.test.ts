@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { slotCounts, tearDown } from '../../src/engine/tier-stack.js';
+import { READS_IN_FLIGHT } from '../../src/tiers/file.js';
 
 function part(name: string, log: string[], fails = false): { close(): Promise<void> } {
   return {
@@ -48,8 +49,9 @@ test('teardown: the first error stops it and is thrown; quiet releases everythin
   assert.deepEqual(traceOnly, ['tiers', 'trace']);
 });
 
-test('buffer slots: one staging slot per operation plus 4, two payload slots per operation, bounded', () => {
-  assert.deepEqual(slotCounts(1), { staging: 5, payload: 8 });
-  assert.deepEqual(slotCounts(16), { staging: 20, payload: 32 });
+test('buffer slots: two staging slots per operation (a read keeps its next chunk in flight) plus 4, two payload slots per operation, bounded', () => {
+  assert.equal(READS_IN_FLIGHT, 2);
+  assert.deepEqual(slotCounts(1), { staging: 6, payload: 8 });
+  assert.deepEqual(slotCounts(16), { staging: 36, payload: 32 });
   assert.deepEqual(slotCounts(500), { staging: 64, payload: 64 });
 });
