@@ -1,9 +1,8 @@
 // `kv-cache compare A.json B.json… [--html FILE]`: the headline figures of several runs side by side
 // with ratios against the first, each difference marked when it is within the runs' own noise (their
 // --trials CVs) or when that noise is unknown; --html also writes the report's comparison view.
-import { parseArgs } from 'node:util';
 import { formatCompareTable } from '../report/html/compare-table.js';
-import { messageOf } from '../util/errors.js';
+import { readSubcommandArgs } from './sub-args.js';
 import { htmlOutputProblems, loadOrComplain, writeReport } from './report.js';
 
 const COMPARE_HELP = `Usage: kv-cache compare A.json B.json [MORE.json…] [--html FILE]
@@ -18,22 +17,8 @@ when that noise is unknown (runs without --trials): no difference is called sign
 
 export function compareMain(argv: readonly string[], version: string): number {
   const prefix = 'kv-cache compare';
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: { html: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    });
-  } catch (e) {
-    process.stderr.write(`${prefix}: error: ${messageOf(e)}\n${COMPARE_HELP}\n`);
-    return 2;
-  }
-  if (parsed.values.help === true) {
-    process.stdout.write(`${COMPARE_HELP}\n`);
-    return 0;
-  }
+  const parsed = readSubcommandArgs(argv, { html: { type: 'string' } }, prefix, COMPARE_HELP);
+  if (typeof parsed === 'number') return parsed;
   const files = parsed.positionals;
   const html = parsed.values.html;
   const problems = [

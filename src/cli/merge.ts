@@ -4,13 +4,13 @@
 // merge. Bad arguments exit 2 with nothing written.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { collectRun } from '../mlperf/collect.js';
 import { mergeRun } from '../mlperf/merge.js';
 import type { RunSummary } from '../mlperf/merge.js';
 import { summaryLines } from '../mlperf/summary-text.js';
 import { fileStamp } from '../util/dates.js';
 import { messageOf } from '../util/errors.js';
+import { readSubcommandArgs } from './sub-args.js';
 import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
 
@@ -43,22 +43,8 @@ export function mergeAndSave(dirs: readonly string[], output: string, now: Date)
 }
 
 export function mergeMain(argv: readonly string[]): number {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: { output: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    });
-  } catch (e) {
-    process.stderr.write(`kv-cache merge: error: ${messageOf(e)}; see --help\n`);
-    return 2;
-  }
-  if (parsed.values.help === true) {
-    process.stdout.write(`${MERGE_HELP}\n`);
-    return 0;
-  }
+  const parsed = readSubcommandArgs(argv, { output: { type: 'string' } }, 'kv-cache merge', MERGE_HELP);
+  if (typeof parsed === 'number') return parsed;
   const dirs = parsed.positionals;
   const now = new Date();
   const output = parsed.values.output ?? join(dirs[0] ?? '.', `kvcache_run_summary_${fileStamp(now)}.json`);

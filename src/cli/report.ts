@@ -3,11 +3,11 @@
 // from the future, an unusable output path) is one message and exit 2, with nothing written.
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { reportHtml } from '../report/html/build-report.js';
 import { loadRuns, ReportInputError } from '../report/html/run-input.js';
 import type { LoadedRun } from '../report/html/run-input.js';
 import { messageOf } from '../util/errors.js';
+import { readSubcommandArgs } from './sub-args.js';
 import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
 
@@ -63,22 +63,8 @@ export function loadOrComplain(prefix: string, paths: readonly string[]): Loaded
 
 export function reportMain(argv: readonly string[], version: string): number {
   const prefix = 'kv-cache report';
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: { output: { type: 'string', short: 'o' }, help: { type: 'boolean', short: 'h' } },
-    });
-  } catch (e) {
-    process.stderr.write(`${prefix}: error: ${messageOf(e)}\n${REPORT_HELP}\n`);
-    return 2;
-  }
-  if (parsed.values.help === true) {
-    process.stdout.write(`${REPORT_HELP}\n`);
-    return 0;
-  }
+  const parsed = readSubcommandArgs(argv, { output: { type: 'string', short: 'o' } }, prefix, REPORT_HELP);
+  if (typeof parsed === 'number') return parsed;
   const files = parsed.positionals;
   const output = parsed.values.output ?? DEFAULT_REPORT_OUTPUT;
   const problems = [
