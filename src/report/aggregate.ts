@@ -12,6 +12,7 @@
 // read per tier), bandwidths, entries and the multi-turn hit rate. Rows are sorted by Filename.
 import { basename, dirname, extname } from 'node:path';
 import type { Cell } from './spreadsheet.js';
+import { LATENCY_STATS, storageTierColumnKeys } from './spreadsheet.js';
 import { kindOfHeader, numberFormatFor, roundFor } from './rounding.js';
 
 type Json = Record<string, unknown>;
@@ -60,31 +61,9 @@ const summary =
     num(at(doc, 'summary', ...keys));
 const cacheStat = (key: string) => summary('cache_stats', key);
 
-function latencyColumns(label: string, block: string, stats: readonly string[]): ColumnSpec[] {
-  const names: Record<string, string> = { mean: 'Mean', p50: 'P50', p95: 'P95', p99: 'P99', p999: 'P99.9', p9999: 'P99.99' };
-  return stats.map((k): ColumnSpec => [`${label} ${names[k]} (ms)`, summary(block, k)]);
-}
-
-const PERCENTILES = ['p50', 'p95', 'p99', 'p999', 'p9999'] as const;
-const PCT_NAMES = ['P50', 'P95', 'P99', 'P99.9', 'P99.99'] as const;
-
-function storageTierColumns(): ColumnSpec[] {
-  const out: ColumnSpec[] = [];
-  for (const [part, infix] of [
-    ['Total', ''],
-    ['Device', '_device'],
-    ['Host', '_host'],
-  ] as const) {
-    for (const [op, key] of [
-      ['Read', 'read'],
-      ['Write', 'write'],
-    ] as const) {
-      PERCENTILES.forEach((p, i) =>
-        out.push([`Storage Tier ${op} ${part} ${PCT_NAMES[i]} (ms)`, cacheStat(`storage_${key}${infix}_${p}_ms`)]),
-      );
-    }
-  }
-  return out;
+/** The first `stats` columns of a latency block (Mean, P50, …, P99.99), named as the per-run sheet names them. */
+function latencyColumns(label: string, block: string, stats: number): ColumnSpec[] {
+  return LATENCY_STATS.slice(0, stats).map(([name, key]): ColumnSpec => [`${label} ${name} (ms)`, summary(block, key)]);
 }
 
 const TIERS = [
@@ -104,10 +83,10 @@ const REFERENCE_COLUMNS: readonly ColumnSpec[] = [
   ['Total Tokens', (doc) => summaryOrTotal(doc, 'total_tokens', 'total_tokens_generated')],
   ['Total Requests', (doc) => summaryOrTotal(doc, 'total_requests', 'requests_completed')],
   ['Elapsed Time (s)', summary('elapsed_time')],
-  ...latencyColumns('E2E Latency', 'end_to_end_latency_ms', ['mean', 'p50', 'p95', 'p99', 'p999', 'p9999']),
-  ...latencyColumns('Storage Latency', 'storage_io_latency_ms', ['mean', 'p50', 'p95', 'p99', 'p999', 'p9999']),
-  ...latencyColumns('Gen Latency', 'generation_latency_ms', ['mean', 'p50', 'p95', 'p99']),
-  ...storageTierColumns(),
+  ...latencyColumns('E2E Latency', 'end_to_end_latency_ms', 6),
+  ...latencyColumns('Storage Latency', 'storage_io_latency_ms', 6),
+  ...latencyColumns('Gen Latency', 'generation_latency_ms', 4),
+  ...storageTierColumnKeys().map(([header, key]): ColumnSpec => [header, cacheStat(key)]),
   ['Cache Hit Rate', cacheStat('cache_hit_rate')],
   ['Read/Write Ratio', cacheStat('read_write_ratio')],
   ['Total Read (GiB)', cacheStat('total_read_gb')],

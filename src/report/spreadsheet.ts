@@ -99,7 +99,8 @@ const PERCENTILE_STATS = [
   ['P99.9', 'p999'],
   ['P99.99', 'p9999'],
 ] as const satisfies ReadonlyArray<readonly [string, keyof LatencyBlock]>;
-const LATENCY_STATS = [['Mean', 'mean'], ...PERCENTILE_STATS] as const;
+/** A latency block's columns: the header's name of each statistic and its key in the block. */
+export const LATENCY_STATS = [['Mean', 'mean'], ...PERCENTILE_STATS] as const;
 
 type LatencyBlockName = 'end_to_end_latency_ms' | 'storage_io_latency_ms' | 'generation_latency_ms';
 
@@ -114,9 +115,12 @@ const cacheStat =
     return typeof v === 'object' ? undefined : v;
   };
 
-/** Storage Tier Read|Write × Total|Device|Host × P50…P99.99: 30 columns, in the reference's order. */
-function storageTierSpecs(): MetricSpec[] {
-  const out: MetricSpec[] = [];
+/**
+ * Storage Tier Read|Write × Total|Device|Host × P50…P99.99: 30 columns, in the reference's order, as
+ * (header, cache_stats key); the per-run sheet and `kv-cache aggregate` both read them.
+ */
+export function storageTierColumnKeys(): Array<readonly [header: string, key: keyof CacheStats]> {
+  const out: Array<readonly [string, keyof CacheStats]> = [];
   for (const [part, infix] of [
     ['Total', ''],
     ['Device', '_device'],
@@ -126,9 +130,7 @@ function storageTierSpecs(): MetricSpec[] {
       ['Read', 'read'],
       ['Write', 'write'],
     ] as const) {
-      for (const [name, p] of PERCENTILE_STATS) {
-        out.push([`Storage Tier ${op} ${part} ${name} (ms)`, cacheStat(`storage_${key}${infix}_${p}_ms`)]);
-      }
+      for (const [name, p] of PERCENTILE_STATS) out.push([`Storage Tier ${op} ${part} ${name} (ms)`, `storage_${key}${infix}_${p}_ms`]);
     }
   }
   return out;
@@ -163,7 +165,7 @@ const METRIC_SPECS: readonly MetricSpec[] = [
   ...latencySpecs('E2E Latency', 'end_to_end_latency_ms', 6),
   ...latencySpecs('Storage Latency', 'storage_io_latency_ms', 6),
   ...latencySpecs('Gen Latency', 'generation_latency_ms', 4),
-  ...storageTierSpecs(),
+  ...storageTierColumnKeys().map(([header, key]): MetricSpec => [header, cacheStat(key)]),
   ['Cache Hit Rate', cacheStat('cache_hit_rate')],
   ['Read/Write Ratio', cacheStat('read_write_ratio')],
   ['Total Read (GiB)', cacheStat('total_read_gb')],
