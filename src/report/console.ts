@@ -2,7 +2,6 @@
 // section order (docs/reference-compat.md#rc-45). The summary is computed from the results document, so that what is
 // printed is exactly what is saved. Our additions come last.
 import type { PerformanceProfile } from '../metrics/cache-stats.js';
-import type { ProgressSnapshot } from '../engine/run.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { kvBytesPerToken } from '../model/models.js';
 import { TIERS } from '../metrics/cache-stats-schema.js';
@@ -45,11 +44,6 @@ export function banner(c: RunConfig, version: string): string[] {
     `Generation: ${c.generationMode} (${(c.settings.generationTiming[c.generationMode] * 1000).toFixed(0)} ms/token)   Profile: ${c.performanceProfile}`,
     `Multi-turn: ${on(!c.disableMultiTurn)}   Prefix caching: ${on(!c.disablePrefixCaching)}   RAG: ${on(c.enableRag)}   Prefill-only: ${on(c.prefillOnly)}   Max concurrent allocs: ${c.maxConcurrentAllocs || 'unlimited'}`,
   ];
-}
-
-/** One self-overwriting progress line (starts with a carriage return). */
-export function progressLine(p: ProgressSnapshot): string {
-  return `\r[${p.elapsedSec.toFixed(0).padStart(4)}/${p.durationSec}s] requests ${p.requestsCompleted}  ${p.tokensPerSec.toFixed(0)} tok/s  storage read ${(p.storageReadBytesPerSec / MiB).toFixed(0)} MiB/s  write ${(p.storageWriteBytesPerSec / MiB).toFixed(0)} MiB/s   `;
 }
 
 function section(lines: string[], title: string): void {

@@ -2,7 +2,7 @@
 // saved), the replay summary, the banner and the progress line.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { banner, formatSummary, progressLine, validityLines } from '../../src/report/console.js';
+import { banner, formatSummary, validityLines } from '../../src/report/console.js';
 import { formatReplaySummary } from '../../src/report/replay-report.js';
 import { buildResultsJson, machineJson } from '../../src/report/results-json.js';
 import { SCHEMA_VERSION } from '../../src/report/results-schema.js';
@@ -270,21 +270,12 @@ test('the replay summary prints its document: counts, bandwidth, latencies, devi
   );
 });
 
-test('banner and progress line', () => {
+test('banner', () => {
   const cfg = parseRunArgs(['--model', 'tiny-1b', '--num-users', '3', '--seed', '9', '--gpu-mem-gb', '0'], new Date()).config;
   const lines = banner(cfg, '9.9.9');
   assert.equal(lines[1], 'kv-cache 9.9.9 — KV cache storage benchmark');
   assert.match(lines[5] ?? '', /^Users: 3 {3}Duration: \d+ s {3}Seed: 9$/);
   assert.match(lines[4] ?? '', /^GPU tier: none /);
-  const p = progressLine({
-    elapsedSec: 12.4,
-    durationSec: 60,
-    requestsCompleted: 7,
-    tokensPerSec: 99.6,
-    storageReadBytesPerSec: 3 * MiB,
-    storageWriteBytesPerSec: MiB / 2,
-  });
-  assert.equal(p, '\r[  12/60s] requests 7  100 tok/s  storage read 3 MiB/s  write 1 MiB/s   ');
 });
 test('with enough samples the summary prints percentiles and ends VALID, warnings below', () => {
   const fixture = runResultFixture();

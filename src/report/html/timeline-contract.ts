@@ -1,6 +1,7 @@
 // The per-second series of a results file (`kvcache_bench.timeline` and `kvcache_bench.device_telemetry`,
-// issue 15 item 1) as the reports read them. Written against the shared contract (the recording side
-// is built separately); lenient like the rest of the report's input (run-input.ts).
+// issue 15 item 1) as the reports read them: the same fields as results-schema.ts's TimelineSchema and
+// DeviceTelemetrySchema, but lenient like the rest of the report's input (run-input.ts), so a file of a
+// later minor version with more fields per point still loads; the strict schemas would refuse it.
 import * as z from 'zod';
 
 const int = z.number().int().nonnegative();
