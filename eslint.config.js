@@ -64,6 +64,6 @@ export default tseslint.config(
     // The CommonJS bootstrap (bin/) and this file: plain JavaScript, no type information.
     files: ['**/*.cjs', '**/*.js'],
     extends: [js.configs.recommended],
-    languageOptions: { globals: { process: 'readonly', require: 'readonly', module: 'writable' } },
+    languageOptions: { globals: { process: 'readonly', require: 'readonly', module: 'writable', __dirname: 'readonly' } },
   },
 );

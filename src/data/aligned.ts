@@ -5,6 +5,7 @@
 // buffers in place, with no copy before the write.
 import { closeSync, constants, openSync, readSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { HUGE_PAGE_BYTES, pageBacking } from './huge-pages.js';
 
 /** The alignment we carve at: covers the 512-byte logical blocks seen here and 4 KiB-sector devices. */
 export const DIRECT_ALIGN = 4096;
@@ -27,9 +28,13 @@ export class AlignedSlab {
    * usable for buffered I/O and `direct` is false. A slab that passes the probe is added to `registry`.
    */
   static create(bytes: number, probeDir?: string, registry?: DirectSlabs): { slab: AlignedSlab; direct: boolean } {
-    const buffer = new SharedArrayBuffer(bytes + DIRECT_ALIGN);
-    const base = probeDir === undefined ? undefined : probeDirectOffset(buffer, probeDir);
-    const slab = new AlignedSlab(buffer, base ?? 0);
+    // A slab of at least a huge page asks for huge pages before its first touch and starts at a huge
+    // page boundary (so a 4 MiB slot spans two whole huge pages): huge-pages.ts says why.
+    const backing = bytes >= HUGE_PAGE_BYTES ? pageBacking() : undefined;
+    const buffer = new SharedArrayBuffer(bytes + (backing?.huge === true ? HUGE_PAGE_BYTES : DIRECT_ALIGN));
+    const start = backing?.prepare(buffer) ?? 0;
+    const base = probeDir === undefined ? undefined : probeDirectOffset(buffer, probeDir, start);
+    const slab = new AlignedSlab(buffer, base ?? start);
     if (base !== undefined) registry?.add(slab);
     return { slab, direct: base !== undefined };
   }
@@ -68,11 +73,11 @@ export class DirectSlabs {
 }
 
 /**
- * Finds the smallest offset in `buffer` from which a DIRECT_ALIGN-byte O_DIRECT read succeeds, by
- * trying each 16-byte step (allocations are 16-byte aligned) of one alignment window. Undefined if
- * the file system does not support O_DIRECT at all.
+ * Finds the smallest offset in `buffer` from `start` on from which a DIRECT_ALIGN-byte O_DIRECT read
+ * succeeds, by trying each 16-byte step (allocations are 16-byte aligned) of one alignment window.
+ * Undefined if the file system does not support O_DIRECT at all.
  */
-function probeDirectOffset(buffer: SharedArrayBuffer, dir: string): number | undefined {
+function probeDirectOffset(buffer: SharedArrayBuffer, dir: string, start: number): number | undefined {
   const path = join(dir, `.kvcache-align-probe-${process.pid}-${Date.now()}`);
   writeFileSync(path, new Uint8Array(DIRECT_ALIGN));
   let fd: number;
@@ -83,7 +88,7 @@ function probeDirectOffset(buffer: SharedArrayBuffer, dir: string): number | und
     return undefined;
   }
   try {
-    for (let off = 0; off < DIRECT_ALIGN; off += 16) {
+    for (let off = start; off < start + DIRECT_ALIGN; off += 16) {
       try {
         readSync(fd, new Uint8Array(buffer, off, DIRECT_ALIGN), 0, DIRECT_ALIGN, 0);
         return off;

@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { availableParallelism, cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { pageBacking } from '../data/huge-pages.js';
 import { deviceForPath } from '../metrics/diskstats.js';
 import type { MachineContext } from '../metrics/result.js';
 
@@ -37,13 +38,15 @@ export async function captureMachine(storage: CacheDirInfo, sysRoot = '/sys'): P
     totalMemoryBytes: totalmem(),
     kernelRelease: release(),
     nodeVersion: process.version,
+    ioBuffers: pageBacking().description,
     cacheDir: await cacheDirContext(storage, sysRoot),
   };
 }
 
 /**
  * The line printed before a run starts, naming what is about to be measured: the directory, its file
- * system, the block device and its model when they can be resolved, and the I/O mode. Printed first so
+ * system, the block device and its model when they can be resolved, the I/O mode and how the I/O
+ * buffers are backed (it changes the requests the device sees). Printed first so
  * a run against the wrong disk can be stopped before it has cost an hour.
  */
 export function storageUnderTest(machine: MachineContext, storage: { readonly dir?: string; readonly ioMode: string }): string {
@@ -53,5 +56,5 @@ export function storageUnderTest(machine: MachineContext, storage: { readonly di
     d.blockDevice === null
       ? 'block device not resolvable (tmpfs, overlay, network file system or RAID?)'
       : `device ${d.blockDevice}${d.deviceModel !== null ? ` (${d.deviceModel})` : ' (model unknown)'}`;
-  return `Storage under test: ${storage.dir} — file system ${d.fileSystem}, ${device}, ${storage.ioMode} I/O`;
+  return `Storage under test: ${storage.dir} — file system ${d.fileSystem}, ${device}, ${storage.ioMode} I/O; buffers in ${machine.ioBuffers}`;
 }

@@ -44,6 +44,8 @@ export interface MachineContext {
   readonly totalMemoryBytes: number;
   readonly kernelRelease: string;
   readonly nodeVersion: string;
+  /** How the I/O buffers are backed (data/huge-pages.ts): huge pages keep O_DIRECT requests whole. */
+  readonly ioBuffers: string;
   /** The cache directory's file system and block device; null in trace mode (no directory). */
   readonly cacheDir: {
     readonly fileSystem: string;

@@ -125,6 +125,7 @@ export function machineJson(m: MachineContext): MachineJson {
     total_memory_bytes: m.totalMemoryBytes,
     kernel_release: m.kernelRelease,
     node_version: m.nodeVersion,
+    io_buffers: m.ioBuffers,
     cache_dir:
       m.cacheDir === null
         ? null

@@ -10,7 +10,7 @@ import { DeviceLatencyTracingSchema, LatencyTracingSchema } from './tracing-sche
  * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
  * removed field or a changed meaning.
  */
-export const SCHEMA_VERSION = '2.1.0';
+export const SCHEMA_VERSION = '2.2.0';
 
 const ms = (what: string): z.ZodNumber => z.number().nonnegative().describe(`${what} (ms)`);
 const count = (what: string): z.ZodNumber => z.number().int().nonnegative().describe(what);
@@ -169,6 +169,13 @@ export const MachineSchema = z
     total_memory_bytes: bytes('physical memory'),
     kernel_release: z.string(),
     node_version: z.string(),
+    io_buffers: z
+      .string()
+      .optional()
+      .describe(
+        "how the tool's I/O buffers are backed, e.g. '2 MiB transparent huge pages (advised: enabled = madvise)' or '4 KiB pages (why)': " +
+          'buffers in 4 KiB pages split O_DIRECT requests at the queue segment limit; absent before schema 2.2.0',
+      ),
     cache_dir: z
       .strictObject({
         file_system: z.string(),

@@ -56,21 +56,21 @@ test('a device without a model file, an unresolvable device, and trace mode', as
 });
 
 test('the storage-under-test line: directory, file system, device and model; unknowns and trace mode said plainly', () => {
-  const base = { cpuModel: 'x', cpuCount: 1, totalMemoryBytes: 1, kernelRelease: 'k', nodeVersion: 'v' };
+  const base = { cpuModel: 'x', cpuCount: 1, totalMemoryBytes: 1, kernelRelease: 'k', nodeVersion: 'v', ioBuffers: '2 MiB huge pages' };
   const known = { ...base, cacheDir: { fileSystem: 'xfs', blockDevice: 'nvme0n1', deviceModel: 'Fast NVMe' } };
   assert.equal(
     storageUnderTest(known, { dir: '/mnt/x', ioMode: 'direct' }),
-    'Storage under test: /mnt/x — file system xfs, device nvme0n1 (Fast NVMe), direct I/O',
+    'Storage under test: /mnt/x — file system xfs, device nvme0n1 (Fast NVMe), direct I/O; buffers in 2 MiB huge pages',
   );
   const noModel = { ...base, cacheDir: { fileSystem: 'ext2/3/4', blockDevice: 'vda', deviceModel: null } };
   assert.equal(
     storageUnderTest(noModel, { dir: '/d', ioMode: 'buffered' }),
-    'Storage under test: /d — file system ext2/3/4, device vda (model unknown), buffered I/O',
+    'Storage under test: /d — file system ext2/3/4, device vda (model unknown), buffered I/O; buffers in 2 MiB huge pages',
   );
   const noDevice = { ...base, cacheDir: { fileSystem: 'tmpfs', blockDevice: null, deviceModel: null } };
   assert.equal(
     storageUnderTest(noDevice, { dir: '/t', ioMode: 'buffered' }),
-    'Storage under test: /t — file system tmpfs, block device not resolvable (tmpfs, overlay, network file system or RAID?), buffered I/O',
+    'Storage under test: /t — file system tmpfs, block device not resolvable (tmpfs, overlay, network file system or RAID?), buffered I/O; buffers in 2 MiB huge pages',
   );
   assert.equal(
     storageUnderTest({ ...base, cacheDir: null }, { ioMode: 'none (trace mode)' }),

@@ -12,6 +12,7 @@ export const FIXTURE_MACHINE: MachineContext = {
   totalMemoryBytes: 16 * GiB,
   kernelRelease: '6.1.0-test',
   nodeVersion: 'v20.0.0',
+  ioBuffers: '2 MiB transparent huge pages (advised: enabled = madvise)',
   cacheDir: { fileSystem: 'ext2/3/4', blockDevice: 'nvme9n1', deviceModel: 'Test NVMe 1TB' },
 };
 

@@ -511,6 +511,7 @@ function parametersSection(runs: readonly LoadedRun[]): Section {
       total_memory_gib: (m.total_memory_bytes / GiB).toFixed(1),
       kernel_release: m.kernel_release,
       node_version: m.node_version,
+      io_buffers: m.io_buffers,
       file_system: m.cache_dir?.file_system,
       block_device: m.cache_dir?.block_device,
       device_model: m.cache_dir?.device_model,

@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// Builds the huge-page helper (huge-pages.c → build/Release/huge_pages.node) with npm's own node-gyp,
+// unless the built file is newer than its sources. Optional by design: without a C compiler (or off
+// Linux) the tool still runs, with its I/O buffers in ordinary pages, and says so in every result
+// (kvcache_bench.storage_io_buffers). So a failed build prints one line and exits 0.
+'use strict';
+const { spawnSync } = require('node:child_process');
+const { existsSync, statSync } = require('node:fs');
+const { dirname, join, resolve } = require('node:path');
+
+const here = __dirname;
+const target = join(here, 'build', 'Release', 'huge_pages.node');
+const sources = ['huge-pages.c', 'binding.gyp', 'build.cjs'].map((f) => join(here, f));
+
+function upToDate() {
+  if (!existsSync(target)) return false;
+  const built = statSync(target).mtimeMs;
+  return sources.every((s) => statSync(s).mtimeMs <= built);
+}
+
+/** npm's node-gyp: the one npm runs scripts with, else the one beside this Node's npm. */
+function nodeGyp() {
+  const candidates = [
+    process.env.npm_config_node_gyp,
+    resolve(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js'),
+  ];
+  return candidates.find((c) => c !== undefined && c !== '' && existsSync(c));
+}
+
+/** Node's own headers: npm's setting, else beside this Node (no download: the machine has no internet). */
+function nodeDir() {
+  if (process.env.npm_config_nodedir) return process.env.npm_config_nodedir;
+  const prefix = resolve(dirname(process.execPath), '..');
+  return existsSync(join(prefix, 'include', 'node', 'node_api.h')) ? prefix : undefined;
+}
+
+function skip(why) {
+  process.stderr.write(`kv-cache build: huge-page helper not built (${why}); I/O buffers will use ordinary 4 KiB pages\n`);
+}
+
+if (process.platform !== 'linux') skip('not Linux');
+else if (!upToDate()) {
+  const gyp = nodeGyp();
+  const dir = nodeDir();
+  if (gyp === undefined) skip("npm's node-gyp not found");
+  else if (dir === undefined) skip("Node's headers not found (set npm's nodedir)");
+  else {
+    const run = spawnSync(process.execPath, [gyp, 'rebuild', `--directory=${here}`, `--nodedir=${dir}`], { encoding: 'utf8' });
+    if (run.status !== 0) {
+      const last = `${run.stderr ?? ''}`.trim().split('\n').filter(Boolean).slice(-1)[0] ?? run.error?.message ?? 'unknown';
+      skip(`node-gyp failed: ${last}`);
+    }
+  }
+}
