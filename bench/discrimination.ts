@@ -33,7 +33,7 @@ import { ensureFio, fioArgs, fioVersion, reserveHugePages } from './lib/fio.js';
 import type { HugePageReservation } from './lib/fio.js';
 import type { FioJob } from './lib/fio.js';
 import { mib, table } from './lib/format.js';
-import { field, num, readJson } from './lib/json.js';
+import { field, num, readJson, str } from './lib/json.js';
 import { KV_BIN, PROJECT_ROOT, storageOnlyArgs, writeZeroThinkConfig } from './lib/kv-cache.js';
 import { fileSystemOf, freeBytes, machineLine, queueAttr } from './lib/machine.js';
 import { inRoundOrder, median } from './lib/rounds.js';
@@ -213,6 +213,8 @@ interface KvPhase {
   readonly groupBytesPerSec: number | undefined;
   readonly attribution: Attribution;
   readonly evictions: number;
+  /** How its I/O buffers were backed (kvcache_bench.machine.io_buffers): it shapes the requests the device sees. */
+  readonly ioBuffers: string | undefined;
 }
 
 interface Context {
@@ -312,6 +314,7 @@ async function runKvCache(ctx: Context, round: number, condition: Condition): Pr
       groupBytesPerSec: windowSec !== undefined && windowSec > 0 ? attribution.ownReadBytes / windowSec : undefined,
       attribution,
       evictions: num(json, 'summary', 'cache_stats', 'evictions') ?? 0,
+      ioBuffers: str(json, 'kvcache_bench', 'machine', 'io_buffers'),
     };
   } finally {
     await rm(output, { force: true });
@@ -402,6 +405,7 @@ function printPhases(fio: readonly FioPhase[], kv: readonly KvPhase[]): void {
       ]),
     ),
   );
+  for (const b of new Set(kv.map((p) => p.ioBuffers ?? 'not recorded'))) console.log(`  kv-cache I/O buffers: ${b}`);
   for (const p of kv)
     if (p.evictions > 0) console.log(`  note: round ${p.round} ${p.condition}: ${p.evictions} evictions (capacity too small)`);
 }

@@ -80,9 +80,10 @@ export interface HugePageReservation {
 
 /**
  * Reserves `pages` more 2 MiB huge pages (root). Why: O_DIRECT of a buffer in 4 KiB pages is split by a
- * queue's segment limit (254 segments on virtio-blk: ~1 MiB requests), while kv-cache's large shared
- * slabs reach the device in 2 MiB requests — on a virtual disk that alone changed fio's reads from
- * 1.0 to 2.3 GiB/s. Buffers in huge pages give fio requests of the same size as kv-cache's.
+ * queue's segment limit (254 segments on virtio-blk: ~1 MiB requests), while kv-cache's buffer slabs
+ * are in transparent huge pages (src/data/huge-pages.ts) and reach the device in whole 4 MiB requests —
+ * on a virtual disk that alone changed fio's reads from 1.0 to 2.3 GiB/s. Buffers in huge pages give
+ * fio requests of the same size as kv-cache's.
  */
 export async function reserveHugePages(pages: number): Promise<HugePageReservation> {
   const none = (note: string): HugePageReservation => ({ fioFlags: [], note, release: async () => undefined });

@@ -10,6 +10,7 @@ import { readValidResults } from '../report/validate-results.js';
 import type { ResultsDocument } from '../../src/report/results-schema.js';
 import { resultsJsonSchema, SCHEMA_VERSION } from '../../src/report/results-schema.js';
 import { TIERS } from '../../src/metrics/cache-stats-schema.js';
+import { pageBacking } from '../../src/data/huge-pages.js';
 
 const BASE = ['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress'];
 
@@ -128,6 +129,8 @@ test('a short storage-only run writes a consistent, reference-shaped results fil
     assert.ok(add.measured_window_sec >= 3);
     assert.equal(s.elapsed_time, add.measured_window_sec);
     assert.equal(add.machine.cache_dir?.file_system, add.storage_file_system);
+    // The run records how its buffers were backed, as this machine and build allow.
+    assert.equal(add.machine.io_buffers, pageBacking().description);
     // The cache dir is left as it was found: no entry files remain.
     assert.deepEqual(existsSync(cache) ? (await readdir(cache)).filter((f) => f.endsWith('.bin')) : [], []);
   });

@@ -144,6 +144,7 @@ test('kvcache_bench: tool and schema versions, bytes and device counters, machin
     total_memory_bytes: 16 * GiB,
     kernel_release: '6.1.0-test',
     node_version: 'v20.0.0',
+    io_buffers: '2 MiB transparent huge pages (advised: enabled = madvise)',
     cache_dir: { file_system: 'ext2/3/4', block_device: 'nvme9n1', device_model: 'Test NVMe 1TB' },
   });
   assert.deepEqual(k.workload_source, { kind: 'synthetic' });
