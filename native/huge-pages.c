@@ -33,6 +33,17 @@ static int view_of(napi_env env, napi_value value, uint8_t **data, size_t *bytes
   return 1;
 }
 
+/** The call's first `needed` arguments, the first read as a Uint8Array; 0 after throwing. */
+static int call_args(napi_env env, napi_callback_info info, size_t needed, napi_value *argv, uint8_t **data, size_t *bytes) {
+  size_t argc = needed;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  if (argc < needed) {
+    napi_throw_type_error(env, NULL, "missing argument");
+    return 0;
+  }
+  return view_of(env, argv[0], data, bytes);
+}
+
 static napi_value number(napi_env env, double v) {
   napi_value out;
   napi_create_double(env, v, &out);
@@ -41,12 +52,10 @@ static napi_value number(napi_env env, double v) {
 
 /** adviseHugePages(view): bytes of whole pages inside `view` advised MADV_HUGEPAGE, or -errno. */
 static napi_value advise_huge_pages(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
   napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   uint8_t *data;
   size_t bytes;
-  if (argc < 1 || !view_of(env, argv[0], &data, &bytes)) return NULL;
+  if (!call_args(env, info, 1, argv, &data, &bytes)) return NULL;
 #ifdef MADV_HUGEPAGE
   uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
   uintptr_t start = ((uintptr_t)data + page - 1) & ~(page - 1);
@@ -61,12 +70,10 @@ static napi_value advise_huge_pages(napi_env env, napi_callback_info info) {
 
 /** offsetToBoundary(view, align): bytes from the view's start to the next multiple of `align` in memory. */
 static napi_value offset_to_boundary(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
   napi_value argv[2];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   uint8_t *data;
   size_t bytes;
-  if (argc < 2 || !view_of(env, argv[0], &data, &bytes)) return NULL;
+  if (!call_args(env, info, 2, argv, &data, &bytes)) return NULL;
   int64_t align = 0;
   if (napi_get_value_int64(env, argv[1], &align) != napi_ok || align <= 0 || (align & (align - 1)) != 0) {
     napi_throw_range_error(env, NULL, "align must be a power of two");
