@@ -128,6 +128,9 @@ async function measure(
   for (const line of tracing?.lines ?? []) env.log(line);
   const rankSession = env.ranks;
   await rankSession?.start(env.interrupt); // every rank prepared: start at the agreed instant
+  // The capture's window is the measured phase: the barrier wait is not in its rates (this rank did no
+  // I/O meanwhile; other processes' requests to the device in that wait stay in the block histograms).
+  tracing?.restartWindow();
   const measured = await runMeasuredPhase({
     cfg,
     clock: env.clock,

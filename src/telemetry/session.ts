@@ -23,6 +23,8 @@ export interface TracingSession {
   readonly lines: readonly string[];
   /** Warnings for the results: the device fallback, or the failure. */
   readonly warnings: readonly string[];
+  /** The capture's window (the distiller's rates and Little's law) starts now; see RunningTrace. */
+  restartWindow(): void;
   stop(): Promise<LatencyTracingOutcome>;
 }
 
@@ -48,6 +50,7 @@ function failed(message: string): TracingSession {
     active: false,
     lines: [`Latency tracing: OFF (${message})`],
     warnings: [warning],
+    restartWindow: () => undefined,
     stop: () => Promise.resolve({ failure: message }),
   };
 }
@@ -70,6 +73,7 @@ export async function startTracingSession(
     active: true,
     lines: [filterLine(filters)],
     warnings: fallback === undefined ? [] : [fallback],
+    restartWindow: () => started.trace.restartWindow(),
     async stop(): Promise<LatencyTracingOutcome> {
       const s = await started.trace.stop();
       const capture = captureFromOutput(s.output, filters, s.windowSec);

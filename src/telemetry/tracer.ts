@@ -23,13 +23,15 @@ export interface TracerOptions {
 
 export interface TraceStopped {
   readonly output: string;
-  /** Seconds from attached to the stop signal. */
+  /** Seconds from attached (or the last restartWindow) to the stop signal. */
   readonly windowSec: number;
   /** bpftrace did not exit in time after SIGINT and was killed: its output may be incomplete. */
   readonly killed: boolean;
 }
 
 export interface RunningTrace {
+  /** The window (for rates) starts now, not at attach: what was traced before still counts. */
+  restartWindow(): void;
   stop(): Promise<TraceStopped>;
 }
 
@@ -104,10 +106,13 @@ export async function startTrace(program: string, o: TracerOptions): Promise<Tra
     const why = firstError(stderr) ?? `it exited with ${end.code ?? end.signal ?? 'no status'}`;
     return { ok: false, message: `bpftrace could not attach its probes: ${why} (fix: a kernel with BTF and block/syscalls tracepoints)` };
   }
-  const startedAt = o.clock.now();
+  let startedAt = o.clock.now();
   return {
     ok: true,
     trace: {
+      restartWindow() {
+        startedAt = o.clock.now();
+      },
       async stop(): Promise<TraceStopped> {
         const windowSec = (o.clock.now() - startedAt) / 1000;
         child.kill('SIGINT');

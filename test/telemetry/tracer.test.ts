@@ -75,6 +75,25 @@ test('start waits for the ready marker; stop sends SIGINT and returns what was p
   });
 });
 
+test("the window runs from attach, or from restartWindow (a multi-rank run's start barrier) to stop", async () => {
+  await withTempDir(async (dir) => {
+    const fake = script(dir, 'bpftrace', `trap 'exit 0' INT\necho '${READY_MARKER}'\nwhile true; do sleep 0.05; done`);
+    let now = 1_000;
+    const manual = { now: (): number => now };
+    const opts = { clock: manual, isRoot: () => true, tracefsDirs: [fakeTracefs(dir)], bpftrace: fake };
+    const plain = await startTrace('', opts);
+    assert.ok(plain.ok);
+    now += 4_000;
+    assert.equal((await plain.trace.stop()).windowSec, 4);
+    const restarted = await startTrace('', opts);
+    assert.ok(restarted.ok);
+    now += 5_000; // waiting at the barrier
+    restarted.trace.restartWindow();
+    now += 2_500;
+    assert.equal((await restarted.trace.stop()).windowSec, 2.5);
+  });
+});
+
 test('firstError skips the RLIMIT_MEMLOCK notice', () => {
   assert.equal(firstError("ERROR: couldn't set RLIMIT_MEMLOCK\n"), undefined);
   assert.equal(firstError('x\nERROR: boom\n'), 'ERROR: boom');
