@@ -67,6 +67,10 @@ test(
       const lt = doc.kvcache_bench.latency_tracing;
       assert.equal(lt?.status, 'traced');
       assert.equal(lt.block_requests?.write, t.bssplit_write_kb.count);
+      // The capture's window is the measured phase (restarted as it opens), not bpftrace's attach → stop.
+      const window = lt.window_sec ?? -1;
+      const measured = doc.kvcache_bench.measured_window_sec;
+      assert.ok(window >= measured - 0.05 && window <= measured + 1, `tracing window ${window} s vs measured ${measured} s`);
       const ini = readdirSync(join(dir, 'out')).filter((f) => /^fio_kv_cache_workload_\d{8}_\d{6}\.ini$/.test(f));
       assert.equal(ini.length, 1);
       const iniPath = join(dir, 'out', ini[0] ?? '');
