@@ -2,7 +2,7 @@
 // Builds the huge-page helper (huge-pages.c → build/Release/huge_pages.node) with npm's own node-gyp,
 // unless the built file is newer than its sources. Optional by design: without a C compiler (or off
 // Linux) the tool still runs, with its I/O buffers in ordinary pages, and says so in every result
-// (kvcache_bench.storage_io_buffers). So a failed build prints one line and exits 0.
+// (kvcache_bench.machine.io_buffers). So a failed build prints one line and exits 0.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const { existsSync, statSync } = require('node:fs');

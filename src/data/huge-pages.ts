@@ -47,7 +47,7 @@ function loadHelper(): Helper | string {
 export interface PageBacking {
   /** True when fresh buffers get huge pages (advised, or the system gives them to everyone). */
   readonly huge: boolean;
-  /** For results and console: e.g. "2 MiB transparent huge pages (madvise)". */
+  /** For results and console: e.g. "2 MiB transparent huge pages (advised: enabled = madvise)". */
   readonly description: string;
   /**
    * Call on a fresh, untouched buffer: asks for huge pages and returns the offset of its first
