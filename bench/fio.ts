@@ -6,9 +6,11 @@
 //                `fio --rw=write --ioengine=psync --numjobs=N --direct=1 --bs=K`
 //   read-heavy:  `kv-cache --decode-only` (entries pre-populated before the measured phase) vs
 //                `fio --rw=read  --ioengine=psync --numjobs=N --direct=1 --bs=K` on laid-out files
-// psync with N jobs = N threads each with one K-sized I/O outstanding, which is what kv-cache does
-// (each of its N users has one 4 MiB syscall in flight on libuv's threadpool). A libaio iodepth=N
-// single-job run is printed as a reference point only. kv-cache's figure is its own results JSON
+// psync with N jobs = N threads each with one K-sized I/O outstanding, close to what kv-cache does
+// (each of its N users has one 4 MiB syscall in flight on libuv's threadpool when writing, up to two
+// when reading an entry: READS_IN_FLIGHT). A libaio iodepth=N single-job run is printed as a reference
+// point only. fio's buffers are in huge pages (`--iomem=shmhuge`, when root can reserve them), as
+// kv-cache's are, so both reach the device in requests of the same size. kv-cache's figure is its own results JSON
 // `kvcache_bench.device_io` (diskstats over its measured window, after setup); ours around the whole
 // child and around the measured phase (seen from its stdout) are printed for comparison. fio's figure
 // is our diskstats delta around the fio process ÷ fio's own runtime (fio's own bandwidth and the
@@ -27,7 +29,8 @@ import { DiskWatch } from '../src/metrics/diskstats.js';
 import { messageOf } from '../src/util/errors.js';
 import { GiB, MiB } from '../src/util/units.js';
 import { ChildRunner, quote } from './lib/child.js';
-import { ensureFio } from './lib/fio.js';
+import { ensureFio, reserveHugePages } from './lib/fio.js';
+import type { HugePageReservation } from './lib/fio.js';
 import { PROJECT_ROOT } from './lib/kv-cache.js';
 import { freeBytes } from './lib/machine.js';
 import { parseOptions } from './fio/options.js';
@@ -66,6 +69,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  let huge: HugePageReservation | undefined;
   try {
     const watch = await DiskWatch.forPath(root);
     if (watch === undefined)
@@ -83,7 +87,11 @@ async function main(): Promise<void> {
         (perJob < wanted ? ' (reduced to fit the free space)' : '') +
         `; fio read files ${keep ? 'kept across rounds' : 'laid out and removed every round'}\n`,
     );
-    const ctx: Context = { opts, root, device: watch.device.name, runner, commands: new Map() };
+    // fio's buffers in huge pages, as kv-cache's are: like-for-like device requests (bench/lib/fio.ts).
+    // psync: one buffer per job; libaio: one job with `users` buffers in flight; +2 pages each for alignment.
+    huge = await reserveHugePages(opts.users * (Math.ceil(opts.ioBytes / (2 * MiB)) + 2) + 8);
+    console.log(`fio buffers: ${huge.note}\n`);
+    const ctx: Context = { opts, root, device: watch.device.name, runner, fioFlags: huge.fioFlags, commands: new Map() };
     const layout = new ReadLayout(ctx, perJob, keep);
     const all: Phase[] = [];
     try {
@@ -104,6 +112,7 @@ async function main(): Promise<void> {
     );
     for (const [what, cmd] of ctx.commands) console.log(`  ${what}: ${cmd}`);
   } finally {
+    await huge?.release().catch((e: unknown) => console.error(`bench:fio: huge pages not released: ${messageOf(e)}`));
     await rm(root, { recursive: true, force: true });
     console.log(`\nremoved ${root}`);
   }

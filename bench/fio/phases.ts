@@ -19,10 +19,15 @@ import { freeBytes } from '../lib/machine.js';
 import { inRoundOrder } from '../lib/rounds.js';
 import type { Options, Workload } from './options.js';
 
-/** fio files per job are at most this large (time_based runs wrap around inside them). */
-const FIO_WRITE_FILE_BYTES = 2 * GiB;
 /** Share of the free space one phase may occupy. */
 export const SPACE_SHARE = 0.4;
+/**
+ * Share of the free space fio's write files may take (removed right after the phase). As large as is
+ * safe because a time_based fio job that reaches the end of its files wraps around and overwrites blocks
+ * it has already allocated, which is faster than kv-cache's writes of fresh entries (allocation, and on
+ * a thin virtual disk the host's allocation too): 2 GiB files flattered fio's write figure by ~40 %.
+ */
+const FIO_WRITE_SPACE_SHARE = 0.6;
 
 export type Engine = 'kv-cache' | 'fio psync' | 'fio libaio';
 
@@ -52,6 +57,8 @@ export interface Context {
   readonly root: string;
   readonly device: string;
   readonly runner: ChildRunner;
+  /** Flags every fio job gets: `--iomem=shmhuge` when huge pages were reserved (bench/lib/fio.ts says why). */
+  readonly fioFlags: readonly string[];
   /** Each kind of command run, as printed at the end. */
   readonly commands: Map<string, string>;
 }
@@ -156,7 +163,17 @@ async function runFioPhase(ctx: Context, round: number, job: FioJob, label: Engi
   const clat = num(side, 'clat_ns', 'mean');
   const usr = num(json, 'jobs', 0, 'usr_cpu');
   const sys = num(json, 'jobs', 0, 'sys_cpu');
+  const ownBytes = num(side, 'io_bytes');
+  const files = job.sizeBytes * job.numjobs;
+  const wrapped = job.rw === 'write' && ownBytes !== undefined && ownBytes > files;
   const notes = [
+    ...(wrapped
+      ? [
+          `WARNING: fio wrote ${(ownBytes / GiB).toFixed(1)} GiB into ${(files / GiB).toFixed(1)} GiB of files: ` +
+            `${((100 * (ownBytes - files)) / ownBytes).toFixed(0)} % of its writes overwrote blocks it had allocated (kv-cache writes fresh entries), ` +
+            'which flatters fio; give --dir more free space',
+        ]
+      : []),
     `fio process ${run.whole.seconds.toFixed(2)} s for a ${runtimeSec.toFixed(2)} s runtime` +
       (clat !== undefined ? `, completion latency mean ${(clat / 1e6).toFixed(1)} ms per ${ctx.opts.ioBytes / KiB} KiB I/O` : '') +
       (usr !== undefined && sys !== undefined ? `, fio cpu usr ${usr.toFixed(1)} % sys ${sys.toFixed(1)} %` : ''),
@@ -170,7 +187,7 @@ async function runFioPhase(ctx: Context, round: number, job: FioJob, label: Engi
     bytesPerSec: dev.bytes / runtimeSec,
     deviceBytes: dev.bytes,
     windowSec: runtimeSec,
-    ownBytes: num(side, 'io_bytes'),
+    ownBytes,
     ownBytesPerSec: num(side, 'bw_bytes'),
     wholeChildBytesPerSec: dev.bytes / run.whole.seconds,
     wholeChildSec: run.whole.seconds,
@@ -181,10 +198,10 @@ async function runFioPhase(ctx: Context, round: number, job: FioJob, label: Engi
   };
 }
 
-/** Per-job fio file size for writes: 2 GiB, less when the free space is short. */
+/** Per-job fio file size for writes: FIO_WRITE_SPACE_SHARE of the free space, split between the jobs. */
 async function fioWriteSize(ctx: Context): Promise<number> {
-  const perJob = Math.floor(((await freeBytes(ctx.root)) * SPACE_SHARE) / ctx.opts.users / ctx.opts.ioBytes) * ctx.opts.ioBytes;
-  const size = Math.min(FIO_WRITE_FILE_BYTES, perJob);
+  const perJob = Math.floor(((await freeBytes(ctx.root)) * FIO_WRITE_SPACE_SHARE) / ctx.opts.users / ctx.opts.ioBytes) * ctx.opts.ioBytes;
+  const size = perJob;
   if (size < 4 * ctx.opts.ioBytes) throw new Error(`not enough free space under ${ctx.root} for ${ctx.opts.users} fio files`);
   return size;
 }
@@ -201,8 +218,17 @@ async function fioWritePhases(ctx: Context, round: number): Promise<Phase[]> {
     await mkdir(dir, { recursive: true });
     const job: FioJob =
       engine === 'psync'
-        ? { name: 'kvw', dir, rw: 'write', engine, numjobs: n, iodepth: 1, sizeBytes: size, extra: [] }
-        : { name: 'kvwa', dir, rw: 'write', engine, numjobs: 1, iodepth: n, sizeBytes: size * n, extra: [`--nrfiles=${n}`] };
+        ? { name: 'kvw', dir, rw: 'write', engine, numjobs: n, iodepth: 1, sizeBytes: size, extra: [...ctx.fioFlags] }
+        : {
+            name: 'kvwa',
+            dir,
+            rw: 'write',
+            engine,
+            numjobs: 1,
+            iodepth: n,
+            sizeBytes: size * n,
+            extra: [`--nrfiles=${n}`, ...ctx.fioFlags],
+          };
     try {
       out.push(await runFioPhase(ctx, round, job, label));
     } finally {
@@ -234,7 +260,7 @@ export class ReadLayout {
       numjobs: this.ctx.opts.users,
       iodepth: 1,
       sizeBytes: this.perJobBytes,
-      extra: [],
+      extra: [...this.ctx.fioFlags],
     };
   }
 
@@ -280,7 +306,7 @@ async function fioReadPhases(ctx: Context, round: number, layout: ReadLayout): P
       numjobs: 1,
       iodepth: ctx.opts.users,
       sizeBytes: layout.perJobBytes * files.length,
-      extra: [`--filename=${files.join(':')}`],
+      extra: [`--filename=${files.join(':')}`, ...ctx.fioFlags],
     };
     return [psync, await runFioPhase(ctx, round, aio, 'fio libaio')];
   } finally {

@@ -121,16 +121,20 @@ export function printSummary(all: readonly Phase[], rounds: number, users: numbe
     const fio = med(w, 'fio psync');
     const aio = med(w, 'fio libaio');
     if (kv === undefined || fio === undefined || fio <= 0) continue;
+    // Rounds pair the programs (alternating order), so the verdict is the median of per-round ratios;
+    // the ratio of the medians above mixes rounds and is shown beside it.
     const perRound = [...new Set(all.map((p) => p.round))].map((r) => {
       const k = all.find((p) => p.round === r && p.workload === w && p.engine === 'kv-cache');
       const f = all.find((p) => p.round === r && p.workload === w && p.engine === 'fio psync');
-      return k !== undefined && f !== undefined && f.bytesPerSec > 0 ? (k.bytesPerSec / f.bytesPerSec).toFixed(3) : 'n/a';
+      return k !== undefined && f !== undefined && f.bytesPerSec > 0 ? k.bytesPerSec / f.bytesPerSec : undefined;
     });
-    const ratio = kv / fio;
+    const known = perRound.filter((x): x is number => x !== undefined);
+    if (known.length === 0) continue;
+    const ratio = median(known);
     console.log(
-      `FINAL ${w.padEnd(5)} kv-cache ÷ fio psync = ${ratio.toFixed(3)} (per round: ${perRound.join(', ')}) → ` +
-        `${ratio >= TARGET_RATIO ? 'meets' : 'BELOW'} the ${TARGET_RATIO} target` +
-        (aio !== undefined && aio > 0 ? `; ÷ fio libaio iodepth=${users} = ${(kv / aio).toFixed(3)} (reference only)` : ''),
+      `FINAL ${w.padEnd(5)} kv-cache ÷ fio psync = ${ratio.toFixed(3)} (median of rounds: ${perRound.map((x) => (x === undefined ? 'n/a' : x.toFixed(3))).join(', ')}; ` +
+        `ratio of the medians ${(kv / fio).toFixed(3)}) → ${ratio >= TARGET_RATIO ? 'meets' : 'BELOW'} the ${TARGET_RATIO} target` +
+        (aio !== undefined && aio > 0 ? `; ÷ fio libaio iodepth=${users} (medians) = ${(kv / aio).toFixed(3)} (reference only)` : ''),
     );
   }
 }
