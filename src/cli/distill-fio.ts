@@ -4,7 +4,6 @@
 // --max-iodepth. Bad input: one message, exit 2, nothing written.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import * as z from 'zod';
 import { captureFromOutput } from '../telemetry/capture.js';
 import type { TraceCapture } from '../telemetry/capture.js';
@@ -15,6 +14,7 @@ import { messageOf } from '../util/errors.js';
 import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
 import { ConfigError } from './errors.js';
+import { parseSubcommandArgs } from './sub-args.js';
 
 export const DISTILL_HELP = `Usage: kv-cache distill-fio FILE [-o OUT.ini | --stdout] [--window-s S] [--max-iodepth N]
 
@@ -124,22 +124,16 @@ export function captureFromFile(file: string): TraceCapture {
 }
 
 function parseDistillArgs(argv: readonly string[], now: Date): DistillArgs & { toStdout: boolean } {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        output: { type: 'string', short: 'o' },
-        stdout: { type: 'boolean' },
-        'window-s': { type: 'string' },
-        'max-iodepth': { type: 'string' },
-      },
-    });
-  } catch (e) {
-    throw new ConfigError([`distill-fio: ${(e as Error).message}`]);
-  }
+  const parsed = parseSubcommandArgs(
+    argv,
+    {
+      output: { type: 'string', short: 'o' },
+      stdout: { type: 'boolean' },
+      'window-s': { type: 'string' },
+      'max-iodepth': { type: 'string' },
+    },
+    'distill-fio',
+  );
   const v = parsed.values;
   const problems: string[] = [];
   if (parsed.positionals.length !== 1) problems.push(`distill-fio takes exactly one FILE, got ${parsed.positionals.length}`);

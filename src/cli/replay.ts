@@ -4,7 +4,7 @@
 // results, exit 130/143), --duration, a failure mid-replay saves partial results and exits 1.
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseSubcommandArgs } from './sub-args.js';
 import { isTraceInputError, ReplayFailedError, replayTrace } from '../engine/replay.js';
 import type { ReplayResult } from '../engine/replay.js';
 import { monotonicClock } from '../util/clock.js';
@@ -83,27 +83,21 @@ function intFlag(problems: string[], name: string, raw: string | undefined, dflt
 }
 
 function parseReplayArgs(argv: readonly string[], now: Date): ReplayArgs {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      strict: true,
-      options: {
-        'cache-dir': { type: 'string' },
-        'create-cache-dir': { type: 'boolean' },
-        'io-mode': { type: 'string' },
-        concurrency: { type: 'string' },
-        paced: { type: 'boolean' },
-        'all-tiers': { type: 'boolean' },
-        duration: { type: 'string' },
-        seed: { type: 'string' },
-        output: { type: 'string' },
-      },
-    });
-  } catch (e) {
-    throw new ConfigError([`replay: ${(e as Error).message}`]);
-  }
+  const parsed = parseSubcommandArgs(
+    argv,
+    {
+      'cache-dir': { type: 'string' },
+      'create-cache-dir': { type: 'boolean' },
+      'io-mode': { type: 'string' },
+      concurrency: { type: 'string' },
+      paced: { type: 'boolean' },
+      'all-tiers': { type: 'boolean' },
+      duration: { type: 'string' },
+      seed: { type: 'string' },
+      output: { type: 'string' },
+    },
+    'replay',
+  );
   const v = parsed.values;
   const problems: string[] = [];
   if (parsed.positionals.length !== 1) problems.push(`replay takes exactly one trace file, got ${parsed.positionals.length}`);

@@ -3,10 +3,23 @@
 import { parseArgs } from 'node:util';
 import type { ParseArgsConfig } from 'node:util';
 import { messageOf } from '../util/errors.js';
+import { ConfigError } from './errors.js';
 
 const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
 
 type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * Strict parse (positionals allowed) for subcommands that report every problem at once through a
+ * ConfigError: a parse error becomes one, prefixed by the subcommand's name.
+ */
+export function parseSubcommandArgs<const O extends Options>(argv: readonly string[], options: O, name: string) {
+  try {
+    return parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
+  } catch (e) {
+    throw new ConfigError([`${name}: ${messageOf(e)}`]);
+  }
+}
 
 /** The parsed arguments, or the exit code when there is nothing more to do (0: help shown, 2: bad arguments). */
 export function readSubcommandArgs<const O extends Options>(argv: readonly string[], options: O, prefix: string, usage: string) {

@@ -76,17 +76,22 @@ test('600 manual seconds: a point per tick in both series, the live view gets ea
   assert.deepEqual(done.warnings, []);
 });
 
-test('a cache dir whose device cannot be resolved: null telemetry, the reason in the warnings, the timeline still runs', async () => {
-  const time = new ManualTime();
-  const series = RunSeries.create({
+/** A series over a run that does nothing, with `device` as RunSeries.create takes it. */
+function idleSeries(time: ManualTime, device: string | undefined): RunSeries {
+  return RunSeries.create({
     recorder: new Recorder(),
     requests: { requestsCompleted: 0, tokensGenerated: 0 },
     tiers: TIERS,
     clock: time,
     startMs: 0,
     every: time.every,
-    device: 'device telemetry off: no device',
+    device,
   });
+}
+
+test('a cache dir whose device cannot be resolved: null telemetry, the reason in the warnings, the timeline still runs', async () => {
+  const time = new ManualTime();
+  const series = idleSeries(time, 'device telemetry off: no device');
   series.start();
   await time.advance(2500);
   const done = await series.finish(2500);
@@ -100,15 +105,7 @@ test('a cache dir whose device cannot be resolved: null telemetry, the reason in
 
 test('trace mode (no cache dir): no device series and no warning', async () => {
   const time = new ManualTime();
-  const series = RunSeries.create({
-    recorder: new Recorder(),
-    requests: { requestsCompleted: 0, tokensGenerated: 0 },
-    tiers: TIERS,
-    clock: time,
-    startMs: 0,
-    device: undefined,
-    every: time.every,
-  });
+  const series = idleSeries(time, undefined);
   const done = await series.finish(0);
   assert.deepEqual([done.deviceTelemetry, done.warnings, done.timeline.points], [null, [], []]);
 });
