@@ -3,7 +3,6 @@
 // each request goes through the cache pipeline and is recorded. Never prints.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TieredCache } from '../cache/tiered-cache.js';
-import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
 import type { Recorder } from '../metrics/recorder.js';
 import type { RequestMetrics } from '../metrics/request-metrics.js';
 import type { RunResult } from '../metrics/result.js';
@@ -32,9 +31,6 @@ export interface ProgressSnapshot {
   readonly elapsedSec: number;
   readonly durationSec: number;
   readonly requestsCompleted: number;
-  readonly tokensPerSec: number;
-  readonly storageReadBytesPerSec: number;
-  readonly storageWriteBytesPerSec: number;
   /** The per-second series' latest tick (the live view's windowed figures); absent before the first. */
   readonly latest?: SeriesTick;
 }
@@ -149,7 +145,13 @@ export async function runMeasuredPhase(p: MeasuredPhaseInputs): Promise<Measured
     clock: p.clock,
     startMs: window.startMs,
     device,
-    onTick: (latest) => p.onProgress?.({ ...progressOf(cfg.durationSec, p.recorder, p.requests, window.elapsedSec()), latest }),
+    onTick: (latest) =>
+      p.onProgress?.({
+        elapsedSec: window.elapsedSec(),
+        durationSec: cfg.durationSec,
+        requestsCompleted: p.requests.requestsCompleted,
+        latest,
+      }),
   });
   series.start();
   const autoscaling = cfg.enableAutoscaling ? new RunAutoscaling(cfg, p, window.startMs) : undefined;
@@ -243,18 +245,5 @@ function autoscalerSettings(cfg: RunConfig): AutoscalerSettings {
     consecutiveSamplesRequired: a.consecutiveSamplesRequired,
     readLatencyP95ThresholdMs: sd.readLatencyP95ThresholdMs,
     historyWindowSize: sd.historyWindowSize,
-  };
-}
-
-function progressOf(durationSec: number, rec: Recorder, requests: RequestMetrics, elapsedSec: number): ProgressSnapshot {
-  const st = rec.traffic.storage;
-  const per = (n: number): number => (elapsedSec > 0 ? n / elapsedSec : 0);
-  return {
-    elapsedSec,
-    durationSec,
-    requestsCompleted: requests.requestsCompleted,
-    tokensPerSec: per(requests.tokensGenerated),
-    storageReadBytesPerSec: per(kvReadBytes(st)),
-    storageWriteBytesPerSec: per(kvWriteBytes(st)),
   };
 }

@@ -20,9 +20,14 @@ const f = (v: number | undefined, digits = 2): string => (v ?? 0).toFixed(digits
 const pct = (v: number | undefined, p: GatedPercentile, samples: number, unit = ''): string =>
   enoughFor(p, samples) ? `${f(v)}${unit}` : `n/a (${samples} sample${samples === 1 ? '' : 's'})`;
 
+/** `VALID` or `NOT VALID: <codes>`: the verdict in one line, as the console, the workbook and the HTML show it. */
+export function verdictText(v: { readonly valid: boolean; readonly reasons: ReadonlyArray<{ readonly code: string }> }): string {
+  return v.valid ? 'VALID' : `NOT VALID: ${v.reasons.map((r) => r.code).join(', ')}`;
+}
+
 /** The verdict last: `VALID` or `NOT VALID: <codes>`, each reason's message below, then the warnings. */
 export function validityLines(v: KvcacheBench['validity']): string[] {
-  const lines = ['', '### VALIDITY ###', v.valid ? 'VALID' : `NOT VALID: ${v.reasons.map((r) => r.code).join(', ')}`];
+  const lines = ['', '### VALIDITY ###', verdictText(v)];
   for (const r of v.reasons) lines.push(`  ${r.code}: ${r.message}`);
   for (const w of v.warnings) lines.push(`  (warning) ${w.code}: ${w.message}`);
   return lines;

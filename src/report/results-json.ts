@@ -201,10 +201,10 @@ function buildAdditions(r: RunResult, loose: LooselyTyped): KvcacheBench {
     effective_config: loose.effectiveConfig,
     machine: machineJson(r.machine),
     latency_histograms: latencyHistograms(r),
-    // The per-second series: copied as measured (metrics/timeline.ts, metrics/device-series.ts use the file's names).
-    timeline:
-      r.timeline === undefined ? { interval_sec: 1, points: [] } : { interval_sec: 1, points: r.timeline.points.map((p) => ({ ...p })) },
-    device_telemetry: r.deviceTelemetry == null ? null : { ...r.deviceTelemetry, points: r.deviceTelemetry.points.map((p) => ({ ...p })) },
+    // The per-second series as measured (metrics/timeline.ts, metrics/device-series.ts use the file's names);
+    // the arrays are copied only because the file type is mutable.
+    timeline: r.timeline === undefined ? { interval_sec: 1, points: [] } : { interval_sec: 1, points: [...r.timeline.points] },
+    device_telemetry: r.deviceTelemetry == null ? null : { ...r.deviceTelemetry, points: [...r.deviceTelemetry.points] },
     main_thread_busy_fraction: Math.min(1, Math.max(0, r.mainThreadBusy)),
     validity: validityJson(r),
     ranks: r.ranks === undefined ? null : ranksJson(r.ranks),

@@ -5,8 +5,8 @@ import type { Cell } from './spreadsheet.js';
 import { roundFor } from './rounding.js';
 import type { ValueKind } from './rounding.js';
 import type { ResultsDocument } from './results-schema.js';
-
-const GIB = 2 ** 30;
+import { verdictText } from './console.js';
+import { GiB } from '../util/units.js';
 
 export interface OverviewRow {
   readonly figure: string;
@@ -18,8 +18,7 @@ export interface OverviewRow {
 
 /** `VALID` or `NOT VALID: <codes>`, as the console's last line. */
 export function validityVerdict(doc: ResultsDocument): string {
-  const v = doc.kvcache_bench.validity;
-  return v.valid ? 'VALID' : `NOT VALID: ${v.reasons.map((r) => r.code).join(', ')}`;
+  return verdictText(doc.kvcache_bench.validity);
 }
 
 /** The file system, device and device model under the cache dir, as one text ("none" in trace mode). */
@@ -60,8 +59,8 @@ export function overviewRows(doc: ResultsDocument): OverviewRow[] {
     t('File system', where.fileSystem),
     t('Device', where.device),
     n('Measured window', k.measured_window_sec, 's', 'seconds'),
-    n('Storage read bandwidth', sb.read_bytes_per_sec / GIB, 'GiB/s', 'gibps'),
-    n('Storage write bandwidth', sb.write_bytes_per_sec / GIB, 'GiB/s', 'gibps'),
+    n('Storage read bandwidth', sb.read_bytes_per_sec / GiB, 'GiB/s', 'gibps'),
+    n('Storage write bandwidth', sb.write_bytes_per_sec / GiB, 'GiB/s', 'gibps'),
     n('Storage read device p95', cs.storage_read_device_p95_ms, 'ms', 'latency_ms'),
     n('Storage write device p95', cs.storage_write_device_p95_ms, 'ms', 'latency_ms'),
     n('End-to-end p95', s.end_to_end_latency_ms.p95, 'ms', 'latency_ms'),
@@ -70,10 +69,10 @@ export function overviewRows(doc: ResultsDocument): OverviewRow[] {
     n('Wall-clock throughput', s.avg_throughput_tokens_per_sec, 'tokens/s', 'rate'),
     n('Storage throughput (reference formula: tokens ÷ summed I/O time)', s.storage_throughput_tokens_per_sec, 'tokens/s', 'rate'),
     n('Cache hit rate', cs.cache_hit_rate, 'fraction', 'ratio'),
-    n('Storage read (tool)', sb.read_bytes / GIB, 'GiB', 'gib'),
-    n('Storage written (tool)', sb.written_bytes / GIB, 'GiB', 'gib'),
-    n('Device read (kernel, whole device)', k.device_io === null ? null : k.device_io.read_bytes / GIB, 'GiB', 'gib'),
-    n('Device written (kernel, whole device)', k.device_io === null ? null : k.device_io.written_bytes / GIB, 'GiB', 'gib'),
+    n('Storage read (tool)', sb.read_bytes / GiB, 'GiB', 'gib'),
+    n('Storage written (tool)', sb.written_bytes / GiB, 'GiB', 'gib'),
+    n('Device read (kernel, whole device)', k.device_io === null ? null : k.device_io.read_bytes / GiB, 'GiB', 'gib'),
+    n('Device written (kernel, whole device)', k.device_io === null ? null : k.device_io.written_bytes / GiB, 'GiB', 'gib'),
     t('Tool version', k.version),
     t('Schema version', k.schema_version),
   ];

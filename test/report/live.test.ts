@@ -42,9 +42,6 @@ function snapshot(t: number, over: Partial<TimelineSample> = {}): ProgressSnapsh
     elapsedSec: t,
     durationSec: 60,
     requestsCompleted: 4 * t,
-    tokensPerSec: 900,
-    storageReadBytesPerSec: 0,
-    storageWriteBytesPerSec: 0,
     latest: {
       second,
       device: {

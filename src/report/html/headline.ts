@@ -4,6 +4,7 @@
 import { GiB } from '../../util/units.js';
 import type { TrialFiguresJson } from '../results-schema.js';
 import type { ReportRun } from './run-input.js';
+import { verdictText } from '../console.js';
 
 export interface HeadlineFigure {
   /** Stable id: the HTML report's data-figure attribute and the compare table's row key. */
@@ -114,8 +115,7 @@ export function formatFigure(value: number | null, digits: number): string {
 
 /** "VALID" or "NOT VALID: code, code". */
 export function validityText(doc: ReportRun): string {
-  const v = doc.kvcache_bench.validity;
-  return v.valid ? 'VALID' : `NOT VALID: ${v.reasons.map((r) => r.code).join(', ')}`;
+  return verdictText(doc.kvcache_bench.validity);
 }
 
 /** The coefficient of variation of a figure over the run's trials, or undefined without trials (or n < 2). */

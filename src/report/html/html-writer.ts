@@ -10,6 +10,7 @@ import { formatFigure } from './headline.js';
 import type { ReportModel, Section, TableSpec } from './model.js';
 import { PAGE_SCRIPT } from './page-script.js';
 import type { LoadedRun } from './run-input.js';
+import { verdictText } from '../console.js';
 
 /** uPlot's minified script and stylesheet, from node_modules. */
 export interface ChartLibrary {
@@ -88,14 +89,11 @@ function sectionHtml(s: Section): string {
 function verdictHtml(run: LoadedRun, index: number, several: boolean): string {
   const v = run.doc.kvcache_bench.validity;
   const who = several ? `${escapeHtml(run.label)}: ` : '';
-  const text = v.valid ? 'VALID' : 'NOT VALID';
   const items = [
     ...v.reasons.map((r) => `<li class="reason"><b>${escapeHtml(r.code)}</b>: ${escapeHtml(r.message)}</li>`),
     ...v.warnings.map((w) => `<li class="warning">(warning) <b>${escapeHtml(w.code)}</b>: ${escapeHtml(w.message)}</li>`),
   ];
-  return `<div class="verdict ${v.valid ? 'valid' : 'not-valid'}" id="validity-${index}" data-valid="${String(v.valid)}">${who}${text}${
-    v.valid ? '' : `: ${escapeHtml(v.reasons.map((r) => r.code).join(', '))}`
-  }</div>\n${items.length > 0 ? `<ul class="reasons">${items.join('')}</ul>` : ''}`;
+  return `<div class="verdict ${v.valid ? 'valid' : 'not-valid'}" id="validity-${index}" data-valid="${String(v.valid)}">${who}${escapeHtml(verdictText(v))}</div>\n${items.length > 0 ? `<ul class="reasons">${items.join('')}</ul>` : ''}`;
 }
 
 const figureAttrs = (key: string, run: number, value: number | null): string =>
