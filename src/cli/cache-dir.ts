@@ -79,22 +79,34 @@ function physicalPath(abs: string, fs: FsProbe): string {
  * Problems with a cache directory (empty when it is usable). A missing one is refused unless `create`:
  * a mistyped path must not silently become a benchmark of whatever disk holds its nearest ancestor.
  */
-export function cacheDirProblems(dir: string, fs: FsProbe = realFs, create = false): string[] {
-  if (dir === '') return ["cache-dir '' is empty: give a directory path (or leave the flag out for a temporary directory)"];
+/** How a directory's problems name it: its flag, and whether --create-cache-dir would help. */
+export interface DirWording {
+  readonly flag: string;
+  readonly createHint: boolean;
+}
+
+const CACHE_DIR_WORDING: DirWording = { flag: 'cache-dir', createHint: true };
+
+export function cacheDirProblems(dir: string, fs: FsProbe = realFs, create = false, wording: DirWording = CACHE_DIR_WORDING): string[] {
+  const name = wording.flag;
+  if (dir === '') return [`${name} '' is empty: give a directory path (or leave the flag out for a temporary directory)`];
   const abs = resolve(dir);
   const real = physicalPath(abs, fs);
   const system = [abs, real].find(isSystemDir);
   if (system !== undefined) {
     const shown = system === dir ? `'${dir}'` : `'${dir}' (resolves to ${system})`;
-    return [`cache-dir ${shown} cannot be a system directory`];
+    return [`${name} ${shown} cannot be a system directory`];
   }
   const kind = fs.kind(abs);
-  if (kind === 'other') return [`cache-dir '${dir}' exists and is not a directory`];
-  if (kind === 'dir') return fs.writable(abs) ? [] : [`cache-dir '${dir}' is not writable`];
-  if (!create) return [`cache-dir '${dir}' does not exist; create it first (mkdir -p '${dir}') or pass --create-cache-dir`];
+  if (kind === 'other') return [`${name} '${dir}' exists and is not a directory`];
+  if (kind === 'dir') return fs.writable(abs) ? [] : [`${name} '${dir}' is not writable`];
+  if (!create)
+    return [
+      `${name} '${dir}' does not exist; create it first (mkdir -p '${dir}')${wording.createHint ? ' or pass --create-cache-dir' : ''}`,
+    ];
   const parent = existingAncestor(abs, fs);
-  if (fs.kind(parent) !== 'dir') return [`cache-dir '${dir}' cannot be created: '${parent}' is not a directory`];
-  if (!fs.writable(parent)) return [`cache-dir '${dir}' cannot be created: parent directory '${parent}' is not writable`];
+  if (fs.kind(parent) !== 'dir') return [`${name} '${dir}' cannot be created: '${parent}' is not a directory`];
+  if (!fs.writable(parent)) return [`${name} '${dir}' cannot be created: parent directory '${parent}' is not writable`];
   return [];
 }
 

@@ -24,7 +24,7 @@ import { summaryLines } from '../mlperf/summary-text.js';
 import { fileStamp } from '../util/dates.js';
 import { messageOf } from '../util/errors.js';
 import { writeFileAtomically } from '../util/files.js';
-import { cacheDirProblems } from './cache-dir.js';
+import { cacheDirProblems, realFs } from './cache-dir.js';
 import { ConfigError } from './errors.js';
 import { mergeAndSave } from './merge.js';
 import { parseRunArgs } from './run-args.js';
@@ -65,9 +65,8 @@ export function checkPlan(r: MlperfRequest, plan: Plan, now: Date, withCommands 
   const problems: string[] = [];
   const warnings: string[] = [];
   // Both must exist already: this command creates neither (nothing is created on bad input).
-  const noCreate = (m: string): string => m.replace(' or pass --create-cache-dir', '');
-  if (r.resultsDir !== '') problems.push(...cacheDirProblems(r.resultsDir).map((m) => noCreate(m.replace(/^cache-dir/, 'results-dir'))));
-  if (r.cacheDir !== '') problems.push(...cacheDirProblems(r.cacheDir).map(noCreate));
+  if (r.resultsDir !== '') problems.push(...cacheDirProblems(r.resultsDir, realFs, false, { flag: 'results-dir', createHint: false }));
+  if (r.cacheDir !== '') problems.push(...cacheDirProblems(r.cacheDir, realFs, false, { flag: 'cache-dir', createHint: false }));
   const a = deviceOf(r.resultsDir);
   const b = deviceOf(r.cacheDir);
   if (a !== undefined && a === b) {
@@ -94,7 +93,8 @@ export function checkPlan(r: MlperfRequest, plan: Plan, now: Date, withCommands 
     } catch (e) {
       if (!(e instanceof ConfigError)) throw e;
       const what = s.kind === 'trial' ? `option ${s.option}` : 'preconditioning';
-      for (const p of e.problems) whose.set(p, [...(whose.get(p) ?? []), what]);
+      // Every command's --rank-cache-base is --cache-dir, whose problems are reported above already.
+      for (const p of e.problems.filter((q) => !q.startsWith('rank-cache-base '))) whose.set(p, [...(whose.get(p) ?? []), what]);
     }
   }
   for (const [p, whats] of whose) problems.push(`${whats.join(', ')}: ${p}`);

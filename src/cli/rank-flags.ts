@@ -10,7 +10,7 @@ import type { RankIdentity } from '../engine/ranks.js';
 import type { RunFlags } from '../settings/flags.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { fileStamp } from '../util/dates.js';
-import { cacheDirProblems } from './cache-dir.js';
+import { cacheDirProblems, realFs } from './cache-dir.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -54,8 +54,8 @@ export function applyRankFlags(flags: RunFlags, given: (name: string) => boolean
   }
   if (flags.rankCacheBase !== undefined) {
     if (given('cache-dir')) problems.push('--cache-dir and --rank-cache-base exclude each other (each rank uses DIR/rank_<N>/)');
-    const base = cacheDirProblems(flags.rankCacheBase).map((p) => p.replace(/^cache-dir/, 'rank-cache-base'));
-    problems.push(...base);
+    // The base must exist: --create-cache-dir creates only each rank's own directory under it.
+    problems.push(...cacheDirProblems(flags.rankCacheBase, realFs, false, { flag: 'rank-cache-base', createHint: false }));
     next = { ...next, cacheDir: join(flags.rankCacheBase, dir), createCacheDir: true };
   }
   const seedFromBase = given('seed-base');

@@ -4,6 +4,7 @@ import type { Recorder } from '../metrics/recorder.js';
 import { kvReadBytes, kvWriteBytes, TIER_NAMES } from '../metrics/recorder.js';
 import type { WindowSelection } from '../metrics/latency-window.js';
 import type { RequestMetrics } from '../metrics/request-metrics.js';
+import { everyInterval } from '../util/clock.js';
 import type { Clock } from '../util/clock.js';
 import type { Autoscaler } from './autoscaler.js';
 import type { DispatchControl } from './dispatcher.js';
@@ -33,11 +34,6 @@ export interface AutoscaleLoopOptions {
   readonly timeline: TimelinePoint[];
   /** Calls `tick` every `ms`; returns its stop. Default setInterval (tests tick by hand). */
   readonly every?: (tick: () => void, ms: number) => () => void;
-}
-
-function everyInterval(tick: () => void, ms: number): () => void {
-  const timer = setInterval(tick, ms);
-  return () => clearInterval(timer);
 }
 
 /** The autoscaler's window: placement writes and hit reads of every tier, as `<tier>_<op>` (demotions excluded). */

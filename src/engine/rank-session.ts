@@ -4,6 +4,7 @@
 // deletion runs inside another's window), and report what happened: the waits, and each window's
 // distance from the agreed instants (the skew). Never prints.
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RankFacts } from '../metrics/result.js';
 import { messageOf } from '../util/errors.js';
 import { BarrierError, DirStore, FileBarrier } from './barrier.js';
@@ -19,19 +20,7 @@ export const CLOCK_SOURCE =
 
 export const realBarrierTime: BarrierTime = {
   wallNow: () => performance.timeOrigin + performance.now(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal?.aborted === true) return reject(new Error('aborted'));
-      const t = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      const onAbort = (): void => {
-        clearTimeout(t);
-        reject(new Error('aborted'));
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-    }),
+  sleep: (ms, signal) => sleep(ms, undefined, signal === undefined ? undefined : { signal }),
 };
 
 export interface RankSessionOptions {

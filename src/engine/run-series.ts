@@ -8,6 +8,7 @@ import type { Recorder } from '../metrics/recorder.js';
 import { TimelineSampler } from '../metrics/timeline.js';
 import type { RunTimeline, TimelineSample } from '../metrics/timeline.js';
 import type { TierName } from '../tiers/backend.js';
+import { everyInterval } from '../util/clock.js';
 import type { Clock } from '../util/clock.js';
 import { messageOf } from '../util/errors.js';
 
@@ -47,12 +48,6 @@ export interface RunSeriesResult {
   /** null when the device could not be resolved or read (the reason is in `warnings`) and in trace mode. */
   readonly deviceTelemetry: DeviceTelemetry | null;
   readonly warnings: readonly string[];
-}
-
-function everyInterval(tick: () => void, ms: number): () => void {
-  const timer = setInterval(tick, ms);
-  timer.unref();
-  return () => clearInterval(timer);
 }
 
 /**

@@ -18,3 +18,10 @@ export class ManualClock implements Clock {
     this.t += ms;
   }
 }
+
+/** Calls `tick` every `ms` on a timer that does not keep the process alive; returns its stop. */
+export function everyInterval(tick: () => void, ms: number): () => void {
+  const timer = setInterval(tick, ms);
+  timer.unref();
+  return () => clearInterval(timer);
+}
