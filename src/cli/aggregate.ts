@@ -10,6 +10,7 @@ import { aggregateBytes, aggregateFormatOf, aggregateTable } from '../report/agg
 import type { FoundFile } from '../report/aggregate.js';
 import { messageOf } from '../util/errors.js';
 import { writeFileAtomically } from '../util/files.js';
+import { checkInputFile } from '../util/input-file.js';
 import { outputProblems } from './cache-dir.js';
 
 /** The reference's default output name. */
@@ -69,9 +70,9 @@ export function parseAggregateArgs(argv: readonly string[]): AggregateArgs | { r
 }
 
 function readFound(path: string): FoundFile {
+  const check = checkInputFile(path, { maxBytes: MAX_RESULTS_FILE_BYTES }); // refuses FIFOs and devices, which would never end
+  if (!check.ok) return { path, unreadable: check.problem };
   try {
-    const size = statSync(path).size;
-    if (size > MAX_RESULTS_FILE_BYTES) return { path, unreadable: `${size} bytes, larger than the ${MAX_RESULTS_FILE_BYTES}-byte limit` };
     return { path, text: readFileSync(path, 'utf8') };
   } catch (e) {
     return { path, unreadable: messageOf(e) };

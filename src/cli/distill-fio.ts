@@ -10,6 +10,8 @@ import type { TraceCapture } from '../telemetry/capture.js';
 import { DEFAULT_MAX_IODEPTH, distillFio } from '../telemetry/distill.js';
 import type { Bucket } from '../telemetry/histogram.js';
 import { fileStamp } from '../util/dates.js';
+import { checkInputFile } from '../util/input-file.js';
+import { GiB } from '../util/units.js';
 import { messageOf } from '../util/errors.js';
 import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
@@ -98,8 +100,14 @@ export function captureFromResults(json: unknown, file: string): TraceCapture {
   };
 }
 
+/** Results files and saved bpftrace output are far smaller; a larger FILE is refused before it is read. */
+const MAX_CAPTURE_BYTES = GiB;
+
 /** FILE as a capture: JSON results, else bpftrace text. */
 export function captureFromFile(file: string): TraceCapture {
+  // A FIFO or a device would never end: the shared guard refuses them before reading.
+  const check = checkInputFile(file, { maxBytes: MAX_CAPTURE_BYTES });
+  if (!check.ok) throw new ConfigError([`${file}: cannot be read (${check.problem})`]);
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

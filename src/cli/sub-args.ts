@@ -10,12 +10,12 @@ const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /**
- * Strict parse (positionals allowed) for subcommands that report every problem at once through a
- * ConfigError: a parse error becomes one, prefixed by the subcommand's name.
+ * Strict parse for subcommands that report every problem at once through a ConfigError: a parse error
+ * becomes one, prefixed by the subcommand's name.
  */
-export function parseSubcommandArgs<const O extends Options>(argv: readonly string[], options: O, name: string) {
+export function parseSubcommandArgs<const O extends Options>(argv: readonly string[], options: O, name: string, allowPositionals = true) {
   try {
-    return parseArgs({ args: [...argv], allowPositionals: true, strict: true, options });
+    return parseArgs({ args: [...argv], allowPositionals, strict: true, options });
   } catch (e) {
     throw new ConfigError([`${name}: ${messageOf(e)}`]);
   }

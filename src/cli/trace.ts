@@ -4,7 +4,6 @@
 // still prints the histograms; --fio also prints (or with -o writes) the distilled fio job.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { parseArgs } from 'node:util';
 import { describeHistograms } from '../telemetry/capture.js';
 import type { DeviceFilter } from '../telemetry/capture.js';
 import { deviceFilterForName } from '../telemetry/device-filter.js';
@@ -18,6 +17,7 @@ import { messageOf } from '../util/errors.js';
 import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
 import { ConfigError } from './errors.js';
+import { parseSubcommandArgs } from './sub-args.js';
 import type { SignalGuard } from './signals.js';
 
 export const TRACE_HELP = `Usage: kv-cache trace (--pid N | --command "CMD") [--device DEV] [--duration S] [--fio] [-o FILE]
@@ -42,23 +42,19 @@ interface TraceArgs {
 }
 
 async function parseTraceArgs(argv: readonly string[]): Promise<TraceArgs> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      strict: true,
-      options: {
-        pid: { type: 'string' },
-        command: { type: 'string' },
-        device: { type: 'string' },
-        duration: { type: 'string' },
-        fio: { type: 'boolean' },
-        output: { type: 'string', short: 'o' },
-      },
-    });
-  } catch (e) {
-    throw new ConfigError([`trace: ${(e as Error).message}`]);
-  }
+  const parsed = parseSubcommandArgs(
+    argv,
+    {
+      pid: { type: 'string' },
+      command: { type: 'string' },
+      device: { type: 'string' },
+      duration: { type: 'string' },
+      fio: { type: 'boolean' },
+      output: { type: 'string', short: 'o' },
+    },
+    'trace',
+    false,
+  );
   const v = parsed.values;
   const problems: string[] = [];
   if ((v.pid === undefined) === (v.command === undefined)) problems.push('give exactly one of --pid N or --command "CMD"');
@@ -149,7 +145,8 @@ export async function traceMain(
   }
   const session = await startTracingSession({ device: args.device, pid, syscalls: 'all' }, { ...tracer, clock: monotonicClock });
   for (const line of session.lines) process.stdout.write(`${line}\n`);
-  child?.stdin?.end('go\n');
+  // Without tracing the command must not run at all (its I/O would go untraced): it is stopped below, still waiting.
+  if (session.active) child?.stdin?.end('go\n');
   const outcome = session.active ? await untilEnd(args, interrupt, child) : undefined;
   const result = await session.stop();
   if (result.capture === undefined) {

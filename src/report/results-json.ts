@@ -10,7 +10,8 @@ import { validityFactsOf, validityOf } from '../metrics/validity.js';
 import { GiB } from '../util/units.js';
 import { compareWithTrace } from '../metrics/trace-comparison.js';
 import { SCHEMA_VERSION } from './results-schema.js';
-import { tracingAdditions, tracingFields } from './tracing-json.js'; // block-layer tracing (issue 13)
+import { tracingFields } from './tracing-json.js';
+import type { TracingFields } from './tracing-json.js'; // block-layer tracing (issue 13)
 import type {
   EffectiveConfig,
   KvcacheBench,
@@ -134,7 +135,7 @@ export function machineJson(m: MachineContext): MachineJson {
 }
 
 /** Figures the reference lacks, each named for what it is (bytes, seconds, wall-clock rates). */
-function buildAdditions(r: RunResult, loose: LooselyTyped): KvcacheBench {
+function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingFields): KvcacheBench {
   const m = r.requests;
   const elapsed = r.elapsedSec;
   const perSec = (bytes: number): number => (elapsed > 0 ? bytes / elapsed : 0);
@@ -208,7 +209,7 @@ function buildAdditions(r: RunResult, loose: LooselyTyped): KvcacheBench {
     main_thread_busy_fraction: Math.min(1, Math.max(0, r.mainThreadBusy)),
     validity: validityJson(r),
     ranks: r.ranks === undefined ? null : ranksJson(r.ranks),
-    ...tracingAdditions(r), // block-layer tracing (issue 13): latency_tracing
+    ...(tracing.block !== undefined ? { latency_tracing: tracing.block } : {}), // block-layer tracing (issue 13)
   };
 }
 
@@ -287,6 +288,7 @@ export function buildResultsJson(r: RunResult): ResultsDocument {
   const m = r.requests;
   const loose = looselyTyped(r);
   const summary = buildSummary(r, loose);
+  const tracing = tracingFields(r); // distils the fio job once, for both places
   return {
     requests_completed: m.requestsCompleted,
     total_tokens_generated: m.tokensGenerated,
@@ -298,8 +300,8 @@ export function buildResultsJson(r: RunResult): ResultsDocument {
     multi_turn_cache_misses: m.multiTurnMisses,
     seed: r.seed,
     summary,
-    kvcache_bench: buildAdditions(r, loose),
+    kvcache_bench: buildAdditions(r, loose, tracing),
     ...(r.validationTrace !== undefined ? { validation: validationJson(r.validationTrace, r, summary) } : {}),
-    ...tracingFields(r).root, // block-layer tracing (issue 13): device_latency_tracing, fio_workload
+    ...tracing.root, // block-layer tracing (issue 13): device_latency_tracing, fio_workload
   };
 }

@@ -118,9 +118,3 @@ export function tracedBlockJson(c: TraceCapture, fio: Distilled): LatencyTracing
     fio: { size_source: fio.sizeSource, bssplit: fio.bssplit, rwmixread: fio.rwmixread, iodepth: fio.iodepth, warnings: [...fio.warnings] },
   };
 }
-
-/** `kvcache_bench.latency_tracing` when tracing was asked for. */
-export function tracingAdditions(r: RunResult): { latency_tracing?: LatencyTracingJson } {
-  const block = tracingFields(r).block;
-  return block === undefined ? {} : { latency_tracing: block };
-}

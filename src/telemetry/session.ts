@@ -83,12 +83,9 @@ export async function startTracingSession(
   };
 }
 
-/** A session for a case where tracing cannot start at all (e.g. no storage directory). */
-export const unavailableSession = failed;
-
 /** --enable-latency-tracing: this process's syscalls, the block device under the cache dir (none in trace mode). */
 export async function startRunTracing(dir: string | undefined, tracer: TracerOptions): Promise<TracingSession> {
-  if (dir === undefined) return unavailableSession('trace mode (--io-trace-log) does no device I/O');
+  if (dir === undefined) return failed('trace mode (--io-trace-log) does no device I/O');
   const device = await deviceFilterForPath(dir);
   const nfs = await nfsTransferSizes(dir);
   return startTracingSession({ device, pid: process.pid, syscalls: 'positioned' }, tracer, nfs);
