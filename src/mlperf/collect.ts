@@ -7,7 +7,12 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve, sep } from 'node:path';
 import { parseResults } from '../report/results-schema.js';
 import { messageOf } from '../util/errors.js';
+import { checkInputFile } from '../util/input-file.js';
+import { GiB } from '../util/units.js';
 import type { MergeMeta, RankFile, TrialInput } from './merge.js';
+
+/** A rank's results file is a few MiB; anything past this is not one. */
+const MAX_RESULTS_BYTES = GiB;
 
 export const MANIFEST_NAME = 'run.json';
 
@@ -90,6 +95,11 @@ function readTrial(dir: string, expected: number | undefined, fallbackTrial: num
       continue;
     }
     const path = join(rdir, names[names.length - 1]);
+    const check = checkInputFile(path, { maxBytes: MAX_RESULTS_BYTES }); // a FIFO or device would never end
+    if (!check.ok) {
+      missing.push(`${path}: not a readable results file (${check.problem})`);
+      continue;
+    }
     try {
       files.push({ rank, path, doc: parseResults(readFileSync(path, 'utf8')) });
     } catch (e) {
