@@ -7,7 +7,7 @@ import type { ChunkSource } from './chunk-source.js';
 import { DIRECT_ALIGN } from './aligned.js';
 import type { DirectSlabs } from './aligned.js';
 import { checkEntrySize, type PayloadFactory } from './inline-payload.js';
-import { entryKeyMaterial, payloadSource } from './payload.js';
+import { entryKeyMaterial, payloadSource, sourceOffsetOf } from './payload.js';
 import type { FillMessage, FromWorker, InitMessage, ToWorker } from './payload-worker.js';
 import { SlotPool } from './slots.js';
 
@@ -132,6 +132,15 @@ class GeneratorThread {
   }
 }
 
+/**
+ * What a slot holds outside the stamps after its last fill: the source bytes from `sourceOffset` on,
+ * for `length` bytes. A chunk at that source offset, no longer, needs only its stamps rewritten.
+ */
+interface SlotContent {
+  readonly sourceOffset: number;
+  readonly length: number;
+}
+
 /** A chunk of one entry: its slot, how many bytes of it are used, and when the worker is done. */
 interface InFlight {
   readonly slot: Uint8Array;
@@ -147,6 +156,11 @@ export class PayloadPool implements PayloadFactory {
 
   private readonly threads: GeneratorThread[] = [];
   private readonly backlog: FillJob[] = [];
+  /** Per slot, what its last fill left in it; a slot not yet filled has none. */
+  private readonly contents = new WeakMap<Uint8Array, SlotContent>();
+  /** Bytes filled by rewriting stamps only, and by a full copy: how often slots were reused for the same source offset. */
+  private stampedBytes = 0;
+  private copiedBytes = 0;
 
   private constructor(
     options: PayloadPoolOptions,
@@ -188,6 +202,11 @@ export class PayloadPool implements PayloadFactory {
     return this.threads.length;
   }
 
+  /** Bytes generated so far, by how: stamps rewritten in a slot that held the source bytes, or a full copy. */
+  get generated(): { readonly stampedBytes: number; readonly copiedBytes: number } {
+    return { stampedBytes: this.stampedBytes, copiedBytes: this.copiedBytes };
+  }
+
   /**
    * Chunks are views of aligned slots (the directSlabs accept them when `direct`), chunkBytes long except
    * an entry's last. Iterate to the end or break out: either returns the slots; an iterator dropped
@@ -215,6 +234,8 @@ export class PayloadPool implements PayloadFactory {
     const material = new Uint8Array(entryKeyMaterial(this.seed, key));
     const queue: InFlight[] = [];
     let requested = 0;
+    // Prefer a free slot that holds the source bytes of the next chunk: it then needs its stamps only.
+    const holdsNext = (slot: Uint8Array): boolean => this.contents.get(slot)?.sourceOffset === sourceOffsetOf(requested);
     const request = (slot: Uint8Array): void => {
       const length = Math.min(this.chunkBytes, size - requested);
       const filled = this.fill(slot, material, requested, length);
@@ -224,9 +245,9 @@ export class PayloadPool implements PayloadFactory {
     };
     try {
       while (requested < size || queue.length > 0) {
-        if (queue.length === 0) request(await this.slotPool.acquire());
+        if (queue.length === 0) request(await this.slotPool.acquire(holdsNext));
         while (requested < size && queue.length < this.readahead) {
-          const spare = this.slotPool.tryAcquire();
+          const spare = this.slotPool.tryAcquire(holdsNext);
           if (spare === undefined) break;
           request(spare);
         }
@@ -247,8 +268,19 @@ export class PayloadPool implements PayloadFactory {
 
   private fill(slot: Uint8Array, material: Uint8Array, entryOffset: number, length: number): Promise<void> {
     if (this.closed) return Promise.reject(new Error('payload pool is closed'));
+    const sourceOffset = sourceOffsetOf(entryOffset);
+    const held = this.contents.get(slot);
+    const stampOnly = held?.sourceOffset === sourceOffset && length <= held.length;
+    // Until the fill is done the slot's content is unknown (a failed fill may have stopped halfway).
+    this.contents.delete(slot);
+    if (stampOnly) this.stampedBytes += length;
+    else this.copiedBytes += length;
     return new Promise<void>((resolve, reject) => {
-      this.backlog.push({ request: { byteOffset: slot.byteOffset, length, material, entryOffset }, resolve, reject });
+      const done = (): void => {
+        this.contents.set(slot, { sourceOffset, length });
+        resolve();
+      };
+      this.backlog.push({ request: { byteOffset: slot.byteOffset, length, material, entryOffset, stampOnly }, resolve: done, reject });
       this.dispatch();
     });
   }

@@ -30,14 +30,24 @@ export class SlotPool {
     return this.free.length;
   }
 
-  /** A free slot, waiting for one to be released if none is free. */
-  acquire(): Promise<Uint8Array> {
-    const slot = this.free.pop();
+  /** A free slot (one `prefer` accepts, if any is free), waiting for one to be released if none is free. */
+  acquire(prefer?: (slot: Uint8Array) => boolean): Promise<Uint8Array> {
+    const slot = this.tryAcquire(prefer);
     if (slot !== undefined) return Promise.resolve(slot);
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  tryAcquire(): Uint8Array | undefined {
+  /** A free slot, one `prefer` accepts if there is one, else any; undefined if none is free. */
+  tryAcquire(prefer?: (slot: Uint8Array) => boolean): Uint8Array | undefined {
+    if (prefer !== undefined) {
+      for (let i = this.free.length - 1; i >= 0; i--) {
+        const slot = this.free[i];
+        if (slot !== undefined && prefer(slot)) {
+          this.free.splice(i, 1);
+          return slot;
+        }
+      }
+    }
     return this.free.pop();
   }
 

@@ -188,3 +188,17 @@ test('after close, iterating a source rejects; bad options are refused', async (
   );
   await assert.rejects(PayloadPool.create({ seed: 1, workers: 0, chunkBytes: 4096, slots: 0 }), /workers .*; slots/);
 });
+
+test('a slot that held the same source offset is reused by rewriting its stamps only, with the same bytes', async () => {
+  // One consumer at a time, 2 chunks per entry, 4 slots: the first entry fills two slots by copying, every
+  // later one finds a free slot holding the source bytes of each of its chunks (16 MiB source, 1 MiB chunks).
+  await withPool({ seed: 8, workers: 1, chunkBytes: MiB, slots: 4, readahead: 2 }, async (pool) => {
+    for (let i = 0; i < 10; i++) await checkSource(pool.source(`e${i}`, 2 * MiB), payloadBytes(8, `e${i}`, 2 * MiB));
+    assert.deepEqual(pool.generated, { stampedBytes: 18 * MiB, copiedBytes: 2 * MiB });
+    // A shorter chunk at the same offset is stamped too (the slot then holds 1000 bytes of it); a longer
+    // one than the slot last held is copied.
+    await checkSource(pool.source('short', MiB + 1000), payloadBytes(8, 'short', MiB + 1000));
+    await checkSource(pool.source('long', 2 * MiB), payloadBytes(8, 'long', 2 * MiB));
+    assert.deepEqual(pool.generated, { stampedBytes: 20 * MiB + 1000, copiedBytes: 3 * MiB });
+  });
+});
