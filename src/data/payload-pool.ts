@@ -2,6 +2,7 @@
 // slab in place, so the event loop only posts a small message per chunk and the file tier can write a
 // chunk straight from the slot. Each entry's iterator generates a few chunks ahead, so a write rarely
 // waits for data, while the number of slots bounds the memory whatever the number of entries.
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { ChunkSource } from './chunk-source.js';
 import { DIRECT_ALIGN } from './aligned.js';
@@ -33,6 +34,8 @@ export interface PayloadPoolOptions {
    * Default min(slots, workers + 1), enough to keep every worker busy on a single entry.
    */
   readonly readahead?: number;
+  /** Milliseconds from a monotonic clock, for the consumers' waits (default performance.now). */
+  readonly now?: () => number;
   /** Tests only: a worker script speaking the payload-worker protocol, to exercise failures. */
   readonly workerUrl?: URL;
 }
@@ -146,6 +149,24 @@ interface InFlight {
   readonly slot: Uint8Array;
   readonly length: number;
   readonly filled: Promise<void>;
+  /** Set when `filled` settles: a consumer that finds it set did not wait. */
+  done: boolean;
+}
+
+/** What the pool produced and how long its consumers waited for it. */
+export interface PayloadStats {
+  /** Bytes made by rewriting the stamps of a slot that held the source bytes already. */
+  readonly stampedBytes: number;
+  /** Bytes made by a full copy from the source (a slot's first use, or one that held another source offset). */
+  readonly copiedBytes: number;
+  /**
+   * Milliseconds consumers (the tiers' writes) spent waiting for a chunk: for a free slot or for a
+   * thread to fill it. Writes do not count this time, so when it is large the generator, not the
+   * device, set the write bandwidth.
+   */
+  readonly consumerWaitMs: number;
+  /** Chunks a consumer had to wait for. */
+  readonly chunksWaitedFor: number;
 }
 
 export class PayloadPool implements PayloadFactory {
@@ -161,6 +182,9 @@ export class PayloadPool implements PayloadFactory {
   /** Bytes filled by rewriting stamps only, and by a full copy: how often slots were reused for the same source offset. */
   private stampedBytes = 0;
   private copiedBytes = 0;
+  private consumerWaitMs = 0;
+  private chunksWaitedFor = 0;
+  private readonly now: () => number;
 
   private constructor(
     options: PayloadPoolOptions,
@@ -169,6 +193,7 @@ export class PayloadPool implements PayloadFactory {
     this.seed = options.seed;
     this.chunkBytes = options.chunkBytes;
     this.readahead = options.readahead ?? Math.min(options.slots, options.workers + 1);
+    this.now = options.now ?? (() => performance.now());
   }
 
   /** Allocates (and touches) the slots, starts the workers and waits until each is ready. */
@@ -202,9 +227,14 @@ export class PayloadPool implements PayloadFactory {
     return this.threads.length;
   }
 
-  /** Bytes generated so far, by how: stamps rewritten in a slot that held the source bytes, or a full copy. */
-  get generated(): { readonly stampedBytes: number; readonly copiedBytes: number } {
-    return { stampedBytes: this.stampedBytes, copiedBytes: this.copiedBytes };
+  /** Bytes generated so far, by how, and the consumers' waits; resetStats() starts them again (after preparation). */
+  get stats(): PayloadStats {
+    const { stampedBytes, copiedBytes, consumerWaitMs, chunksWaitedFor } = this;
+    return { stampedBytes, copiedBytes, consumerWaitMs, chunksWaitedFor };
+  }
+
+  resetStats(): void {
+    this.stampedBytes = this.copiedBytes = this.consumerWaitMs = this.chunksWaitedFor = 0;
   }
 
   /**
@@ -239,20 +269,39 @@ export class PayloadPool implements PayloadFactory {
     const request = (slot: Uint8Array): void => {
       const length = Math.min(this.chunkBytes, size - requested);
       const filled = this.fill(slot, material, requested, length);
-      filled.catch(() => undefined); // a read-ahead chunk may fail before anyone awaits it
-      queue.push({ slot, length, filled });
+      const chunk: InFlight = { slot, length, filled, done: false };
+      // (the catch also keeps a read-ahead chunk that fails before anyone awaits it from going unhandled)
+      filled.then(
+        () => (chunk.done = true),
+        () => (chunk.done = true),
+      );
+      queue.push(chunk);
       requested += length;
+    };
+    /** Awaits `wait`, counting the time as the consumer's when `ready` says it was not ready yet. */
+    const waitFor = async <T>(wait: Promise<T>, ready: boolean): Promise<T> => {
+      if (ready) return wait;
+      const t0 = this.now();
+      try {
+        return await wait;
+      } finally {
+        this.consumerWaitMs += this.now() - t0;
+        this.chunksWaitedFor++;
+      }
     };
     try {
       while (requested < size || queue.length > 0) {
-        if (queue.length === 0) request(await this.slotPool.acquire(holdsNext));
+        if (queue.length === 0) {
+          const free = this.slotPool.available > 0;
+          request(await waitFor(this.slotPool.acquire(holdsNext), free));
+        }
         while (requested < size && queue.length < this.readahead) {
           const spare = this.slotPool.tryAcquire(holdsNext);
           if (spare === undefined) break;
           request(spare);
         }
         const head = queue[0]; // non-empty: a slot was requested above if it was empty
-        await head.filled;
+        await waitFor(head.filled, head.done);
         yield head.slot.subarray(0, head.length);
         queue.shift();
         this.slotPool.release(head.slot);

@@ -194,11 +194,27 @@ test('a slot that held the same source offset is reused by rewriting its stamps 
   // later one finds a free slot holding the source bytes of each of its chunks (16 MiB source, 1 MiB chunks).
   await withPool({ seed: 8, workers: 1, chunkBytes: MiB, slots: 4, readahead: 2 }, async (pool) => {
     for (let i = 0; i < 10; i++) await checkSource(pool.source(`e${i}`, 2 * MiB), payloadBytes(8, `e${i}`, 2 * MiB));
-    assert.deepEqual(pool.generated, { stampedBytes: 18 * MiB, copiedBytes: 2 * MiB });
+    assert.equal(pool.stats.stampedBytes, 18 * MiB);
+    assert.equal(pool.stats.copiedBytes, 2 * MiB);
     // A shorter chunk at the same offset is stamped too (the slot then holds 1000 bytes of it); a longer
     // one than the slot last held is copied.
     await checkSource(pool.source('short', MiB + 1000), payloadBytes(8, 'short', MiB + 1000));
     await checkSource(pool.source('long', 2 * MiB), payloadBytes(8, 'long', 2 * MiB));
-    assert.deepEqual(pool.generated, { stampedBytes: 20 * MiB + 1000, copiedBytes: 3 * MiB });
+    assert.equal(pool.stats.stampedBytes, 20 * MiB + 1000);
+    assert.equal(pool.stats.copiedBytes, 3 * MiB);
+  });
+});
+
+test('the time consumers wait for a chunk is counted on the clock of the pool, and reset with the stats', async () => {
+  let t = 0;
+  // Every reading of the clock moves it by 10 ms: a wait is two readings, so each waited chunk adds exactly 10.
+  await withPool({ seed: 3, workers: 1, chunkBytes: MiB, slots: 2, now: () => (t += 10) - 10 }, async (pool) => {
+    await checkSource(pool.source('w', 3 * MiB), payloadBytes(3, 'w', 3 * MiB));
+    const { consumerWaitMs, chunksWaitedFor } = pool.stats;
+    // The first chunk is always waited for: its fill was only just handed to a thread.
+    assert.ok(chunksWaitedFor >= 1 && chunksWaitedFor <= 3, `${chunksWaitedFor} chunks waited for`);
+    assert.equal(consumerWaitMs, 10 * chunksWaitedFor);
+    pool.resetStats();
+    assert.deepEqual(pool.stats, { stampedBytes: 0, copiedBytes: 0, consumerWaitMs: 0, chunksWaitedFor: 0 });
   });
 });
