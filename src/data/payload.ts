@@ -186,15 +186,22 @@ function wordStamps(source: Uint8Array, material: Uint8Array, offset: number, ta
   const blockWords = PAYLOAD_BLOCK / 4;
   const firstBlock = offset / PAYLOAD_BLOCK;
   const wholeBlocks = Math.floor(target.length / PAYLOAD_BLOCK);
+  const sourceWords = SOURCE_BYTES / 4;
   let from = sourceOffsetOf(offset) / 4;
-  for (let b = 0, w = 0; b < wholeBlocks; b++, w += blockWords) {
+  // The index's high word changes only every 2^32 blocks (2 TiB): per run of blocks below such a boundary.
+  for (let b = 0; b < wholeBlocks;) {
     const block = firstBlock + b;
-    out[w] = (src[from] ?? 0) ^ m0;
-    out[w + 1] = (src[from + 1] ?? 0) ^ m1;
-    out[w + 2] = (src[from + 2] ?? 0) ^ m2 ^ (block >>> 0);
-    out[w + 3] = (src[from + 3] ?? 0) ^ m3 ^ (Math.floor(block / 2 ** 32) >>> 0);
-    from += blockWords;
-    if (from === SOURCE_BYTES / 4) from = 0;
+    const hi = Math.floor(block / 2 ** 32);
+    const runEnd = Math.min(wholeBlocks, b + (2 ** 32 - (block % 2 ** 32)));
+    const m3hi = m3 ^ (hi >>> 0);
+    for (let lo = block >>> 0, w = b * blockWords; b < runEnd; b++, lo++, w += blockWords) {
+      out[w] = src[from] ^ m0;
+      out[w + 1] = src[from + 1] ^ m1;
+      out[w + 2] = src[from + 2] ^ m2 ^ lo;
+      out[w + 3] = src[from + 3] ^ m3hi;
+      from += blockWords;
+      if (from === sourceWords) from = 0;
+    }
   }
   // A tail shorter than a block: its stamp bytes one by one.
   const tail = wholeBlocks * PAYLOAD_BLOCK;
