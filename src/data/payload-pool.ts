@@ -264,8 +264,13 @@ export class PayloadPool implements PayloadFactory {
     const material = new Uint8Array(entryKeyMaterial(this.seed, key));
     const queue: InFlight[] = [];
     let requested = 0;
-    // Prefer a free slot that holds the source bytes of the next chunk: it then needs its stamps only.
-    const holdsNext = (slot: Uint8Array): boolean => this.contents.get(slot)?.sourceOffset === sourceOffsetOf(requested);
+    // Prefer a slot that holds the source bytes of the next chunk (it then needs its stamps only), then an
+    // unused one.
+    const holdsNext = (slot: Uint8Array): number => {
+      const held = this.contents.get(slot);
+      if (held === undefined) return 1;
+      return held.sourceOffset === sourceOffsetOf(material, requested) ? 2 : 0;
+    };
     const request = (slot: Uint8Array): void => {
       const length = Math.min(this.chunkBytes, size - requested);
       const filled = this.fill(slot, material, requested, length);
@@ -317,7 +322,7 @@ export class PayloadPool implements PayloadFactory {
 
   private fill(slot: Uint8Array, material: Uint8Array, entryOffset: number, length: number): Promise<void> {
     if (this.closed) return Promise.reject(new Error('payload pool is closed'));
-    const sourceOffset = sourceOffsetOf(entryOffset);
+    const sourceOffset = sourceOffsetOf(material, entryOffset);
     const held = this.contents.get(slot);
     const stampOnly = held?.sourceOffset === sourceOffset && length <= held.length;
     // Until the fill is done the slot's content is unknown (a failed fill may have stopped halfway).

@@ -1,6 +1,7 @@
-// KV payload bytes. An entry's byte at offset o is byte (o mod SOURCE_BYTES) of one random "source" per
-// run seed (an AES-256-CTR keystream), except the first 16 bytes of every 512-byte block, which are
-// that source's bytes XORed with a stamp of the key's hash and the block's index in the entry. So:
+// KV payload bytes. An entry's byte at offset o is byte (s + o) mod SOURCE_BYTES of one random "source"
+// per run seed (an AES-256-CTR keystream), where the start s is one of the source's 4 MiB quarters,
+// chosen by the key, except the first 16 bytes of every 512-byte block, which are that source's bytes
+// XORed with a stamp of the key's hash and the block's index in the entry. So:
 // - deterministic per (seed, key), and any byte range can be produced on its own (random access);
 // - no two 512-byte blocks of a run are equal, at any dataset size (arrays that deduplicate at 512 B
 //   find nothing): blocks at different source offsets differ in 496 random bytes, and blocks at the
@@ -24,8 +25,14 @@ export const PAYLOAD_BLOCK = 512;
 /** Random source per seed, shared by all entries (and all generator threads): the period of an entry's bytes. */
 export const SOURCE_BYTES = 16 * MiB;
 const STAMP_BYTES = 16;
-/** Bytes of entry key material; the first 16 make the stamp. */
+/** Bytes of entry key material; the first 16 make the stamp, the next 4 choose the start in the source. */
 export const MATERIAL_BYTES = 32;
+/**
+ * Entries start at a multiple of this in the source (the I/O chunk size): an entry's 4 MiB chunks then
+ * fall on 4 source offsets only, so a payload slot can be reused for the same one, and the key spreads
+ * the entries' first chunks over all four.
+ */
+export const START_ALIGN = 4 * MiB;
 
 /** Keystream is produced this many bytes at a time from a reused zero buffer (below glibc's mmap threshold). */
 const KEYSTREAM_STEP = 64 * 1024;
@@ -69,9 +76,12 @@ export function entryKeyMaterial(seed: number, key: string): Buffer {
   return createHash('sha256').update(`kv-payload\u0000${seed}\u0000${key}`).digest();
 }
 
-/** Where entry offset `offset` lies in the source. */
-export function sourceOffsetOf(offset: number): number {
-  return offset % SOURCE_BYTES;
+/** Where byte `offset` of the entry whose key material is `material` lies in the source. */
+export function sourceOffsetOf(material: Uint8Array, offset: number): number {
+  const m = material;
+  const word = ((m[16] ?? 0) | ((m[17] ?? 0) << 8) | ((m[18] ?? 0) << 16) | ((m[19] ?? 0) << 24)) >>> 0;
+  const start = (word % (SOURCE_BYTES / START_ALIGN)) * START_ALIGN;
+  return (start + (offset % SOURCE_BYTES)) % SOURCE_BYTES;
 }
 
 function checkRange(material: Uint8Array, offset: number): void {
@@ -84,11 +94,11 @@ function checkSource(source: Uint8Array): void {
 }
 
 /**
- * Entry bytes [offset, offset + length) are source bytes from offset mod SOURCE_BYTES on: calls `run`
+ * Entry bytes [offset, offset + length) are source bytes from sourceOffsetOf(offset) on: calls `run`
  * for each stretch up to the source's end, with where it starts in the source and in the range.
  */
-function forEachSourceRun(offset: number, length: number, run: (from: number, at: number, n: number) => void): void {
-  let from = sourceOffsetOf(offset);
+function forEachSourceRun(material: Uint8Array, offset: number, length: number, run: (from: number, at: number, n: number) => void): void {
+  let from = sourceOffsetOf(material, offset);
   for (let done = 0; done < length; from = 0) {
     const n = Math.min(length - done, SOURCE_BYTES - from);
     run(from, done, n);
@@ -103,7 +113,7 @@ function forEachSourceRun(offset: number, length: number, run: (from: number, at
 export function fillPayload(source: Uint8Array, material: Uint8Array, offset: number, target: Uint8Array): void {
   checkSource(source);
   checkRange(material, offset);
-  forEachSourceRun(offset, target.length, (from, at, n) => target.set(source.subarray(from, from + n), at));
+  forEachSourceRun(material, offset, target.length, (from, at, n) => target.set(source.subarray(from, from + n), at));
   writeStamps(source, material, offset, target);
 }
 
@@ -126,7 +136,7 @@ export function stampPayload(source: Uint8Array, material: Uint8Array, offset: n
 export function fillPayloadFromSeed(seed: number, material: Uint8Array, offset: number, target: Uint8Array): void {
   checkRange(material, offset);
   const key = sourceKey(seed);
-  forEachSourceRun(offset, target.length, (from, at, n) => keystreamInto(key, from, target.subarray(at, at + n)));
+  forEachSourceRun(material, offset, target.length, (from, at, n) => keystreamInto(key, from, target.subarray(at, at + n)));
   // target now holds the source bytes of the range: it is its own source for the stamps.
   forEachStamp(offset, target.length, (at, first, last, lo, hi) => {
     for (let j = first; j < last; j++) target[at + j - first] = (target[at + j - first] ?? 0) ^ stampByte(material, j, lo, hi);
@@ -161,7 +171,7 @@ function forEachStamp(
 function writeStamps(source: Uint8Array, material: Uint8Array, offset: number, target: Uint8Array): void {
   if (wordStamps(source, material, offset, target)) return;
   forEachStamp(offset, target.length, (at, first, last, lo, hi) => {
-    const from = sourceOffsetOf(offset + at);
+    const from = sourceOffsetOf(material, offset + at);
     for (let j = first; j < last; j++) {
       const k = j - first;
       target[at + k] = (source[(from + k) % SOURCE_BYTES] ?? 0) ^ stampByte(material, j, lo, hi);
@@ -187,7 +197,7 @@ function wordStamps(source: Uint8Array, material: Uint8Array, offset: number, ta
   const firstBlock = offset / PAYLOAD_BLOCK;
   const wholeBlocks = Math.floor(target.length / PAYLOAD_BLOCK);
   const sourceWords = SOURCE_BYTES / 4;
-  let from = sourceOffsetOf(offset) / 4;
+  let from = sourceOffsetOf(material, offset) / 4;
   // The index's high word changes only every 2^32 blocks (2 TiB): per run of blocks below such a boundary.
   for (let b = 0; b < wholeBlocks;) {
     const block = firstBlock + b;
@@ -208,7 +218,7 @@ function wordStamps(source: Uint8Array, material: Uint8Array, offset: number, ta
   if (tail < target.length) {
     const rest = target.subarray(tail);
     forEachStamp(offset + tail, rest.length, (at, first, last, lo, hi) => {
-      const at0 = sourceOffsetOf(offset + tail + at);
+      const at0 = sourceOffsetOf(material, offset + tail + at);
       for (let j = first; j < last; j++) rest[at + j - first] = (source[at0 + j - first] ?? 0) ^ stampByte(material, j, lo, hi);
     });
   }

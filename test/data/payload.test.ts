@@ -10,11 +10,13 @@ import { InlinePayloadFactory } from '../../src/data/inline-payload.js';
 import {
   PAYLOAD_BLOCK,
   SOURCE_BYTES,
+  START_ALIGN,
   entryKeyMaterial,
   fillPayload,
   fillPayloadFromSeed,
   payloadBytes,
   payloadSource,
+  sourceOffsetOf,
   stampPayload,
 } from '../../src/data/payload.js';
 import { BUILTIN_MODELS, kvBytesPerToken } from '../../src/model/models.js';
@@ -114,7 +116,8 @@ test('fillPayloadFromSeed gives the bytes of fillPayload over the source: unalig
   for (let k = 0; k < 4; k++) {
     const material = entryKeyMaterial(seed, `key_${k}`);
     // The entry offset at which its bytes wrap around to the source's start.
-    const wrapAt = SOURCE_BYTES;
+    const wrapAt = SOURCE_BYTES - (material.readUInt32LE(16) % (SOURCE_BYTES / START_ALIGN)) * START_ALIGN;
+    assert.equal(sourceOffsetOf(material, wrapAt), 0);
     const ranges: Array<[number, number]> = [
       [0, 0],
       [0, 1],
@@ -225,8 +228,29 @@ test('an entry longer than the source wraps around it without repeating a 4 KiB 
   census.assertUnique();
 });
 
-test('two keys share the source bytes after each stamp and differ in every stamp', () => {
-  const [a, b] = ['k1', 'k2'].map((key) => payloadBytes(9, key, 64 * PAYLOAD_BLOCK));
+/** `n` keys `${prefix}<i>` whose entries start at the same source offset. */
+function keysWithOneStart(seed: number, prefix: string, n: number): string[] {
+  const byStart = new Map<number, string[]>();
+  for (let i = 0; ; i++) {
+    const key = `${prefix}${i}`;
+    const start = sourceOffsetOf(entryKeyMaterial(seed, key), 0);
+    const keys = byStart.get(start) ?? [];
+    keys.push(key);
+    byStart.set(start, keys);
+    if (keys.length === n) return keys;
+  }
+}
+
+test('entries start at one of the source quarters, chosen by the key', () => {
+  const starts = new Set(Array.from({ length: 64 }, (_, i) => sourceOffsetOf(entryKeyMaterial(3, `q${i}`), 0)));
+  assert.deepEqual(
+    [...starts].sort((a, b) => a - b),
+    [0, 1, 2, 3].map((q) => q * START_ALIGN),
+  );
+});
+
+test('two keys with one start share the source bytes after each stamp and differ in every stamp', () => {
+  const [a, b] = keysWithOneStart(9, 'k', 2).map((key) => payloadBytes(9, key, 64 * PAYLOAD_BLOCK));
   assert.ok(a !== undefined && b !== undefined);
   for (let at = 0; at < a.length; at += PAYLOAD_BLOCK) {
     assert.ok(
@@ -251,8 +275,9 @@ test('stampPayload turns a buffer holding any entry at the same source offset in
     [rng.int(0, 100) * PAYLOAD_BLOCK, 100_000, 4],
   ] as const) {
     const buffer = backing.subarray(shift, shift + length);
-    fillPayload(source, entryKeyMaterial(seed, 'previous'), offset + 2 * SOURCE_BYTES, buffer); // same source offset, another key and index
-    const material = entryKeyMaterial(seed, 'next');
+    const [previous = '', next = ''] = keysWithOneStart(seed, 'stamped', 2);
+    fillPayload(source, entryKeyMaterial(seed, previous), offset + 2 * SOURCE_BYTES, buffer); // same source offset, another key and index
+    const material = entryKeyMaterial(seed, next);
     stampPayload(source, material, offset, buffer);
     const expected = new Uint8Array(length);
     fillPayloadFromSeed(seed, material, offset, expected);
