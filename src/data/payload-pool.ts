@@ -2,12 +2,13 @@
 // slab in place, so the event loop only posts a small message per chunk and the file tier can write a
 // chunk straight from the slot. Each entry's iterator generates a few chunks ahead, so a write rarely
 // waits for data, while the number of slots bounds the memory whatever the number of entries.
+import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { ChunkSource } from './chunk-source.js';
 import { DIRECT_ALIGN } from './aligned.js';
 import type { DirectSlabs } from './aligned.js';
 import { checkEntrySize, type PayloadFactory } from './inline-payload.js';
-import { entryKeyMaterial, payloadSource } from './payload.js';
+import { entryKeyMaterial, payloadSource, sourceOffsetOf } from './payload.js';
 import type { FillMessage, FromWorker, InitMessage, ToWorker } from './payload-worker.js';
 import { SlotPool } from './slots.js';
 
@@ -33,6 +34,8 @@ export interface PayloadPoolOptions {
    * Default min(slots, workers + 1), enough to keep every worker busy on a single entry.
    */
   readonly readahead?: number;
+  /** Milliseconds from a monotonic clock, for the consumers' waits (default performance.now). */
+  readonly now?: () => number;
   /** Tests only: a worker script speaking the payload-worker protocol, to exercise failures. */
   readonly workerUrl?: URL;
 }
@@ -132,11 +135,38 @@ class GeneratorThread {
   }
 }
 
+/**
+ * What a slot holds outside the stamps after its last fill: the source bytes from `sourceOffset` on,
+ * for `length` bytes. A chunk at that source offset, no longer, needs only its stamps rewritten.
+ */
+interface SlotContent {
+  readonly sourceOffset: number;
+  readonly length: number;
+}
+
 /** A chunk of one entry: its slot, how many bytes of it are used, and when the worker is done. */
 interface InFlight {
   readonly slot: Uint8Array;
   readonly length: number;
   readonly filled: Promise<void>;
+  /** Set when `filled` settles: a consumer that finds it set did not wait. */
+  done: boolean;
+}
+
+/** What the pool produced and how long its consumers waited for it. */
+export interface PayloadStats {
+  /** Bytes made by rewriting the stamps of a slot that held the source bytes already. */
+  readonly stampedBytes: number;
+  /** Bytes made by a full copy from the source (a slot's first use, or one that held another source offset). */
+  readonly copiedBytes: number;
+  /**
+   * Milliseconds consumers (the tiers' writes) spent waiting for a chunk: for a free slot or for a
+   * thread to fill it. Writes do not count this time, so when it is large the generator, not the
+   * device, set the write bandwidth.
+   */
+  readonly consumerWaitMs: number;
+  /** Chunks a consumer had to wait for. */
+  readonly chunksWaitedFor: number;
 }
 
 export class PayloadPool implements PayloadFactory {
@@ -147,6 +177,14 @@ export class PayloadPool implements PayloadFactory {
 
   private readonly threads: GeneratorThread[] = [];
   private readonly backlog: FillJob[] = [];
+  /** Per slot, what its last fill left in it; a slot not yet filled has none. */
+  private readonly contents = new WeakMap<Uint8Array, SlotContent>();
+  /** Bytes filled by rewriting stamps only, and by a full copy: how often slots were reused for the same source offset. */
+  private stampedBytes = 0;
+  private copiedBytes = 0;
+  private consumerWaitMs = 0;
+  private chunksWaitedFor = 0;
+  private readonly now: () => number;
 
   private constructor(
     options: PayloadPoolOptions,
@@ -155,6 +193,7 @@ export class PayloadPool implements PayloadFactory {
     this.seed = options.seed;
     this.chunkBytes = options.chunkBytes;
     this.readahead = options.readahead ?? Math.min(options.slots, options.workers + 1);
+    this.now = options.now ?? (() => performance.now());
   }
 
   /** Allocates (and touches) the slots, starts the workers and waits until each is ready. */
@@ -188,6 +227,16 @@ export class PayloadPool implements PayloadFactory {
     return this.threads.length;
   }
 
+  /** Bytes generated so far, by how, and the consumers' waits; resetStats() starts them again (after preparation). */
+  get stats(): PayloadStats {
+    const { stampedBytes, copiedBytes, consumerWaitMs, chunksWaitedFor } = this;
+    return { stampedBytes, copiedBytes, consumerWaitMs, chunksWaitedFor };
+  }
+
+  resetStats(): void {
+    this.stampedBytes = this.copiedBytes = this.consumerWaitMs = this.chunksWaitedFor = 0;
+  }
+
   /**
    * Chunks are views of aligned slots (the directSlabs accept them when `direct`), chunkBytes long except
    * an entry's last. Iterate to the end or break out: either returns the slots; an iterator dropped
@@ -215,23 +264,49 @@ export class PayloadPool implements PayloadFactory {
     const material = new Uint8Array(entryKeyMaterial(this.seed, key));
     const queue: InFlight[] = [];
     let requested = 0;
+    // Prefer a slot that holds the source bytes of the next chunk (it then needs its stamps only), then an
+    // unused one.
+    const holdsNext = (slot: Uint8Array): number => {
+      const held = this.contents.get(slot);
+      if (held === undefined) return 1;
+      return held.sourceOffset === sourceOffsetOf(material, requested) ? 2 : 0;
+    };
     const request = (slot: Uint8Array): void => {
       const length = Math.min(this.chunkBytes, size - requested);
       const filled = this.fill(slot, material, requested, length);
-      filled.catch(() => undefined); // a read-ahead chunk may fail before anyone awaits it
-      queue.push({ slot, length, filled });
+      const chunk: InFlight = { slot, length, filled, done: false };
+      // (the catch also keeps a read-ahead chunk that fails before anyone awaits it from going unhandled)
+      filled.then(
+        () => (chunk.done = true),
+        () => (chunk.done = true),
+      );
+      queue.push(chunk);
       requested += length;
+    };
+    /** Awaits `wait`, counting the time as the consumer's when `ready` says it was not ready yet. */
+    const waitFor = async <T>(wait: Promise<T>, ready: boolean): Promise<T> => {
+      if (ready) return wait;
+      const t0 = this.now();
+      try {
+        return await wait;
+      } finally {
+        this.consumerWaitMs += this.now() - t0;
+        this.chunksWaitedFor++;
+      }
     };
     try {
       while (requested < size || queue.length > 0) {
-        if (queue.length === 0) request(await this.slotPool.acquire());
+        if (queue.length === 0) {
+          const free = this.slotPool.available > 0;
+          request(await waitFor(this.slotPool.acquire(holdsNext), free));
+        }
         while (requested < size && queue.length < this.readahead) {
-          const spare = this.slotPool.tryAcquire();
+          const spare = this.slotPool.tryAcquire(holdsNext);
           if (spare === undefined) break;
           request(spare);
         }
         const head = queue[0]; // non-empty: a slot was requested above if it was empty
-        await head.filled;
+        await waitFor(head.filled, head.done);
         yield head.slot.subarray(0, head.length);
         queue.shift();
         this.slotPool.release(head.slot);
@@ -247,8 +322,19 @@ export class PayloadPool implements PayloadFactory {
 
   private fill(slot: Uint8Array, material: Uint8Array, entryOffset: number, length: number): Promise<void> {
     if (this.closed) return Promise.reject(new Error('payload pool is closed'));
+    const sourceOffset = sourceOffsetOf(material, entryOffset);
+    const held = this.contents.get(slot);
+    const stampOnly = held?.sourceOffset === sourceOffset && length <= held.length;
+    // Until the fill is done the slot's content is unknown (a failed fill may have stopped halfway).
+    this.contents.delete(slot);
+    if (stampOnly) this.stampedBytes += length;
+    else this.copiedBytes += length;
     return new Promise<void>((resolve, reject) => {
-      this.backlog.push({ request: { byteOffset: slot.byteOffset, length, material, entryOffset }, resolve, reject });
+      const done = (): void => {
+        this.contents.set(slot, { sourceOffset, length });
+        resolve();
+      };
+      this.backlog.push({ request: { byteOffset: slot.byteOffset, length, material, entryOffset, stampOnly }, resolve: done, reject });
       this.dispatch();
     });
   }

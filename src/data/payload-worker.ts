@@ -1,9 +1,10 @@
 // Generator thread of the PayloadPool. Filling a chunk is a memory copy from the shared random source
-// plus stamps (payload.ts), a millisecond or so per 4 MiB, so it runs here rather than on the main
+// plus stamps (payload.ts), a millisecond or so per 4 MiB, or, in a slot that already holds the right
+// source bytes, the stamps alone (tens of microseconds); either way it runs here rather than on the main
 // event loop; it writes straight into the shared slab, so a filled slot needs no copy before a tier
 // writes it. The slab and the source arrive once; each job then names only a byte range of the slab.
 import { parentPort } from 'node:worker_threads';
-import { fillPayload } from './payload.js';
+import { fillPayload, stampPayload } from './payload.js';
 import { messageOf } from '../util/errors.js';
 
 /** Sent once, right after the worker starts. */
@@ -23,6 +24,8 @@ export interface FillMessage {
   /** The entry's key material (entryKeyMaterial); a copy, 32 bytes per message. */
   readonly material: Uint8Array;
   readonly entryOffset: number;
+  /** The slot already holds the source bytes of this range (it last held the same source offset): rewrite the stamps only. */
+  readonly stampOnly: boolean;
 }
 
 export type ToWorker = InitMessage | FillMessage;
@@ -46,7 +49,8 @@ function serve(port: NonNullable<typeof parentPort>): void {
     }
     try {
       if (slab === undefined || source === undefined) throw new Error('fill request before init');
-      fillPayload(source, msg.material, msg.entryOffset, new Uint8Array(slab, msg.byteOffset, msg.length));
+      const target = new Uint8Array(slab, msg.byteOffset, msg.length);
+      (msg.stampOnly ? stampPayload : fillPayload)(source, msg.material, msg.entryOffset, target);
       reply({ type: 'done', id: msg.id });
     } catch (e) {
       // A bad job fails alone; the thread stays up for the others.

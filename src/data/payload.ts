@@ -1,32 +1,45 @@
-// KV payload bytes. Every entry is a run of 4 KiB blocks taken in order from one random "source" of
-// SOURCE_BYTES per run seed (an AES-256-CTR keystream), starting at a block the entry's key chooses,
-// and the first 16 bytes of each block are XORed with a stamp made of the key's hash and the block's
-// index. So:
-// - deterministic per (seed, key) and any byte range can be produced on its own (random access);
-// - no two 4 KiB blocks of a run are equal, at any dataset size: blocks from different source blocks
-//   differ in their 4,080 unstamped random bytes, and two blocks from the same source block carry
-//   different stamps (the same key at another index, or another key's 64-bit hash prefix) — the
-//   reference's static buffer repeated up to 96.7 % of blocks (docs/reference-compat.md#rc-38);
-// - incompressible: every block is keystream, and within an entry the source repeats only every
-//   SOURCE_BYTES, beyond the match window of zstd's levels 1–19 (at most 8 MiB); a long-range matcher
-//   (`zstd --long`) over an entry larger than SOURCE_BYTES would find that period;
-// - cheap: producing a chunk is one memory copy plus 16 byte XORs per 4 KiB, several GiB/s per core,
-//   where the keystream itself (Node's cipher API) made about 1.3 GB/s per core.
+// KV payload bytes. An entry's byte at offset o is byte (s + o) mod SOURCE_BYTES of one random "source"
+// per run seed (an AES-256-CTR keystream), where the start s is one of the source's 4 MiB quarters,
+// chosen by the key, except the first 16 bytes of every 512-byte block, which are that source's bytes
+// XORed with a stamp of the key's hash and the block's index in the entry. So:
+// - deterministic per (seed, key), and any byte range can be produced on its own (random access);
+// - no two 512-byte blocks of a run are equal, at any dataset size (arrays that deduplicate at 512 B
+//   find nothing): blocks at different source offsets differ in 496 random bytes, and blocks at the
+//   same source offset carry different stamps (another block index of the same key, or another key's
+//   64-bit hash prefix) — the reference's static buffer repeated up to 96.7 % of blocks
+//   (docs/reference-compat.md#rc-38);
+// - incompressible: every byte is keystream, and within an entry the source repeats only every
+//   SOURCE_BYTES (16 MiB), beyond the match window of zstd's levels 1–19 (at most 8 MiB); a long-range
+//   matcher (`zstd --long`) over an entry larger than 16 MiB finds that period, and similarity-based
+//   reduction (blocks that differ by a few bytes) would find the shared source bytes, as it would with
+//   fio's scramble_buffers;
+// - cheap: a buffer that already holds the source bytes at the right offset (a payload slot reused for
+//   the same source offset) becomes the next chunk by rewriting its stamps alone — 1/32 of the bytes,
+//   one cache line in eight — instead of copying it whole (stampPayload; fio's scramble_buffers idea).
 import { createCipheriv, createHash } from 'node:crypto';
+import { endianness } from 'node:os';
+import { MiB } from '../util/units.js';
 
-/** Stamped block size: the granularity at which blocks are unique (dedup engines use 4 KiB or more). */
-export const PAYLOAD_BLOCK = 4096;
-/** Random source per seed, shared by all entries (and all generator threads). */
-export const SOURCE_BYTES = 32 * 1024 * 1024;
-const SOURCE_BLOCKS = SOURCE_BYTES / PAYLOAD_BLOCK;
+/** Stamped block size: the granularity at which blocks are unique (some arrays deduplicate at 512 B). */
+export const PAYLOAD_BLOCK = 512;
+/** Random source per seed, shared by all entries (and all generator threads): the period of an entry's bytes. */
+export const SOURCE_BYTES = 16 * MiB;
 const STAMP_BYTES = 16;
-/** Bytes of entry key material: the 16-byte stamp, then 4 bytes choosing the first source block. */
+/** Bytes of entry key material; the first 16 make the stamp, the next 4 choose the start in the source. */
 export const MATERIAL_BYTES = 32;
+/**
+ * Entries start at a multiple of this in the source (the I/O chunk size): an entry's 4 MiB chunks then
+ * fall on 4 source offsets only, so a payload slot can be reused for the same one, and the key spreads
+ * the entries' first chunks over all four.
+ */
+export const START_ALIGN = 4 * MiB;
 
 /** Keystream is produced this many bytes at a time from a reused zero buffer (below glibc's mmap threshold). */
 const KEYSTREAM_STEP = 64 * 1024;
 /** AES block: the unit of the CTR counter. */
 const AES_BLOCK = 16;
+/** Words of the fast stamp path are read and written in the machine's byte order; the stamp is defined little-endian. */
+const LITTLE_ENDIAN = endianness() === 'LE';
 
 function sourceKey(seed: number): Buffer {
   return createHash('sha256').update(`kv-payload-source\u0000${seed}`).digest();
@@ -49,8 +62,8 @@ function keystreamInto(key: Buffer, from: number, target: Uint8Array): void {
 
 /**
  * The random source of `seed`: SOURCE_BYTES of AES-256-CTR keystream in a SharedArrayBuffer, so that
- * generator threads can share it. Made afresh on each call (about 0.1–0.2 s here, mostly first touch
- * of fresh memory): whoever generates many entries holds it (a PayloadPool, an InlinePayloadFactory).
+ * generator threads can share it. Made afresh on each call (tens of milliseconds): whoever generates
+ * many entries holds it (a PayloadPool, an InlinePayloadFactory).
  */
 export function payloadSource(seed: number): Uint8Array {
   const source = new Uint8Array(new SharedArrayBuffer(SOURCE_BYTES));
@@ -63,10 +76,12 @@ export function entryKeyMaterial(seed: number, key: string): Buffer {
   return createHash('sha256').update(`kv-payload\u0000${seed}\u0000${key}`).digest();
 }
 
-function startBlockOf(material: Uint8Array): number {
+/** Where byte `offset` of the entry whose key material is `material` lies in the source. */
+export function sourceOffsetOf(material: Uint8Array, offset: number): number {
   const m = material;
   const word = ((m[16] ?? 0) | ((m[17] ?? 0) << 8) | ((m[18] ?? 0) << 16) | ((m[19] ?? 0) << 24)) >>> 0;
-  return word % SOURCE_BLOCKS;
+  const start = (word % (SOURCE_BYTES / START_ALIGN)) * START_ALIGN;
+  return (start + (offset % SOURCE_BYTES)) % SOURCE_BYTES;
 }
 
 function checkRange(material: Uint8Array, offset: number): void {
@@ -74,12 +89,16 @@ function checkRange(material: Uint8Array, offset: number): void {
   if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`payload offset must be a non-negative integer, got ${offset}`);
 }
 
+function checkSource(source: Uint8Array): void {
+  if (source.length !== SOURCE_BYTES) throw new RangeError(`payload source must be ${SOURCE_BYTES} bytes, got ${source.length}`);
+}
+
 /**
- * Entry bytes [offset, offset + length) are source bytes from (start + offset) mod SOURCE_BYTES on:
- * calls `run` for each stretch up to the source's end, with where it starts in the source and in the range.
+ * Entry bytes [offset, offset + length) are source bytes from sourceOffsetOf(offset) on: calls `run`
+ * for each stretch up to the source's end, with where it starts in the source and in the range.
  */
 function forEachSourceRun(material: Uint8Array, offset: number, length: number, run: (from: number, at: number, n: number) => void): void {
-  let from = (startBlockOf(material) * PAYLOAD_BLOCK + (offset % SOURCE_BYTES)) % SOURCE_BYTES;
+  let from = sourceOffsetOf(material, offset);
   for (let done = 0; done < length; from = 0) {
     const n = Math.min(length - done, SOURCE_BYTES - from);
     run(from, done, n);
@@ -89,13 +108,24 @@ function forEachSourceRun(material: Uint8Array, offset: number, length: number, 
 
 /**
  * Fills `target` with bytes [offset, offset + target.length) of the entry whose key material is
- * `material`, from `source` (payloadSource of the run's seed). Deterministic for the same arguments.
+ * `material`, from `source` (payloadSource of the run's seed): a copy of the source bytes, then the stamps.
  */
 export function fillPayload(source: Uint8Array, material: Uint8Array, offset: number, target: Uint8Array): void {
-  if (source.length !== SOURCE_BYTES) throw new RangeError(`payload source must be ${SOURCE_BYTES} bytes, got ${source.length}`);
+  checkSource(source);
   checkRange(material, offset);
   forEachSourceRun(material, offset, target.length, (from, at, n) => target.set(source.subarray(from, from + n), at));
-  stampBlocks(material, offset, target);
+  writeStamps(source, material, offset, target);
+}
+
+/**
+ * The same result as fillPayload when `target` already holds the source bytes of this range outside
+ * the stamps (it last held a range of any entry at the same source offset, at least as long): only
+ * the stamps are rewritten.
+ */
+export function stampPayload(source: Uint8Array, material: Uint8Array, offset: number, target: Uint8Array): void {
+  checkSource(source);
+  checkRange(material, offset);
+  writeStamps(source, material, offset, target);
 }
 
 /**
@@ -107,24 +137,92 @@ export function fillPayloadFromSeed(seed: number, material: Uint8Array, offset: 
   checkRange(material, offset);
   const key = sourceKey(seed);
   forEachSourceRun(material, offset, target.length, (from, at, n) => keystreamInto(key, from, target.subarray(at, at + n)));
-  stampBlocks(material, offset, target);
+  // target now holds the source bytes of the range: it is its own source for the stamps.
+  forEachStamp(offset, target.length, (at, first, last, lo, hi) => {
+    for (let j = first; j < last; j++) target[at + j - first] = (target[at + j - first] ?? 0) ^ stampByte(material, j, lo, hi);
+  });
 }
 
-/** XORs each block's first 16 bytes (those inside the range) with key bytes 0–15 ^ (0⁸ ‖ le64(index)). */
-function stampBlocks(material: Uint8Array, offset: number, target: Uint8Array): void {
-  const end = offset + target.length;
+/** Byte j (0–15) of a block's stamp: key bytes 0–15 XOR (0⁸ ‖ le64(block index)). */
+function stampByte(material: Uint8Array, j: number, lo: number, hi: number): number {
+  const index = j < 8 ? 0 : j < 12 ? (lo >>> (8 * (j - 8))) & 0xff : (hi >>> (8 * (j - 12))) & 0xff;
+  return (material[j] ?? 0) ^ index;
+}
+
+/**
+ * Calls `stamp` for each block whose stamp bytes [first, last) lie in the range [offset, offset + length):
+ * `at` is where the first of them is in the range, lo/hi the block index's 32-bit halves.
+ */
+function forEachStamp(
+  offset: number,
+  length: number,
+  stamp: (at: number, first: number, last: number, lo: number, hi: number) => void,
+): void {
+  const end = offset + length;
   let block = Math.floor(offset / PAYLOAD_BLOCK);
   for (let blockStart = block * PAYLOAD_BLOCK; blockStart < end; block++, blockStart += PAYLOAD_BLOCK) {
-    const lo = block >>> 0;
-    const hi = Math.floor(block / 2 ** 32) >>> 0;
     const first = Math.max(0, offset - blockStart);
     const last = Math.min(STAMP_BYTES, end - blockStart);
+    if (first < last) stamp(blockStart + first - offset, first, last, block >>> 0, Math.floor(block / 2 ** 32) >>> 0);
+  }
+}
+
+/** target[stamp bytes] = source[same offsets] XOR stamp, for every stamp in the range. */
+function writeStamps(source: Uint8Array, material: Uint8Array, offset: number, target: Uint8Array): void {
+  if (wordStamps(source, material, offset, target)) return;
+  forEachStamp(offset, target.length, (at, first, last, lo, hi) => {
+    const from = sourceOffsetOf(material, offset + at);
     for (let j = first; j < last; j++) {
-      const index = j < 8 ? 0 : j < 12 ? (lo >>> (8 * (j - 8))) & 0xff : (hi >>> (8 * (j - 12))) & 0xff;
-      const at = blockStart + j - offset;
-      target[at] = (target[at] ?? 0) ^ (material[j] ?? 0) ^ index;
+      const k = j - first;
+      target[at + k] = (source[(from + k) % SOURCE_BYTES] ?? 0) ^ stampByte(material, j, lo, hi);
+    }
+  });
+}
+
+/**
+ * writeStamps four bytes at a time, where everything is word-aligned (every payload slot and chunk of a
+ * run): 4 word writes per 512-byte block. Returns false, doing nothing, where it does not apply.
+ */
+function wordStamps(source: Uint8Array, material: Uint8Array, offset: number, target: Uint8Array): boolean {
+  if (!LITTLE_ENDIAN || offset % PAYLOAD_BLOCK !== 0 || target.byteOffset % 4 !== 0 || source.byteOffset % 4 !== 0) return false;
+  const words = Math.floor(target.length / 4);
+  const out = new Uint32Array(target.buffer, target.byteOffset, words);
+  const src = new Uint32Array(source.buffer, source.byteOffset, SOURCE_BYTES / 4);
+  const m = new DataView(material.buffer, material.byteOffset, STAMP_BYTES);
+  const m0 = m.getUint32(0, true);
+  const m1 = m.getUint32(4, true);
+  const m2 = m.getUint32(8, true);
+  const m3 = m.getUint32(12, true);
+  const blockWords = PAYLOAD_BLOCK / 4;
+  const firstBlock = offset / PAYLOAD_BLOCK;
+  const wholeBlocks = Math.floor(target.length / PAYLOAD_BLOCK);
+  const sourceWords = SOURCE_BYTES / 4;
+  let from = sourceOffsetOf(material, offset) / 4;
+  // The index's high word changes only every 2^32 blocks (2 TiB): per run of blocks below such a boundary.
+  for (let b = 0; b < wholeBlocks;) {
+    const block = firstBlock + b;
+    const hi = Math.floor(block / 2 ** 32);
+    const runEnd = Math.min(wholeBlocks, b + (2 ** 32 - (block % 2 ** 32)));
+    const m3hi = m3 ^ (hi >>> 0);
+    for (let lo = block >>> 0, w = b * blockWords; b < runEnd; b++, lo++, w += blockWords) {
+      out[w] = src[from] ^ m0;
+      out[w + 1] = src[from + 1] ^ m1;
+      out[w + 2] = src[from + 2] ^ m2 ^ lo;
+      out[w + 3] = src[from + 3] ^ m3hi;
+      from += blockWords;
+      if (from === sourceWords) from = 0;
     }
   }
+  // A tail shorter than a block: its stamp bytes one by one.
+  const tail = wholeBlocks * PAYLOAD_BLOCK;
+  if (tail < target.length) {
+    const rest = target.subarray(tail);
+    forEachStamp(offset + tail, rest.length, (at, first, last, lo, hi) => {
+      const at0 = sourceOffsetOf(material, offset + tail + at);
+      for (let j = first; j < last; j++) rest[at + j - first] = (source[at0 + j - first] ?? 0) ^ stampByte(material, j, lo, hi);
+    });
+  }
+  return true;
 }
 
 /** Convenience for tests and small entries: bytes [offset, offset + size) of an entry as a fresh buffer. */

@@ -10,7 +10,10 @@ export class SlotPool {
   /** The shared memory every slot is a view of (handed to worker threads once). */
   readonly buffer: SharedArrayBuffer;
   private readonly free: Uint8Array[] = [];
-  private readonly waiters: Array<(slot: Uint8Array) => void> = [];
+  private readonly waiters: Array<{
+    readonly resolve: (slot: Uint8Array) => void;
+    readonly prefer?: ((slot: Uint8Array) => number) | undefined;
+  }> = [];
 
   /** `count` slots of `slotBytes` (rounded up to DIRECT_ALIGN); `probeDir`, `registry` as in AlignedSlab.create. */
   constructor(count: number, slotBytes: number, probeDir?: string, registry?: DirectSlabs) {
@@ -30,21 +33,40 @@ export class SlotPool {
     return this.free.length;
   }
 
-  /** A free slot, waiting for one to be released if none is free. */
-  acquire(): Promise<Uint8Array> {
-    const slot = this.free.pop();
+  /**
+   * A free slot, the one `prefer` scores highest if given, waiting for one to be released if none is
+   * free (a released slot then goes to the waiter that scores it highest, above 0, else the first).
+   */
+  acquire(prefer?: (slot: Uint8Array) => number): Promise<Uint8Array> {
+    const slot = this.tryAcquire(prefer);
     if (slot !== undefined) return Promise.resolve(slot);
-    return new Promise((resolve) => this.waiters.push(resolve));
+    return new Promise((resolve) => this.waiters.push({ resolve, prefer }));
   }
 
-  tryAcquire(): Uint8Array | undefined {
-    return this.free.pop();
+  /** A free slot, the one `prefer` scores highest (the latest freed among equals); undefined if none is free. */
+  tryAcquire(prefer?: (slot: Uint8Array) => number): Uint8Array | undefined {
+    if (prefer === undefined || this.free.length < 2) return this.free.pop();
+    let best = this.free.length - 1;
+    let bestScore = -Infinity;
+    for (let i = this.free.length - 1; i >= 0; i--) {
+      const score = prefer(this.free[i]);
+      if (score > bestScore) [best, bestScore] = [i, score];
+    }
+    return this.free.splice(best, 1)[0];
   }
 
   /** Returns a slot obtained from acquire(); pass the full slot, not a sub-view. */
   release(slot: Uint8Array): void {
-    const waiter = this.waiters.shift();
-    if (waiter !== undefined) waiter(slot);
-    else this.free.push(slot);
+    if (this.waiters.length === 0) {
+      this.free.push(slot);
+      return;
+    }
+    let chosen = 0;
+    let bestScore = 0;
+    this.waiters.forEach((w, i) => {
+      const score = w.prefer?.(slot) ?? 0;
+      if (score > bestScore) [chosen, bestScore] = [i, score];
+    });
+    this.waiters.splice(chosen, 1)[0]?.resolve(slot);
   }
 }

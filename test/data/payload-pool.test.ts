@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { DIRECT_ALIGN, DirectSlabs } from '../../src/data/aligned.js';
-import { payloadBytes } from '../../src/data/payload.js';
+import { entryKeyMaterial, payloadBytes, sourceOffsetOf } from '../../src/data/payload.js';
 import { PayloadPool, type PayloadPoolOptions } from '../../src/data/payload-pool.js';
 import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { MiB, roundUp } from '../../src/util/units.js';
@@ -187,4 +187,44 @@ test('after close, iterating a source rejects; bad options are refused', async (
     /chunkBytes must be a positive multiple of 4096/,
   );
   await assert.rejects(PayloadPool.create({ seed: 1, workers: 0, chunkBytes: 4096, slots: 0 }), /workers .*; slots/);
+});
+
+/** `n` keys whose entries start at the same source offset (so their chunks fall on the same source offsets). */
+function keysWithOneStart(seed: number, n: number): string[] {
+  const keys: string[] = [];
+  const start = sourceOffsetOf(entryKeyMaterial(seed, 'k0'), 0);
+  for (let i = 0; keys.length < n; i++) if (sourceOffsetOf(entryKeyMaterial(seed, `k${i}`), 0) === start) keys.push(`k${i}`);
+  return keys;
+}
+
+test('a slot that held the same source offset is reused by rewriting its stamps only, with the same bytes', async () => {
+  // One consumer at a time, 2 chunks per entry, 4 slots: the first entry fills two slots by copying, every
+  // later one finds a free slot holding the source bytes of each of its chunks (16 MiB source, 1 MiB chunks).
+  await withPool({ seed: 8, workers: 1, chunkBytes: MiB, slots: 4, readahead: 2 }, async (pool) => {
+    const keys = keysWithOneStart(8, 12);
+    for (const key of keys.slice(0, 10)) await checkSource(pool.source(key, 2 * MiB), payloadBytes(8, key, 2 * MiB));
+    assert.equal(pool.stats.stampedBytes, 18 * MiB);
+    assert.equal(pool.stats.copiedBytes, 2 * MiB);
+    // A shorter chunk at the same offset is stamped too (the slot then holds 1000 bytes of it); a longer
+    // one than the slot last held is copied.
+    const [short = '', long = ''] = keys.slice(10);
+    await checkSource(pool.source(short, MiB + 1000), payloadBytes(8, short, MiB + 1000));
+    await checkSource(pool.source(long, 2 * MiB), payloadBytes(8, long, 2 * MiB));
+    assert.equal(pool.stats.stampedBytes, 20 * MiB + 1000);
+    assert.equal(pool.stats.copiedBytes, 3 * MiB);
+  });
+});
+
+test('the time consumers wait for a chunk is counted on the clock of the pool, and reset with the stats', async () => {
+  let t = 0;
+  // Every reading of the clock moves it by 10 ms: a wait is two readings, so each waited chunk adds exactly 10.
+  await withPool({ seed: 3, workers: 1, chunkBytes: MiB, slots: 2, now: () => (t += 10) - 10 }, async (pool) => {
+    await checkSource(pool.source('w', 3 * MiB), payloadBytes(3, 'w', 3 * MiB));
+    const { consumerWaitMs, chunksWaitedFor } = pool.stats;
+    // The first chunk is always waited for: its fill was only just handed to a thread.
+    assert.ok(chunksWaitedFor >= 1 && chunksWaitedFor <= 3, `${chunksWaitedFor} chunks waited for`);
+    assert.equal(consumerWaitMs, 10 * chunksWaitedFor);
+    pool.resetStats();
+    assert.deepEqual(pool.stats, { stampedBytes: 0, copiedBytes: 0, consumerWaitMs: 0, chunksWaitedFor: 0 });
+  });
 });

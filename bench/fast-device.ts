@@ -1,0 +1,351 @@
+// Fast devices: does kv-cache reach what the device can do when the device is faster than the harness?
+//
+// On a RAM-backed block device (bench/lib/ram-device.ts: fio moves 7–9 GiB/s there) it alternates, per
+// round and workload, fio and kv-cache (and optionally another kv-cache build, --compare-bin, for a
+// before/after in one run):
+//   write: `kv-cache --prefill-only --disable-multi-turn --disable-prefix-caching` vs `fio --rw=write`
+//   read:  `kv-cache --decode-only` (pre-populated before its measured phase) vs `fio --rw=read` on laid-out files
+//   mixed: kv-cache's default request mix (prefill, multi-turn reloads, decode) vs `fio --rw=rw` with the
+//          read share kv-cache had in the same round (kv-cache runs first in that workload)
+// all storage only (no GPU or CPU tier), zero think time, tiny-1b, 4 MiB I/O; fio with io_uring at
+// queue depth 16 and buffers in huge pages. Figures: bandwidth (kv-cache: its results' device_io over
+// its measured window; fio: its own bw), CPU cores per GiB/s (the child's user + system CPU ÷ the
+// device bytes, both counted by the kernel: for fio over its whole run, for kv-cache from the line that
+// starts its measured phase to its exit, so start-up and pre-population are left out) and kv-cache's
+// validity verdict.
+//
+// Root only (it makes a loop device); elsewhere it says why and exits 0 without measuring.
+// Usage: node dist/bench/fast-device.js [--gib 6] [--seconds 15] [--users 16] [--rounds 3]
+//          [--workloads write,read,mixed] [--compare-bin PATH/bin/kv-cache.cjs]
+import { rm, mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { PREPARE_ENTRY_TOKENS, PREPOP_ENTRIES_PER_USER } from '../src/engine/prepare.js';
+import { BUILTIN_MODELS, entryBytes } from '../src/model/models.js';
+import { messageOf } from '../src/util/errors.js';
+import { GiB, MiB } from '../src/util/units.js';
+import { positiveInt } from './lib/args.js';
+import { ChildRunner, checkExit, quote } from './lib/child.js';
+import type { ChildRun } from './lib/child.js';
+import { windowBetween } from './lib/disk-window.js';
+import { ensureFio, fioVersion, reserveHugePages } from './lib/fio.js';
+import type { HugePageReservation } from './lib/fio.js';
+import { table } from './lib/format.js';
+import { field, num, readJson } from './lib/json.js';
+import { KV_BIN, PROJECT_ROOT, storageOnlyArgs, writeZeroThinkConfig } from './lib/kv-cache.js';
+import { machineLine } from './lib/machine.js';
+import { makeRamDevice, ramDeviceUnavailable } from './lib/ram-device.js';
+import type { RamDevice } from './lib/ram-device.js';
+import { inRoundOrder, median } from './lib/rounds.js';
+
+const SCRIPT = 'bench:fast-device';
+const MODEL = 'tiny-1b';
+const IO_BYTES = 4 * MiB;
+const FIO_DEPTH = 16;
+/** Share of the device one run's data may take (kv-cache's capacity, fio's files). */
+const RUN_SHARE = 0.4;
+
+type Workload = 'write' | 'read' | 'mixed';
+const WORKLOADS: readonly Workload[] = ['write', 'read', 'mixed'];
+
+interface Options {
+  readonly gib: number;
+  readonly seconds: number;
+  readonly users: number;
+  readonly rounds: number;
+  readonly workloads: readonly Workload[];
+  readonly compareBin: string | undefined;
+}
+
+interface Program {
+  readonly name: string;
+  /** kv-cache's bin/kv-cache.cjs; absent for fio. */
+  readonly kvBin?: string;
+}
+
+interface Measured {
+  readonly round: number;
+  readonly workload: Workload;
+  readonly program: string;
+  readonly readBytesPerSec: number;
+  readonly writeBytesPerSec: number;
+  /** CPU cores per GiB/s: CPU seconds of the whole child ÷ GiB it moved on the device. */
+  readonly coresPerGibs: number | undefined;
+  readonly verdict: string;
+  /** kv-cache's share of read bytes, which the mixed fio job copies. */
+  readonly readShare: number;
+}
+
+function parseOptions(argv: readonly string[]): Options {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      gib: { type: 'string', default: '6' },
+      seconds: { type: 'string', default: '15' },
+      users: { type: 'string', default: '16' },
+      rounds: { type: 'string', default: '3' },
+      workloads: { type: 'string', default: WORKLOADS.join(',') },
+      'compare-bin': { type: 'string' },
+    },
+  });
+  const workloads = values.workloads.split(',').map((w) => {
+    if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`--workloads: '${w}' is not one of ${WORKLOADS.join(', ')}`);
+    return w as Workload;
+  });
+  return {
+    gib: positiveInt('gib', values.gib),
+    seconds: positiveInt('seconds', values.seconds),
+    users: positiveInt('users', values.users),
+    rounds: positiveInt('rounds', values.rounds),
+    workloads,
+    compareBin: values['compare-bin'],
+  };
+}
+
+/** fio's arguments for one workload: io_uring, QD 16, 4 MiB, O_DIRECT, one job over `size` bytes of files. */
+function fioJobArgs(dir: string, rw: 'write' | 'read' | 'rw', size: number, huge: readonly string[], readPct: number): string[] {
+  return [
+    `--name=fast-${rw}`,
+    `--directory=${dir}`,
+    `--rw=${rw}`,
+    ...(rw === 'rw' ? [`--rwmixread=${readPct}`] : []),
+    `--bs=${IO_BYTES / 1024}k`,
+    '--direct=1',
+    '--ioengine=io_uring',
+    `--iodepth=${FIO_DEPTH}`,
+    '--numjobs=1',
+    `--size=${size}`,
+    ...huge,
+  ];
+}
+
+class Bench {
+  private readonly runner = new ChildRunner(PROJECT_ROOT);
+  private readonly results: Measured[] = [];
+
+  constructor(
+    private readonly opts: Options,
+    private readonly device: RamDevice,
+    private readonly hugeFlags: readonly string[],
+    private readonly zeroThink: string,
+  ) {}
+
+  get interrupted(): boolean {
+    return this.runner.interrupted;
+  }
+
+  interrupt(sig: NodeJS.Signals): void {
+    this.runner.interrupt(sig);
+  }
+
+  all(): readonly Measured[] {
+    return this.results;
+  }
+
+  private get dataBytes(): number {
+    return Math.floor((this.device.bytes * RUN_SHARE) / IO_BYTES) * IO_BYTES;
+  }
+
+  private async scratch(name: string): Promise<string> {
+    const dir = join(this.device.mount, name);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir);
+    return dir;
+  }
+
+  async kvCache(round: number, workload: Workload, program: Program & { kvBin: string }): Promise<Measured> {
+    const dir = await this.scratch('kv');
+    const output = join(this.device.mount, 'kv-result.json');
+    const args = storageOnlyArgs({
+      model: MODEL,
+      users: this.opts.users,
+      seconds: this.opts.seconds,
+      cacheDir: join(dir, 'cache'),
+      capacityGiB: this.dataBytes / GiB,
+      output,
+      config: this.zeroThink,
+      ...(workload === 'mixed' ? {} : { node: workload === 'write' ? ('prefill' as const) : ('decode' as const) }),
+    });
+    // The measured phase starts at this line (after pre-population for decode): CPU and bytes are counted from it.
+    const start = { name: 'start', pattern: workload === 'read' ? /^Pre-populated \d+ entries/ : /^Status: / };
+    const run = await this.runner.run(process.execPath, [program.kvBin, ...args], this.device.name, [start]);
+    checkExit(run, `kv-cache (${program.name})`);
+    const doc = await readJson(output);
+    await rm(output, { force: true });
+    await rm(dir, { recursive: true, force: true });
+    const read = num(doc, 'kvcache_bench', 'device_io', 'read_bytes_per_sec') ?? 0;
+    const write = num(doc, 'kvcache_bench', 'device_io', 'write_bytes_per_sec') ?? 0;
+    const valid = field(doc, 'kvcache_bench', 'validity', 'valid');
+    const reasons = field(doc, 'kvcache_bench', 'validity', 'reasons');
+    const codes = Array.isArray(reasons) ? reasons.map((r) => String(field(r, 'code'))).join(',') : '';
+    return this.keep({
+      round,
+      workload,
+      program: program.name,
+      readBytesPerSec: read,
+      writeBytesPerSec: write,
+      coresPerGibs: measuredPhaseCores(run),
+      verdict: valid === true ? 'VALID' : `NOT VALID ${codes}`,
+      readShare: read + write > 0 ? read / (read + write) : 0,
+    });
+  }
+
+  async fio(round: number, workload: Workload, readShare: number): Promise<Measured> {
+    const dir = await this.scratch('fio');
+    const rw = workload === 'mixed' ? 'rw' : workload;
+    const readPct = Math.round(readShare * 100);
+    const job = fioJobArgs(dir, rw, this.dataBytes, this.hugeFlags, readPct);
+    if (rw !== 'write') checkExit(await this.runner.run('fio', [...job, '--create_only=1'], this.device.name), 'fio layout');
+    const out = join(this.device.mount, 'fio.json');
+    const timed = [
+      ...job,
+      '--time_based',
+      `--runtime=${this.opts.seconds}`,
+      ...(rw === 'read' ? [] : ['--end_fsync=1']),
+      '--group_reporting',
+      '--output-format=json',
+      `--output=${out}`,
+    ];
+    const run = await this.runner.run('fio', timed, this.device.name);
+    checkExit(run, 'fio');
+    const text = await readFile(out, 'utf8');
+    await rm(dir, { recursive: true, force: true });
+    await rm(out, { force: true });
+    const doc = JSON.parse(text) as unknown;
+    return this.keep({
+      round,
+      workload,
+      program: 'fio',
+      readBytesPerSec: num(doc, 'jobs', 0, 'read', 'bw_bytes') ?? 0,
+      writeBytesPerSec: num(doc, 'jobs', 0, 'write', 'bw_bytes') ?? 0,
+      coresPerGibs: coresPerGibs(run),
+      verdict: rw === 'rw' ? `rwmixread=${readPct}` : '',
+      readShare,
+    });
+  }
+
+  private keep(m: Measured): Measured {
+    this.results.push(m);
+    console.log(formatRows([m]).split('\n').slice(2).join('\n'));
+    return m;
+  }
+}
+
+/** Cores per GiB/s from the start marker to the last sample before the child exited (no start-up, no pre-population). */
+function measuredPhaseCores(run: ChildRun): number | undefined {
+  const from = run.marks.get('start');
+  const to = run.samples[run.samples.length - 1];
+  if (from === undefined || to === undefined || to.t <= from.t) return undefined;
+  const w = windowBetween(from, to);
+  const bytes = w.disk.readBytes + w.disk.writeBytes;
+  return w.childCpuSec === undefined || bytes === 0 ? undefined : w.childCpuSec / (bytes / GiB);
+}
+
+function coresPerGibs(run: ChildRun): number | undefined {
+  const bytes = run.whole.disk.readBytes + run.whole.disk.writeBytes;
+  return run.whole.childCpuSec === undefined || bytes === 0 ? undefined : run.whole.childCpuSec / (bytes / GiB);
+}
+
+const gibs = (b: number): string => (b / GiB).toFixed(2);
+
+function formatRows(rows: readonly Measured[]): string {
+  return table(
+    ['round', 'workload', 'program', 'read GiB/s', 'write GiB/s', 'total GiB/s', 'cores per GiB/s', 'verdict / fio mix'],
+    rows.map((m) => [
+      String(m.round),
+      m.workload,
+      m.program,
+      gibs(m.readBytesPerSec),
+      gibs(m.writeBytesPerSec),
+      gibs(m.readBytesPerSec + m.writeBytesPerSec),
+      m.coresPerGibs === undefined ? '?' : m.coresPerGibs.toFixed(3),
+      m.verdict,
+    ]),
+  );
+}
+
+function printSummary(results: readonly Measured[], programs: readonly Program[], workloads: readonly Workload[]): void {
+  console.log('\nmedians over rounds (ratio = median of the per-round ratios to fio in the same round):');
+  const rows: string[][] = [];
+  for (const workload of workloads) {
+    const fioByRound = new Map(results.filter((m) => m.workload === workload && m.program === 'fio').map((m) => [m.round, m]));
+    for (const p of programs) {
+      const mine = results.filter((m) => m.workload === workload && m.program === p.name);
+      if (mine.length === 0) continue;
+      const total = (m: Measured): number => m.readBytesPerSec + m.writeBytesPerSec;
+      const ratios = mine.flatMap((m) => {
+        const f = fioByRound.get(m.round);
+        return f === undefined || total(f) === 0 ? [] : [total(m) / total(f)];
+      });
+      const cores = mine.flatMap((m) => (m.coresPerGibs === undefined ? [] : [m.coresPerGibs]));
+      rows.push([
+        workload,
+        p.name,
+        gibs(median(mine.map(total))),
+        p.kvBin === undefined ? '1' : median(ratios).toFixed(2),
+        ratios.map((r) => r.toFixed(2)).join(' / '),
+        cores.length === 0 ? '?' : median(cores).toFixed(3),
+        mine.map((m) => m.verdict || '-').join(' | '),
+      ]);
+    }
+  }
+  console.log(table(['workload', 'program', 'total GiB/s', '÷ fio', 'per round', 'cores per GiB/s', 'verdicts'], rows));
+}
+
+async function main(): Promise<void> {
+  const opts = parseOptions(process.argv.slice(2));
+  const why = ramDeviceUnavailable();
+  if (why !== undefined) {
+    console.log(`${SCRIPT}: skipped: ${why}`);
+    return;
+  }
+  ensureFio(SCRIPT);
+  const model = BUILTIN_MODELS.get(MODEL);
+  const prepop = model === undefined ? 0 : opts.users * PREPOP_ENTRIES_PER_USER * entryBytes(model, PREPARE_ENTRY_TOKENS);
+  const programs: Program[] = [{ name: 'fio' }, { name: 'kv-cache', kvBin: KV_BIN }];
+  if (opts.compareBin !== undefined) programs.push({ name: 'kv-cache (compare)', kvBin: opts.compareBin });
+  console.log(`command: node ${process.argv.slice(1).map(quote).join(' ')}`);
+  console.log(machineLine(fioVersion()));
+  const device = makeRamDevice(opts.gib * GiB);
+  let huge: HugePageReservation | undefined;
+  let bench: Bench | undefined;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    console.error(`${SCRIPT}: ${sig}: stopping the current child and cleaning up`);
+    bench?.interrupt(sig);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    huge = await reserveHugePages(FIO_DEPTH * (IO_BYTES / (2 * MiB)) + 8);
+    console.log(
+      `device: ${device.name}, ${opts.gib} GiB RAM-backed ext4 (discard) at ${device.mount}; ${MODEL}, ${opts.users} users, ${opts.seconds} s, ` +
+        `zero think, storage only; decode pre-population ${(prepop / GiB).toFixed(2)} GiB; ${huge.note}`,
+    );
+    bench = new Bench(opts, device, huge.fioFlags, writeZeroThinkConfig(device.mount));
+    for (let round = 1; round <= opts.rounds && !bench.interrupted; round++) {
+      for (const workload of opts.workloads) {
+        // Mixed: kv-cache first, so fio copies this round's read share.
+        const order = workload === 'mixed' ? [...programs.slice(1), programs[0] ?? { name: 'fio' }] : inRoundOrder(round, programs);
+        let readShare = 0.5;
+        for (const p of order) {
+          if (bench.interrupted) break;
+          if (p.kvBin === undefined) await bench.fio(round, workload, readShare);
+          else {
+            const m = await bench.kvCache(round, workload, { ...p, kvBin: p.kvBin });
+            if (p.kvBin === KV_BIN) readShare = m.readShare;
+          }
+        }
+      }
+    }
+    console.log(`\nevery round:\n${formatRows(bench.all())}`);
+    printSummary(bench.all(), programs, opts.workloads);
+  } finally {
+    await huge?.release().catch(() => undefined);
+    device.remove();
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(`${SCRIPT}: ${messageOf(e)}`);
+  process.exitCode = 1;
+});
