@@ -74,6 +74,16 @@ async function termTwiceDelivered(s: Started): Promise<void> {
   s.child.kill('SIGTERM');
 }
 
+/** SIGTERM; once its stop has begun, freeze the child for 2 s (its clock moves on), then SIGTERM again: a forced exit mid-stop. */
+async function termThenAgainAfter2s(s: Started): Promise<void> {
+  s.child.kill('SIGTERM');
+  await waitFor(s, () => s.stderr().includes('SIGTERM: stopping'), 'the stop to begin');
+  s.child.kill('SIGSTOP');
+  await sleep(2000);
+  s.child.kill('SIGTERM'); // pending until it runs again
+  s.child.kill('SIGCONT');
+}
+
 /** Paced rows 4 ms apart (8 s of trace): writes, reads and deletes of 256 KiB entries. */
 function pacedTrace(): string {
   const rows = ['Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase'];
@@ -153,13 +163,7 @@ test('run: SIGTERM, then another 2 s later while it is still stopping: forced ex
     await writeFile(join(cache, foreign), 'x');
     const s = start([...QUICK_RUN, '--num-users', '8', '--duration', '60', '--cache-dir', cache, '--output', join(dir, 'r.json')]);
     await waitFor(s, () => entryFiles(cache).length > 4, 'a few entry files');
-    s.child.kill('SIGTERM');
-    await waitFor(s, () => s.stderr().includes('SIGTERM: stopping'), 'the stop to begin');
-    // Frozen mid-stop, so that 2 s later it is still stopping (its own clock moves on meanwhile).
-    s.child.kill('SIGSTOP');
-    await sleep(2000);
-    s.child.kill('SIGTERM'); // pending until it runs again
-    s.child.kill('SIGCONT');
+    await termThenAgainAfter2s(s);
     const r = await s.done;
     const what = r.stderr;
     assert.equal(r.code, 143, what);
@@ -171,6 +175,27 @@ test('run: SIGTERM, then another 2 s later while it is still stopping: forced ex
     );
     assert.doesNotMatch(r.stderr, /^kv-cache: left \d+ entry file/m, what);
     assert.deepEqual(readdirSync(cache), [foreign], what);
+  });
+});
+
+test('--trials 3: forced exit during trial 2 still writes --output with the trials so far', async () => {
+  await inTempDir(async (dir) => {
+    const cache = join(dir, 'c');
+    await mkdir(cache);
+    const out = join(dir, 'r.json');
+    const s = start([...QUICK_RUN, '--duration', '2', '--trials', '3', '--cache-dir', cache, '--output', out]);
+    let stdout = '';
+    s.child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    await waitFor(s, () => stdout.includes('--- Trial 2 of 3 ---') && entryFiles(cache).length > 0, 'trial 2 to write');
+    await termThenAgainAfter2s(s);
+    const r = await s.done;
+    assert.equal(r.code, 143, r.stderr);
+    assert.match(r.stderr, FORCED);
+    assert.match(r.stderr, /^kv-cache: results of the [12] trial\(s\) so far saved to .*r\.json/m, r.stderr);
+    const t = (await readValidResults(out)).kvcache_bench.trials;
+    assert.deepEqual(t?.runs[0] && [t.runs[0].trial, t.runs[0].counted], [1, true]);
+    assert.deepEqual([t?.completed, t?.median_trial], [1, 1]);
+    assert.deepEqual(entryFiles(cache), []);
   });
 });
 
