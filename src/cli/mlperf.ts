@@ -313,8 +313,9 @@ export async function mlperfMain(argv: readonly string[], signals: SignalGuard):
   say(
     `MLPerf KV-cache ${r.division.toUpperCase()}: options ${r.options.join(', ')}, ${r.trials} trial(s) each, ${plan.totalRanks} rank(s) on ${plan.hostCount} host(s); run directory ${plan.runDir}`,
   );
-  // A force-quit leaves the trial in progress to its ranks (the exit sends them SIGTERM: each removes its
-  // entry files) and merges the rank files already written: a few JSON files, quick.
+  // A force-quit merges the rank files already written (a few JSON files: quick). The exit then sends the
+  // child SIGTERM (runChild): a lone rank, which had our SIGINT, takes it as a force-quit of its own and
+  // removes its entry files; mpirun ends its ranks.
   const stopMerging = signals.atForceQuit(() => summaryAtForceQuit(plan));
   const outcome = await execute(plan, r, interrupt).finally(stopMerging);
   let code = outcome.failed.length > 0 ? 1 : 0;
