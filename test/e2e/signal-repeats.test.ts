@@ -178,6 +178,30 @@ test('run: SIGTERM, then another 2 s later while it is still stopping: forced ex
   });
 });
 
+test('replay: SIGTERM, then another 2 s later while it is still stopping: forced exit, its entry files removed', async () => {
+  await inTempDir(async (dir) => {
+    const trace = join(dir, 'paced.csv');
+    await writeFile(trace, pacedTrace());
+    const cache = join(dir, 'c');
+    await mkdir(cache);
+    const s = start(['replay', trace, '--paced', '--cache-dir', cache, '--output', join(dir, 'r.json')]);
+    await waitFor(s, () => entryFiles(cache).length > 0, 'the first entry file');
+    await termThenAgainAfter2s(s);
+    const r = await s.done;
+    assert.equal(r.code, 143, r.stderr);
+    assert.match(r.stderr, FORCED);
+    assert.match(
+      r.stderr,
+      /^kv-cache replay: (removed \d+ entry file\(s\) of this run from .*|no entry files of this run were left to remove)$/m,
+    );
+    assert.match(
+      r.stderr,
+      /^kv-cache replay: (results already saved to .*r\.json|no results written: the replay had not gathered them yet)$/m,
+    );
+    assert.deepEqual(readdirSync(cache), [], r.stderr);
+  });
+});
+
 test('--trials 3: forced exit during trial 2 still writes --output with the trials so far', async () => {
   await inTempDir(async (dir) => {
     const cache = join(dir, 'c');
