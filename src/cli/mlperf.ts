@@ -264,6 +264,17 @@ async function probeMain(argv: readonly string[]): Promise<number> {
   }
 }
 
+/** The summary of the rank files written so far, at a force-quit: one line saying where, or why not. */
+function summaryAtForceQuit(plan: Plan): string[] {
+  const rerun = `kv-cache merge ${plan.runDir} rebuilds it once the ranks have exited`;
+  try {
+    mergeAndSave([plan.runDir], plan.summaryPath, new Date());
+    return [`summary of the rank files so far saved to ${plan.summaryPath}; ${rerun}`];
+  } catch (e) {
+    return [`summary not written (${messageOf(e)}); ${rerun}`];
+  }
+}
+
 export async function mlperfMain(argv: readonly string[], signals: SignalGuard): Promise<number> {
   if (argv.includes('--probe-dir')) return probeMain(argv);
   const parsed = parseMlperfArgs(argv);
@@ -302,7 +313,11 @@ export async function mlperfMain(argv: readonly string[], signals: SignalGuard):
   say(
     `MLPerf KV-cache ${r.division.toUpperCase()}: options ${r.options.join(', ')}, ${r.trials} trial(s) each, ${plan.totalRanks} rank(s) on ${plan.hostCount} host(s); run directory ${plan.runDir}`,
   );
-  const outcome = await execute(plan, r, interrupt);
+  // A force-quit merges the rank files already written (a few JSON files: quick). The exit then sends the
+  // child SIGTERM (runChild): a lone rank, which had our SIGINT, takes it as a force-quit of its own and
+  // removes its entry files; mpirun ends its ranks.
+  const stopMerging = signals.atForceQuit(() => summaryAtForceQuit(plan));
+  const outcome = await execute(plan, r, interrupt).finally(stopMerging);
   let code = outcome.failed.length > 0 ? 1 : 0;
   for (const f of outcome.failed) process.stderr.write(`kv-cache mlperf: error: ${f}\n`);
   try {

@@ -12,10 +12,12 @@ import { messageOf } from '../util/errors.js';
 import { ConfigError } from './errors.js';
 import { fileStamp } from '../util/dates.js';
 import { buildReplayResultsJson, formatReplaySummary } from '../report/replay-report.js';
+import type { ReplayResultsDocument } from '../report/results-schema.js';
 import { cacheDirProblems, outputProblems, realFs } from './cache-dir.js';
 import type { IoMode } from '../settings/choices.js';
 import { saveResultsDocument } from './save-results.js';
 import type { SignalGuard } from './signals.js';
+import { EntryFileTracker } from './force-quit.js';
 
 /** Most operations in flight: each is an async lane, and 1,024 already saturate any device here. */
 export const MAX_REPLAY_CONCURRENCY = 1024;
@@ -38,7 +40,9 @@ directory and measures the storage operations.
   --output FILE        Results JSON (default: replay_results_<YYYYmmdd_HHMMSS>.json)
   -h, --help           Show this help
 
-SIGINT/SIGTERM stop the replay and save partial results (exit 130/143); a second signal exits at once.`;
+SIGINT/SIGTERM stop the replay and save partial results (exit 130/143). The same signal again within 1 s
+is the same request (launchers such as timeout deliver it twice); a later one exits at once, removing
+the entry files.`;
 
 interface ReplayArgs {
   readonly tracePath: string;
@@ -127,6 +131,12 @@ function parseReplayArgs(argv: readonly string[], now: Date): ReplayArgs {
   };
 }
 
+/** The results document of a replay and whether it reached --output. */
+interface SavedReplay {
+  readonly results: ReplayResultsDocument;
+  readonly ok: boolean;
+}
+
 export async function replayMain(argv: readonly string[], version: string, signals: SignalGuard): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(`${REPLAY_HELP}\n`);
@@ -141,10 +151,23 @@ export async function replayMain(argv: readonly string[], version: string, signa
     return 2;
   }
   const interrupt = signals.begin(); // the arguments are good: from here a signal saves partial results
-  let result: ReplayResult;
+  const entryFiles = new EntryFileTracker();
+  const stopCleaning = signals.atForceQuit(entryFiles.removeAll);
+  let saved: SavedReplay | undefined;
+  // Saved as soon as the engine has the result, before it deletes the entry files (that can take long).
+  const save = (result: ReplayResult): SavedReplay => {
+    if (saved !== undefined) return saved;
+    const results = buildReplayResultsJson(args, result, version);
+    saved = { results, ok: saveResultsDocument(args.output, `${JSON.stringify(results, null, 2)}\n`, args.cacheDir, 'kv-cache replay') };
+    return saved;
+  };
+  const stopSaying = signals.atForceQuit(() => [
+    saved?.ok === true ? `results already saved to ${args.output}` : 'no results written: the replay had not gathered them yet',
+  ]);
   let code = 0;
+  let outcome: SavedReplay;
   try {
-    result = await replayTrace(args, { clock: monotonicClock, interrupt });
+    outcome = save(await replayTrace(args, { clock: monotonicClock, interrupt, onEntryFiles: entryFiles.opened, onResult: save }));
   } catch (e) {
     if (isTraceInputError(e)) {
       process.stderr.write(`kv-cache replay: error: ${e.message}\n`);
@@ -156,12 +179,14 @@ export async function replayMain(argv: readonly string[], version: string, signa
       return 1;
     }
     process.stderr.write(`kv-cache replay: ${e.message}\n`);
-    result = e.partial;
+    outcome = save(e.partial);
     code = 1;
+  } finally {
+    stopCleaning();
+    stopSaying();
   }
-  const results = buildReplayResultsJson(args, result, version);
-  const saved = saveResultsDocument(args.output, `${JSON.stringify(results, null, 2)}\n`, args.cacheDir, 'kv-cache replay');
-  process.stdout.write(`${formatReplaySummary(results)}\n${saved ? `Results saved to ${args.output}\n` : ''}`);
+  const { results, ok } = outcome;
+  process.stdout.write(`${formatReplaySummary(results)}\n${ok ? `Results saved to ${args.output}\n` : ''}`);
   if (code !== 0) return code;
-  return saved ? signals.exitCode : 1;
+  return ok ? signals.exitCode : 1;
 }

@@ -29,6 +29,7 @@ import { BarrierError } from '../engine/barrier.js';
 import { rankSessionFor } from './rank-flags.js';
 import { saveFioJob } from './fio-job-file.js';
 import type { SignalGuard } from './signals.js';
+import { EntryFileTracker } from './force-quit.js';
 
 const rankOf = (c: RunConfig): { ranks?: NonNullable<ReturnType<typeof rankSessionFor>> } => {
   const ranks = rankSessionFor(c);
@@ -77,6 +78,8 @@ interface Command {
   readonly version: string;
   /** Aborted by the first SIGINT/SIGTERM once the run has begun (SignalGuard). */
   readonly interrupt: AbortSignal;
+  /** Hears where each run's entry files are, for a force-quit to remove them. */
+  readonly entryFiles: EntryFileTracker;
   readonly showProgress: boolean;
   readonly validation: LoadedValidationTrace;
 }
@@ -104,6 +107,7 @@ async function runOnce(cmd: Command, onResult: (result: RunResult) => void | Pro
         toolVersion: cmd.version,
         log: write,
         interrupt: cmd.interrupt,
+        onEntryFiles: cmd.entryFiles.opened,
         onResult: deliver,
         ...rankOf(cmd.config),
         // Bars on the terminal (stderr, beside the progress line); otherwise plain lines in the log (stdout).
@@ -147,17 +151,56 @@ async function saveFinal(cmd: Command, doc: ResultsDocument, note = ''): Promise
   }
 }
 
-async function singleRun(cmd: Command): Promise<number> {
+async function singleRun(cmd: Command, signals: SignalGuard): Promise<number> {
   let saveCode = 0;
-  const runCode = await runOnce(cmd, async (result) => {
-    saveCode = await saveFinal(cmd, buildResultsJson(result));
-  });
-  return Math.max(runCode, saveCode);
+  let saved = false;
+  // A force-quit before the results were handed over has nothing to write; after, they are saved already.
+  const stopSaying = signals.atForceQuit(() => [
+    saved ? `results already saved to ${cmd.config.output}` : 'no results written: the run had not gathered them yet',
+  ]);
+  try {
+    const runCode = await runOnce(cmd, async (result) => {
+      saved = true; // saveFinal writes the JSON before its first await
+      saveCode = await saveFinal(cmd, buildResultsJson(result));
+    });
+    return Math.max(runCode, saveCode);
+  } finally {
+    stopSaying();
+  }
 }
 
-async function trialRuns(cmd: Command): Promise<number> {
+/** --output for the trials so far: the median trial with the trials block, else the last (interrupted or failed) trial's results. */
+function trialsDocument(records: readonly TrialRecord[], c: RunConfig): { doc: ResultsDocument; note: string } | undefined {
+  if (records.length === 0) return undefined; // stopped before the first trial began: nothing to save
+  const { block, median } = buildTrials(records, c.trials, c.trialPauseSec);
+  // No trial completed: the interrupted (or failed) first trial's partial results stand, marked by its stop reason.
+  const chosen = median ?? records[records.length - 1];
+  const note =
+    median !== undefined ? ` (median trial ${median.trial} of ${c.trials}, with every trial's figures)` : ' (no trial completed)';
+  return { doc: withTrials(chosen.results, block), note };
+}
+
+/** Force-quit mid-trials: each finished trial's file is already saved; --output gets the trials so far (the JSON only). */
+function saveTrialsAtForceQuit(records: readonly TrialRecord[], c: RunConfig): string[] {
+  const sofar = trialsDocument(records, c);
+  if (sofar === undefined) return ['no results written: no trial had ended'];
+  const saved = saveJson(c.output, sofar.doc, c.cacheDir);
+  return saved ? [`results of the ${records.length} trial(s) so far saved to ${c.output}${sofar.note}`] : [];
+}
+
+async function trialRuns(cmd: Command, signals: SignalGuard): Promise<number> {
   const c = cmd.config;
   const records: TrialRecord[] = [];
+  const stopSaving = signals.atForceQuit(() => saveTrialsAtForceQuit(records, c));
+  try {
+    return await trialsUntilDone(cmd, records);
+  } finally {
+    stopSaving();
+  }
+}
+
+async function trialsUntilDone(cmd: Command, records: TrialRecord[]): Promise<number> {
+  const c = cmd.config;
   let code = 0;
   let trialFileMissed = false;
   for (let k = 1; k <= c.trials && !cmd.interrupt.aborted; k++) {
@@ -181,13 +224,9 @@ async function trialRuns(cmd: Command): Promise<number> {
       await sleep(c.trialPauseSec * 1000, undefined, { signal: cmd.interrupt }).catch(() => undefined);
     }
   }
-  if (records.length === 0) return code; // stopped before the first trial began: nothing to save
-  const { block, median } = buildTrials(records, c.trials, c.trialPauseSec);
-  // No trial completed: the interrupted (or failed) first trial's partial results stand, marked by its stop reason.
-  const chosen = median ?? records[records.length - 1];
-  const note =
-    median !== undefined ? ` (median trial ${median.trial} of ${c.trials}, with every trial's figures)` : ' (no trial completed)';
-  const saveCode = await saveFinal(cmd, withTrials(chosen.results, block), note);
+  const sofar = trialsDocument(records, c);
+  if (sofar === undefined) return code; // stopped before the first trial began: nothing to save
+  const saveCode = await saveFinal(cmd, sofar.doc, sofar.note);
   return Math.max(code, saveCode, trialFileMissed ? 1 : 0);
 }
 
@@ -204,13 +243,17 @@ export async function runCommand(config: RunConfig, version: string, signals: Si
   for (const line of banner(config, version)) write(line);
   const interrupt = signals.begin(); // the inputs are good: from here a signal saves partial results
   const showProgress = !config.noProgress; // a terminal gets the dashboard, a log a line every 10 s
-  const cmd: Command = { config, version, interrupt, showProgress, validation };
+  const entryFiles = new EntryFileTracker();
+  const stopCleaning = signals.atForceQuit(entryFiles.removeAll); // first: the files, then whatever results there are
+  const cmd: Command = { config, version, interrupt, entryFiles, showProgress, validation };
   try {
-    const code = config.trials > 1 ? await trialRuns(cmd) : await singleRun(cmd);
+    const code = config.trials > 1 ? await trialRuns(cmd, signals) : await singleRun(cmd, signals);
     return code !== 0 ? code : signals.exitCode;
   } catch (e) {
     if (!isInputError(e)) throw e;
     process.stderr.write(`kv-cache: error: ${e.message}\n`);
     return 2;
+  } finally {
+    stopCleaning();
   }
 }

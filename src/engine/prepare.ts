@@ -187,7 +187,14 @@ async function ingestRag(p: PrepareInputs, rag: RagDocumentManager, signal: Abor
   while (ingested < p.cfg.ragNumDocs && !signal.aborted) {
     const plan = rag.ingest(p.ragRng);
     ingested++;
-    for (const chunk of plan.document.chunks) await p.cache.allocate(chunk.key, chunk.tokens, 'prefill');
+    for (const chunk of plan.document.chunks) {
+      // An interrupt ends the run, so the document's remaining chunks would never be read: stop between
+      // chunks, not only between documents (a large model's document is many big entries). The deadline
+      // lets the document finish: the measured phase reads it whole.
+      if (p.interrupt?.aborted === true) break;
+      await p.cache.allocate(chunk.key, chunk.tokens, 'prefill');
+    }
+    if (p.interrupt?.aborted === true) break;
     for (const key of plan.evicted?.chunks.map((c) => c.key) ?? []) await p.cache.delete(key);
     progress.tick(ingested);
   }

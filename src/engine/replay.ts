@@ -21,6 +21,8 @@ import { fileNameForKey } from '../tiers/file.js';
 import { TraceFormatError, ZstdError } from '../trace/errors.js';
 import { StopController } from './stop-control.js';
 import { openFileStorage, slotCounts, tearDown } from './tier-stack.js';
+import { entryFilesOf } from './entry-cleanup.js';
+import type { EntryFilesAt } from './entry-cleanup.js';
 import type { FileStorage } from './tier-stack.js';
 import { captureMachine } from './machine.js';
 import type { MachineContext } from '../metrics/result.js';
@@ -45,6 +47,13 @@ export interface ReplayControl {
   readonly clock: Clock;
   /** Aborting it stops the replay as 'interrupted' (SIGINT/SIGTERM); the partial result is returned. */
   readonly interrupt?: AbortSignal;
+  /** Told where the entry files are once the storage exists (a force-quit removes them). */
+  readonly onEntryFiles?: (at: EntryFilesAt) => void;
+  /**
+   * Receives the result (or a failed replay's partial result) before the entry files are deleted,
+   * which can take long: a force-quit during that deletion then still finds the results saved.
+   */
+  readonly onResult?: (result: ReplayResult) => void;
 }
 
 export type ReplayStopReason = 'workload_complete' | 'duration' | 'interrupted' | 'failed';
@@ -131,6 +140,7 @@ export async function replayTrace(o: ReplayOptions, control: ReplayControl): Pro
     await trace.close();
     throw e;
   }
+  control.onEntryFiles?.(entryFilesOf(files.file, o.cacheDir === undefined));
   try {
     const stop = new StopController(() => files.file.stopInFlight());
     const unfollow = stop.follow(control.interrupt);
@@ -149,6 +159,7 @@ export async function replayTrace(o: ReplayOptions, control: ReplayControl): Pro
     if (isTraceInputError(stop.failure)) throw stop.failure;
     const reason = stop.reason('workload_complete') as ReplayStopReason;
     const result = assembleResult(issuer, measured, files, await captureMachine(files.file), reason, o.durationSec);
+    control.onResult?.(result);
     if (stop.failure !== undefined) throw new ReplayFailedError(result, stop.failure);
     return result;
   } finally {

@@ -20,6 +20,7 @@ import { RAM_FILE_SYSTEMS } from '../tiers/file.js';
 import { setupRun } from './setup.js';
 import type { RunSetup } from './setup.js';
 import { StopController } from './stop-control.js';
+import type { EntryFilesAt } from './entry-cleanup.js';
 import { describeSource, openWorkloadSource } from './workload-source.js';
 import { failureWarnings } from './failure-warnings.js';
 import type { WorkloadSource } from './workload-source.js';
@@ -43,6 +44,8 @@ export interface RunEnvironment {
   readonly onResult?: (result: RunResult) => void | Promise<void>;
   /** Aborting it stops the run early (SIGINT/SIGTERM); results so far are still returned. */
   readonly interrupt?: AbortSignal;
+  /** Told where the run's entry files are once the storage tier exists (a force-quit removes them). */
+  readonly onEntryFiles?: (at: EntryFilesAt) => void;
   /** This run is one rank of several: meet them before and after the measured phase (engine/rank-session.ts). */
   readonly ranks?: RankSession;
   /** How --enable-latency-tracing runs bpftrace (tests point it at a missing executable); default: `bpftrace` as root. */
@@ -69,6 +72,7 @@ export async function runBenchmark(
   logSource(cfg, source, env.log);
   const recorder = new Recorder();
   const setup = await setupRun(cfg, recorder, env.clock);
+  if (setup.entryFiles !== undefined) env.onEntryFiles?.(setup.entryFiles);
   try {
     for (const line of setup.memory.lines) env.log(line);
     const result = await measure(cfg, env, setup, recorder, source, validation);

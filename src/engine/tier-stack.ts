@@ -25,6 +25,8 @@ import { availableMemoryBytes, planMemory } from './memory-check.js';
 import type { MemoryPlan } from './memory-check.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { StorageFullWatch } from './storage-full.js';
+import { entryFilesOf } from './entry-cleanup.js';
+import type { EntryFilesAt } from './entry-cleanup.js';
 
 /** Largest single I/O and payload chunk. */
 export const IO_CHUNK_BYTES = 4 * MiB;
@@ -138,6 +140,8 @@ export interface TierStack {
   readonly staleEntries?: StaleEntriesFound;
   /** Watches for a full storage tier; absent in trace mode (no file system). */
   readonly storageFull?: StorageFullWatch;
+  /** Where this run's entry files are (a force-quit removes them); absent in trace mode. */
+  readonly entryFiles?: EntryFilesAt;
   close(): Promise<void>;
 }
 
@@ -276,7 +280,17 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
     tiers.push({ backend: file, limitBytes: await storageLimitBytes(cfg.storageCapacityGb, file.dir) });
     const cache = cacheOver(cfg, recorder, clock, tiers, (k, n) => payload.source(k, n), undefined, storageFull.onFailure);
     parts.tiers = cache;
-    return { cache, storage: files.info, memory, warnings, staleEntries: stale.found, storageFull, close: () => tearDown(parts) };
+    const entryFiles = entryFilesOf(file, cfg.cacheDir === undefined);
+    return {
+      cache,
+      storage: files.info,
+      memory,
+      warnings,
+      staleEntries: stale.found,
+      storageFull,
+      entryFiles,
+      close: () => tearDown(parts),
+    };
   } catch (e) {
     await tearDown(parts, true);
     throw e;

@@ -170,3 +170,21 @@ test('prepare: preconditioning progress counts bytes up to its target', async ()
   );
   assert.equal(events[0]?.total, 2.5 * entryBytes);
 });
+
+test('prepare: an interrupt during RAG ingestion stops between the chunks of a document, not at its end', async () => {
+  const { p, log } = inputs({ enableRag: true, ragNumDocs: 1000 });
+  const interrupt = new AbortController();
+  const cache = p.cache;
+  const allocate = cache.allocate.bind(cache);
+  let writes = 0;
+  // The interrupt lands while the first document's first chunk is being written.
+  cache.allocate = (key, tokens, phase) => {
+    if (++writes === 1) interrupt.abort();
+    return allocate(key, tokens, phase);
+  };
+  const r = await prepareStorage({ ...p, interrupt: interrupt.signal });
+  assert.deepEqual(r, { prepopulatedKeys: [], warnings: [] }, 'an interrupt needs no warning: the run says it was interrupted');
+  assert.equal(writes, 1);
+  assert.equal(cache.entries.count('storage'), 1);
+  assert.ok((p.workload.rag?.documentCount ?? 0) === 1 && log[0] === 'RAG: ingested 1 documents', log.join('\n'));
+});
