@@ -13,6 +13,7 @@ import type { InputFile } from './cache-dir.js';
 import { processSignalHost, SignalGuard } from './signals.js';
 import type { SignalSource } from './signals.js';
 import { runCommand, trialProblems } from './run-command.js';
+import { sourceInputs } from '../engine/sources/registry.js';
 
 function toolVersion(): string {
   try {
@@ -27,8 +28,7 @@ function toolVersion(): string {
 function runInputs(c: RunConfig): InputFile[] {
   const inputs: InputFile[] = [];
   if (c.config !== undefined) inputs.push({ flag: '--config', path: c.config });
-  if (c.datasetPath !== undefined) inputs.push({ flag: '--dataset-path', path: c.datasetPath });
-  if (c.useBurstTrace) inputs.push({ flag: '--burst-trace-path', path: c.burstTracePath });
+  inputs.push(...sourceInputs(c)); // the workload source's dataset or trace
   return inputs;
 }
 

@@ -19,13 +19,12 @@ import type { TrialRecord } from '../report/trials-json.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { monotonicClock } from '../util/clock.js';
 import { messageOf } from '../util/errors.js';
-import { TraceError } from '../workload/burstgpt.js';
-import { DatasetError } from '../workload/sharegpt.js';
 import { ValidationTraceError } from '../workload/validation-trace.js';
 import { outputProblems } from './cache-dir.js';
 import { saveResultsDocument } from './save-results.js';
 import { prepareProgressRenderer } from './progress-bars.js';
 import { BarrierError } from '../engine/barrier.js';
+import { isSourceInputError } from '../engine/sources/registry.js';
 import { rankSessionFor } from './rank-flags.js';
 import { saveFioJob } from './fio-job-file.js';
 import type { SignalGuard } from './signals.js';
@@ -68,9 +67,9 @@ function saveJson(path: string, doc: ResultsDocument, cacheDir: string | undefin
   return saveResultsDocument(path, `${JSON.stringify(doc, null, 2)}\n`, cacheDir, 'kv-cache');
 }
 
-/** An input file that turned out bad once the run opened it: exit 2. */
+/** An input file that turned out bad once the run opened it (a workload source's or --validation-trace): exit 2. */
 function isInputError(e: unknown): e is Error {
-  return e instanceof DatasetError || e instanceof TraceError || e instanceof ValidationTraceError;
+  return isSourceInputError(e) || e instanceof ValidationTraceError;
 }
 
 interface Command {

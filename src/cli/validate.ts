@@ -12,6 +12,7 @@ import type { Settings, ValidationLimits } from '../settings/config-keys.js';
 import { entrySizeOf, kvBytesPerToken } from '../model/models.js';
 import type { ModelConfig } from '../model/models.js';
 import { formatBytes } from '../util/input-file.js';
+import { sourceFor, sourceProblems } from '../engine/sources/registry.js';
 
 export interface CheckResult {
   readonly problems: string[];
@@ -105,10 +106,7 @@ export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs
   limitChecks(f, limits, passed, problems);
   tensorParallelChecks(f, passed, problems, warnings);
   if (f.prefillOnly && f.decodeOnly) problems.push('--prefill-only and --decode-only are mutually exclusive');
-  if (f.datasetPath !== undefined && f.useBurstTrace)
-    problems.push(
-      '--dataset-path (ShareGPT replay) and --use-burst-trace (BurstGPT replay) are mutually exclusive: a run replays one workload source; drop one of them',
-    );
+  problems.push(...sourceProblems(f)); // a run replays one workload source
   if (f.cacheDir !== undefined) problems.push(...cacheDirProblems(f.cacheDir, fs, f.createCacheDir));
   return { problems, warnings };
 }
@@ -131,7 +129,7 @@ export function modelFitProblems(model: ModelConfig, f: CheckedFlags, settings: 
   const perToken = kvBytesPerToken(model);
   if (!(perToken > 0) || !Number.isFinite(perToken)) return [];
   const templates = Object.values(settings.userTemplates);
-  const replay = f.datasetPath !== undefined || f.useBurstTrace;
+  const replay = sourceFor(f).recorded;
   const smallest = replay ? 1 : Math.min(...templates.map((t) => t.contextRange[0]));
   const largest = Math.max(...templates.map((t) => t.contextRange[1]));
   const tp = f.tensorParallel >= 1 ? f.tensorParallel : 1;

@@ -8,8 +8,8 @@ import { kvBytesPerToken } from '../model/models.js';
 import type { Clock } from '../util/clock.js';
 import { FailedWithPartialResults, messageOf } from '../util/errors.js';
 import { Rng } from '../util/rng.js';
-import { buildUsers, buildWorkloadParts } from './build-workload.js';
-import type { RunUsers, WorkloadParts } from './build-workload.js';
+import { buildWorkloadParts } from './build-workload.js';
+import type { WorkloadParts } from './build-workload.js';
 import { pipelineOptions, requestServer, runMeasuredPhase } from './measured-phase.js';
 import type { MeasuredPhase, ProgressSnapshot } from './measured-phase.js';
 import { preparationBudgetMs, prepareStorage } from './prepare.js';
@@ -21,9 +21,9 @@ import { setupRun } from './setup.js';
 import type { RunSetup } from './setup.js';
 import { StopController } from './stop-control.js';
 import type { EntryFilesAt } from './entry-cleanup.js';
-import { describeSource, openWorkloadSource } from './workload-source.js';
+import { openWorkloadSource } from './sources/registry.js';
 import { failureWarnings } from './failure-warnings.js';
-import type { WorkloadSource } from './workload-source.js';
+import type { OpenedSource, RunUsers, WorkloadSourceDef } from './sources/source.js';
 import { loadValidationTrace } from '../workload/validation-trace.js';
 import { storageUnderTest } from './machine.js';
 import type { RankSession } from './rank-session.js';
@@ -50,6 +50,8 @@ export interface RunEnvironment {
   readonly ranks?: RankSession;
   /** How --enable-latency-tracing runs bpftrace (tests point it at a missing executable); default: `bpftrace` as root. */
   readonly tracer?: Omit<TracerOptions, 'clock'>;
+  /** The workload sources to pick from (engine/sources/registry.ts); tests pass a copy with a source of their own. */
+  readonly sources?: readonly WorkloadSourceDef[];
 }
 
 /** --validation-trace read and reduced to its figures; a missing or malformed file throws ValidationTraceError. */
@@ -68,8 +70,8 @@ export async function runBenchmark(
   env: RunEnvironment,
   validation: LoadedValidationTrace = loadValidationFor(cfg),
 ): Promise<RunResult> {
-  const source = await openWorkloadSource(cfg); // bad datasets and traces fail before anything is set up
-  logSource(cfg, source, env.log);
+  const source = await openWorkloadSource(cfg, env.sources); // bad datasets and traces fail before anything is set up
+  for (const line of source.logLines()) env.log(line);
   const recorder = new Recorder();
   const setup = await setupRun(cfg, recorder, env.clock);
   if (setup.entryFiles !== undefined) env.onEntryFiles?.(setup.entryFiles);
@@ -84,24 +86,13 @@ export async function runBenchmark(
   }
 }
 
-function logSource(cfg: RunConfig, source: WorkloadSource, log: (line: string) => void): void {
-  if (source.kind === 'sharegpt') {
-    const st = source.dataset.stats;
-    log(
-      `ShareGPT: ${st.conversationsLoaded} conversations, ${st.turns} turns from ${source.path} (${source.tokenizer} tokens; ${st.skippedPairs} misaligned pairs and ${st.skippedRecords} records skipped)`,
-    );
-  }
-  if (source.kind === 'burstgpt')
-    log(`BurstGPT: ${source.files.length} file(s), speed-up ${cfg.traceSpeedup}, cycles ${cfg.replayCycles || 'unlimited'}`);
-}
-
 /** Everything after setup: the workload, storage preparation, the measured phase, the result. */
 async function measure(
   cfg: RunConfig,
   env: RunEnvironment,
   setup: RunSetup,
   recorder: Recorder,
-  source: WorkloadSource,
+  source: OpenedSource,
   validation: LoadedValidationTrace,
 ): Promise<RunResult> {
   const rng = new Rng(cfg.seed);
@@ -124,7 +115,7 @@ async function measure(
     deadline: AbortSignal.timeout(preparationBudgetMs(cfg.durationSec)),
     ...(env.onPrepareProgress !== undefined ? { onProgress: env.onPrepareProgress } : {}),
   });
-  const users = buildUsers(cfg, parts, source, rng, stop);
+  const users = source.users({ cfg, parts, rng, stop });
   const requests = new RequestMetrics(qosTargetsOf(cfg), cfg.keepLatencySamples);
   const pipeline = pipelineOptions(cfg, setup.cache, parts, prepared.prepopulatedKeys, stop);
   // Block-layer tracing brackets the measured phase only (its attach time is not measured).
@@ -214,7 +205,7 @@ interface ResultInputs {
   readonly requests: RequestMetrics;
   readonly parts: WorkloadParts;
   readonly users: RunUsers;
-  readonly source: WorkloadSource;
+  readonly source: OpenedSource;
   readonly measured: MeasuredPhase;
   readonly stopReason: RunResult['stopReason'];
   readonly warnings: readonly string[];
@@ -252,7 +243,7 @@ function assembleResult(i: ResultInputs): RunResult {
     storage: { dir: setup.storage.dir ?? '(none: trace mode)', ioMode: setup.storage.ioMode, fileSystem: setup.storage.fileSystem },
     workers: setup.workers,
     warnings: i.warnings,
-    workloadSource: describeSource(i.source),
+    workloadSource: i.source.describe(),
     machine: i.machine,
     mainThreadBusy: measured.mainThreadBusy,
     storageSetup: {

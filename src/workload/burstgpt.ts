@@ -4,23 +4,22 @@
 // the file stream's own async iterator, which reads the next chunk only when the consumer asks for
 // it, so a paced (slow) consumer never makes the file pile up in memory.
 //
-// CSV parsing is hand-written rather than a package (csv-parse, fast-csv): BurstGPT files are plain
-// one-record-per-line CSV (Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type),
-// the whole need is a field splitter with RFC 4180 quoting, and doing it here gives exact file line
-// numbers for the skipped-row report. A quoted field spanning lines is not supported: its pieces are
-// skipped and counted like any other malformed row.
+// BurstGPT files are plain one-record-per-line CSV (Timestamp,Model,Request tokens,Response tokens,
+// Total tokens,Log Type): lines come from util/text-lines.ts with their exact file line numbers for
+// the skipped-row report, fields from util/csv.ts; a quoted field spanning lines is not supported, its
+// pieces are skipped and counted like any other malformed row. Globs are util/glob.ts.
 //
 // Differences from the reference, on purpose: unparsable rows are counted and reported (it skipped
 // them silently); the timeline gives absolute schedule times rather than per-row sleeps, so oversleep
 // does not accumulate; a backwards step in time (a later file restarting its clock) costs no delay,
 // which is what the reference's "sleep only when positive" did.
-import { open, readdir, stat } from 'node:fs/promises';
-import type { FileHandle } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { splitCsvLine } from '../util/csv.js';
 import { messageOf } from '../util/errors.js';
 import { excerpt } from '../util/excerpt.js';
-import { checkInputFileAsync } from '../util/input-file.js';
+import { expandPath } from '../util/glob.js';
+import type { PathProblem } from '../util/glob.js';
+import { readTextLines } from '../util/text-lines.js';
+import type { LineReadProblem } from '../util/text-lines.js';
 
 /** A trace that cannot be found or read as BurstGPT CSV; the CLI reports it and exits 2. */
 export class TraceError extends Error {
@@ -38,91 +37,33 @@ const VALID_TRACE_PATHS = 'a BurstGPT CSV file, a directory holding *.csv files,
 // ---------------------------------------------------------------------------------------------
 // Finding the files
 
-/** True when the text holds a glob metacharacter (`*`, `?`, `[`). */
-export function hasGlobChars(text: string): boolean {
-  return /[*?[]/.test(text);
-}
-
-/**
- * A file-name glob as an anchored RegExp, with fnmatch/Python-glob rules: `*` any run, `?` one
- * character, `[abc]`, `[a-z]`, `[!x]`/`[^x]` classes (an unclosed `[` is literal), and a leading `.`
- * matched only by a pattern that itself starts with `.` (so `*.csv` skips hidden files).
- */
-export function globToRegExp(pattern: string): RegExp {
-  let src = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern.charAt(i);
-    if (c === '*') src += '.*';
-    else if (c === '?') src += '.';
-    else if (c === '[') {
-      let j = i + 1;
-      const negated = pattern[j] === '!' || pattern[j] === '^';
-      if (negated) j++;
-      const contentStart = j;
-      if (pattern[j] === ']') j++; // a `]` first in the class is literal
-      const close = pattern.indexOf(']', j);
-      if (close === -1) {
-        src += '\\[';
-        continue;
-      }
-      const content = pattern.slice(contentStart, close).replace(/[\\\]^[]/g, '\\$&');
-      src += `[${negated ? '^' : ''}${content}]`;
-      i = close;
-    } else src += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+/** Each way a path names no files, in BurstGPT's words. */
+function pathMessage(spec: string, problem: PathProblem): string {
+  switch (problem.kind) {
+    case 'empty-directory':
+      return `BurstGPT trace directory "${spec}" holds no *.csv files (expected ${VALID_TRACE_PATHS})`;
+    case 'not-file-or-directory':
+      return `BurstGPT trace path "${spec}" is not a regular file or directory (expected ${VALID_TRACE_PATHS})`;
+    case 'not-found':
+      return `BurstGPT trace not found: "${spec}" (expected ${VALID_TRACE_PATHS})`;
+    case 'glob-in-directory':
+      return `BurstGPT trace glob "${spec}": wildcards are supported in the file name only, not in directories (expected ${VALID_TRACE_PATHS})`;
+    case 'glob-directory-missing':
+      return `BurstGPT trace glob "${spec}": directory "${problem.dir}" not found (expected ${VALID_TRACE_PATHS})`;
+    case 'no-match':
+      return `BurstGPT trace glob "${spec}" matches no files (expected ${VALID_TRACE_PATHS})`;
   }
-  const hidden = pattern.startsWith('.') ? '' : '(?!\\.)';
-  return new RegExp(`^${hidden}${src}$`, 's');
-}
-
-async function statOrUndefined(path: string): Promise<Stats | undefined> {
-  try {
-    return await stat(path);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Regular files (or links to them) in `dir` whose names match, as `dir/name`, sorted by name. */
-async function filesMatching(dir: string, pattern: RegExp): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const names: string[] = [];
-  for (const entry of entries) {
-    if (!pattern.test(entry.name)) continue;
-    const isFile = entry.isFile() || (entry.isSymbolicLink() && (await statOrUndefined(join(dir, entry.name)))?.isFile() === true);
-    if (isFile) names.push(entry.name);
-  }
-  names.sort();
-  return names.map((name) => join(dir, name));
 }
 
 /**
  * `--burst-trace-path` → the files to replay, in replay order: a file → [it]; a directory → its
  * `*.csv` files sorted by name; a glob (metacharacters in the last path component only) → the
- * matching files sorted. An existing path is taken literally even if it contains `[`.
+ * matching files sorted (util/glob.ts). An existing path is taken literally even if it contains `[`.
  */
 export async function resolveBurstFiles(pathOrDirOrGlob: string): Promise<string[]> {
-  const spec = pathOrDirOrGlob;
-  const info = await statOrUndefined(spec);
-  if (info?.isDirectory()) {
-    const files = await filesMatching(spec, globToRegExp('*.csv'));
-    if (files.length === 0)
-      throw new TraceError(`BurstGPT trace directory "${spec}" holds no *.csv files (expected ${VALID_TRACE_PATHS})`, spec);
-    return files;
-  }
-  if (info?.isFile()) return [spec];
-  if (info) throw new TraceError(`BurstGPT trace path "${spec}" is not a regular file or directory (expected ${VALID_TRACE_PATHS})`, spec);
-  if (!hasGlobChars(spec)) throw new TraceError(`BurstGPT trace not found: "${spec}" (expected ${VALID_TRACE_PATHS})`, spec);
-  const dir = dirname(spec);
-  if (hasGlobChars(dir))
-    throw new TraceError(
-      `BurstGPT trace glob "${spec}": wildcards are supported in the file name only, not in directories (expected ${VALID_TRACE_PATHS})`,
-      spec,
-    );
-  if (!(await statOrUndefined(dir))?.isDirectory())
-    throw new TraceError(`BurstGPT trace glob "${spec}": directory "${dir}" not found (expected ${VALID_TRACE_PATHS})`, spec);
-  const files = await filesMatching(dir, globToRegExp(basename(spec)));
-  if (files.length === 0) throw new TraceError(`BurstGPT trace glob "${spec}" matches no files (expected ${VALID_TRACE_PATHS})`, spec);
-  return files;
+  const expanded = await expandPath(pathOrDirOrGlob, '*.csv');
+  if (!expanded.ok) throw new TraceError(pathMessage(pathOrDirOrGlob, expanded.problem), pathOrDirOrGlob);
+  return expanded.files;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -160,85 +101,30 @@ export function createBurstReadStats(): BurstReadStats {
   return { rows: 0, skipped: 0, skippedExamples: [] };
 }
 
-/** The file's lines without their `\n` / `\r\n`, streamed one read chunk at a time. */
-async function* readLines(file: string): AsyncGenerator<string> {
-  // Checked without opening: opening a FIFO would block (file, directory and glob resolution only
-  // select regular files, but a file can change between resolution and a later pass).
-  const checked = await checkInputFileAsync(file);
-  if (!checked.ok) throw new TraceError(`cannot open BurstGPT trace file "${file}": ${checked.problem}`, file);
-  let handle: FileHandle;
-  try {
-    handle = await open(file, 'r');
-  } catch (err) {
-    throw new TraceError(`cannot open BurstGPT trace file "${file}": ${messageOf(err)}`, file, { cause: err });
+/** Each way a file's lines stop early, in BurstGPT's words. */
+function lineProblem(file: string, p: LineReadProblem): TraceError {
+  switch (p.kind) {
+    case 'unusable':
+      return new TraceError(`cannot open BurstGPT trace file "${file}": ${p.problem}`, file);
+    case 'open':
+      return new TraceError(`cannot open BurstGPT trace file "${file}": ${messageOf(p.cause)}`, file, { cause: p.cause });
+    case 'too-long':
+      return new TraceError(
+        `BurstGPT trace file "${file}": line ${p.line} is longer than ${p.maxLineChars} characters; not a CSV trace`,
+        file,
+      );
+    case 'read':
+      return new TraceError(`cannot read BurstGPT trace file "${file}": ${messageOf(p.cause)}`, file, { cause: p.cause });
   }
-  const stream = handle.createReadStream({ encoding: 'utf8', highWaterMark: READ_CHUNK_BYTES });
-  let partial = '';
-  let lineNo = 0;
-  try {
-    for await (const chunk of stream as AsyncIterable<string>) {
-      const data = partial + chunk;
-      let start = 0;
-      for (let nl = data.indexOf('\n'); nl !== -1; nl = data.indexOf('\n', start)) {
-        lineNo++;
-        yield data.charCodeAt(nl - 1) === 13 && nl > start ? data.slice(start, nl - 1) : data.slice(start, nl);
-        start = nl + 1;
-      }
-      partial = data.slice(start);
-      if (partial.length > MAX_LINE_CHARS)
-        throw new TraceError(
-          `BurstGPT trace file "${file}": line ${lineNo + 1} is longer than ${MAX_LINE_CHARS} characters; not a CSV trace`,
-          file,
-        );
-    }
-    if (partial.length > 0) yield partial.endsWith('\r') ? partial.slice(0, -1) : partial;
-  } catch (err) {
-    if (err instanceof TraceError) throw err;
-    throw new TraceError(`cannot read BurstGPT trace file "${file}": ${messageOf(err)}`, file, { cause: err });
-  } finally {
-    stream.destroy();
-  }
-}
-
-function skipBlanks(line: string, from: number): number {
-  let i = from;
-  while (line[i] === ' ' || line[i] === '\t') i++;
-  return i;
 }
 
 /**
- * Fields of one CSV record (RFC 4180 quotes, `""` escapes; blanks around a quoted field are
- * tolerated and dropped); undefined if a quote is malformed.
+ * The file's lines, one read chunk at a time. Checked without opening (util/text-lines.ts): file,
+ * directory and glob resolution only select regular files, but a file can change between resolution
+ * and a later pass, and opening a FIFO would block.
  */
-export function splitCsvLine(line: string): string[] | undefined {
-  const fields: string[] = [];
-  let i = 0;
-  for (;;) {
-    const quote = skipBlanks(line, i);
-    if (line[quote] === '"') {
-      let value = '';
-      i = quote + 1;
-      for (;;) {
-        const q = line.indexOf('"', i);
-        if (q === -1) return undefined;
-        value += line.slice(i, q);
-        i = q + 1;
-        if (line[i] !== '"') break;
-        value += '"';
-        i++;
-      }
-      i = skipBlanks(line, i);
-      if (i < line.length && line[i] !== ',') return undefined;
-      fields.push(value);
-    } else {
-      const comma = line.indexOf(',', i);
-      const end = comma === -1 ? line.length : comma;
-      fields.push(line.slice(i, end));
-      i = end;
-    }
-    if (i >= line.length) return fields;
-    i++; // past the comma: another field follows, possibly empty
-  }
+function readLines(file: string): AsyncGenerator<string> {
+  return readTextLines(file, { chunkBytes: READ_CHUNK_BYTES, maxLineChars: MAX_LINE_CHARS, fail: (p) => lineProblem(file, p) });
 }
 
 /** Column positions from a header; Timestamp and Total tokens are optional. */

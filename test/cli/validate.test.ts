@@ -123,6 +123,20 @@ test('--prefill-only with --decode-only is rejected as mutually exclusive', () =
   assert.equal(parse(['--prefill-only']).config.prefillOnly, true);
 });
 
+test('a run replays one workload source: two picked sources are one problem, in the words the list gives', () => {
+  assert.equal(
+    rejection(['--dataset-path', 'd.json', '--use-burst-trace']),
+    'Invalid configuration: --dataset-path (ShareGPT replay) and --use-burst-trace (BurstGPT replay) are mutually exclusive: a run replays one workload source; drop one of them',
+  );
+});
+
+test("the smallest entry that must fit is the templates' smallest context for synthetic users, 1 token for a recorded source", () => {
+  const tiny = ['--model', 'tiny-1b', '--storage-capacity-gb', '0.000001', '--cpu-mem-gb', '0', '--gpu-mem-gb', '0'];
+  assert.match(rejection(tiny), /one entry of the smallest request \(\d+ tokens × /);
+  for (const source of [['--dataset-path', 'd.json'], ['--use-burst-trace']])
+    assert.match(rejection([...tiny, ...source]), /one entry of the smallest request \(1 token × /, source.join(' '));
+});
+
 test('gpu-bandwidth-gbs must be positive', () => {
   assert.match(rejection(['--gpu-bandwidth-gbs', '0']), /gpu-bandwidth-gbs must be positive/);
 });

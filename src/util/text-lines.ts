@@ -1,0 +1,63 @@
+// A text file's lines streamed one read chunk at a time, for traces with millions of lines: lines are
+// split from the file stream's own async iterator, which reads the next chunk only when the consumer
+// asks for it, so a paced (slow) consumer never makes the file pile up in memory. Each reader turns a
+// problem into its own typed error and words.
+import { open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { checkInputFileAsync } from './input-file.js';
+
+/** Why the lines stopped; `line` is 1-based. */
+export type LineReadProblem =
+  /** Not a regular file (checked without opening it), with the check's words. */
+  | { readonly kind: 'unusable'; readonly problem: string }
+  | { readonly kind: 'open'; readonly cause: unknown }
+  /** A line past `maxLineChars`: not a line-oriented text file. */
+  | { readonly kind: 'too-long'; readonly line: number; readonly maxLineChars: number }
+  | { readonly kind: 'read'; readonly cause: unknown };
+
+export interface TextLinesOptions {
+  /** Bytes read at a time. */
+  readonly chunkBytes: number;
+  /** A line longer than this is refused rather than buffered. */
+  readonly maxLineChars: number;
+  fail(problem: LineReadProblem): Error;
+}
+
+/** The file's lines without their `\n` / `\r\n`, streamed; a problem throws `options.fail(problem)`. */
+export async function* readTextLines(file: string, options: TextLinesOptions): AsyncGenerator<string> {
+  // Checked without opening: opening a FIFO would block.
+  const checked = await checkInputFileAsync(file);
+  if (!checked.ok) throw options.fail({ kind: 'unusable', problem: checked.problem });
+  let handle: FileHandle;
+  try {
+    handle = await open(file, 'r');
+  } catch (err) {
+    throw options.fail({ kind: 'open', cause: err });
+  }
+  const stream = handle.createReadStream({ encoding: 'utf8', highWaterMark: options.chunkBytes });
+  let partial = '';
+  let lineNo = 0;
+  let tooLong: Error | undefined;
+  try {
+    for await (const chunk of stream as AsyncIterable<string>) {
+      const data = partial + chunk;
+      let start = 0;
+      for (let nl = data.indexOf('\n'); nl !== -1; nl = data.indexOf('\n', start)) {
+        lineNo++;
+        yield data.charCodeAt(nl - 1) === 13 && nl > start ? data.slice(start, nl - 1) : data.slice(start, nl);
+        start = nl + 1;
+      }
+      partial = data.slice(start);
+      if (partial.length > options.maxLineChars) {
+        tooLong = options.fail({ kind: 'too-long', line: lineNo + 1, maxLineChars: options.maxLineChars });
+        throw tooLong;
+      }
+    }
+    if (partial.length > 0) yield partial.endsWith('\r') ? partial.slice(0, -1) : partial;
+  } catch (err) {
+    if (err === tooLong) throw err;
+    throw options.fail({ kind: 'read', cause: err });
+  } finally {
+    stream.destroy();
+  }
+}
