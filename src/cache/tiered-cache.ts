@@ -31,6 +31,8 @@ import type { EntryMeta } from './entries.js';
 import { CopyFailedError, copyEntry, copyNow } from './entry-copy.js';
 import type { CopyResult } from './entry-copy.js';
 import { settle } from '../util/steps.js';
+import { DEFAULT_EVICTION } from '../settings/eviction.js';
+import type { EvictionConfig } from '../settings/eviction.js';
 import type { Steps } from '../util/steps.js';
 
 /** The I/O trace's phase names (docs/reference-compat.md#rc-21), plus Delete for entries removed from the last tier. */
@@ -49,23 +51,6 @@ export interface CacheTier {
   /** Capacity in bytes; Infinity for an unlimited last tier. */
   readonly limitBytes: number;
 }
-
-/** The reference's `eviction.*` settings (docs/reference-compat.md#rc-10), same defaults. */
-export interface EvictionConfig {
-  readonly maxRecursionDepth: number;
-  readonly targetUsageRatio: number;
-  readonly largeEntryLimitRatio: number;
-  readonly maxEvictionsHardCap: number;
-  readonly maxEvictionsMin: number;
-}
-
-export const DEFAULT_EVICTION: EvictionConfig = {
-  maxRecursionDepth: 10,
-  targetUsageRatio: 0.8,
-  largeEntryLimitRatio: 0.95,
-  maxEvictionsHardCap: 5000,
-  maxEvictionsMin: 1000,
-};
 
 /** Below this share of its limit a tier accepts any entry without evicting ("near empty, trust it"). */
 const NEAR_EMPTY_RATIO = 0.05;

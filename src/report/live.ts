@@ -2,7 +2,7 @@
 // the timeline just saved). On a terminal: a small dashboard redrawn in place each second with the
 // figures of the last second. Elsewhere (a log, a pipe): no escape codes, one plain line every 10 s
 // with the figures of those 10 s, so logs stay readable. Renders only; measures nothing.
-import type { ProgressSnapshot } from '../engine/run.js';
+import type { ProgressSnapshot } from '../metrics/progress.js';
 import type { TierName } from '../tiers/backend.js';
 import { GiB, MiB } from '../util/units.js';
 

@@ -2,7 +2,7 @@
 // log no escape byte and one plain line per 10 s with the figures of those 10 s.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ProgressSnapshot } from '../../src/engine/run.js';
+import type { ProgressSnapshot } from '../../src/metrics/progress.js';
 import type { TimelineSample } from '../../src/metrics/timeline.js';
 import { LiveView, dashboardLines } from '../../src/report/live.js';
 import { MiB } from '../../src/util/units.js';
