@@ -6,6 +6,7 @@ import type { ChartSpec, RawSeries } from './chart-spec.js';
 import { percentileCurve } from './percentiles.js';
 import type { LoadedRun, ReportRun } from './run-input.js';
 import type { DevicePoint, TimelinePoint } from './timeline-contract.js';
+import { foldDeviceSliver, foldLastSliver, foldTimelineSliver } from '../sliver.js';
 
 export interface TableSpec {
   readonly id: string;
@@ -57,19 +58,31 @@ const points = (doc: ReportRun): readonly TimelinePoint[] | undefined => {
   const p = doc.kvcache_bench.timeline?.points;
   return p === undefined || p.length === 0 ? undefined : p;
 };
+/** The timeline as its rates are drawn: a sliver at the end folded into the second before it (../sliver.ts). */
+const ratePoints = (doc: ReportRun): readonly TimelinePoint[] | undefined => {
+  const p = points(doc);
+  const step = doc.kvcache_bench.timeline?.interval_sec;
+  return p === undefined || step === undefined ? p : foldLastSliver(p, step, foldTimelineSliver);
+};
+/** The device series, every field a rate or an average over its interval: a sliver at the end folded likewise. */
 const devicePoints = (doc: ReportRun): readonly DevicePoint[] | undefined => {
-  const p = doc.kvcache_bench.device_telemetry?.points;
-  return p === undefined || p.length === 0 ? undefined : p;
+  const t = doc.kvcache_bench.device_telemetry;
+  const p = t?.points;
+  return t === undefined || t === null || p === undefined || p.length === 0
+    ? undefined
+    : foldLastSliver(p, t.interval_sec, foldDeviceSliver);
 };
 
-/** A member reading one value per timeline second. */
-const perSecond = (label: string, y: (p: TimelinePoint) => number | null): Member => ({
+/** A member reading one value per timeline second (`from`: the points as they are, or with a last sliver folded for rates). */
+const perSecond = (label: string, y: (p: TimelinePoint) => number | null, from = points): Member => ({
   label,
   pick: (doc) => {
-    const p = points(doc);
+    const p = from(doc);
     return p === undefined ? undefined : { x: p.map((q) => q.t_sec), y: p.map(y) };
   },
 });
+/** A member drawing a rate per timeline second. */
+const perSecondRate = (label: string, y: (p: TimelinePoint) => number | null): Member => perSecond(label, y, ratePoints);
 const perDeviceSecond = (label: string, y: (p: DevicePoint) => number | null): Member => ({
   label,
   pick: (doc) => {
@@ -77,7 +90,7 @@ const perDeviceSecond = (label: string, y: (p: DevicePoint) => number | null): M
     return p === undefined ? undefined : { x: p.map((q) => q.t_sec), y: p.map(y) };
   },
 });
-/** Per-second rate of an interval count: count ÷ the interval's real length (the last may be short). */
+/** Per-second rate of an interval count: count ÷ the interval's real length (the last may be short, down to half a step). */
 const rate = (n: number, p: { duration_sec: number }): number | null => (p.duration_sec > 0 ? n / p.duration_sec : null);
 
 /** Tiers that appear in any run's timeline. */
@@ -89,12 +102,22 @@ function tierMember(
   tier: Tier,
   label: string,
   y: (t: NonNullable<TimelinePoint['tiers'][Tier]>, p: TimelinePoint) => number | null,
+  from = points,
 ): Member {
-  return perSecond(label, (p) => {
-    const t = p.tiers[tier];
-    return t === undefined ? null : y(t, p);
-  });
+  return perSecond(
+    label,
+    (p) => {
+      const t = p.tiers[tier];
+      return t === undefined ? null : y(t, p);
+    },
+    from,
+  );
 }
+const tierRate = (
+  tier: Tier,
+  label: string,
+  y: (t: NonNullable<TimelinePoint['tiers'][Tier]>, p: TimelinePoint) => number | null,
+): Member => tierMember(tier, label, y, ratePoints);
 
 /** "Per-second timeline: not recorded in a.json, b.json" — or nothing when every run has it. */
 function missingNote(what: string, runs: readonly LoadedRun[], has: (doc: ReportRun) => boolean): string[] {
@@ -113,24 +136,24 @@ function throughputSection(runs: readonly LoadedRun[]): Section {
       makeChart(
         { id: `bandwidth-${t}`, title: `${TIER_NAMES[t]} bandwidth (MiB/s, completed I/O)`, xKind: 'seconds', yLabel: 'MiB/s' },
         seriesOf(runs, [
-          tierMember(t, 'read', (s, p) => rate(s.read_bytes / MiB, p)),
-          tierMember(t, 'write', (s, p) => rate(s.write_bytes / MiB, p)),
+          tierRate(t, 'read', (s, p) => rate(s.read_bytes / MiB, p)),
+          tierRate(t, 'write', (s, p) => rate(s.write_bytes / MiB, p)),
         ]),
       ),
     ),
     ...tiers.map((t) =>
       makeChart(
         { id: `iops-${t}`, title: `${TIER_NAMES[t]} operations per second`, xKind: 'seconds', yLabel: 'ops/s' },
-        seriesOf(runs, [tierMember(t, 'read', (s, p) => rate(s.read_ops, p)), tierMember(t, 'write', (s, p) => rate(s.write_ops, p))]),
+        seriesOf(runs, [tierRate(t, 'read', (s, p) => rate(s.read_ops, p)), tierRate(t, 'write', (s, p) => rate(s.write_ops, p))]),
       ),
     ),
     makeChart(
       { id: 'requests', title: 'Requests completed per second', xKind: 'seconds', yLabel: 'req/s' },
-      seriesOf(runs, [perSecond('requests/s', (p) => rate(p.requests_completed, p))]),
+      seriesOf(runs, [perSecondRate('requests/s', (p) => rate(p.requests_completed, p))]),
     ),
     makeChart(
       { id: 'tokens', title: 'Tokens per second', xKind: 'seconds', yLabel: 'tok/s' },
-      seriesOf(runs, [perSecond('tokens/s', (p) => p.tokens_per_sec)]),
+      seriesOf(runs, [perSecondRate('tokens/s', (p) => p.tokens_per_sec)]),
     ),
   ]);
   return {
@@ -271,8 +294,8 @@ function tiersSection(runs: readonly LoadedRun[]): Section {
     makeChart(
       { id: 'evictions', title: 'Evictions per second (entries moved down or dropped)', xKind: 'seconds', yLabel: 'entries/s' },
       seriesOf(runs, [
-        perSecond('all tiers', (p) => rate(p.evictions, p)),
-        ...tiers.map((t) => tierMember(t, t, (s, p) => rate(s.evictions, p))),
+        perSecondRate('all tiers', (p) => rate(p.evictions, p)),
+        ...tiers.map((t) => tierRate(t, t, (s, p) => rate(s.evictions, p))),
       ]),
     ),
     makeChart(
