@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PALETTE } from '../../../src/report/html/chart-spec.js';
 import { buildReportModel } from '../../../src/report/html/model.js';
-import type { ReportModel, Section } from '../../../src/report/html/model.js';
+import type { ReportModel } from '../../../src/report/html/model.js';
+import type { Section } from '../../../src/report/html/sections/section.js';
 import { fixtureDoc, fixtureDocWithSeries, loaded } from './docs.js';
 import { syntheticTimeline } from './synthetic-series.js';
 
