@@ -27,10 +27,13 @@ import type { Clock } from '../util/clock.js';
 import { KeyedRwLock, Semaphore } from '../util/lock.js';
 import type { LockMode } from '../util/lock.js';
 import { EntryTable } from './entries.js';
+import { TierUsage } from './tier-usage.js';
 import type { EntryMeta } from './entries.js';
 import { CopyFailedError, copyEntry, copyNow } from './entry-copy.js';
 import type { CopyResult } from './entry-copy.js';
 import { settle } from '../util/steps.js';
+import { DEFAULT_EVICTION } from '../settings/eviction.js';
+import type { EvictionConfig } from '../settings/eviction.js';
 import type { Steps } from '../util/steps.js';
 
 /** The I/O trace's phase names (docs/reference-compat.md#rc-21), plus Delete for entries removed from the last tier. */
@@ -49,23 +52,6 @@ export interface CacheTier {
   /** Capacity in bytes; Infinity for an unlimited last tier. */
   readonly limitBytes: number;
 }
-
-/** The reference's `eviction.*` settings (docs/reference-compat.md#rc-10), same defaults. */
-export interface EvictionConfig {
-  readonly maxRecursionDepth: number;
-  readonly targetUsageRatio: number;
-  readonly largeEntryLimitRatio: number;
-  readonly maxEvictionsHardCap: number;
-  readonly maxEvictionsMin: number;
-}
-
-export const DEFAULT_EVICTION: EvictionConfig = {
-  maxRecursionDepth: 10,
-  targetUsageRatio: 0.8,
-  largeEntryLimitRatio: 0.95,
-  maxEvictionsHardCap: 5000,
-  maxEvictionsMin: 1000,
-};
 
 /** Below this share of its limit a tier accepts any entry without evicting ("near empty, trust it"). */
 const NEAR_EMPTY_RATIO = 0.05;
@@ -116,20 +102,8 @@ function ioPhase(p: Phase): IoPhase {
 export class TieredCache {
   readonly order: readonly TierName[];
   readonly entries: EntryTable;
-  private readonly backends = new Map<TierName, Backend>();
-  private readonly limits = new Map<TierName, number>();
-  /** Reserved bytes per tier: resident entries plus writes and demotions in flight. */
-  private readonly reserved = new Map<TierName, number>();
-  /** The same reservations in bytes taken on the medium (Backend.allocatedBytes): what limits are checked against. */
-  private readonly allocated = new Map<TierName, number>();
-  /** Highest `allocated` per tier since the start. */
-  private readonly peak = new Map<TierName, number>();
-  /** Writes and demotions in flight into each tier: their room comes back, or becomes an evictable entry. */
-  private readonly inFlight = new Map<TierName, number>();
-  /** Hit reads in flight (any tier): with `inFlight`, what operationsInFlight() reports to the run timeline. */
-  private readsInFlight = 0;
-  /** Allocations waiting for room in a tier, woken when its room or its victims change. */
-  private readonly spaceWaiters = new Map<TierName, Array<() => void>>();
+  /** Room, peaks, operations in flight and waiters per tier: the bookkeeping the algorithm below consults. */
+  private readonly usage: TierUsage;
   private stopping = false;
   private readonly locks = new KeyedRwLock();
   /** Victims chosen by an eviction whose move or delete has not finished, with the tier they leave. */
@@ -146,15 +120,7 @@ export class TieredCache {
     if (opts.tiers.length === 0) throw new RangeError('a cache needs at least one tier');
     this.order = opts.tiers.map((t) => t.backend.tier);
     if (new Set(this.order).size !== this.order.length) throw new RangeError('tier names must be distinct');
-    for (const t of opts.tiers) {
-      this.backends.set(t.backend.tier, t.backend);
-      this.limits.set(t.backend.tier, t.limitBytes);
-      this.reserved.set(t.backend.tier, 0);
-      this.allocated.set(t.backend.tier, 0);
-      this.peak.set(t.backend.tier, 0);
-      this.inFlight.set(t.backend.tier, 0);
-      this.spaceWaiters.set(t.backend.tier, []);
-    }
+    this.usage = new TierUsage(opts.tiers);
     this.entries = new EntryTable(this.order);
     this.synchronous = opts.tiers.every((t) => t.backend.immediate !== undefined);
     this.ev = { ...DEFAULT_EVICTION, ...opts.eviction };
@@ -162,40 +128,31 @@ export class TieredCache {
   }
 
   limitBytes(tier: TierName): number {
-    return this.limits.get(tier) ?? 0;
+    return this.usage.limitBytes(tier);
   }
 
   /** Bytes reserved in `tier` (entries plus in-flight writes/demotions). Equals resident bytes when idle. */
   usedBytes(tier: TierName): number {
-    return this.reserved.get(tier) ?? 0;
+    return this.usage.usedBytes(tier);
   }
 
   /** Tier operations in flight now: placement writes, demotions (each counted once) and hit reads. */
   operationsInFlight(): number {
-    let n = this.readsInFlight;
-    for (const v of this.inFlight.values()) n += v;
-    return n;
+    return this.usage.operationsInFlight();
   }
 
   /** usedBytes as the medium counts them (whole blocks or pages): what the tier's limit bounds. */
   allocatedBytes(tier: TierName): number {
-    return this.allocated.get(tier) ?? 0;
+    return this.usage.allocatedBytes(tier);
   }
 
   /** The highest allocatedBytes(tier) so far. */
   peakAllocatedBytes(tier: TierName): number {
-    return this.peak.get(tier) ?? 0;
-  }
-
-  /** What an entry of `bytes` takes in `tier`. */
-  private footprint(tier: TierName, bytes: number): number {
-    return this.backend(tier).allocatedBytes?.(bytes) ?? bytes;
+    return this.usage.peakAllocatedBytes(tier);
   }
 
   backend(tier: TierName): Backend {
-    const b = this.backends.get(tier);
-    if (b === undefined) throw new Error(`no ${tier} tier`);
-    return b;
+    return this.usage.backend(tier);
   }
 
   /** Where `key` lives, without counting a hit or a miss. */
@@ -242,20 +199,20 @@ export class TieredCache {
 
     const backend = this.backend(tier);
     let t: IOTiming;
-    this.inFlight.set(tier, (this.inFlight.get(tier) ?? 0) + 1);
+    this.usage.landing(tier);
     try {
       const now = backend.immediate;
       t = now !== undefined ? now.writeNow(key, size) : ((yield backend.write(key, this.opts.payload(key, size))) as IOTiming);
     } catch (e) {
-      this.landed(tier);
-      this.release(tier, size);
+      this.usage.landed(tier);
+      this.usage.release(tier, size);
       if (e instanceof IoAbortedError) rec.recordPlacementStopped(tier, e.bytes);
       else this.failed(tier, 'placement_write', e);
       return { ok: false, tier: null, latencyMs: 0 };
     }
-    this.landed(tier);
+    this.usage.landed(tier);
     this.entries.insert({ key, tier, size, lastAccess: this.opts.clock.now(), accessCount: 1 });
-    this.notifySpace(tier); // a new victim for allocations waiting here
+    this.usage.notifySpace(tier); // a new victim for allocations waiting here
     rec.recordPlacement(tier, size, tokens, t, phase === 'prefill');
     this.opts.observer?.({ op: 'Write', tier, key, size, phase: ioPhase(phase) });
     return { ok: true, tier, latencyMs: t.totalMs };
@@ -288,11 +245,11 @@ export class TieredCache {
       const now = backend.immediate;
       if (now !== undefined) r = now.readNow(key);
       else {
-        this.readsInFlight++;
+        this.usage.readStarted();
         try {
           r = (yield backend.read(key)) as ReadResult;
         } finally {
-          this.readsInFlight--;
+          this.usage.readEnded();
         }
       }
     } catch (e) {
@@ -328,13 +285,13 @@ export class TieredCache {
   /** The run is over: back-ends stop operations in flight at their next chunk; waiting allocations give up. */
   stopInFlight(): void {
     this.stopping = true;
-    for (const b of this.backends.values()) b.stopInFlight?.();
-    for (const tier of this.order) this.notifySpace(tier);
+    for (const b of this.usage.backends) b.stopInFlight?.();
+    for (const tier of this.order) this.usage.notifySpace(tier);
   }
 
   /** Closes every backend (their files and buffers); the cache is unusable afterwards. */
   async close(): Promise<void> {
-    for (const b of this.backends.values()) await b.close();
+    for (const b of this.usage.backends) await b.close();
   }
 
   /**
@@ -357,42 +314,11 @@ export class TieredCache {
     }
   }
 
-  private reserve(tier: TierName, bytes: number): void {
-    this.reserved.set(tier, this.usedBytes(tier) + bytes);
-    const allocated = this.allocatedBytes(tier) + this.footprint(tier, bytes);
-    this.allocated.set(tier, allocated);
-    if (allocated > this.peakAllocatedBytes(tier)) this.peak.set(tier, allocated);
-  }
-
-  private release(tier: TierName, bytes: number): void {
-    this.reserved.set(tier, this.usedBytes(tier) - bytes);
-    this.allocated.set(tier, this.allocatedBytes(tier) - this.footprint(tier, bytes));
-    this.notifySpace(tier);
-  }
-
-  /** A write or demotion into `tier` is over (landed, failed or cut short). */
-  private landed(tier: TierName): void {
-    this.inFlight.set(tier, (this.inFlight.get(tier) ?? 1) - 1);
-  }
-
   /** Records a failed operation and tells the run (which stops on a full storage tier). */
   private failed(tier: TierName, operation: FailedOperation, cause: unknown): void {
     const error = failureClassOf(cause);
     this.opts.recorder.recordFailure(tier, operation, error);
     this.opts.onFailure?.({ tier, operation, error, cause });
-  }
-
-  /** Wakes the allocations waiting for room in `tier`: they look again. */
-  private notifySpace(tier: TierName): void {
-    const waiters = this.spaceWaiters.get(tier);
-    if (waiters === undefined || waiters.length === 0) return;
-    this.spaceWaiters.set(tier, []);
-    for (const wake of waiters) wake();
-  }
-
-  /** Resolves at the next change of `tier`'s room or victims. */
-  private spaceChange(tier: TierName): Promise<void> {
-    return new Promise((resolve) => this.spaceWaiters.get(tier)?.push(resolve));
   }
 
   /**
@@ -407,7 +333,7 @@ export class TieredCache {
       this.failed(meta.tier, 'delete', e);
       return false;
     }
-    this.release(meta.tier, meta.size);
+    this.usage.release(meta.tier, meta.size);
     this.opts.observer?.({ op: 'Delete', tier: meta.tier, key: meta.key, size: meta.size, phase: 'Evict' });
     return true;
   }
@@ -435,20 +361,20 @@ export class TieredCache {
     const limit = this.limitBytes(tier);
     const isLast = index === this.order.length - 1;
     if (limit === Infinity) {
-      this.reserve(tier, bytes);
+      this.usage.reserve(tier, bytes);
       return true;
     }
-    const need = this.footprint(tier, bytes);
+    const need = this.usage.footprint(tier, bytes);
     if (depth > this.ev.maxRecursionDepth || need > limit) return false;
     if (!isLast && (limit <= 0 || bytes > limit * this.ev.largeEntryLimitRatio)) return false;
     const target = isLast ? limit : limit * this.ev.targetUsageRatio;
     const budget = Math.min(this.ev.maxEvictionsHardCap, Math.max(this.ev.maxEvictionsMin, this.entries.count(tier) + 100));
 
     for (let evicted = 0; !this.stopping;) {
-      const used = this.allocatedBytes(tier);
+      const used = this.usage.allocatedBytes(tier);
       // Within the target, or a near-empty tier taking any entry that fits: never past the limit.
       if (used + need <= target || (used < limit * NEAR_EMPTY_RATIO && used + need <= limit)) {
-        this.reserve(tier, bytes);
+        this.usage.reserve(tier, bytes);
         return true;
       }
       // A mostly empty upper tier should not be churned for one huge entry: let it go lower.
@@ -459,7 +385,7 @@ export class TieredCache {
         // The last tier's room is held by operations in flight (writes, other evictions): it comes
         // back, or becomes an evictable entry, when one of them ends. Upper tiers let the entry go lower.
         if (!isLast || !this.roomPending(tier)) return false;
-        yield this.spaceChange(tier);
+        yield this.usage.spaceChange(tier);
         continue;
       }
       evicted++;
@@ -471,7 +397,7 @@ export class TieredCache {
         else if (!(yield* this.withKeyLock(victim.key, this.demoteVictimSteps(victim, index)))) return false;
       } finally {
         this.moving.delete(victim.key);
-        this.notifySpace(tier); // the victim is evictable again if it did not go
+        this.usage.notifySpace(tier); // the victim is evictable again if it did not go
       }
     }
     return false;
@@ -480,7 +406,7 @@ export class TieredCache {
   /** Whether room in `tier` may come back without this allocation doing anything: operations in flight there. */
   private roomPending(tier: TierName): boolean {
     if (this.synchronous) return false; // nothing is ever in flight
-    if ((this.inFlight.get(tier) ?? 0) > 0) return true;
+    if (this.usage.inFlightTo(tier) > 0) return true;
     for (const from of this.moving.values()) if (from === tier) return true;
     return false;
   }
@@ -501,33 +427,33 @@ export class TieredCache {
     const to = this.order[index + 1];
     const meta = this.entries.get(victim.key);
     if (meta?.tier !== from) {
-      this.release(to, victim.size); // moot demotion: give back the room reserved below (docs/reference-compat.md#rc-13)
+      this.usage.release(to, victim.size); // moot demotion: give back the room reserved below (docs/reference-compat.md#rc-13)
       return true;
     }
     const rec = this.opts.recorder;
     const src = this.backend(from);
     const dst = this.backend(to);
     let copy: CopyResult;
-    this.inFlight.set(to, (this.inFlight.get(to) ?? 0) + 1);
+    this.usage.landing(to);
     try {
       copy =
         src.immediate !== undefined && dst.immediate !== undefined
           ? copyNow(src.immediate, dst.immediate, meta.key)
           : ((yield copyEntry(src, dst, meta.key, meta.size)) as CopyResult);
     } catch (e) {
-      this.landed(to);
+      this.usage.landed(to);
       try {
         yield* this.deleteFrom(to, meta.key);
       } catch {
         // the copy failed already; a leftover at the destination is not worth a second error
       }
-      this.release(to, meta.size);
+      this.usage.release(to, meta.size);
       if (e instanceof IoAbortedError) rec.recordDemotionStopped(from, to, e.bytes);
       else if (e instanceof CopyFailedError) this.failed(e.side === 'read' ? from : to, `demote_${e.side}`, e.cause);
       else this.failed(to, 'demote_write', e);
       return false;
     }
-    this.landed(to);
+    this.usage.landed(to);
     try {
       yield* this.deleteFrom(from, meta.key);
     } catch (e) {
@@ -537,7 +463,7 @@ export class TieredCache {
       return true;
     }
     this.entries.move(meta, to);
-    this.release(from, meta.size);
+    this.usage.release(from, meta.size);
     rec.recordDemotion(from, to, meta.size, meta.size / this.tokenBytes, copy.read, copy.write);
     this.opts.observer?.({ op: 'Read', tier: from, key: meta.key, size: meta.size, phase: 'Evict' });
     this.opts.observer?.({ op: 'Write', tier: to, key: meta.key, size: meta.size, phase: 'Evict' });

@@ -6,7 +6,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseSubcommandArgs } from './sub-args.js';
 import { isTraceInputError, ReplayFailedError, replayTrace } from '../engine/replay.js';
-import type { ReplayResult } from '../engine/replay.js';
+import type { ReplayResult } from '../metrics/replay-result.js';
 import { monotonicClock } from '../util/clock.js';
 import { messageOf } from '../util/errors.js';
 import { ConfigError } from './errors.js';

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { describeHistograms } from '../telemetry/capture.js';
-import type { DeviceFilter } from '../telemetry/capture.js';
+import type { DeviceFilter } from '../metrics/trace-capture.js';
 import { deviceFilterForName } from '../telemetry/device-filter.js';
 import { DEFAULT_MAX_IODEPTH, distillFio } from '../telemetry/distill.js';
 import { startTracingSession } from '../telemetry/session.js';

@@ -23,17 +23,10 @@ import type { PipelineOptions } from './pipeline.js';
 import type { RunConfig } from '../settings/run-config.js';
 import type { StopController } from './stop-control.js';
 import { openSeriesDevice, RunSeries } from './run-series.js';
-import type { SeriesTick, TierView } from './run-series.js';
+import type { TierView } from './run-series.js';
+import type { ProgressSnapshot } from '../metrics/progress.js';
 import type { DeviceTelemetry } from '../metrics/device-series.js';
 import type { RunTimeline } from '../metrics/timeline.js';
-
-export interface ProgressSnapshot {
-  readonly elapsedSec: number;
-  readonly durationSec: number;
-  readonly requestsCompleted: number;
-  /** The per-second series' latest tick (the live view's windowed figures); absent before the first. */
-  readonly latest?: SeriesTick;
-}
 
 type Serve = DispatchOptions['serve'];
 

@@ -7,9 +7,8 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
-import type { DiskCounters, DiskDelta } from '../metrics/diskstats.js';
+import type { DiskCounters } from '../metrics/diskstats.js';
 import { Recorder } from '../metrics/recorder.js';
-import type { RecorderSnapshot } from '../metrics/recorder.js';
 import type { IoMode } from '../settings/choices.js';
 import { readTrace } from '../trace/reader.js';
 import type { TraceRow } from '../trace/format.js';
@@ -26,6 +25,7 @@ import type { EntryFilesAt } from './entry-cleanup.js';
 import type { FileStorage } from './tier-stack.js';
 import { captureMachine } from './machine.js';
 import type { MachineContext } from '../metrics/result.js';
+import type { ReplayCounts, ReplayResult, ReplayStopReason } from '../metrics/replay-result.js';
 
 export interface ReplayOptions {
   readonly tracePath: string;
@@ -55,8 +55,6 @@ export interface ReplayControl {
    */
   readonly onResult?: (result: ReplayResult) => void;
 }
-
-export type ReplayStopReason = 'workload_complete' | 'duration' | 'interrupted' | 'failed';
 
 /** Largest object a row may name: no KV-cache entry is a TiB, and a bigger one would only fill the disk. */
 export const MAX_REPLAY_OBJECT_BYTES = 2 ** 40;
@@ -90,35 +88,6 @@ export class ReplayRowError extends Error {
 /** Bad trace input found while replaying (a malformed row, a failed decompression): exit 2, no results. */
 export function isTraceInputError(e: unknown): e is TraceFormatError | ZstdError | ReplayRowError {
   return e instanceof TraceFormatError || e instanceof ZstdError || e instanceof ReplayRowError;
-}
-
-export interface ReplayCounts {
-  rows: number;
-  writes: number;
-  reads: number;
-  deletes: number;
-  writeBytes: number;
-  readBytes: number;
-  /** Rows of other tiers, not replayed (see allTiers). */
-  skippedOtherTiers: number;
-  /** Reads or deletes of a key the replay never wrote (a trace that starts mid-run). */
-  missingKeys: number;
-  /** Operations cut short by the stop (duration or signal): not counted as replayed, their bytes not counted. */
-  abortedAtStop: number;
-  /** Distinct keys stored under a hashed file name (too long for a file name as they are). */
-  hashedKeys: number;
-}
-
-export interface ReplayResult {
-  readonly counts: ReplayCounts;
-  /** The storage tier's operations, as a run's recorder holds them. */
-  readonly recorded: RecorderSnapshot;
-  readonly elapsedSec: number;
-  readonly storage: { readonly dir: string; readonly ioMode: string; readonly fileSystem: string };
-  readonly device?: { readonly name: string; readonly delta: DiskDelta };
-  readonly machine: MachineContext;
-  readonly stopReason: ReplayStopReason;
-  readonly durationLimitSec?: number;
 }
 
 /** A failure mid-replay (a write refused by the disk, …), carrying the results gathered until then. */

@@ -3,10 +3,11 @@
 // dashboard shows exactly the second the timeline saved. Never prints.
 import { deviceForPath } from '../metrics/diskstats.js';
 import { DeviceSeries } from '../metrics/device-series.js';
-import type { DevicePoint, DeviceTelemetry } from '../metrics/device-series.js';
+import type { DeviceTelemetry } from '../metrics/device-series.js';
+import type { SeriesTick } from '../metrics/progress.js';
 import type { Recorder } from '../metrics/recorder.js';
 import { TimelineSampler } from '../metrics/timeline.js';
-import type { RunTimeline, TimelineSample } from '../metrics/timeline.js';
+import type { RunTimeline } from '../metrics/timeline.js';
 import type { TierName } from '../tiers/backend.js';
 import { everyInterval } from '../util/clock.js';
 import type { Clock } from '../util/clock.js';
@@ -20,13 +21,6 @@ export interface TierView {
   readonly entries: { residentBytes(tier: TierName): number };
   limitBytes(tier: TierName): number;
   operationsInFlight(): number;
-}
-
-/** What one tick hands the live view: the second just sampled and the device's, if any. */
-export interface SeriesTick {
-  readonly second: TimelineSample;
-  readonly device: DevicePoint | undefined;
-  readonly tierLimitBytes: Partial<Record<TierName, number>>;
 }
 
 export interface RunSeriesInputs {

@@ -11,7 +11,8 @@ import { Rng } from '../util/rng.js';
 import { buildWorkloadParts } from './build-workload.js';
 import type { WorkloadParts } from './build-workload.js';
 import { pipelineOptions, requestServer, runMeasuredPhase } from './measured-phase.js';
-import type { MeasuredPhase, ProgressSnapshot } from './measured-phase.js';
+import type { MeasuredPhase } from './measured-phase.js';
+import type { ProgressSnapshot } from '../metrics/progress.js';
 import { preparationBudgetMs, prepareStorage } from './prepare.js';
 import type { PrepareProgressListener } from './prepare.js';
 import type { RunConfig } from '../settings/run-config.js';
@@ -29,9 +30,7 @@ import { storageUnderTest } from './machine.js';
 import type { RankSession } from './rank-session.js';
 import { startRunTracing } from '../telemetry/session.js';
 import type { TracerOptions } from '../telemetry/tracer.js';
-import type { LatencyTracingOutcome } from '../telemetry/session.js';
-
-export type { ProgressSnapshot };
+import type { LatencyTracingOutcome } from '../metrics/trace-capture.js';
 
 export interface RunEnvironment {
   readonly clock: Clock;

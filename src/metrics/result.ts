@@ -9,7 +9,7 @@ import type { DiskDelta } from './diskstats.js';
 import type { ValidationTraceStats } from '../workload/validation-trace.js';
 import type { RunTimeline } from './timeline.js';
 import type { DeviceTelemetry } from './device-series.js';
-import type { LatencyTracingOutcome } from '../telemetry/session.js';
+import type { LatencyTracingOutcome } from './trace-capture.js';
 
 export type StopReason = 'duration' | 'max_requests' | 'interrupted' | 'failed' | 'capacity_peak' | 'workload_complete' | 'storage_full';
 

@@ -11,7 +11,7 @@
 // figures, latency blocks, the 30 storage-tier percentiles, cache figures, per-tier bytes (written then
 // read per tier), bandwidths, entries and the multi-turn hit rate. Rows are sorted by Filename.
 import { basename, dirname, extname } from 'node:path';
-import type { Cell } from './spreadsheet.js';
+import type { Cell } from './spreadsheet-cell.js';
 import { LATENCY_STATS, storageTierColumnKeys } from './spreadsheet.js';
 import { kindOfHeader, numberFormatFor, roundFor } from './rounding.js';
 

@@ -2,7 +2,9 @@
 // the timeline just saved). On a terminal: a small dashboard redrawn in place each second with the
 // figures of the last second. Elsewhere (a log, a pipe): no escape codes, one plain line every 10 s
 // with the figures of those 10 s, so logs stay readable. Renders only; measures nothing.
-import type { ProgressSnapshot } from '../engine/run.js';
+import type { ProgressSnapshot } from '../metrics/progress.js';
+import type { RunTimeline, TimelineSample } from '../metrics/timeline.js';
+import { foldTimelineSliver, isSliver } from './sliver.js';
 import type { TierName } from '../tiers/backend.js';
 import { GiB, MiB } from '../util/units.js';
 
@@ -13,6 +15,8 @@ export interface LiveStream {
 }
 
 const ESC = '\u001b[';
+/** The timeline's step: a second shorter than half of it is a sliver (sliver.ts). */
+const STEP_SEC: RunTimeline['interval_sec'] = 1;
 /** Seconds between two plain lines when the stream is not a terminal. */
 export const PLAIN_EVERY_SEC = 10;
 
@@ -82,8 +86,20 @@ export function plainLine(p: ProgressSnapshot, span: Readonly<Span>): string {
   );
 }
 
+/**
+ * The snapshot the dashboard shows: a sliver second (a tick just after the previous one, or the cut at
+ * a stop) folded into the whole second before it, so that "last second" is never a rate over a few ms.
+ */
+export function dashboardSnapshot(p: ProgressSnapshot, previous: TimelineSample | undefined): ProgressSnapshot {
+  const l = p.latest;
+  if (l === undefined || previous === undefined || !isSliver(l.second.duration_sec, STEP_SEC)) return p;
+  return { ...p, latest: { ...l, second: foldTimelineSliver(previous, l.second) } };
+}
+
 export class LiveView {
   private drawnLines = 0;
+  /** The last second shown (a sliver folded in), for a sliver to fold into. */
+  private lastWhole: TimelineSample | undefined;
   private span = emptySpan();
   private plainSlot = 0;
 
@@ -91,8 +107,11 @@ export class LiveView {
 
   /** Shows one snapshot: redraws the dashboard (terminal) or adds to the span and prints every 10 s. */
   update(p: ProgressSnapshot): void {
-    if (this.out.isTTY === true) this.redraw(dashboardLines(p));
+    const shown = dashboardSnapshot(p, this.lastWhole);
+    if (this.out.isTTY === true) this.redraw(dashboardLines(shown));
     else this.plain(p);
+    // A folded sliver becomes the second the next sliver, if any, folds into.
+    this.lastWhole = shown.latest?.second ?? this.lastWhole;
   }
 
   /** Leaves the terminal below the last frame (nothing to do for a log). */

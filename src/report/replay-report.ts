@@ -1,6 +1,6 @@
 // The report of `kv-cache replay`: its results document (shape in results-schema.ts) and the console
 // summary, which is computed from that document so that what is printed is exactly what is saved.
-import type { ReplayResult } from '../engine/replay.js';
+import type { ReplayResult } from '../metrics/replay-result.js';
 import { buildCacheStats } from '../metrics/cache-stats.js';
 import type { CacheStats } from '../metrics/cache-stats.js';
 import { GiB, MiB } from '../util/units.js';

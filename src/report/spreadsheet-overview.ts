@@ -1,7 +1,7 @@
 // The Overview sheet of the per-run workbook: the headline figures and the validity verdict, one per
 // row (Figure | Value | Unit), so a person reads the run without scrolling through 108 columns. Values
 // are rounded like the metric columns (rounding.ts); bandwidths in GiB/s (2^30 bytes/s).
-import type { Cell } from './spreadsheet.js';
+import type { Cell } from './spreadsheet-cell.js';
 import { roundFor } from './rounding.js';
 import type { ValueKind } from './rounding.js';
 import type { ResultsDocument } from './results-schema.js';

@@ -18,9 +18,7 @@ import type { LatencyBlock, MachineJson, ResultsDocument } from './results-schem
 import { kindOfHeader, numberFormatFor, roundFor } from './rounding.js';
 import type { ValueKind } from './rounding.js';
 import { overviewRows } from './spreadsheet-overview.js';
-
-/** One spreadsheet cell. `null` is an empty cell. */
-export type Cell = string | number | boolean | null;
+import type { Cell } from './spreadsheet-cell.js';
 
 /** A named column of the one-row Summary table; `kind` (metrics only) decides its rounding and cell format. */
 export interface Column {

@@ -3,10 +3,10 @@
 // kvcache_bench.latency_tracing block. Pure: the ini file is written by the command (run-command.ts).
 import type { RunResult } from '../metrics/result.js';
 import { describeDeviceFilter, describeHistograms } from '../telemetry/capture.js';
-import type { HistogramReport, TraceCapture } from '../telemetry/capture.js';
+import type { HistogramReport } from '../telemetry/capture.js';
+import type { LatencyTracingOutcome, TraceCapture } from '../metrics/trace-capture.js';
 import { distillFio } from '../telemetry/distill.js';
 import type { Distilled } from '../telemetry/distill.js';
-import type { LatencyTracingOutcome } from '../telemetry/session.js';
 import type { DeviceLatencyTracingJson, LatencyTracingJson, TracedHistogramJson } from './tracing-schema.js';
 
 export function histogramJson(h: HistogramReport): TracedHistogramJson {

@@ -10,7 +10,7 @@
 import * as z from 'zod';
 import { integer } from './schema-int.js';
 import { RETRIEVAL_DISTRIBUTIONS } from './choices.js';
-import { DEFAULT_EVICTION } from '../cache/tiered-cache.js';
+import { DEFAULT_EVICTION } from './eviction.js';
 import { modelEntrySchema } from './model-entries.js';
 import { deepFreeze } from '../util/freeze.js';
 

@@ -4,43 +4,8 @@
 import { HISTOGRAM_NAMES, HISTOGRAMS } from './catalog.js';
 import type { HistogramName, HistogramUnit } from './catalog.js';
 import { histogramStats, parseBpftraceOutput } from './histogram.js';
-import type { Bucket, HistogramStats } from './histogram.js';
-import type { SyscallSet } from './program.js';
-
-/** Which block requests were traced: one disk, or every device with the reason why. */
-export type DeviceFilter =
-  | {
-      readonly kind: 'device';
-      readonly name: string;
-      readonly major: number;
-      readonly minor: number;
-      /** Devices walked from the path's own device to the disk, e.g. ['vda1', 'vda']. */
-      readonly chain: readonly string[];
-    }
-  | { readonly kind: 'all'; readonly reason: string }
-  /** Rebuilt from a saved file: only its description is known. */
-  | { readonly kind: 'recorded'; readonly text: string };
-
-export interface TraceFilters {
-  readonly device: DeviceFilter;
-  /** Thread group whose syscalls were traced; null when unknown (saved output). */
-  readonly pid: number | null;
-  readonly syscalls: SyscallSet;
-}
-
-export interface TraceCapture {
-  readonly filters: TraceFilters;
-  /** Seconds from bpftrace attached to the stop signal; null when unknown (saved output). */
-  readonly windowSec: number | null;
-  /** Every histogram map printed, by name (the 15, plus vfs_read_kb / vfs_write_kb). */
-  readonly histograms: Readonly<Record<string, readonly Bucket[]>>;
-  /** Every scalar map printed (issued_*, completed_*, bytes_*, d2c_sum_us_*). */
-  readonly scalars: Readonly<Record<string, number>>;
-  /** bpftrace's output ended inside a bucket line. */
-  readonly truncated: boolean;
-  /** Lines inside a histogram that were not buckets. */
-  readonly unreadLines: number;
-}
+import type { HistogramStats } from './histogram.js';
+import type { Bucket, DeviceFilter, TraceCapture, TraceFilters } from '../metrics/trace-capture.js';
 
 export function captureFromOutput(text: string, filters: TraceFilters, windowSec: number | null): TraceCapture {
   const p = parseBpftraceOutput(text);

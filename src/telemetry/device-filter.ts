@@ -5,7 +5,7 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { resolveBlockDevice, splitDevT } from '../metrics/diskstats.js';
-import type { DeviceFilter } from './capture.js';
+import type { DeviceFilter } from '../metrics/trace-capture.js';
 
 export async function deviceFilterForPath(path: string, sysRoot = '/sys'): Promise<DeviceFilter> {
   const { dev } = await stat(path, { bigint: true });

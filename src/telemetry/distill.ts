@@ -10,8 +10,7 @@
 // - capture warnings; no size= (the target is the user's: --filename/--size).
 // A header says where every value came from. Pure: the caller writes the file.
 import { estimatedSum, totalCount } from './histogram.js';
-import type { Bucket } from './histogram.js';
-import type { TraceCapture } from './capture.js';
+import type { Bucket, TraceCapture } from '../metrics/trace-capture.js';
 import { describeDeviceFilter } from './capture.js';
 
 /** Points by which the block read share may differ from the application's before sizes come from elsewhere. */

@@ -3,13 +3,7 @@
 // lhist's `(..., 0)` and `[8000, ...)`, with or without the `|@@@|` bar. The reference drops mixed-suffix
 // and G buckets without a word (RC-53); a line we cannot read is counted in `unreadLines`, never dropped
 // silently, and a cut-off last line marks the output as truncated.
-
-/** One bucket: values v with lo ≤ v < hi; `hi` null for an open-ended top bucket (`[8000, ...)`). */
-export interface Bucket {
-  readonly lo: number;
-  readonly hi: number | null;
-  readonly count: number;
-}
+import type { Bucket } from '../metrics/trace-capture.js';
 
 export interface ParsedTrace {
   /** Every `@name:` map with buckets (possibly none), by name without the `@`. */

@@ -9,14 +9,12 @@
 // the comparison with /proc/diskstats. Per-request maps are cleared in END so that only results are
 // printed when bpftrace exits on SIGINT; @inflight is left to print: the counter's value at the end
 // shows how far it drifted (requests whose completion was never paired stay counted).
+import type { SyscallSet } from '../metrics/trace-capture.js';
 
 /** A Linux kernel dev_t as block tracepoints carry it: major << 20 | minor (not glibc's encoding). */
 export function kernelDevT(major: number, minor: number): number {
   return major * 2 ** 20 + minor;
 }
-
-/** Which syscalls count as the process's own file I/O in vfs_read_us / vfs_write_us. */
-export type SyscallSet = 'positioned' | 'all';
 
 export interface ProgramOptions {
   /** Thread group id whose syscalls are traced; undefined: every process (block probes only matter then). */

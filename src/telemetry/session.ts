@@ -2,19 +2,11 @@
 // what it printed into a TraceCapture. Used by the run (--enable-latency-tracing, around the measured
 // phase) and by `kv-cache trace`. Never prints: the lines for the user and the warnings are returned.
 import { captureFromOutput, describeDeviceFilter } from './capture.js';
-import type { DeviceFilter, TraceCapture, TraceFilters } from './capture.js';
+import type { DeviceFilter, LatencyTracingOutcome, TraceFilters } from '../metrics/trace-capture.js';
 import { kernelDevT, tracingProgram } from './program.js';
 import { deviceFilterForPath, nfsTransferSizes } from './device-filter.js';
 import { startTrace } from './tracer.js';
 import type { TracerOptions } from './tracer.js';
-
-/** The outcome the results carry: a capture, or the one reason there is none. */
-export interface LatencyTracingOutcome {
-  readonly capture?: TraceCapture;
-  readonly failure?: string;
-  /** The NFS mount's rsize/wsize under the traced directory, for the distiller. */
-  readonly nfs?: { readonly rsize: number; readonly wsize: number };
-}
 
 export interface TracingSession {
   /** bpftrace is attached (false: `warnings` says why not). */

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultConfig, loadConfigFile, parseConfigText } from '../../src/cli/config-file.js';
-import { DEFAULT_EVICTION } from '../../src/cache/tiered-cache.js';
+import { DEFAULT_EVICTION } from '../../src/settings/eviction.js';
 import { BUILTIN_MODELS, kvBytesPerToken } from '../../src/model/models.js';
 import { configError, parse, rejection, tempDir, writeYaml } from './helpers.js';
 

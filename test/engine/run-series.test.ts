@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RunSeries } from '../../src/engine/run-series.js';
-import type { SeriesTick, TierView } from '../../src/engine/run-series.js';
+import type { TierView } from '../../src/engine/run-series.js';
+import type { SeriesTick } from '../../src/metrics/progress.js';
 import { DeviceSeries } from '../../src/metrics/device-series.js';
 import { Recorder } from '../../src/metrics/recorder.js';
 import { timing } from '../../src/tiers/backend.js';

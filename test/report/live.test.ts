@@ -2,9 +2,9 @@
 // log no escape byte and one plain line per 10 s with the figures of those 10 s.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ProgressSnapshot } from '../../src/engine/run.js';
+import type { ProgressSnapshot } from '../../src/metrics/progress.js';
 import type { TimelineSample } from '../../src/metrics/timeline.js';
-import { LiveView, dashboardLines } from '../../src/report/live.js';
+import { LiveView, dashboardLines, dashboardSnapshot } from '../../src/report/live.js';
 import { MiB } from '../../src/util/units.js';
 
 class FakeStream {
@@ -109,4 +109,38 @@ test('not a terminal: no escape codes, one line every 10 s with those 10 s of tr
     '[  20 s / 60 s, 40 s left] last 10 s: storage read 100.0 MiB/s, write 20.0 MiB/s, 4.0 requests/s; last second: read p95 12.35 ms, hit rate 75.0 %, in flight 5; fill cpu 75 % (0.19 GiB)  storage 3.00 GiB; device 87 % busy, queue depth 6.3',
     '',
   ]);
+});
+
+test('a sliver second (9 ms holding 280 MiB of reads cut short at the stop) is folded into the second before it, not drawn as a rate spike', () => {
+  const out = new FakeStream(true);
+  const view = new LiveView(out);
+  view.update(snapshot(12));
+  const storage = snapshot(1).latest!.second.tiers.storage!;
+  const sliver: ProgressSnapshot = {
+    ...snapshot(12.009, {
+      duration_sec: 0.009,
+      requests_completed: 1,
+      in_flight_ops: 0,
+      tiers: { storage: { ...storage, read_bytes: 280 * MiB, write_bytes: 0, occupancy_bytes: 2 * 1024 * MiB } },
+      storage_read_latency_ms: latency(999),
+    }),
+    requestsCompleted: 49,
+  };
+  view.update(sliver);
+  const frames = out.text.split('\u001b[J');
+  const lastFrame = frames[frames.length - 2].split('\n').map((l) => l.replaceAll('\u001b[5F', '').replaceAll('\u001b[2K', ''));
+  // (100 + 280) MiB over 1.009 s = 376.6 MiB/s (unfolded: 31111.1 MiB/s); 20 MiB over 1.009 s; 5 requests over 1.009 s.
+  // The p95 stays the whole second's; the state at the end (in flight, fill) is the sliver's.
+  assert.deepEqual(lastFrame.slice(0, 5), [
+    'kv-cache [  12 s / 60 s, 48 s left]  users 8  requests 49',
+    '  last second: storage read 376.6 MiB/s  write 19.8 MiB/s  read p95 12.35 ms',
+    '               5.0 requests/s  hit rate 75.0 %  in flight 0',
+    '  cache fill:  cpu 75 % (0.19 GiB)  storage 2.00 GiB',
+    '  device:      87 % busy, queue depth 6.3',
+  ]);
+  // Without a whole second before it (the first tick) there is nothing to fold into: shown as it is.
+  assert.equal(dashboardSnapshot(sliver, undefined), sliver);
+  // A second of half a step or more is a second of its own.
+  const half = snapshot(12.5, { duration_sec: 0.5 });
+  assert.equal(dashboardSnapshot(half, snapshot(12).latest!.second), half);
 });

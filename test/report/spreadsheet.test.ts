@@ -18,7 +18,8 @@ import {
   summaryCsv,
   writeSpreadsheet,
 } from '../../src/report/spreadsheet.js';
-import type { Cell, Column } from '../../src/report/spreadsheet.js';
+import type { Column } from '../../src/report/spreadsheet.js';
+import type { Cell } from '../../src/report/spreadsheet-cell.js';
 import { buildResultsJson, machineJson } from '../../src/report/results-json.js';
 import type { LatencyBlock, ResultsDocument } from '../../src/report/results-schema.js';
 import type { CacheStats } from '../../src/metrics/cache-stats.js';

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { captureFromOutput } from '../../src/telemetry/capture.js';
-import type { TraceCapture } from '../../src/telemetry/capture.js';
+import type { TraceCapture } from '../../src/metrics/trace-capture.js';
 import { bssplitShares, distillFio, fioSize, littleIodepth } from '../../src/telemetry/distill.js';
 import type { DistillInput } from '../../src/telemetry/distill.js';
-import type { Bucket } from '../../src/telemetry/histogram.js';
+import type { Bucket } from '../../src/metrics/trace-capture.js';
 import { withTempDir } from '../util/temp-dir.js';
 
 const b = (lo: number, count: number): Bucket => ({ lo, hi: lo === 0 ? 1 : lo * 2, count });

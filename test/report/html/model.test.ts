@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PALETTE } from '../../../src/report/html/chart-spec.js';
 import { buildReportModel } from '../../../src/report/html/model.js';
-import type { ReportModel, Section } from '../../../src/report/html/model.js';
+import type { ReportModel } from '../../../src/report/html/model.js';
+import type { Section } from '../../../src/report/html/sections/section.js';
 import { fixtureDoc, fixtureDocWithSeries, loaded } from './docs.js';
 import { syntheticTimeline } from './synthetic-series.js';
 
@@ -131,4 +132,54 @@ test('comparison: the flags that differ between the runs get their own table', (
   const m = buildReportModel([loaded(fixtureDoc(), 'a.json'), loaded(d16, 'b.json')]);
   const differing = section(m, 'parameters').tables.find((t) => t.id === 'differing-flags');
   assert.deepEqual(differing?.rows, [['num_users', '4', '16']]);
+});
+
+test('a sliver last second (9 ms holding 280 MiB of reads cut short) is folded into the second before it in the rate charts, not drawn as a spike', () => {
+  const doc = fixtureDocWithSeries({ seconds: 3, lastDurationSec: 0.009, tiers: ['storage'] });
+  const points = doc.kvcache_bench.timeline.points;
+  const [, whole, sliver] = points;
+  assert.ok(whole !== undefined && sliver !== undefined);
+  const cut = {
+    ...sliver,
+    requests_completed: 1,
+    tiers: { storage: { ...sliver.tiers.storage!, read_bytes: 280 * 2 ** 20, read_ops: 70 } },
+  };
+  const withCut = { ...doc, kvcache_bench: { ...doc.kvcache_bench, timeline: { interval_sec: 1, points: [points[0], whole, cut] } } };
+  const m = buildReportModel([loaded(withCut)]);
+  const chart = (sectionId: string, id: string) => section(m, sectionId).charts.find((c) => c.id === id)!;
+  const bw = chart('throughput', 'bandwidth-storage');
+  const mib = (b: number): number => b / 2 ** 20;
+  const storage = (p: typeof whole) => p.tiers.storage!;
+  // The folded point stays at x = 2 and covers 1.009 s: (whole + sliver) bytes ÷ 1.009 s. Unfolded: 31111 MiB/s at x = 2.009.
+  assert.deepEqual(bw.data[0], [1, 2]);
+  assert.deepEqual(bw.data[1], [
+    Number((mib(storage(points[0]).read_bytes) / 1).toPrecision(5)),
+    Number(((mib(storage(whole).read_bytes) + 280) / 1.009).toPrecision(5)),
+  ]);
+  assert.deepEqual(chart('throughput', 'iops-storage').data[1]?.[1], Number(((storage(whole).read_ops + 70) / 1.009).toPrecision(5)));
+  assert.deepEqual(chart('throughput', 'requests').data[1]?.[1], Number(((whole.requests_completed + 1) / 1.009).toPrecision(5)));
+  assert.deepEqual(
+    chart('throughput', 'tokens').data[1]?.[1],
+    Number(((whole.tokens_per_sec * 1 + sliver.tokens_per_sec * 0.009) / 1.009).toPrecision(5)),
+  );
+  // State and percentiles are not rates: the sliver's own point is drawn where it is.
+  assert.deepEqual(chart('tiers', 'occupancy').data[0], [1, 2, 2.009]);
+  assert.deepEqual(chart('latency-time', 'latency-read').data[0], [1, 2, 2.009]);
+  // The device series too: its last point, 9 ms long, folded into the second before it.
+  const dev = doc.kvcache_bench.device_telemetry!.points;
+  const devBw = chart('device', 'device-bandwidth');
+  assert.deepEqual(devBw.data[0], [1, 2]);
+  assert.deepEqual(
+    devBw.data[1]?.[1],
+    Number(((dev[1].read_bytes_per_sec * 1 + dev[2].read_bytes_per_sec * 0.009) / 1.009 / 2 ** 20).toPrecision(5)),
+  );
+});
+
+test('a last interval of half a step or more is a second of its own, drawn at its own rate', () => {
+  const doc = fixtureDocWithSeries({ seconds: 3, lastDurationSec: 0.5, tiers: ['storage'] });
+  const m = buildReportModel([loaded(doc)]);
+  const bw = section(m, 'throughput').charts.find((c) => c.id === 'bandwidth-storage')!;
+  const last = doc.kvcache_bench.timeline.points[2];
+  assert.deepEqual(bw.data[0], [1, 2, 2.5]);
+  assert.equal(bw.data[1]?.[2], Number((last.tiers.storage!.read_bytes / 2 ** 20 / 0.5).toPrecision(5)));
 });

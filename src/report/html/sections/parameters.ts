@@ -1,0 +1,70 @@
+// The machine, the run and its effective flags, one column per run (and the flags that differ).
+import { GiB } from '../../../util/units.js';
+import type { LoadedRun, ReportRun } from '../run-input.js';
+import type { Section, TableSpec } from './section.js';
+
+/** A setting's value as table text: JSON for lists and objects, '—' for none. */
+function show(v: unknown): string {
+  if (v === null || v === undefined) return '—';
+  if (typeof v === 'string') return v;
+  return JSON.stringify(v);
+}
+
+/** Key/value rows with one column per run. */
+function keyValueTable(
+  id: string,
+  title: string,
+  runs: readonly LoadedRun[],
+  values: (doc: ReportRun) => Record<string, unknown>,
+): TableSpec {
+  const perRun = runs.map((r) => values(r.doc));
+  const keys = [...new Set(perRun.flatMap((v) => Object.keys(v)))];
+  return {
+    id,
+    title,
+    header: ['setting', ...runs.map((r, i) => (runs.length > 1 ? `#${i + 1} ${r.label}` : r.label))],
+    rows: keys.map((k) => [k, ...perRun.map((v) => show(v[k]))]),
+  };
+}
+
+/** The rows of a key/value table whose values differ between runs (what a comparison is about). */
+function differingRows(t: TableSpec, id: string, title: string): TableSpec {
+  return { ...t, id, title, rows: t.rows.filter((row) => new Set(row.slice(1)).size > 1) };
+}
+
+export function parametersSection(runs: readonly LoadedRun[]): Section {
+  const machine = (d: ReportRun): Record<string, unknown> => {
+    const m = d.kvcache_bench.machine;
+    return {
+      cpu_model: m.cpu_model,
+      cpu_count: m.cpu_count,
+      total_memory_gib: (m.total_memory_bytes / GiB).toFixed(1),
+      kernel_release: m.kernel_release,
+      node_version: m.node_version,
+      io_buffers: m.io_buffers,
+      file_system: m.cache_dir?.file_system,
+      block_device: m.cache_dir?.block_device,
+      device_model: m.cache_dir?.device_model,
+      kvcache_bench_version: d.kvcache_bench.version,
+      schema_version: d.kvcache_bench.schema_version,
+      started_at: d.kvcache_bench.started_at,
+      stop_reason: d.kvcache_bench.stop_reason,
+      measured_window_sec: d.kvcache_bench.measured_window_sec.toFixed(3),
+      seed: d.seed,
+    };
+  };
+  const flags = keyValueTable(
+    'effective-config',
+    'Effective flags (kvcache_bench.effective_config.args)',
+    runs,
+    (d) => d.kvcache_bench.effective_config.args,
+  );
+  const differing = runs.length > 1 ? [differingRows(flags, 'differing-flags', 'Flags that differ between the runs')] : [];
+  return {
+    id: 'parameters',
+    title: 'Run parameters and machine',
+    charts: [],
+    tables: [keyValueTable('machine', 'Machine and run', runs, machine), ...differing, { ...flags, collapsed: true }],
+    notes: [],
+  };
+}
