@@ -200,7 +200,7 @@ export const MLPERF_PROBE_ARGS = {
 export const MERGE_ARGS = {
   about: `Merges the rank results under each DIR (a run directory of kv-cache mlperf, or trial directories
 holding rank_<N>/kvcache_results_*.json) into one summary with upstream's fields and ours.`,
-  positional: { name: 'DIR', noun: 'directory', plural: 'directories', min: 1, max: Infinity, hint: 'a run directory of kv-cache mlperf' },
+  positional: { name: 'DIR', noun: 'directory', plural: 'directories', min: 1, max: Infinity },
   options: {
     output: {
       kind: 'string',
@@ -247,7 +247,7 @@ One file: headline figures and the validity verdict, bandwidth, IOPS and latency
 distributions from the saved histograms, tier occupancy, evictions, QoS, device telemetry,
 autoscaling, run parameters and machine. Several files: the same charts overlaid (one colour per run)
 and a table of headline figures with ratios against the first file.`,
-  positional: { name: 'RESULTS.json', noun: 'results file', min: 1, max: Infinity, hint: 'the JSON a run wrote with --output' },
+  positional: { name: 'RESULTS.json', noun: 'results file', min: 1, max: Infinity },
   options: { output: { kind: 'string', short: 'o', value: 'FILE', inUsage: true, default: 'report.html', help: 'The HTML file to write' } },
 } as const satisfies ArgsSpec;
 
