@@ -95,7 +95,11 @@ export interface ArgsSpec<O extends OptionSpecs = OptionSpecs> {
 }
 
 /** A value option's type once given: its choices' union, a number, or a string. */
-type Given<S extends OptionSpec> = S['kind'] extends 'number' ? number : S extends { readonly choices: readonly (infer C)[] } ? C : string;
+type Given<S extends OptionSpec> = S['kind'] extends 'number'
+  ? number
+  : S extends { readonly choices: ReadonlyArray<infer C> }
+    ? C
+    : string;
 
 type ValueOf<S extends OptionSpec> = S['kind'] extends 'bool'
   ? boolean
@@ -115,8 +119,7 @@ export interface SubArgs<O extends OptionSpecs = OptionSpecs> {
 }
 
 export type ParseOutcome<O extends OptionSpecs> =
-  | { readonly help: true }
-  | { readonly help: false; readonly args: SubArgs<O>; readonly problems: readonly string[] };
+  { readonly help: true } | { readonly help: false; readonly args: SubArgs<O>; readonly problems: readonly string[] };
 
 const HELP: BoolOption = { kind: 'bool', short: 'h', help: 'Show this help' };
 
@@ -155,7 +158,8 @@ function countProblem(p: PositionalSpec, n: number): string | undefined {
 
 function positionalProblems(spec: ArgsSpec, positionals: readonly string[]): string[] {
   const p = spec.positional;
-  if (p === undefined || p.max === 0) return positionals.map((v) => `unexpected argument '${excerpt(v)}' (this command takes options only)`);
+  if (p === undefined || p.max === 0)
+    return positionals.map((v) => `unexpected argument '${excerpt(v)}' (this command takes options only)`);
   const problems: string[] = [];
   const count = countProblem(p, positionals.length);
   if (count !== undefined) problems.push(count);
@@ -175,10 +179,7 @@ function rangeText(o: NumberOption): string {
 function numberOf(name: string, o: NumberOption, text: string, problems: string[]): number | undefined {
   const n = o.integer === true ? intOfText(text) : floatOfText(text);
   const inRange =
-    n !== undefined &&
-    (o.min === undefined || n >= o.min) &&
-    (o.max === undefined || n <= o.max) &&
-    (o.above === undefined || n > o.above);
+    n !== undefined && (o.min === undefined || n >= o.min) && (o.max === undefined || n <= o.max) && (o.above === undefined || n > o.above);
   if (inRange) return n;
   const what = o.what ?? (o.integer === true ? 'an integer' : 'a number');
   problems.push(`--${name} expects ${what}${rangeText(o)}, got '${excerpt(text)}'`);
@@ -218,7 +219,13 @@ function groupProblems(spec: ArgsSpec, given: ReadonlySet<string>): string[] {
  * missing or malformed values, wrong positional counts), or help when -h/--help is anywhere.
  */
 export function parseSubcommandArgs<const O extends OptionSpecs>(spec: ArgsSpec<O>, argv: readonly string[]): ParseOutcome<O> {
-  const { tokens } = parseArgs({ args: [...argv], options: tokenOptions(spec.options), strict: false, allowPositionals: true, tokens: true });
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: tokenOptions(spec.options),
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
   const raw = new Map<string, string[]>();
   const problems: string[] = [];
   const positionals: string[] = [];

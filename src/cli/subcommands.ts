@@ -54,7 +54,12 @@ export const REPLAY_ARGS = {
 directory and measures the storage operations.`,
   positional: { name: 'TRACE', noun: 'trace file', min: 1, max: 1 },
   options: {
-    'cache-dir': { kind: 'string', value: 'DIR', help: 'Directory for the entry files; must exist', defaultText: 'a new temporary directory' },
+    'cache-dir': {
+      kind: 'string',
+      value: 'DIR',
+      help: 'Directory for the entry files; must exist',
+      defaultText: 'a new temporary directory',
+    },
     'create-cache-dir': { kind: 'bool', help: 'Create --cache-dir (and missing parents) when it does not exist' },
     'io-mode': { kind: 'string', value: 'MODE', choices: ['direct', 'buffered'], default: 'direct', help: 'direct (O_DIRECT) or buffered' },
     concurrency: {
@@ -165,7 +170,10 @@ kvcache_run_summary_<time>.json in <results-dir>/kvcache_<time>/.`,
       required: true,
       help: 'The storage under test (must exist; each rank uses DIR/rank_<N>/); CLOSED: on another file system than --results-dir',
     },
-    closed: { kind: 'bool', help: 'Division CLOSED (the default): locks seed 42, 3 trials, 90 s delays, no --config, preconditioning and every option value' },
+    closed: {
+      kind: 'bool',
+      help: 'Division CLOSED (the default): locks seed 42, 3 trials, 90 s delays, no --config, preconditioning and every option value',
+    },
     open: { kind: 'bool', help: 'Division OPEN: the flags below marked OPEN may be given' },
     option: { kind: 'string', value: '1|2|3|all', help: 'Options to run, or a list such as 1,3', defaultText: 'all' },
     'system-name': { kind: 'string', value: 'NAME', help: 'Recorded in the summary' },
@@ -177,10 +185,9 @@ kvcache_run_summary_<time>.json in <results-dir>/kvcache_<time>/.`,
     'dry-run': { kind: 'bool', help: 'Print the exact commands of the sequence, run nothing' },
     'no-progress': { kind: 'bool', help: 'Plain progress lines even on a terminal' },
     'skip-precondition': { kind: 'bool', help: 'No preconditioning (OPEN only)' },
-    ...(Object.fromEntries(MLPERF_OPEN_ONLY.map(([name, value, help]) => [name, { kind: 'string', value, help: `${help} (OPEN only)` }])) as Record<
-      (typeof MLPERF_OPEN_ONLY)[number][0],
-      { readonly kind: 'string'; readonly value: string; readonly help: string }
-    >),
+    ...(Object.fromEntries(
+      MLPERF_OPEN_ONLY.map(([name, value, help]) => [name, { kind: 'string', value, help: `${help} (OPEN only)` }]),
+    ) as Record<(typeof MLPERF_OPEN_ONLY)[number][0], { readonly kind: 'string'; readonly value: string; readonly help: string }>),
   },
   notes: `OPEN only: each option value given overrides that value in every option run; values not given stay
 the option's (no default of ours stands in for them).
@@ -218,10 +225,30 @@ export const DISTILL_ARGS = {
 --enable-latency-tracing (or the reference's), or saved bpftrace output (kv-cache trace -o, bpftrace).`,
   positional: { name: 'FILE', noun: 'file', min: 1, max: 1 },
   options: {
-    output: { kind: 'string', short: 'o', value: 'OUT.ini', help: 'Where to write the job', defaultText: 'fio_traced_<YYYYmmdd_HHMMSS>.ini here' },
+    output: {
+      kind: 'string',
+      short: 'o',
+      value: 'OUT.ini',
+      help: 'Where to write the job',
+      defaultText: 'fio_traced_<YYYYmmdd_HHMMSS>.ini here',
+    },
     stdout: { kind: 'bool', help: 'Print the job instead of writing it' },
-    'window-s': { kind: 'number', value: 'S', above: 0, what: 'seconds', help: "The capture's length in seconds (for Little's law; saved output has none)" },
-    'max-iodepth': { kind: 'number', value: 'N', integer: true, min: 1, max: 65536, default: DEFAULT_MAX_IODEPTH, help: 'Upper clamp of iodepth' },
+    'window-s': {
+      kind: 'number',
+      value: 'S',
+      above: 0,
+      what: 'seconds',
+      help: "The capture's length in seconds (for Little's law; saved output has none)",
+    },
+    'max-iodepth': {
+      kind: 'number',
+      value: 'N',
+      integer: true,
+      min: 1,
+      max: 65536,
+      default: DEFAULT_MAX_IODEPTH,
+      help: 'Upper clamp of iodepth',
+    },
   },
   groups: [{ options: ['output', 'stdout'] }],
 } as const satisfies ArgsSpec;
@@ -258,7 +285,12 @@ A ratio is marked n.s. when the difference is within the runs' own noise (their 
 when that noise is unknown (runs without --trials): no difference is called significant without trials.`,
   positional: { name: 'RESULTS.json', noun: 'results file', min: 2, max: Infinity, hint: 'for one run use kv-cache report' },
   options: {
-    html: { kind: 'string', value: 'FILE', inUsage: true, help: 'Also write the HTML comparison report (as kv-cache report A.json B.json… -o FILE)' },
+    html: {
+      kind: 'string',
+      value: 'FILE',
+      inUsage: true,
+      help: 'Also write the HTML comparison report (as kv-cache report A.json B.json… -o FILE)',
+    },
   },
 } as const satisfies ArgsSpec;
 
