@@ -136,10 +136,16 @@ function optionOf(options: OptionSpecs, name: string): OptionSpec | undefined {
   return Object.hasOwn(options, name) ? options[name] : undefined;
 }
 
-/** `-o/--output FILE`: how messages and usage name an option. */
+/** `-o/--output FILE`: how messages name an option. */
 function label(name: string, o: OptionSpec, withValue = true): string {
   const flag = o.short !== undefined ? `-${o.short}/--${name}` : `--${name}`;
   return withValue && o.kind !== 'bool' ? `${flag} ${o.value}` : flag;
+}
+
+/** `-o FILE`: how the usage line names an option (its short form when it has one). */
+function usageLabel(name: string, o: OptionSpec): string {
+  const flag = o.short !== undefined ? `-${o.short}` : `--${name}`;
+  return o.kind !== 'bool' ? `${flag} ${o.value}` : flag;
 }
 
 const COUNT_WORDS = ['no', 'one', 'two', 'three'];
@@ -278,16 +284,16 @@ export function usageLine(name: string, spec: ArgsSpec): string {
   const shown = new Set(inGroup);
   for (const [n, o] of Object.entries(spec.options))
     if (o.kind !== 'bool' && o.required === true) {
-      parts.push(label(n, o));
+      parts.push(usageLabel(n, o));
       shown.add(n);
     }
   for (const g of spec.groups ?? []) {
-    const alternatives = g.options.map((n) => label(n, spec.options[n]).replace(/^-(\w)\/--[\w-]+/, '-$1')).join(' | ');
+    const alternatives = g.options.map((n) => usageLabel(n, spec.options[n])).join(' | ');
     parts.push(g.required === true ? `(${alternatives})` : `[${alternatives}]`);
   }
   for (const [n, o] of Object.entries(spec.options))
     if (o.inUsage === true && !shown.has(n)) {
-      parts.push(`[${label(n, o).replace(/^-(\w)\/--[\w-]+/, '-$1')}]`);
+      parts.push(`[${usageLabel(n, o)}]`);
       shown.add(n);
     }
   if (Object.entries(spec.options).some(([n, o]) => o.hidden !== true && !shown.has(n))) parts.push('[options]');

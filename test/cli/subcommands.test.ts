@@ -15,6 +15,9 @@ test('a short option means the same in every subcommand, and every --output has 
       if (name === 'output') assert.equal(o.short, 'o', `${s.name} --output`);
       assert.notEqual(name, 'help', `${s.name}: --help is every subcommand's own`);
     }
+  for (const s of SUBCOMMANDS)
+    for (const g of s.args.groups ?? [])
+      for (const n of g.options) assert.ok(Object.hasOwn(s.args.options, n), `${s.name}: group names --${n}`);
   const withO = SUBCOMMANDS.filter((s) => Object.values(s.args.options).some((o) => o.short === 'o')).map((s) => s.name);
   assert.deepEqual(withO, ['replay', 'aggregate', 'merge', 'distill-fio', 'trace', 'report']);
 });
