@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import * as z from 'zod';
 import { captureFromOutput } from '../telemetry/capture.js';
 import type { TraceCapture } from '../telemetry/capture.js';
-import { distillFio } from '../telemetry/distill.js';
+import { DEFAULT_MAX_IODEPTH, distillFio } from '../telemetry/distill.js';
 import type { Bucket } from '../telemetry/histogram.js';
 import { fileStamp } from '../util/dates.js';
 import { checkInputFile } from '../util/input-file.js';
@@ -136,7 +136,7 @@ function distillArgs(input: ArgsOf<typeof DISTILL_ARGS>, now: Date): DistillArgs
     file,
     ...(output !== undefined ? { output } : {}),
     ...(v['window-s'] !== undefined ? { windowSec: v['window-s'] } : {}),
-    maxIodepth: v['max-iodepth'],
+    maxIodepth: v['max-iodepth'] ?? DEFAULT_MAX_IODEPTH,
   };
 }
 

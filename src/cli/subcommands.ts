@@ -3,8 +3,8 @@
 // strict parse, `kv-cache <sub> --help`, the usage line in `kv-cache --help` and the bad-argument
 // errors (one message + the usage, exit 2, before the module runs). A new subcommand is its module
 // plus one declaration and one row here. Modules load on use: a run's start-up (before its signal
-// handlers are installed) pays for none of them, so the declarations import only small data modules.
-import { DEFAULT_MAX_IODEPTH } from '../telemetry/distill.js';
+// handlers are installed) pays for none of them, so the declarations import nothing but sub-args.ts
+// (a default they restate, like distill-fio's iodepth clamp, is held equal by subcommands.test.ts).
 import type { SignalGuard } from './signals.js';
 import { runWithArgs, usageLine } from './sub-args.js';
 import type { ArgsSpec, OptionSpecs, SubArgs } from './sub-args.js';
@@ -240,15 +240,8 @@ export const DISTILL_ARGS = {
       what: 'seconds',
       help: "The capture's length in seconds (for Little's law; saved output has none)",
     },
-    'max-iodepth': {
-      kind: 'number',
-      value: 'N',
-      integer: true,
-      min: 1,
-      max: 65536,
-      default: DEFAULT_MAX_IODEPTH,
-      help: 'Upper clamp of iodepth',
-    },
+    // Its default is telemetry/distill.ts's DEFAULT_MAX_IODEPTH, not imported: that would load the distiller at every start.
+    'max-iodepth': { kind: 'number', value: 'N', integer: true, min: 1, max: 65536, defaultText: '256', help: 'Upper clamp of iodepth' },
   },
   groups: [{ options: ['output', 'stdout'] }],
 } as const satisfies ArgsSpec;

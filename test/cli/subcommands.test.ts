@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseSubcommandArgs, SHORT_OPTIONS, subcommandHelp } from '../../src/cli/sub-args.js';
-import { MERGE_ARGS, MLPERF_ARGS, SUBCOMMANDS } from '../../src/cli/subcommands.js';
+import { DISTILL_ARGS, MERGE_ARGS, MLPERF_ARGS, SUBCOMMANDS } from '../../src/cli/subcommands.js';
+import { DEFAULT_MAX_IODEPTH } from '../../src/telemetry/distill.js';
 import { VALUE_FLAGS } from '../../src/mlperf/options.js';
 import { runCli } from '../e2e/run-cli.js';
 
@@ -43,6 +44,10 @@ test('the usage lines of kv-cache --help come from the declarations', () => {
     assert.ok(help.startsWith(`Usage: ${s.usage}\n\n`), s.name);
     assert.match(help, /^ {2}-h, --help +Show this help$/m, s.name);
   }
+});
+
+test("distill-fio's help states the distiller's own default iodepth clamp", () => {
+  assert.equal(DISTILL_ARGS.options['max-iodepth'].defaultText, String(DEFAULT_MAX_IODEPTH));
 });
 
 test('mlperf declares every flag its request reads (the OPEN option values included)', () => {
