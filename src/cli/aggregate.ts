@@ -1,56 +1,34 @@
 // `kv-cache aggregate DIR… [-o summary.xlsx|summary.csv]`: one row per run results file found in the
 // directories (their *.json files, not recursive, as the reference's json_to_xlsx.py), written as an
-// XLSX sheet or CSV. This module finds and reads the files and checks the arguments; the table is
-// src/report/aggregate.ts. Bad arguments: one message, exit 2, nothing written. Files that are not run
-// results are listed as skipped with their reason; no run results at all is exit 2.
+// XLSX sheet or CSV. This module finds and reads the files and checks the paths (the arguments are
+// declared in subcommands.ts); the table is src/report/aggregate.ts. Bad arguments: one message, exit 2,
+// nothing written. Files that are not run results are listed as skipped with their reason; no run
+// results at all is exit 2.
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, extname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { aggregateBytes, aggregateFormatOf, aggregateTable } from '../report/aggregate.js';
 import type { FoundFile } from '../report/aggregate.js';
 import { messageOf } from '../util/errors.js';
 import { writeFileAtomically } from '../util/files.js';
 import { checkInputFile } from '../util/input-file.js';
 import { outputProblems } from './cache-dir.js';
+import { ConfigError } from './errors.js';
+import type { ArgsOf } from './sub-args.js';
+import type { AGGREGATE_ARGS } from './subcommands.js';
 
-/** The reference's default output name. */
-export const DEFAULT_AGGREGATE_OUTPUT = 'mlperf_storage_summary.xlsx';
 /** A results file larger than this is skipped unread (a --keep-latency-samples file of a long run can be large). */
 export const MAX_RESULTS_FILE_BYTES = 1024 * 1024 * 1024;
-
-const AGGREGATE_HELP = `Usage: kv-cache aggregate DIR… [-o summary.xlsx|summary.csv]
-
-One row per run results file in the directories (their *.json files, not sub-directories; a DIR may
-also be one .json file), sorted by file name: the columns of the reference's json_to_xlsx.py first, in
-its order (Filename, Storage Throughput (tok/s) from the root-level totals, Storage Requests/sec,
-Total I/O Time (s), then its summary columns), then ours (I/O mode, file system, device, tool bytes/s,
-device bytes, validity and its reason codes, stop reason, the trials' CVs, versions). Numbers are
-rounded to their precision. Files that are not run results (replay results, other JSON, unreadable
-files) are listed as skipped with the reason; so are trial files whose --output file is there too.
-  -o, --output PATH   .xlsx (one sheet) or .csv; default ${DEFAULT_AGGREGATE_OUTPUT}`;
 
 interface AggregateArgs {
   readonly dirs: readonly string[];
   readonly output: string;
 }
 
-/** The arguments, or every problem with them. */
-export function parseAggregateArgs(argv: readonly string[]): AggregateArgs | { readonly problems: string[] } {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      options: { output: { type: 'string', short: 'o' } },
-      allowPositionals: true,
-      strict: true,
-    });
-  } catch (e) {
-    return { problems: [`${messageOf(e)} (valid: DIR… and -o/--output PATH)`] };
-  }
-  const dirs = parsed.positionals;
-  const output = parsed.values.output ?? DEFAULT_AGGREGATE_OUTPUT;
+/** The checked arguments (as declared in subcommands.ts); every problem with the paths at once as a ConfigError. */
+export function aggregateArgs(input: ArgsOf<typeof AGGREGATE_ARGS>): AggregateArgs {
+  const dirs = input.positionals;
+  const output = input.values.output;
   const problems: string[] = [];
-  if (dirs.length === 0) problems.push('no directory given: kv-cache aggregate DIR… [-o summary.xlsx|summary.csv]');
   for (const d of dirs) {
     let kind: string;
     try {
@@ -66,7 +44,8 @@ export function parseAggregateArgs(argv: readonly string[]): AggregateArgs | { r
   }
   if (aggregateFormatOf(output) === undefined) problems.push(`--output ${output}: give a path ending in .xlsx or .csv`);
   else problems.push(...outputProblems(output, '--output'));
-  return problems.length > 0 ? { problems } : { dirs, output };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { dirs, output };
 }
 
 function readFound(path: string): FoundFile {
@@ -94,16 +73,8 @@ export function findResultsFiles(dirs: readonly string[]): FoundFile[] {
   return [...paths].map(readFound);
 }
 
-export async function aggregateMain(argv: readonly string[]): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${AGGREGATE_HELP}\n`);
-    return 0;
-  }
-  const args = parseAggregateArgs(argv);
-  if ('problems' in args) {
-    process.stderr.write(`kv-cache aggregate: error: ${args.problems.join('; ')}\n`);
-    return 2;
-  }
+export async function aggregateMain(input: ArgsOf<typeof AGGREGATE_ARGS>): Promise<number> {
+  const args = aggregateArgs(input);
   const table = aggregateTable(findResultsFiles(args.dirs));
   for (const s of table.skipped) process.stdout.write(`Skipped ${s.path}: ${s.reason}\n`);
   if (table.rows.length === 0) {

@@ -1,7 +1,7 @@
 // `kv-cache distill-fio FILE`: the fio job of a traced workload, from a results JSON (ours or the
 // reference's: device_latency_tracing's bucket lists) or from saved bpftrace output (what
-// `bpftrace` or `kv-cache trace` printed). The upstream tool's options: -o, --stdout, --window-s,
-// --max-iodepth. Bad input: one message, exit 2, nothing written.
+// `bpftrace` or `kv-cache trace` printed). The upstream tool's options (-o, --stdout, --window-s,
+// --max-iodepth) are declared in subcommands.ts. Bad input: one message, exit 2, nothing written.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import * as z from 'zod';
@@ -16,16 +16,8 @@ import { messageOf } from '../util/errors.js';
 import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
 import { ConfigError } from './errors.js';
-import { parseSubcommandArgs } from './sub-args.js';
-
-export const DISTILL_HELP = `Usage: kv-cache distill-fio FILE [-o OUT.ini | --stdout] [--window-s S] [--max-iodepth N]
-
-Distils a fio job file from a traced workload. FILE is a results JSON of a run with
---enable-latency-tracing (or the reference's), or saved bpftrace output (kv-cache trace -o, bpftrace).
-  -o, --output FILE   where to write the job (default fio_traced_<YYYYmmdd_HHMMSS>.ini here)
-  --stdout            print the job instead of writing it
-  --window-s S        the capture's length in seconds (for Little's law; saved output has none)
-  --max-iodepth N     upper clamp of iodepth (default ${DEFAULT_MAX_IODEPTH})`;
+import type { ArgsOf } from './sub-args.js';
+import type { DISTILL_ARGS } from './subcommands.js';
 
 interface DistillArgs {
   readonly file: string;
@@ -131,55 +123,27 @@ export function captureFromFile(file: string): TraceCapture {
   return c;
 }
 
-function parseDistillArgs(argv: readonly string[], now: Date): DistillArgs & { toStdout: boolean } {
-  const parsed = parseSubcommandArgs(
-    argv,
-    {
-      output: { type: 'string', short: 'o' },
-      stdout: { type: 'boolean' },
-      'window-s': { type: 'string' },
-      'max-iodepth': { type: 'string' },
-    },
-    'distill-fio',
-  );
-  const v = parsed.values;
-  const problems: string[] = [];
-  if (parsed.positionals.length !== 1) problems.push(`distill-fio takes exactly one FILE, got ${parsed.positionals.length}`);
-  const file = parsed.positionals[0] ?? '';
-  let windowSec: number | undefined;
-  if (v['window-s'] !== undefined) {
-    windowSec = Number(v['window-s']);
-    if (!Number.isFinite(windowSec) || windowSec <= 0) problems.push(`--window-s expects seconds > 0, got '${v['window-s']}'`);
+/** The job's settings from the checked arguments (as declared in subcommands.ts); an unusable output throws a ConfigError. */
+function distillArgs(input: ArgsOf<typeof DISTILL_ARGS>, now: Date): DistillArgs {
+  const v = input.values;
+  const file = input.positionals[0];
+  const output = v.stdout ? undefined : (v.output ?? `fio_traced_${fileStamp(now)}.ini`);
+  if (output !== undefined) {
+    const problems = outputProblems(output, '--output', [{ flag: 'FILE', path: file }]);
+    if (problems.length > 0) throw new ConfigError(problems);
   }
-  let maxIodepth = DEFAULT_MAX_IODEPTH;
-  if (v['max-iodepth'] !== undefined) {
-    maxIodepth = Number(v['max-iodepth']);
-    if (!Number.isSafeInteger(maxIodepth) || maxIodepth < 1 || maxIodepth > 65536)
-      problems.push(`--max-iodepth expects an integer from 1 to 65536, got '${v['max-iodepth']}'`);
-  }
-  const toStdout = v.stdout === true;
-  if (toStdout && v.output !== undefined) problems.push('give either -o/--output or --stdout, not both');
-  const output = toStdout ? undefined : (v.output ?? `fio_traced_${fileStamp(now)}.ini`);
-  if (output !== undefined && file !== '') problems.push(...outputProblems(output, '--output', [{ flag: 'FILE', path: file }]));
-  if (problems.length > 0) throw new ConfigError(problems);
-  return { file, ...(output !== undefined ? { output } : {}), ...(windowSec !== undefined ? { windowSec } : {}), maxIodepth, toStdout };
+  return {
+    file,
+    ...(output !== undefined ? { output } : {}),
+    ...(v['window-s'] !== undefined ? { windowSec: v['window-s'] } : {}),
+    maxIodepth: v['max-iodepth'] ?? DEFAULT_MAX_IODEPTH,
+  };
 }
 
-export function distillMain(argv: readonly string[], version: string): number {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${DISTILL_HELP}\n`);
-    return 0;
-  }
-  let args: ReturnType<typeof parseDistillArgs>;
-  let capture: TraceCapture;
-  try {
-    args = parseDistillArgs(argv, new Date());
-    capture = captureFromFile(args.file);
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    process.stderr.write(`kv-cache distill-fio: error: ${e.message}\n`);
-    return 2;
-  }
+/** A bad FILE or output throws a ConfigError: one message, exit 2, nothing written. */
+export function distillMain(input: ArgsOf<typeof DISTILL_ARGS>, version: string): number {
+  const args = distillArgs(input, new Date());
+  const capture = captureFromFile(args.file);
   const job = distillFio({
     capture,
     ...(args.windowSec !== undefined ? { windowSec: args.windowSec } : {}),

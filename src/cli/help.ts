@@ -32,7 +32,8 @@ function wrap(text: string, width: number, indent: string): string {
 
 const HELP_WIDTH = 100;
 
-function helpLine(head: string, text: string, indent: string): string {
+/** One option of a help text: `head` in the left column, `text` wrapped at the help width beside (or below) it. */
+export function helpLine(head: string, text: string, indent: string): string {
   const body = wrap(text, HELP_WIDTH - indent.length, indent);
   return head.length < indent.length - 1 ? `${head.padEnd(indent.length)}${body}` : `${head}\n${indent}${body}`;
 }

@@ -1,4 +1,4 @@
-// `kv-cache merge DIR… [--output FILE]`: merges the rank files of an MLPerf run (or any rank runs laid
+// `kv-cache merge DIR… [-o FILE]`: merges the rank files of an MLPerf run (or any rank runs laid
 // out as <trial>/rank_<N>/kvcache_results_*.json) into kvcache_run_summary_<time>.json. Missing or
 // unreadable rank files are listed in missing_files and set partial_failure: they never crash the
 // merge. Bad arguments exit 2 with nothing written.
@@ -10,17 +10,11 @@ import type { RunSummary } from '../mlperf/merge.js';
 import { summaryLines } from '../mlperf/summary-text.js';
 import { fileStamp } from '../util/dates.js';
 import { messageOf } from '../util/errors.js';
-import { readSubcommandArgs } from './sub-args.js';
 import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
-
-const MERGE_HELP = `Usage: kv-cache merge DIR… [--output FILE]
-
-Merges the rank results under each DIR (a run directory of kv-cache mlperf, or trial directories
-holding rank_<N>/kvcache_results_*.json) into one summary with upstream's fields and ours.
-
-  --output FILE   Summary file (default: DIR/kvcache_run_summary_<YYYYmmdd_HHMMSS>.json of the first DIR)
-  -h, --help      Show this help`;
+import { ConfigError } from './errors.js';
+import type { ArgsOf } from './sub-args.js';
+import type { MERGE_ARGS } from './subcommands.js';
 
 /** Problems with the merge's directories (each must be an existing directory). */
 export function mergeDirProblems(dirs: readonly string[]): string[] {
@@ -42,18 +36,14 @@ export function mergeAndSave(dirs: readonly string[], output: string, now: Date)
   return summary;
 }
 
-export function mergeMain(argv: readonly string[]): number {
-  const parsed = readSubcommandArgs(argv, { output: { type: 'string' } }, 'kv-cache merge', MERGE_HELP);
-  if (typeof parsed === 'number') return parsed;
-  const dirs = parsed.positionals;
+/** `args`: DIR… and -o/--output, as declared in subcommands.ts; a problem with the paths throws a ConfigError (exit 2). */
+export function mergeMain(args: ArgsOf<typeof MERGE_ARGS>): number {
+  const dirs = args.positionals;
   const now = new Date();
-  const output = parsed.values.output ?? join(dirs[0] ?? '.', `kvcache_run_summary_${fileStamp(now)}.json`);
+  const output = args.values.output ?? join(dirs[0], `kvcache_run_summary_${fileStamp(now)}.json`);
   const problems = mergeDirProblems(dirs);
   if (problems.length === 0) problems.push(...outputProblems(output));
-  if (problems.length > 0) {
-    process.stderr.write(`kv-cache merge: error: ${problems.join('; ')}\n`);
-    return 2;
-  }
+  if (problems.length > 0) throw new ConfigError(problems);
   let summary: RunSummary;
   try {
     summary = mergeAndSave(dirs, output, now);

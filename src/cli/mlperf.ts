@@ -18,7 +18,7 @@ import type { RunManifest } from '../mlperf/collect.js';
 import { MLPERF_OPTIONS } from '../mlperf/options.js';
 import { planLines, planSequence } from '../mlperf/plan.js';
 import type { LaunchContext, Plan, Step } from '../mlperf/plan.js';
-import { MLPERF_HELP, parseMlperfArgs } from '../mlperf/request.js';
+import { mlperfRequest } from '../mlperf/request.js';
 import type { MlperfRequest } from '../mlperf/request.js';
 import { summaryLines } from '../mlperf/summary-text.js';
 import { fileStamp } from '../util/dates.js';
@@ -29,6 +29,8 @@ import { ConfigError } from './errors.js';
 import { mergeAndSave } from './merge.js';
 import { parseRunArgs } from './run-args.js';
 import type { SignalGuard } from './signals.js';
+import type { ArgsOf } from './sub-args.js';
+import type { MLPERF_ARGS, MLPERF_PROBE_ARGS } from './subcommands.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/kv-cache.cjs', import.meta.url));
 
@@ -229,17 +231,11 @@ async function execute(plan: Plan, r: MlperfRequest, interrupt: AbortSignal): Pr
 }
 
 /** `--probe-dir DIR` (run by the sequence under mpirun, one rank per host): every host writes a file in DIR; rank 0 fails fast if one is missing. */
-async function probeMain(argv: readonly string[]): Promise<number> {
-  const dir = argv[argv.indexOf('--probe-dir') + 1] ?? '';
-  const t = argv.indexOf('--barrier-timeout');
-  const timeoutSec = t >= 0 ? Number(argv[t + 1]) : 30;
+export async function probeMain(args: ArgsOf<typeof MLPERF_PROBE_ARGS>): Promise<number> {
+  const dir = args.values['probe-dir'];
+  const timeoutSec = args.values['barrier-timeout'];
   const found = detectRank(process.env);
-  if (found.kind !== 'rank' || dir === '' || !(timeoutSec > 0)) {
-    process.stderr.write(
-      'kv-cache mlperf: error: --probe-dir DIR runs under a launcher (one rank per host) with a positive --barrier-timeout\n',
-    );
-    return 2;
-  }
+  if (found.kind !== 'rank' || dir === '') throw new ConfigError(['--probe-dir DIR runs under a launcher (one rank per host)']);
   const { rank, worldSize } = found.identity;
   const barrier = new FileBarrier({
     store: new DirStore(dir, process.pid),
@@ -275,13 +271,9 @@ function summaryAtForceQuit(plan: Plan): string[] {
   }
 }
 
-export async function mlperfMain(argv: readonly string[], signals: SignalGuard): Promise<number> {
-  if (argv.includes('--probe-dir')) return probeMain(argv);
-  const parsed = parseMlperfArgs(argv);
-  if (parsed.help) {
-    say(MLPERF_HELP);
-    return 0;
-  }
+/** `args`: as declared in subcommands.ts; every problem of the request and the plan throws one ConfigError (exit 2). */
+export async function mlperfMain(args: ArgsOf<typeof MLPERF_ARGS>, signals: SignalGuard): Promise<number> {
+  const parsed = mlperfRequest(args);
   const r = {
     ...parsed.request,
     resultsDir: parsed.request.resultsDir && resolve(parsed.request.resultsDir),
@@ -298,10 +290,7 @@ export async function mlperfMain(argv: readonly string[], signals: SignalGuard):
   const plan = planSequence(r, ctx);
   const planChecks = checkPlan(r, plan, now, parsed.problems.length === 0);
   const checked = { problems: [...parsed.problems, ...planChecks.problems], warnings: planChecks.warnings };
-  if (checked.problems.length > 0) {
-    process.stderr.write(`kv-cache mlperf: error: ${new ConfigError(checked.problems).message}\n`);
-    return 2;
-  }
+  if (checked.problems.length > 0) throw new ConfigError(checked.problems);
   for (const w of checked.warnings) warn(w);
   if (r.dryRun) {
     for (const line of planLines(plan)) say(line);

@@ -4,13 +4,8 @@
 import { BUILTIN_MODELS, bytesPerElement, entryBytes, headDim, kvBytesPerToken } from '../model/models.js';
 import type { ModelConfig } from '../model/models.js';
 import { MiB } from '../util/units.js';
-
-const MODELS_HELP = `Usage: kv-cache models [--json]
-
-Lists the built-in models: layers, KV heads, head dimension, bytes per element, KV bytes per token and
-the size of one 1,024- and one 8,192-token cache entry (MiB = 2^20 bytes, one tensor-parallel rank).
---json prints the same table as a JSON array (sizes in bytes). A config file's model_configs may add
-or override models; they are not listed here.`;
+import type { ArgsOf } from './sub-args.js';
+import type { MODELS_ARGS } from './subcommands.js';
 
 /** One row of the table; sizes in bytes (the console converts to MiB). */
 export interface ModelRow {
@@ -80,17 +75,9 @@ export function modelsTable(rows: readonly ModelRow[]): string {
   return [line(HEADERS), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
 }
 
-export function modelsMain(argv: readonly string[]): number {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${MODELS_HELP}\n`);
-    return 0;
-  }
-  const unknown = argv.filter((a) => a !== '--json');
-  if (unknown.length > 0) {
-    process.stderr.write(`kv-cache models: error: unexpected argument '${unknown[0]}' (valid: --json, --help)\n`);
-    return 2;
-  }
+/** `args`: --json or nothing, as declared in subcommands.ts. */
+export function modelsMain(args: ArgsOf<typeof MODELS_ARGS>): number {
   const rows = [...BUILTIN_MODELS.values()].map(modelRow);
-  process.stdout.write(argv.includes('--json') ? `${JSON.stringify(rows, null, 2)}\n` : `${modelsTable(rows)}\n`);
+  process.stdout.write(args.values.json ? `${JSON.stringify(rows, null, 2)}\n` : `${modelsTable(rows)}\n`);
   return 0;
 }

@@ -29,24 +29,26 @@ function editDistance(a: string, b: string): number {
   return row[b.length];
 }
 
-/** The flag a mistyped name most likely meant: a unique prefix match, else the nearest by edit distance. */
-function closestFlag(name: string): string | undefined {
-  const prefixed = FLAGS.filter((f) => f.name.startsWith(name));
-  if (name.length >= 3 && prefixed.length === 1) return prefixed[0].name;
+/** The name a mistyped one most likely meant: a unique prefix match, else the nearest by edit distance. */
+export function closestName(name: string, names: readonly string[]): string | undefined {
+  const prefixed = names.filter((n) => n.startsWith(name));
+  if (name.length >= 3 && prefixed.length === 1) return prefixed[0];
   let best: string | undefined;
   let bestD = Math.max(2, Math.floor(name.length / 4)) + 1;
-  for (const f of FLAGS) {
-    const d = editDistance(name, f.name);
+  for (const n of names) {
+    const d = editDistance(name, n);
     if (d < bestD) {
       bestD = d;
-      best = f.name;
+      best = n;
     }
   }
   return best;
 }
 
+const FLAG_NAMES = FLAGS.map((f) => f.name);
+
 function unknownFlag(rawName: string, name: string): string {
-  const hint = closestFlag(name.replace(/_/g, '-'));
+  const hint = closestName(name.replace(/_/g, '-'), FLAG_NAMES);
   return `unknown flag '${excerpt(rawName)}'${hint !== undefined ? ` (did you mean --${hint}?)` : ''}; see --help`;
 }
 
@@ -107,6 +109,20 @@ export function wantsHelp(argv: readonly string[]): boolean {
 const INT = /^[+-]?\d+$/;
 const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
+/** A decimal integer (surrounding spaces allowed; no hex, exponent or fraction), or undefined. Shared with sub-args.ts. */
+export function intOfText(text: string): number | undefined {
+  const t = text.trim();
+  const n = Number(t);
+  return INT.test(t) && Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** A finite decimal number (exponent allowed), or undefined. Shared with sub-args.ts. */
+export function floatOfText(text: string): number | undefined {
+  const t = text.trim();
+  const n = Number(t);
+  return FLOAT.test(t) && Number.isFinite(n) ? n : undefined;
+}
+
 /** Typed reads of raw values; a malformed value is recorded as a problem and the default is used. */
 export class FlagReader {
   constructor(
@@ -125,8 +141,8 @@ export class FlagReader {
   int(name: string, def: number): number {
     const v = this.get(name);
     if (v === undefined) return def;
-    const n = Number(v.trim());
-    if (!INT.test(v.trim()) || !Number.isSafeInteger(n)) {
+    const n = intOfText(v);
+    if (n === undefined) {
       this.problems.push(`--${name} expects an integer, got '${excerpt(v)}'`);
       return def;
     }
@@ -136,8 +152,8 @@ export class FlagReader {
   float(name: string, def: number): number {
     const v = this.get(name);
     if (v === undefined) return def;
-    const n = Number(v.trim());
-    if (!FLOAT.test(v.trim()) || !Number.isFinite(n)) {
+    const n = floatOfText(v);
+    if (n === undefined) {
       this.problems.push(`--${name} expects a number, got '${excerpt(v)}'`);
       return def;
     }

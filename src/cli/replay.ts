@@ -1,10 +1,11 @@
-// `kv-cache replay TRACE [options]`: parses its own flags, replays the trace, prints a storage
-// summary and writes a results JSON. Bad input exits 2 with every problem in one message and
+// `kv-cache replay TRACE [options]` (its flags declared in subcommands.ts): checks its files, replays
+// the trace, prints a storage summary and writes a results JSON. Bad input exits 2 with every problem in one message and
 // nothing created; it is hardened like `run`: the same cache-dir and output checks, signals (partial
 // results, exit 130/143), --duration, a failure mid-replay saves partial results and exits 1.
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseSubcommandArgs } from './sub-args.js';
+import type { ArgsOf } from './sub-args.js';
+import type { REPLAY_ARGS } from './subcommands.js';
 import { isTraceInputError, ReplayFailedError, replayTrace } from '../engine/replay.js';
 import type { ReplayResult } from '../metrics/replay-result.js';
 import { monotonicClock } from '../util/clock.js';
@@ -18,31 +19,6 @@ import type { IoMode } from '../settings/choices.js';
 import { saveResultsDocument } from './save-results.js';
 import type { SignalGuard } from './signals.js';
 import { EntryFileTracker } from './force-quit.js';
-
-/** Most operations in flight: each is an async lane, and 1,024 already saturate any device here. */
-export const MAX_REPLAY_CONCURRENCY = 1024;
-/** Longest --duration: 24 days (a Node timer fires a longer delay at once). */
-export const MAX_REPLAY_DURATION_SEC = 24 * 86_400;
-
-const REPLAY_HELP = `Usage: kv-cache replay TRACE [options]
-
-Replays an I/O trace (written by --io-trace-log, or by the reference; .zst accepted) against a cache
-directory and measures the storage operations.
-
-  --cache-dir DIR      Directory for the entry files (default: a new temporary directory); must exist
-  --create-cache-dir   Create --cache-dir (and missing parents) when it does not exist
-  --io-mode MODE       direct (O_DIRECT, default) or buffered
-  --concurrency N      Operations in flight at once, 1 … ${MAX_REPLAY_CONCURRENCY} (default: 16)
-  --paced              Issue rows at their trace times instead of as fast as possible
-  --all-tiers          Replay rows of every tier onto storage (default: only Tier-2 rows)
-  --duration S         Stop after S seconds, 1 … ${MAX_REPLAY_DURATION_SEC} (default: at the end of the trace)
-  --seed N             Seed of the payload bytes, a non-negative integer (default: 0)
-  --output FILE        Results JSON (default: replay_results_<YYYYmmdd_HHMMSS>.json)
-  -h, --help           Show this help
-
-SIGINT/SIGTERM stop the replay and save partial results (exit 130/143). The same signal again within 1 s
-is the same request (launchers such as timeout deliver it twice); a later one exits at once, removing
-the entry files.`;
 
 interface ReplayArgs {
   readonly tracePath: string;
@@ -75,58 +51,26 @@ export function traceFileProblems(path: string): string[] {
   return [];
 }
 
-/** An integer flag within [min, max]; `safe` numbers only (1e300 is an integer to JavaScript, not a seed). */
-function intFlag(problems: string[], name: string, raw: string | undefined, dflt: number, min: number, max: number): number {
-  if (raw === undefined) return dflt;
-  const n = raw.trim() === '' ? NaN : Number(raw);
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    problems.push(`--${name} expects an integer from ${min} to ${max}, got '${raw}'`);
-    return dflt;
-  }
-  return n;
-}
-
-function parseReplayArgs(argv: readonly string[], now: Date): ReplayArgs {
-  const parsed = parseSubcommandArgs(
-    argv,
-    {
-      'cache-dir': { type: 'string' },
-      'create-cache-dir': { type: 'boolean' },
-      'io-mode': { type: 'string' },
-      concurrency: { type: 'string' },
-      paced: { type: 'boolean' },
-      'all-tiers': { type: 'boolean' },
-      duration: { type: 'string' },
-      seed: { type: 'string' },
-      output: { type: 'string' },
-    },
-    'replay',
-  );
-  const v = parsed.values;
-  const problems: string[] = [];
-  if (parsed.positionals.length !== 1) problems.push(`replay takes exactly one trace file, got ${parsed.positionals.length}`);
-  const tracePath = parsed.positionals[0] ?? '';
-  if (parsed.positionals.length === 1) problems.push(...traceFileProblems(tracePath));
-  const ioMode = v['io-mode'] ?? 'direct';
-  if (ioMode !== 'direct' && ioMode !== 'buffered') problems.push(`--io-mode must be direct or buffered, got '${ioMode}'`);
-  const concurrency = intFlag(problems, 'concurrency', v.concurrency, 16, 1, MAX_REPLAY_CONCURRENCY);
-  const seed = intFlag(problems, 'seed', v.seed, 0, 0, Number.MAX_SAFE_INTEGER);
-  const durationSec = v.duration === undefined ? undefined : intFlag(problems, 'duration', v.duration, 1, 1, MAX_REPLAY_DURATION_SEC);
+/** The replay's settings from its checked arguments; every problem with the files at once as a ConfigError. */
+function replayArgs(a: ArgsOf<typeof REPLAY_ARGS>, now: Date): ReplayArgs {
+  const v = a.values;
+  const tracePath = a.positionals[0];
+  const problems = traceFileProblems(tracePath);
   const cacheDir = v['cache-dir'];
-  if (cacheDir !== undefined) problems.push(...cacheDirProblems(cacheDir, realFs, v['create-cache-dir'] === true));
-  else if (v['create-cache-dir'] === true) problems.push('--create-cache-dir needs --cache-dir');
+  if (cacheDir !== undefined) problems.push(...cacheDirProblems(cacheDir, realFs, v['create-cache-dir']));
+  else if (v['create-cache-dir']) problems.push('--create-cache-dir needs --cache-dir');
   const output = v.output ?? `replay_results_${fileStamp(now)}.json`;
   if (tracePath !== '') problems.push(...outputProblems(output, '--output', [{ flag: 'the trace', path: tracePath }]));
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     tracePath,
     ...(cacheDir !== undefined ? { cacheDir: resolve(cacheDir) } : {}),
-    ioMode: ioMode as IoMode,
-    concurrency,
-    paced: v.paced === true,
-    allTiers: v['all-tiers'] === true,
-    seed,
-    ...(durationSec !== undefined ? { durationSec } : {}),
+    ioMode: v['io-mode'],
+    concurrency: v.concurrency,
+    paced: v.paced,
+    allTiers: v['all-tiers'],
+    seed: v.seed,
+    ...(v.duration !== undefined ? { durationSec: v.duration } : {}),
     output,
   };
 }
@@ -137,19 +81,9 @@ interface SavedReplay {
   readonly ok: boolean;
 }
 
-export async function replayMain(argv: readonly string[], version: string, signals: SignalGuard): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${REPLAY_HELP}\n`);
-    return 0;
-  }
-  let args: ReplayArgs;
-  try {
-    args = parseReplayArgs(argv, new Date());
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    process.stderr.write(`kv-cache replay: error: ${e.message}\n`);
-    return 2;
-  }
+/** `input`: the arguments as declared in subcommands.ts; a problem with the files throws a ConfigError (exit 2). */
+export async function replayMain(input: ArgsOf<typeof REPLAY_ARGS>, version: string, signals: SignalGuard): Promise<number> {
+  const args = replayArgs(input, new Date());
   const interrupt = signals.begin(); // the arguments are good: from here a signal saves partial results
   const entryFiles = new EntryFileTracker();
   const stopCleaning = signals.atForceQuit(entryFiles.removeAll);

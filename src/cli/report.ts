@@ -7,22 +7,11 @@ import { reportHtml } from '../report/html/build-report.js';
 import { loadRuns, ReportInputError } from '../report/html/run-input.js';
 import type { LoadedRun } from '../report/html/run-input.js';
 import { messageOf } from '../util/errors.js';
-import { readSubcommandArgs } from './sub-args.js';
 import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
-
-export const DEFAULT_REPORT_OUTPUT = 'report.html';
-
-const REPORT_HELP = `Usage: kv-cache report RESULTS.json [MORE.json…] [-o FILE]
-
-Writes one self-contained HTML report (scripts and styles inlined: readable offline and by e-mail).
-One file: headline figures and the validity verdict, bandwidth, IOPS and latency over time, latency
-distributions from the saved histograms, tier occupancy, evictions, QoS, device telemetry,
-autoscaling, run parameters and machine. Several files: the same charts overlaid (one colour per run)
-and a table of headline figures with ratios against the first file.
-
-  -o, --output FILE   The HTML file to write (default: ${DEFAULT_REPORT_OUTPUT})
-  -h, --help          Show this help`;
+import { ConfigError } from './errors.js';
+import type { ArgsOf } from './sub-args.js';
+import type { REPORT_ARGS } from './subcommands.js';
 
 /** Problems with an HTML output path (none when it can be written and is not one of the inputs). */
 export function htmlOutputProblems(path: string, flag: string, inputs: readonly string[]): string[] {
@@ -61,20 +50,13 @@ export function loadOrComplain(prefix: string, paths: readonly string[]): Loaded
   }
 }
 
-export function reportMain(argv: readonly string[], version: string): number {
+/** `args`: RESULTS.json… and -o/--output, as declared in subcommands.ts; an unusable output throws a ConfigError (exit 2). */
+export function reportMain(args: ArgsOf<typeof REPORT_ARGS>, version: string): number {
   const prefix = 'kv-cache report';
-  const parsed = readSubcommandArgs(argv, { output: { type: 'string', short: 'o' } }, prefix, REPORT_HELP);
-  if (typeof parsed === 'number') return parsed;
-  const files = parsed.positionals;
-  const output = parsed.values.output ?? DEFAULT_REPORT_OUTPUT;
-  const problems = [
-    ...(files.length === 0 ? ['give at least one results file (the JSON a run wrote with --output)'] : []),
-    ...htmlOutputProblems(output, '--output', files),
-  ];
-  if (problems.length > 0) {
-    process.stderr.write(`${prefix}: error: ${problems.join('\n')}\n`);
-    return 2;
-  }
+  const files = args.positionals;
+  const output = args.values.output;
+  const problems = htmlOutputProblems(output, '--output', files);
+  if (problems.length > 0) throw new ConfigError(problems);
   const runs = loadOrComplain(prefix, files);
   return runs === undefined ? 2 : writeReport(prefix, runs, output, version);
 }

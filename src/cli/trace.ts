@@ -17,20 +17,9 @@ import { messageOf } from '../util/errors.js';
 import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
 import { ConfigError } from './errors.js';
-import { parseSubcommandArgs } from './sub-args.js';
+import type { ArgsOf } from './sub-args.js';
+import type { TRACE_ARGS } from './subcommands.js';
 import type { SignalGuard } from './signals.js';
-
-export const TRACE_HELP = `Usage: kv-cache trace (--pid N | --command "CMD") [--device DEV] [--duration S] [--fio] [-o FILE]
-
-Traces a process with bpftrace (root): block requests (of DEV, a disk or partition name such as
-nvme0n1 or /dev/sda2, else every device) and the process's read/write/fsync system calls. Ends after
---duration seconds, when the process exits, or on Ctrl-C, and prints the 15 histograms.
-  --pid N            an existing process (its thread group)
-  --command "CMD"    run CMD with sh -c and trace it until it exits
-  --device DEV       filter block probes on DEV's disk (default: every device)
-  --duration S       stop after S seconds
-  --fio              also print the distilled fio job
-  -o, --output FILE  write the fio job to FILE (implies --fio)`;
 
 interface TraceArgs {
   readonly pid?: number;
@@ -41,35 +30,12 @@ interface TraceArgs {
   readonly output?: string;
 }
 
-async function parseTraceArgs(argv: readonly string[]): Promise<TraceArgs> {
-  const parsed = parseSubcommandArgs(
-    argv,
-    {
-      pid: { type: 'string' },
-      command: { type: 'string' },
-      device: { type: 'string' },
-      duration: { type: 'string' },
-      fio: { type: 'boolean' },
-      output: { type: 'string', short: 'o' },
-    },
-    'trace',
-    false,
-  );
-  const v = parsed.values;
+/** The trace's settings from the checked arguments (as declared in subcommands.ts); a missing process or device throws a ConfigError. */
+async function traceArgs(input: ArgsOf<typeof TRACE_ARGS>): Promise<TraceArgs> {
+  const v = input.values;
   const problems: string[] = [];
-  if ((v.pid === undefined) === (v.command === undefined)) problems.push('give exactly one of --pid N or --command "CMD"');
-  let pid: number | undefined;
-  if (v.pid !== undefined) {
-    pid = Number(v.pid);
-    if (!Number.isSafeInteger(pid) || pid < 1) problems.push(`--pid expects a process id, got '${v.pid}'`);
-    else if (!processExists(pid)) problems.push(`--pid ${pid}: no such process`);
-  }
+  if (v.pid !== undefined && !processExists(v.pid)) problems.push(`--pid ${v.pid}: no such process`);
   if (v.command?.trim() === '') problems.push('--command is empty; give a command line');
-  let durationSec: number | undefined;
-  if (v.duration !== undefined) {
-    durationSec = Number(v.duration);
-    if (!Number.isFinite(durationSec) || durationSec <= 0) problems.push(`--duration expects seconds > 0, got '${v.duration}'`);
-  }
   let device: DeviceFilter | undefined = { kind: 'all', reason: 'no --device given' };
   if (v.device !== undefined) {
     device = await deviceFilterForName(v.device);
@@ -78,11 +44,11 @@ async function parseTraceArgs(argv: readonly string[]): Promise<TraceArgs> {
   if (v.output !== undefined) problems.push(...outputProblems(v.output, '--output'));
   if (problems.length > 0 || device === undefined) throw new ConfigError(problems);
   return {
-    ...(pid !== undefined ? { pid } : {}),
+    ...(v.pid !== undefined ? { pid: v.pid } : {}),
     ...(v.command !== undefined ? { command: v.command } : {}),
     device,
-    ...(durationSec !== undefined ? { durationSec } : {}),
-    fio: v.fio === true || v.output !== undefined,
+    ...(v.duration !== undefined ? { durationSec: v.duration } : {}),
+    fio: v.fio || v.output !== undefined,
     ...(v.output !== undefined ? { output: v.output } : {}),
   };
 }
@@ -114,24 +80,14 @@ function untilEnd(args: TraceArgs, interrupt: AbortSignal, child: ChildProcess |
   });
 }
 
+/** A missing process, device or unusable output throws a ConfigError (exit 2) before anything starts. */
 export async function traceMain(
-  argv: readonly string[],
+  input: ArgsOf<typeof TRACE_ARGS>,
   version: string,
   signals: SignalGuard,
   tracer: Omit<TracerOptions, 'clock'> = {},
 ): Promise<number> {
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${TRACE_HELP}\n`);
-    return 0;
-  }
-  let args: TraceArgs;
-  try {
-    args = await parseTraceArgs(argv);
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    process.stderr.write(`kv-cache trace: error: ${e.message}\n`);
-    return 2;
-  }
+  const args = await traceArgs(input);
   const interrupt = signals.begin();
   // A command starts stopped behind a shell that waits for its go (a line on stdin), so that its first I/O is traced.
   const child =

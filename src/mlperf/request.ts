@@ -3,7 +3,6 @@
 // (plus which options to run, the dry run, progress and the barrier timeout, which change no
 // measurement). In OPEN an option value is overridden only by a flag the user actually typed: no
 // default of ours ever stands in for the option's value (upstream's argparse defaults leak in).
-import { parseArgs } from 'node:util';
 import { CLOSED_DEFAULTS, OPTION_IDS, VALUE_FLAGS } from './options.js';
 import type { OptionId, OptionValues } from './options.js';
 
@@ -47,61 +46,14 @@ const CLOSED_LOCKED: ReadonlyArray<readonly [string, string]> = [
   ...Object.values(VALUE_FLAGS).map((f) => [f, "the option's value (Rules table KVCache-1)"] as const),
 ];
 
-export const MLPERF_HELP = `Usage: kv-cache mlperf --results-dir DIR --cache-dir DIR [options]
-
-Runs the MLPerf Storage v3.0 KV-cache sequence in one command: preconditioning, then options 1, 2, 3
-(KVCache-1: 1 Max Storage Stress, 2 Storage Throughput, 3 Large Model), each trial launched as ranks
-(mpirun when more than one), delays around every trial, and the merged summary
-kvcache_run_summary_<time>.json in <results-dir>/kvcache_<time>/.
-
-  --closed / --open          Division (default: closed). CLOSED locks seed 42, 3 trials, 90 s delays,
-                             no --config, preconditioning and every option value
-  --option 1|2|3|all         Options to run (default: all)
-  --results-dir DIR          Where results go (must exist; on a file system every host shares)
-  --cache-dir DIR            The storage under test (must exist; each rank uses DIR/rank_<N>/);
-                             CLOSED: on another file system than --results-dir
-  --system-name NAME         Recorded in the summary
-  --hosts H1,H2,…            Hosts for mpirun (default: this host only)
-  --num-processes N          Total ranks (must divide evenly by the host count)
-  --npernode N               Ranks per host (default: num-processes ÷ hosts, else 1)
-  --mpi-params "…"           Extra mpirun arguments, split on whitespace
-  --barrier-timeout S        Seconds ranks wait for each other at a barrier (default: 300)
-  --dry-run                  Print the exact commands of the sequence, run nothing
-  --no-progress              Plain progress lines even on a terminal
-OPEN only:
-  --trials N, --seed N, --start-delay S, --end-delay S, --inter-option-delay S, --config FILE,
-  --skip-precondition, --precondition-size-gb G, and the option values --model, --num-users,
-  --cpu-mem-gb, --gpu-mem-gb, --max-concurrent-allocs, --generation-mode, --duration (each one given
-  overrides that value in every option run; values not given stay the option's)
-  -h, --help                 Show this help
-
-Ctrl-C stops the running trial (its ranks save partial results), merges what finished, exits 130.`;
-
-const STRING_FLAGS = [
-  'option',
-  'trials',
-  'results-dir',
-  'cache-dir',
-  'system-name',
-  'hosts',
-  'num-processes',
-  'npernode',
-  'mpi-params',
-  'start-delay',
-  'end-delay',
-  'inter-option-delay',
-  'seed',
-  'config',
-  'precondition-size-gb',
-  'barrier-timeout',
-  ...Object.values(VALUE_FLAGS),
-] as const;
-const BOOL_FLAGS = ['closed', 'open', 'dry-run', 'skip-precondition', 'no-progress', 'help'] as const;
-
-export type ParsedMlperf = { readonly help: true } | { readonly help: false; readonly request: MlperfRequest; readonly problems: string[] };
+/** The parsed `kv-cache mlperf` arguments (declared in cli/subcommands.ts): text values, switches, and which were typed. */
+export interface MlperfArgs {
+  readonly values: Readonly<Record<string, string | boolean | undefined>>;
+  readonly given: ReadonlySet<string>;
+}
 
 /** Reads a number flag; `int` demands an integer. A bad value is a problem and `def` is used. */
-function numberFlag(problems: string[], v: Record<string, unknown>, name: string, def: number, min: number, int: boolean): number {
+function numberFlag(problems: string[], v: MlperfArgs['values'], name: string, def: number, min: number, int: boolean): number {
   const raw = v[name];
   if (typeof raw !== 'string') return def;
   const n = raw.trim() === '' ? NaN : Number(raw);
@@ -123,48 +75,26 @@ function optionList(raw: string | undefined, problems: string[]): OptionId[] {
   return ids;
 }
 
-/** MPI parameters start with dashes (`--mpi-params "--bind-to core"`): taken as the flag's value, not as flags. */
-function joinMpiParams(argv: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    if (argv[i] === '--mpi-params' && i + 1 < argv.length) out.push(`--mpi-params=${argv[++i]}`);
-    else out.push(argv[i]);
-  }
-  return out;
-}
-
-/** Parses `kv-cache mlperf` argv. Problems are collected, never thrown. */
-export function parseMlperfArgs(argv: readonly string[]): ParsedMlperf {
+/** The request of parsed `kv-cache mlperf` arguments (their syntax already checked). Problems are collected, never thrown. */
+export function mlperfRequest(args: MlperfArgs): { readonly request: MlperfRequest; readonly problems: string[] } {
   const problems: string[] = [];
-  let values: Record<string, unknown> = {};
-  try {
-    const parsed = parseArgs({
-      args: joinMpiParams(argv),
-      strict: true,
-      allowPositionals: false,
-      options: {
-        ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])),
-        ...Object.fromEntries(BOOL_FLAGS.map((f) => [f, { type: 'boolean' as const }])),
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-    values = parsed.values;
-  } catch (e) {
-    problems.push(`mlperf: ${(e as Error).message}`);
-  }
-  if (values.help === true) return { help: true };
-  const given = (f: string): boolean => values[f] !== undefined;
-  const str = (f: string): string | undefined => (typeof values[f] === 'string' ? values[f] : undefined);
+  const values = args.values;
+  const given = (f: string): boolean => args.given.has(f);
+  const str = (f: string): string | undefined => {
+    const v = values[f];
+    return typeof v === 'string' ? v : undefined;
+  };
   if (given('closed') && given('open')) problems.push('--closed and --open exclude each other');
   const division: Division = given('open') ? 'open' : 'closed';
   if (division === 'closed')
     for (const [flag, instead] of CLOSED_LOCKED)
       if (given(flag)) problems.push(`--${flag} is locked in CLOSED (it uses ${instead}); run with --open to change it`);
 
+  // Both are required by the declaration; an empty one (`--results-dir ''`) is still a problem.
   const resultsDir = str('results-dir') ?? '';
   const cacheDir = str('cache-dir') ?? '';
-  if (resultsDir === '') problems.push('--results-dir DIR is required (where the results and the summary go)');
-  if (cacheDir === '') problems.push('--cache-dir DIR is required (the storage under test)');
+  if (resultsDir === '') problems.push('--results-dir DIR is empty (where the results and the summary go)');
+  if (cacheDir === '') problems.push('--cache-dir DIR is empty (the storage under test)');
   const hosts = (str('hosts') ?? '')
     .split(',')
     .map((h) => h.trim())
@@ -224,5 +154,5 @@ export function parseMlperfArgs(argv: readonly string[]): ParsedMlperf {
     noProgress: values['no-progress'] === true,
     overrides: overrides,
   };
-  return { help: false, request, problems };
+  return { request, problems };
 }

@@ -48,5 +48,5 @@ test('kv-cache models: the table, --json, and a bad argument (exit 2)', async ()
   assert.equal(rows.find((r) => r.key === 'llama2-7b')?.kv_bytes_per_token, 524288);
   const bad = await runCli(['models', '--csv']);
   assert.equal(bad.code, 2);
-  assert.equal(bad.stderr, "kv-cache models: error: unexpected argument '--csv' (valid: --json, --help)\n");
+  assert.equal(bad.stderr, "kv-cache models: error: Invalid configuration: unknown option '--csv'\nUsage: kv-cache models [--json]\n");
 });

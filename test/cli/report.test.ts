@@ -50,7 +50,7 @@ test('kv-cache report: bad input → one message, exit 2, nothing written', () =
       [[f.good, '-o', f.good], /is the same file as results file/],
       [[f.good, '-o', join(dir, 'x.json')], /ends in \.json; give the HTML file's path/],
       [['-o', out], /give at least one results file/],
-      [[f.good, '--bogus'], /^kv-cache report: error: Unknown option '--bogus'/],
+      [[f.good, '--bogus'], /^kv-cache report: error: Invalid configuration: unknown option '--bogus'\nUsage: kv-cache report /],
     ];
     for (const [args, message] of cases) assertBadInput(await runCli(['report', ...args], { cwd: dir }), message);
     // Two bad files: both named in the one message.
@@ -69,10 +69,11 @@ test('kv-cache report writes one HTML file (its directory made), and --help says
     assert.ok(readFileSync(out, 'utf8').startsWith('<!DOCTYPE html>'));
     const help = await runCli(['report', '--help']);
     assert.equal(help.code, 0);
-    assert.match(help.stdout, /^Usage: kv-cache report RESULTS\.json \[MORE\.json…\] \[-o FILE\]/);
+    assert.match(help.stdout, /^Usage: kv-cache report RESULTS\.json… \[-o FILE\]\n\nWrites one self-contained HTML report/);
+    assert.match(help.stdout, /^ {2}-o, --output FILE {3}The HTML file to write \(default: report\.html\)$/m);
     const top = await runCli(['--help']);
     assert.match(top.stdout, /kv-cache report RESULTS\.json… \[-o FILE\] +Writes a self-contained HTML report/);
-    assert.match(top.stdout, /kv-cache compare A\.json B\.json… \[--html FILE\] +Prints headline figures/);
+    assert.match(top.stdout, /kv-cache compare RESULTS\.json RESULTS\.json… \[--html FILE\] +Prints headline figures/);
   }));
 
 test('kv-cache compare: a table with ratios; --html writes the comparison view; bad input exits 2 with nothing written', () =>
@@ -80,7 +81,7 @@ test('kv-cache compare: a table with ratios; --html writes the comparison view; 
     const f = files(dir);
     assertBadInput(
       await runCli(['compare', f.good]),
-      /give two or more results files to compare \(got 1\); for one run use kv-cache report/,
+      /give at least two results files \(RESULTS\.json\), got 1; for one run use kv-cache report\nUsage: kv-cache compare /,
     );
     assertBadInput(await runCli(['compare', f.good, f.future]), /future\.json: schema_version 2\.99\.0 is newer/);
     mkdirSync(join(dir, 'd'));

@@ -86,11 +86,17 @@ test('aggregate: bad arguments and no results are exit 2 with one message, nothi
     assert.equal(missing.code, 2);
     assert.equal(
       missing.stderr,
-      `kv-cache aggregate: error: ${join(dir, 'nope')}: no such directory; --output ${join(dir, 's.ods')}: give a path ending in .xlsx or .csv\n`,
+      [
+        'kv-cache aggregate: error: Invalid configuration (2 problems):',
+        `  - ${join(dir, 'nope')}: no such directory`,
+        `  - --output ${join(dir, 's.ods')}: give a path ending in .xlsx or .csv`,
+        'Usage: kv-cache aggregate DIR… [-o FILE]',
+        '',
+      ].join('\n'),
     );
     const none = await runCli(['aggregate']);
     assert.equal(none.code, 2);
-    assert.match(none.stderr, /no directory given/);
+    assert.match(none.stderr, /give at least one directory \(DIR\), got 0\nUsage: kv-cache aggregate DIR… \[-o FILE\]\n$/);
     await writeFile(join(dir, 'x.json'), '{"a": 1}');
     const empty = await runCli(['aggregate', dir, '-o', join(dir, 's.xlsx')]);
     assert.equal(empty.code, 2);
@@ -98,7 +104,7 @@ test('aggregate: bad arguments and no results are exit 2 with one message, nothi
     assert.equal(empty.stderr, `kv-cache aggregate: error: no run results found in ${dir} (*.json files with a 'summary')\n`);
     const flag = await runCli(['aggregate', dir, '--bogus']);
     assert.equal(flag.code, 2);
-    assert.match(flag.stderr, /Unknown option '--bogus'/);
+    assert.match(flag.stderr, /unknown option '--bogus'/);
     assert.deepEqual(await readdir(dir), ['x.json'], 'nothing written');
   });
 });

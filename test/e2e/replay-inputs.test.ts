@@ -19,7 +19,7 @@ function assertBadInput(r: { code: number | null; stderr: string }, message: Reg
   assert.equal(r.stderr.trim().split('\n')[0]?.startsWith('kv-cache replay: error:'), true, r.stderr);
 }
 
-test('replay: bad flags and paths are refused together, before anything is created', async () => {
+test('replay: bad flag values are refused together, then bad paths together, before anything is created', async () => {
   await inTempDir(async (dir) => {
     const t = join(dir, 't.csv');
     await writeFile(t, trace(['1.0,Write,4096,Tier-2,a,Prefill']));
@@ -28,12 +28,22 @@ test('replay: bad flags and paths are refused together, before anything is creat
     assert.equal(
       r.stderr,
       [
-        'kv-cache replay: error: Invalid configuration (5 problems):',
+        'kv-cache replay: error: Invalid configuration (3 problems):',
         "  - --concurrency expects an integer from 1 to 1024, got '1e9'",
-        "  - --seed expects an integer from 0 to 9007199254740991, got '1e300'",
         "  - --duration expects an integer from 1 to 2073600, got '0'",
+        "  - --seed expects an integer from 0 to 9007199254740991, got '1e300'",
+        'Usage: kv-cache replay TRACE [options]',
+        '',
+      ].join('\n'),
+    );
+    const paths = await runCli(['replay', t, '--cache-dir', '', '-o', t]);
+    assert.equal(
+      paths.stderr,
+      [
+        'kv-cache replay: error: Invalid configuration (2 problems):',
         "  - cache-dir '' is empty: give a directory path (or leave the flag out for a temporary directory)",
         `  - --output ${t} is the same file as the trace ${t}; writing it would overwrite the input`,
+        'Usage: kv-cache replay TRACE [options]',
         '',
       ].join('\n'),
     );

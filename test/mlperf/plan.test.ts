@@ -2,16 +2,20 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { launcherArgv, planLines, planSequence, shellQuote } from '../../src/mlperf/plan.js';
 import type { LaunchContext } from '../../src/mlperf/plan.js';
-import { parseMlperfArgs } from '../../src/mlperf/request.js';
+import { parseSubcommandArgs } from '../../src/cli/sub-args.js';
+import { MLPERF_ARGS } from '../../src/cli/subcommands.js';
+import { mlperfRequest } from '../../src/mlperf/request.js';
 import type { MlperfRequest } from '../../src/mlperf/request.js';
 
 const CTX: LaunchContext = { node: '/usr/bin/node', bin: '/opt/kv/bin/kv-cache.cjs', cores: 2, isRoot: false, stamp: '20260101_120000' };
 
 function request(argv: readonly string[]): MlperfRequest {
-  const p = parseMlperfArgs(['--results-dir', '/res', '--cache-dir', '/mnt/nvme', ...argv]);
+  const p = parseSubcommandArgs(MLPERF_ARGS, ['--results-dir', '/res', '--cache-dir', '/mnt/nvme', ...argv]);
   assert.ok(!p.help);
   assert.deepEqual(p.problems, []);
-  return p.request;
+  const r = mlperfRequest(p.args);
+  assert.deepEqual(r.problems, []);
+  return r.request;
 }
 
 const KV = '/usr/bin/node /opt/kv/bin/kv-cache.cjs';

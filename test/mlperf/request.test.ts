@@ -2,15 +2,19 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MLPERF_OPTIONS } from '../../src/mlperf/options.js';
 import { effectiveValues } from '../../src/mlperf/plan.js';
-import { parseMlperfArgs } from '../../src/mlperf/request.js';
+import { parseSubcommandArgs } from '../../src/cli/sub-args.js';
+import { MLPERF_ARGS } from '../../src/cli/subcommands.js';
+import { mlperfRequest } from '../../src/mlperf/request.js';
 import type { MlperfRequest } from '../../src/mlperf/request.js';
 
 const BASE = ['--results-dir', '/r', '--cache-dir', '/c'];
 
+/** The request of `kv-cache mlperf` argv, with the problems of the declared syntax (cli/subcommands.ts) first. */
 function parsed(argv: readonly string[]): { request: MlperfRequest; problems: string[] } {
-  const p = parseMlperfArgs(argv);
+  const p = parseSubcommandArgs(MLPERF_ARGS, argv);
   assert.ok(!p.help);
-  return p;
+  const r = mlperfRequest(p.args);
+  return { request: r.request, problems: [...p.problems, ...r.problems] };
 }
 
 test('CLOSED is the default and uses seed 42, 3 trials, 90 s delays, preconditioning and every option value', () => {
@@ -94,10 +98,13 @@ test('rank counts: hosts × npernode, an even division of --num-processes, and t
     '--num-processes 3 does not divide evenly by 2 hosts; give a multiple of 2',
   ]);
   assert.deepEqual(parsed([...BASE, '--num-processes', '3', '--npernode', '2']).problems, ['--num-processes 3 ≠ --npernode 2 × 1 host(s)']);
-  assert.deepEqual(parsed(['--closed', '--open', '--option', '4']).problems, [
+  assert.deepEqual(parsed([...BASE, '--closed', '--open', '--option', '4']).problems, [
     '--closed and --open exclude each other',
-    '--results-dir DIR is required (where the results and the summary go)',
-    '--cache-dir DIR is required (the storage under test)',
     "--option: invalid choice '4'; valid: 1, 2, 3, all (or a list such as 1,3)",
+  ]);
+  assert.deepEqual(parsed(['--results-dir', '', '--option', '1']).problems, [
+    '--cache-dir DIR is required',
+    '--results-dir DIR is empty (where the results and the summary go)',
+    '--cache-dir DIR is empty (the storage under test)',
   ]);
 });
