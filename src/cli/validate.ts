@@ -12,6 +12,7 @@ import type { Settings, ValidationLimits } from '../settings/config-keys.js';
 import { entrySizeOf, kvBytesPerToken } from '../model/models.js';
 import type { ModelConfig } from '../model/models.js';
 import { formatBytes } from '../util/input-file.js';
+import { storageBackendProblems } from '../tiers/registry.js';
 
 export interface CheckResult {
   readonly problems: string[];
@@ -110,6 +111,8 @@ export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs
       '--dataset-path (ShareGPT replay) and --use-burst-trace (BurstGPT replay) are mutually exclusive: a run replays one workload source; drop one of them',
     );
   if (f.cacheDir !== undefined) problems.push(...cacheDirProblems(f.cacheDir, fs, f.createCacheDir));
+  // Trace mode replaces every tier with a null tier: the storage backend is not opened.
+  if (f.ioTraceLog === undefined) problems.push(...storageBackendProblems(f.storageBackend, f.storageCapacityGb));
   return { problems, warnings };
 }
 

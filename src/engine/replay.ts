@@ -7,26 +7,30 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
-import type { DiskCounters, DiskDelta } from '../metrics/diskstats.js';
+import type { DiskCounters, DiskDelta, StorageDevice } from '../metrics/diskstats.js';
 import { Recorder } from '../metrics/recorder.js';
 import type { RecorderSnapshot } from '../metrics/recorder.js';
-import type { IoMode } from '../settings/choices.js';
+import type { IoMode } from '../tiers/io-mode.js';
+import { DEFAULT_STORAGE_BACKEND } from '../tiers/registry.js';
+import type { StorageBackendName } from '../tiers/registry.js';
 import { readTrace } from '../trace/reader.js';
 import type { TraceRow } from '../trace/format.js';
 import type { Clock } from '../util/clock.js';
 import { KeyedMutex } from '../util/lock.js';
 import { FailedWithPartialResults } from '../util/errors.js';
 import { IoAbortedError } from '../tiers/backend.js';
-import { fileNameForKey } from '../tiers/file.js';
+import { fileNameForKey } from '../tiers/file-names.js';
 import { TraceFormatError, ZstdError } from '../trace/errors.js';
 import { StopController } from './stop-control.js';
-import { openFileStorage, slotCounts, tearDown } from './tier-stack.js';
-import type { FileStorage } from './tier-stack.js';
+import { openStorage, slotCounts, tearDown } from './tier-stack.js';
+import type { OpenStorage } from './tier-stack.js';
 import { captureMachine } from './machine.js';
 import type { MachineContext } from '../metrics/result.js';
 
 export interface ReplayOptions {
   readonly tracePath: string;
+  /** The storage backend (the registry's row); default `file`. */
+  readonly storageBackend?: StorageBackendName;
   readonly cacheDir?: string;
   readonly ioMode: IoMode;
   /** Operations in flight at once (as fast as possible mode). */
@@ -124,7 +128,7 @@ export async function replayTrace(o: ReplayOptions, control: ReplayControl): Pro
   // The trace first: a missing header, a malformed first row or a file zstd cannot decode fails
   // here, before the cache directory or any thread exists.
   const trace = await openedTrace(o.tracePath);
-  let files: FileStorage;
+  let files: OpenStorage;
   try {
     files = await openReplayStorage(o);
   } catch (e) {
@@ -132,10 +136,10 @@ export async function replayTrace(o: ReplayOptions, control: ReplayControl): Pro
     throw e;
   }
   try {
-    const stop = new StopController(() => files.file.stopInFlight());
+    const stop = new StopController(() => files.opened.backend.stopInFlight?.());
     const unfollow = stop.follow(control.interrupt);
     const issuer = new OperationIssuer(files, o.allTiers, o.tracePath);
-    const measurement = await Measurement.start(files.file.dir, control.clock);
+    const measurement = await Measurement.start(files.target.device, control.clock);
     const timer = o.durationSec !== undefined ? setTimeout(() => stop.stopWith('duration'), o.durationSec * 1000) : undefined;
     try {
       const pacing = new Pacing(o.paced, control.clock, measurement.startMs);
@@ -148,11 +152,11 @@ export async function replayTrace(o: ReplayOptions, control: ReplayControl): Pro
     const measured = await measurement.stop();
     if (isTraceInputError(stop.failure)) throw stop.failure;
     const reason = stop.reason('workload_complete') as ReplayStopReason;
-    const result = assembleResult(issuer, measured, files, await captureMachine(files.file), reason, o.durationSec);
+    const result = assembleResult(issuer, measured, files, captureMachine(files.target), reason, o.durationSec);
     if (stop.failure !== undefined) throw new ReplayFailedError(result, stop.failure);
     return result;
   } finally {
-    await tearDown({ payload: files.payload, tiers: files.file });
+    await tearDown({ payload: files.payload, tiers: files.opened.backend });
   }
 }
 
@@ -182,9 +186,10 @@ async function openedTrace(path: string): Promise<OpenedTrace> {
   return { rows, close };
 }
 
-/** The cache directory's file tier and the payload generator, with slots for `concurrency` operations. */
-function openReplayStorage(o: ReplayOptions): Promise<FileStorage> {
-  return openFileStorage({
+/** The storage backend (the cache directory's file tier by default) and the payload generator, with slots for `concurrency` operations. */
+function openReplayStorage(o: ReplayOptions): Promise<OpenStorage> {
+  return openStorage({
+    backend: o.storageBackend ?? DEFAULT_STORAGE_BACKEND,
     ...(o.cacheDir !== undefined ? { cacheDir: o.cacheDir } : {}),
     ioMode: o.ioMode,
     seed: o.seed,
@@ -272,7 +277,7 @@ class OperationIssuer {
   private readonly hashed = new Set<string>();
 
   constructor(
-    private readonly files: FileStorage,
+    private readonly files: OpenStorage,
     private readonly allTiers: boolean,
     private readonly tracePath: string,
   ) {}
@@ -310,7 +315,7 @@ class OperationIssuer {
   }
 
   private async write(row: TraceRow): Promise<void> {
-    const t = await this.files.file.write(row.key, this.files.payload.source(row.key, row.size));
+    const t = await this.files.opened.backend.write(row.key, this.files.payload.source(row.key, row.size));
     this.written.add(row.key);
     this.recorder.recordIo('storage', 'write', t);
     this.counts.writes++;
@@ -320,8 +325,8 @@ class OperationIssuer {
   }
 
   private async read(row: TraceRow): Promise<void> {
-    const size = this.files.file.sizeOf(row.key);
-    const r = await this.files.file.read(row.key);
+    const size = this.files.opened.backend.sizeOf(row.key);
+    const r = await this.files.opened.backend.read(row.key);
     if (size !== undefined && r.bytes < size) throw new IoAbortedError(r.bytes); // cut by the stop
     this.recorder.recordIo('storage', 'read', r.timing);
     this.counts.reads++;
@@ -331,7 +336,7 @@ class OperationIssuer {
   }
 
   private async delete(row: TraceRow): Promise<void> {
-    await this.files.file.delete(row.key);
+    await this.files.opened.backend.delete(row.key);
     this.written.delete(row.key);
     this.counts.deletes++;
   }
@@ -342,7 +347,7 @@ interface Measured {
   readonly device?: ReplayResult['device'];
 }
 
-/** The replay's wall time and, where the cache directory's device is known, its disk counters. */
+/** The replay's wall time and, where the storage's device was resolved, its disk counters. */
 class Measurement {
   private constructor(
     private readonly clock: Clock,
@@ -351,8 +356,8 @@ class Measurement {
     readonly startMs: number,
   ) {}
 
-  static async start(dir: string, clock: Clock): Promise<Measurement> {
-    const watch = await DiskWatch.forPath(dir).catch(() => undefined);
+  static async start(device: StorageDevice, clock: Clock): Promise<Measurement> {
+    const watch = device.kind === 'device' ? DiskWatch.forDevice(device.device) : undefined;
     const before = await watch?.snapshot().catch(() => undefined);
     return new Measurement(clock, watch, before, clock.now());
   }
@@ -370,7 +375,7 @@ class Measurement {
 function assembleResult(
   issuer: OperationIssuer,
   measured: Measured,
-  files: FileStorage,
+  files: OpenStorage,
   machine: MachineContext,
   stopReason: ReplayStopReason,
   durationLimitSec: number | undefined,
@@ -381,7 +386,7 @@ function assembleResult(
     counts: issuer.counts,
     recorded: issuer.recorder.snapshot(),
     elapsedSec: measured.elapsedSec,
-    storage: files.info,
+    storage: { dir: files.target.location, ioMode: files.target.ioMode, fileSystem: files.target.fileSystem },
     ...(measured.device !== undefined ? { device: measured.device } : {}),
     machine,
   };

@@ -123,6 +123,16 @@ test('--prefill-only with --decode-only is rejected as mutually exclusive', () =
   assert.equal(parse(['--prefill-only']).config.prefillOnly, true);
 });
 
+test('--storage-backend memory needs --storage-capacity-gb (no free-space probe), except in trace mode', () => {
+  assert.match(
+    rejection(['--storage-backend', 'memory']),
+    /--storage-backend memory needs --storage-capacity-gb > 0: RAM has no free space to take a share of/,
+  );
+  assert.equal(parse(['--storage-backend', 'memory', '--storage-capacity-gb', '2']).config.storageBackend, 'memory');
+  assert.equal(parse(['--storage-backend', 'memory', '--io-trace-log', 'trace.csv']).config.storageBackend, 'memory');
+  assert.equal(parse([]).config.storageBackend, 'file');
+});
+
 test('gpu-bandwidth-gbs must be positive', () => {
   assert.match(rejection(['--gpu-bandwidth-gbs', '0']), /gpu-bandwidth-gbs must be positive/);
 });

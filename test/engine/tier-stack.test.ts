@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { slotCounts, tearDown } from '../../src/engine/tier-stack.js';
-import { READS_IN_FLIGHT } from '../../src/tiers/file.js';
+import { READS_IN_FLIGHT } from '../../src/tiers/direct-io.js';
 
 function part(name: string, log: string[], fails = false): { close(): Promise<void> } {
   return {
