@@ -21,10 +21,8 @@ function openMemory(): Promise<OpenedStorage> {
     },
     warnings: ['--storage-backend memory: the storage tier keeps its entries in RAM; this run tests the harness, not a storage device'],
     leftovers: () => Promise.resolve({ found: null, warnings: [] }), // nothing outlives a process
-    limitBytes: (capacityBytes) => {
-      if (capacityBytes <= 0) throw new RangeError(NO_CAPACITY); // capacityProblem refuses this at start
-      return Promise.resolve(capacityBytes);
-    },
+    // capacityProblem refuses a missing capacity at start; this is the guard behind it.
+    limitBytes: (capacityBytes) => (capacityBytes > 0 ? Promise.resolve(capacityBytes) : Promise.reject(new RangeError(NO_CAPACITY))),
     // The cache keeps the tier within its limit and RAM refuses no write with a "full" error.
     fullness: { where: 'memory', isFullError: () => false, space: () => Promise.resolve(undefined) },
   });
