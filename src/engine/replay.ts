@@ -19,7 +19,6 @@ import type { Clock } from '../util/clock.js';
 import { KeyedMutex } from '../util/lock.js';
 import { FailedWithPartialResults } from '../util/errors.js';
 import { IoAbortedError } from '../tiers/backend.js';
-import { fileNameForKey } from '../tiers/file-names.js';
 import { TraceFormatError, ZstdError } from '../trace/errors.js';
 import { StopController } from './stop-control.js';
 import { openStorage, slotCounts, tearDown } from './tier-stack.js';
@@ -55,17 +54,16 @@ export type ReplayStopReason = 'workload_complete' | 'duration' | 'interrupted' 
 
 /** Largest object a row may name: no KV-cache entry is a TiB, and a bigger one would only fill the disk. */
 export const MAX_REPLAY_OBJECT_BYTES = 2 ** 40;
-/** Longest entry file name used as is; longer keys are hashed. NAME_MAX is 255 bytes: room is left for a prefix. */
-export const MAX_PLAIN_FILE_NAME = 200;
 const HASHED_KEY = /^#sha256:[0-9a-f]{64}$/;
 
 /**
- * The key the replay stores a trace key under. A key whose file name would be too long is replaced
- * by `#sha256:<hex>` of it (fixed length, safe characters). A trace key that already looks like that
- * is hashed too, so two different trace keys never share a file.
+ * The key the replay stores a trace key under. A key the storage cannot hold as it is (`fits`; the
+ * file kind: its file name would be too long) is replaced by `#sha256:<hex>` of it (fixed length,
+ * safe characters). A trace key that already looks like that is hashed too, so two different trace
+ * keys never share an entry.
  */
-export function storageKeyFor(key: string): string {
-  if (!HASHED_KEY.test(key) && fileNameForKey(key).length <= MAX_PLAIN_FILE_NAME) return key;
+export function storageKeyFor(key: string, fits: (key: string) => boolean = () => true): string {
+  if (!HASHED_KEY.test(key) && fits(key)) return key;
   return `#sha256:${createHash('sha256').update(key, 'utf8').digest('hex')}`;
 }
 
@@ -275,12 +273,16 @@ class OperationIssuer {
   private readonly written = new Set<string>();
   /** Trace keys already stored under a hashed name (counted once each). */
   private readonly hashed = new Set<string>();
+  /** Whether the storage holds a key under its own name (absent: every key). */
+  private readonly keyFits: (key: string) => boolean;
 
   constructor(
     private readonly files: OpenStorage,
     private readonly allTiers: boolean,
     private readonly tracePath: string,
-  ) {}
+  ) {
+    this.keyFits = files.opened.keyFits ?? (() => true);
+  }
 
   /**
    * Counts a row pulled from the trace: undefined if its tier is not replayed, else the row with the
@@ -294,7 +296,7 @@ class OperationIssuer {
     }
     if (row.size > MAX_REPLAY_OBJECT_BYTES)
       throw new ReplayRowError(this.tracePath, n, `Object_Size_Bytes ${row.size} is larger than the 1 TiB (2^40 bytes) an entry may have`);
-    const key = storageKeyFor(row.key);
+    const key = storageKeyFor(row.key, this.keyFits);
     if (key !== row.key && !this.hashed.has(row.key)) {
       this.hashed.add(row.key);
       this.counts.hashedKeys++;

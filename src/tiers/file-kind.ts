@@ -4,7 +4,7 @@
 // and the warnings for refused O_DIRECT and RAM file systems.
 import { GiB } from '../util/units.js';
 import { FileBackend } from './file.js';
-import { findStaleEntries, removeStaleEntries } from './file-names.js';
+import { fileNameForKey, findStaleEntries, MAX_PLAIN_FILE_NAME, removeStaleEntries } from './file-names.js';
 import { freeSpaceLimitBytes, RAM_FILE_SYSTEMS, spaceOf } from './fs-info.js';
 import type { IoMode } from './io-mode.js';
 import type { LeftoverEntries, OpenedStorage, StorageKind, StorageOpenOptions } from './storage-kind.js';
@@ -61,6 +61,7 @@ async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
     // Asked after the leftovers were handled: removed ones free their space for this run.
     limitBytes: (capacityBytes) => (capacityBytes > 0 ? Promise.resolve(capacityBytes) : freeSpaceLimitBytes(dir)),
     fullness: { where: `${dir} (${file.fileSystem})`, isFullError: (c) => FULL_ERRORS.has(c), space: () => spaceOf(dir) },
+    keyFits: (key) => fileNameForKey(key).length <= MAX_PLAIN_FILE_NAME,
   };
 }
 

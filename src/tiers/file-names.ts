@@ -22,6 +22,9 @@ export function fileNameForKey(key: string): string {
   return `${name}.bin`;
 }
 
+/** Longest entry file name a key is stored under as it is; longer keys are hashed by the replay. NAME_MAX is 255 bytes: room is left for the `kvc-<run id>-` prefix. */
+export const MAX_PLAIN_FILE_NAME = 200;
+
 /** A run id: 8 lowercase hex digits. */
 export const RUN_ID = /^[0-9a-f]{8}$/;
 /** An entry file of any run: `kvc-<run id>-<escaped key>.bin`; group 1 is the run id. */

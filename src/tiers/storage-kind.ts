@@ -75,6 +75,8 @@ export interface OpenedStorage {
   /** The tier's limit: `capacityBytes` (--storage-capacity-gb) when positive, else the kind's default. */
   limitBytes(capacityBytes: number): Promise<number>;
   readonly fullness: StorageFullness;
+  /** Whether a key is stored under its own name (the file kind: a file name short enough); absent: every key is. A replay hashes the others. */
+  keyFits?(key: string): boolean;
 }
 
 export interface StorageKind {

@@ -38,6 +38,10 @@ test('describes its directory; the limit is the capacity given, else 95 % of the
         ['ENOSPC', 'EDQUOT', 'EIO', 'EEXIST', 'other'].map((c) => f.fullness.isFullError(c)),
         [true, true, false, false, false],
       );
+      assert.equal(f.keyFits?.('a'.repeat(196)), true, '196 + .bin = 200 characters: stored as it is');
+      assert.equal(f.keyFits?.('a'.repeat(197)), false);
+      assert.equal(f.keyFits?.('é'.repeat(39)), true, 'escaped: 39 × %00E9 + .bin = 199');
+      assert.equal(f.keyFits?.('é'.repeat(40)), false);
       const space = await f.fullness.space();
       assert.ok(space !== undefined && space.sizeBytes > 0 && space.freeBytes <= space.sizeBytes);
     } finally {
