@@ -76,7 +76,7 @@ export interface OpenedStorage {
   limitBytes(capacityBytes: number): Promise<number>;
   readonly fullness: StorageFullness;
   /** Whether a key is stored under its own name (the file kind: a file name short enough); absent: every key is. A replay hashes the others. */
-  keyFits?(key: string): boolean;
+  readonly keyFits?: (key: string) => boolean;
 }
 
 export interface StorageKind {
