@@ -12,7 +12,7 @@ import type { Settings, ValidationLimits } from '../settings/config-keys.js';
 import { entrySizeOf, kvBytesPerToken } from '../model/models.js';
 import type { ModelConfig } from '../model/models.js';
 import { formatBytes } from '../util/input-file.js';
-import { storageBackendProblems } from '../tiers/registry.js';
+import { storageBackendChecks } from '../tiers/registry.js';
 
 export interface CheckResult {
   readonly problems: string[];
@@ -112,7 +112,11 @@ export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs
     );
   if (f.cacheDir !== undefined) problems.push(...cacheDirProblems(f.cacheDir, fs, f.createCacheDir));
   // Trace mode replaces every tier with a null tier: the storage backend is not opened.
-  if (f.ioTraceLog === undefined) problems.push(...storageBackendProblems(f.storageBackend, f.storageCapacityGb));
+  if (f.ioTraceLog === undefined) {
+    const storage = storageBackendChecks(f.storageBackend, f.storageCapacityGb, f.cacheDir);
+    problems.push(...storage.problems);
+    warnings.push(...storage.warnings);
+  }
   return { problems, warnings };
 }
 

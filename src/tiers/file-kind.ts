@@ -67,6 +67,7 @@ async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
 
 export const FILE_STORAGE: StorageKind = {
   help: 'one file per entry under --cache-dir (O_DIRECT or buffered, --io-mode)',
+  usesCacheDir: true,
   capacityProblem: () => undefined,
   open: openFile,
 };

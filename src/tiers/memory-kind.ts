@@ -30,6 +30,7 @@ function openMemory(): Promise<OpenedStorage> {
 
 export const MEMORY_STORAGE: StorageKind = {
   help: 'entries in RAM: tests the harness, measures no device (needs --storage-capacity-gb)',
+  usesCacheDir: false,
   capacityProblem: (capacityGiB) => (capacityGiB > 0 ? undefined : NO_CAPACITY),
   open: openMemory,
 };

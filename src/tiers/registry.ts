@@ -21,8 +21,17 @@ export function storageKind(name: StorageBackendName): StorageKind {
   return STORAGE_KINDS[name];
 }
 
-/** Problems of a kind with the run's --storage-capacity-gb, for the start-up checks (exit 2, nothing made). */
-export function storageBackendProblems(name: StorageBackendName, capacityGiB: number): string[] {
-  const problem = storageKind(name).capacityProblem(capacityGiB);
-  return problem === undefined ? [] : [problem];
+/** A kind against the run's other storage flags, for the start-up checks: problems (exit 2, nothing made) and warnings. */
+export function storageBackendChecks(
+  name: StorageBackendName,
+  capacityGiB: number,
+  cacheDir: string | undefined,
+): { readonly problems: string[]; readonly warnings: string[] } {
+  const kind = storageKind(name);
+  const problem = kind.capacityProblem(capacityGiB);
+  const unusedDir = !kind.usesCacheDir && cacheDir !== undefined;
+  return {
+    problems: problem === undefined ? [] : [problem],
+    warnings: unusedDir ? [`--cache-dir ${cacheDir} is not used: --storage-backend ${name} keeps no files`] : [],
+  };
 }

@@ -82,6 +82,8 @@ export interface OpenedStorage {
 export interface StorageKind {
   /** One line for --help. */
   readonly help: string;
+  /** Whether it keeps its entries under --cache-dir (a kind that does not says the flag is unused). */
+  readonly usesCacheDir: boolean;
   /** A problem with --storage-capacity-gb (in GiB, 0 = not given) found before anything is made; undefined when fine. */
   capacityProblem(capacityGiB: number): string | undefined;
   open(o: StorageOpenOptions): Promise<OpenedStorage>;

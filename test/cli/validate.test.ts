@@ -131,6 +131,10 @@ test('--storage-backend memory needs --storage-capacity-gb (no free-space probe)
   assert.equal(parse(['--storage-backend', 'memory', '--storage-capacity-gb', '2']).config.storageBackend, 'memory');
   assert.equal(parse(['--storage-backend', 'memory', '--io-trace-log', 'trace.csv']).config.storageBackend, 'memory');
   assert.equal(parse([]).config.storageBackend, 'file');
+  const dir = tempDir();
+  assert.deepEqual(parse(['--storage-backend', 'memory', '--storage-capacity-gb', '2', '--cache-dir', dir]).warnings, [
+    `--cache-dir ${dir} is not used: --storage-backend memory keeps no files`,
+  ]);
 });
 
 test('gpu-bandwidth-gbs must be positive', () => {

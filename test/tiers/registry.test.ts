@@ -2,7 +2,7 @@
 // a kind's capacity rule is checked at start.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_STORAGE_BACKEND, STORAGE_BACKENDS, STORAGE_KINDS, storageBackendProblems, storageKind } from '../../src/tiers/registry.js';
+import { DEFAULT_STORAGE_BACKEND, STORAGE_BACKENDS, STORAGE_KINDS, storageBackendChecks, storageKind } from '../../src/tiers/registry.js';
 import { FILE_STORAGE } from '../../src/tiers/file-kind.js';
 import { MEMORY_STORAGE } from '../../src/tiers/memory-kind.js';
 
@@ -15,10 +15,19 @@ test('one row per kind, in table order; the default is file', () => {
 });
 
 test('capacity: the file kind takes a share of the free space by default; the memory kind needs --storage-capacity-gb', () => {
-  assert.deepEqual(storageBackendProblems('file', 0), []);
-  assert.deepEqual(storageBackendProblems('file', 2), []);
-  assert.deepEqual(storageBackendProblems('memory', 0), [
-    '--storage-backend memory needs --storage-capacity-gb > 0: RAM has no free space to take a share of',
-  ]);
-  assert.deepEqual(storageBackendProblems('memory', 0.5), []);
+  const none = { problems: [], warnings: [] };
+  assert.deepEqual(storageBackendChecks('file', 0, undefined), none);
+  assert.deepEqual(storageBackendChecks('file', 2, '/mnt/x'), none);
+  assert.deepEqual(storageBackendChecks('memory', 0, undefined), {
+    problems: ['--storage-backend memory needs --storage-capacity-gb > 0: RAM has no free space to take a share of'],
+    warnings: [],
+  });
+  assert.deepEqual(storageBackendChecks('memory', 0.5, undefined), none);
+});
+
+test('--cache-dir with a kind that keeps no files is said to be unused', () => {
+  assert.deepEqual(storageBackendChecks('memory', 1, '/mnt/x'), {
+    problems: [],
+    warnings: ['--cache-dir /mnt/x is not used: --storage-backend memory keeps no files'],
+  });
 });
