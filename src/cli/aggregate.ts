@@ -14,7 +14,7 @@ import { checkInputFile } from '../util/input-file.js';
 import { outputProblems } from './cache-dir.js';
 import { ConfigError } from './errors.js';
 import type { ArgsOf } from './sub-args.js';
-import type { AGGREGATE_ARGS } from './subcommands.js';
+import type { AGGREGATE_ARGS } from './subcommand-args.js';
 
 /** A results file larger than this is skipped unread (a --keep-latency-samples file of a long run can be large). */
 export const MAX_RESULTS_FILE_BYTES = 1024 * 1024 * 1024;

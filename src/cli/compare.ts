@@ -4,7 +4,7 @@
 import { formatCompareTable } from '../report/html/compare-table.js';
 import { ConfigError } from './errors.js';
 import type { ArgsOf } from './sub-args.js';
-import type { COMPARE_ARGS } from './subcommands.js';
+import type { COMPARE_ARGS } from './subcommand-args.js';
 import { htmlOutputProblems, loadOrComplain, writeReport } from './report.js';
 
 /** `args`: two or more RESULTS.json and --html, as declared in subcommands.ts; an unusable --html throws a ConfigError (exit 2). */

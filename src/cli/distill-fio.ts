@@ -17,7 +17,7 @@ import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
 import { ConfigError } from './errors.js';
 import type { ArgsOf } from './sub-args.js';
-import type { DISTILL_ARGS } from './subcommands.js';
+import type { DISTILL_ARGS } from './subcommand-args.js';
 
 interface DistillArgs {
   readonly file: string;

@@ -14,7 +14,7 @@ import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
 import { ConfigError } from './errors.js';
 import type { ArgsOf } from './sub-args.js';
-import type { MERGE_ARGS } from './subcommands.js';
+import type { MERGE_ARGS } from './subcommand-args.js';
 
 /** Problems with the merge's directories (each must be an existing directory). */
 export function mergeDirProblems(dirs: readonly string[]): string[] {

@@ -30,7 +30,7 @@ import { mergeAndSave } from './merge.js';
 import { parseRunArgs } from './run-args.js';
 import type { SignalGuard } from './signals.js';
 import type { ArgsOf } from './sub-args.js';
-import type { MLPERF_ARGS, MLPERF_PROBE_ARGS } from './subcommands.js';
+import type { MLPERF_ARGS, MLPERF_PROBE_ARGS } from './subcommand-args.js';
 
 const BIN = fileURLToPath(new URL('../../../bin/kv-cache.cjs', import.meta.url));
 

@@ -5,7 +5,7 @@ import { BUILTIN_MODELS, bytesPerElement, entryBytes, headDim, kvBytesPerToken }
 import type { ModelConfig } from '../model/models.js';
 import { MiB } from '../util/units.js';
 import type { ArgsOf } from './sub-args.js';
-import type { MODELS_ARGS } from './subcommands.js';
+import type { MODELS_ARGS } from './subcommand-args.js';
 
 /** One row of the table; sizes in bytes (the console converts to MiB). */
 export interface ModelRow {

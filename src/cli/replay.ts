@@ -5,7 +5,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ArgsOf } from './sub-args.js';
-import type { REPLAY_ARGS } from './subcommands.js';
+import type { REPLAY_ARGS } from './subcommand-args.js';
 import { isTraceInputError, ReplayFailedError, replayTrace } from '../engine/replay.js';
 import type { ReplayResult } from '../metrics/replay-result.js';
 import { monotonicClock } from '../util/clock.js';

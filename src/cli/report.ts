@@ -11,7 +11,7 @@ import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
 import { ConfigError } from './errors.js';
 import type { ArgsOf } from './sub-args.js';
-import type { REPORT_ARGS } from './subcommands.js';
+import type { REPORT_ARGS } from './subcommand-args.js';
 
 /** Problems with an HTML output path (none when it can be written and is not one of the inputs). */
 export function htmlOutputProblems(path: string, flag: string, inputs: readonly string[]): string[] {

@@ -2,7 +2,7 @@
 // generated from the zod schema the results are built against.
 import { resultsJsonSchema } from '../report/results-schema.js';
 import type { ArgsOf } from './sub-args.js';
-import type { SCHEMA_ARGS } from './subcommands.js';
+import type { SCHEMA_ARGS } from './subcommand-args.js';
 
 /** `args`: the optional KIND (run or replay), already checked against its declaration in subcommands.ts. */
 export function schemaMain(args: ArgsOf<typeof SCHEMA_ARGS>): number {

@@ -18,7 +18,7 @@ import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
 import { ConfigError } from './errors.js';
 import type { ArgsOf } from './sub-args.js';
-import type { TRACE_ARGS } from './subcommands.js';
+import type { TRACE_ARGS } from './subcommand-args.js';
 import type { SignalGuard } from './signals.js';
 
 interface TraceArgs {

@@ -13,6 +13,7 @@ import { entrySizeOf, kvBytesPerToken } from '../model/models.js';
 import type { ModelConfig } from '../model/models.js';
 import { formatBytes } from '../util/input-file.js';
 import { sourceFor, sourceProblems } from '../engine/sources/registry.js';
+import { storageBackendChecks } from '../tiers/registry.js';
 
 export interface CheckResult {
   readonly problems: string[];
@@ -108,6 +109,12 @@ export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs
   if (f.prefillOnly && f.decodeOnly) problems.push('--prefill-only and --decode-only are mutually exclusive');
   problems.push(...sourceProblems(f)); // a run replays one workload source
   if (f.cacheDir !== undefined) problems.push(...cacheDirProblems(f.cacheDir, fs, f.createCacheDir));
+  // Trace mode replaces every tier with a null tier: the storage backend is not opened.
+  if (f.ioTraceLog === undefined) {
+    const storage = storageBackendChecks(f.storageBackend, f.storageCapacityGb, f.cacheDir);
+    problems.push(...storage.problems);
+    warnings.push(...storage.warnings);
+  }
   return { problems, warnings };
 }
 

@@ -2,7 +2,7 @@
 // just before the process exits (the normal teardown is asynchronous and will not get to run). Best
 // effort and bounded in time: a user who insists on leaving must not wait on a slow disk, so what the
 // budget does not cover is named instead. Only files named as this run's entries are touched
-// (`kvc-<run id>-*.bin`, tiers/file.ts): other runs sharing the directory keep theirs.
+// (`kvc-<run id>-*.bin`, tiers/file-names.ts): other runs sharing the directory keep theirs.
 import { readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from '../util/clock.js';
@@ -14,11 +14,6 @@ export interface EntryFilesAt {
   readonly runId: string;
   /** The directory is a temporary one the run made: removed too once empty. */
   readonly ownsDir: boolean;
-}
-
-/** Where `file`'s entry files are; `ownsDir` when no cache directory was given (it made a temporary one). */
-export function entryFilesOf(file: { readonly dir: string; readonly runId: string }, ownsDir: boolean): EntryFilesAt {
-  return { dir: file.dir, runId: file.runId, ownsDir };
 }
 
 /** Time a force-quit may spend removing entry files: an unlink takes well under a millisecond to a few ms (a large file's extents), so thousands fit. */

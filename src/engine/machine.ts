@@ -1,37 +1,30 @@
 // The machine a run measured on, captured once when its result is assembled, so reports describe the
 // host without probing it (a report may be written later, or elsewhere, from a results file).
-import { readFile } from 'node:fs/promises';
 import { availableParallelism, cpus, release, totalmem } from 'node:os';
-import { join } from 'node:path';
 import { pageBacking } from '../data/huge-pages.js';
-import { deviceForPath } from '../metrics/diskstats.js';
+import type { StorageDevice } from '../metrics/diskstats.js';
 import type { MachineContext } from '../metrics/result.js';
 
-/** The storage a run wrote to: its directory (none in trace mode) and its file system's name. */
+/** The storage a run wrote to: its local directory (none in trace mode or without files), file system and device. */
 export interface CacheDirInfo {
   readonly dir?: string;
   readonly fileSystem: string;
+  /** Resolved once when the storage was opened (engine/tier-stack.ts). */
+  readonly device: StorageDevice;
 }
 
-/** The device's model string as the kernel reports it (e.g. NVMe, SCSI), or null. */
-async function deviceModel(name: string, sysRoot: string): Promise<string | null> {
-  const model = await readFile(join(sysRoot, 'block', name, 'device', 'model'), 'utf8').catch(() => undefined);
-  const trimmed = model?.trim();
-  return trimmed === undefined || trimmed === '' ? null : trimmed;
-}
-
-async function cacheDirContext(storage: CacheDirInfo, sysRoot: string): Promise<MachineContext['cacheDir']> {
+function cacheDirContext(storage: CacheDirInfo): MachineContext['cacheDir'] {
   if (storage.dir === undefined) return null;
-  const device = await deviceForPath(storage.dir, sysRoot).catch(() => undefined);
+  const d = storage.device;
   return {
     fileSystem: storage.fileSystem,
-    blockDevice: device?.name ?? null,
-    deviceModel: device === undefined ? null : await deviceModel(device.name, sysRoot),
+    blockDevice: d.kind === 'device' ? d.device.name : null,
+    deviceModel: d.kind === 'device' ? d.model : null,
   };
 }
 
-/** CPU, memory, kernel, Node and the cache dir's device; `sysRoot` lets tests use a fake /sys tree. */
-export async function captureMachine(storage: CacheDirInfo, sysRoot = '/sys'): Promise<MachineContext> {
+/** CPU, memory, kernel, Node and the cache dir's device (as the storage's description resolved it). */
+export function captureMachine(storage: CacheDirInfo): MachineContext {
   return {
     cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
     cpuCount: availableParallelism(),
@@ -39,7 +32,7 @@ export async function captureMachine(storage: CacheDirInfo, sysRoot = '/sys'): P
     kernelRelease: release(),
     nodeVersion: process.version,
     ioBuffers: pageBacking().description,
-    cacheDir: await cacheDirContext(storage, sysRoot),
+    cacheDir: cacheDirContext(storage),
   };
 }
 
@@ -49,9 +42,12 @@ export async function captureMachine(storage: CacheDirInfo, sysRoot = '/sys'): P
  * buffers are backed (it changes the requests the device sees). Printed first so
  * a run against the wrong disk can be stopped before it has cost an hour.
  */
-export function storageUnderTest(machine: MachineContext, storage: { readonly dir?: string; readonly ioMode: string }): string {
+export function storageUnderTest(
+  machine: MachineContext,
+  storage: { readonly dir?: string; readonly ioMode: string; readonly headline?: string },
+): string {
   const d = machine.cacheDir;
-  if (storage.dir === undefined || d === null) return 'Storage under test: none (trace mode: null tiers, no device I/O)';
+  if (storage.dir === undefined || d === null) return `Storage under test: ${storage.headline ?? 'none (no local directory)'}`;
   const device =
     d.blockDevice === null
       ? 'block device not resolvable (tmpfs, overlay, network file system or RAID?)'

@@ -16,6 +16,7 @@ import type { AutoscalerSettings } from './autoscaler.js';
 import type { WorkloadParts } from './build-workload.js';
 import { dispatch } from './dispatcher.js';
 import type { DispatchControl, DispatchOptions, UserPool } from './dispatcher.js';
+import type { StorageDevice } from '../metrics/diskstats.js';
 import { MeasurementWindow } from './measurement-window.js';
 import type { WindowFigures } from './measurement-window.js';
 import { processRequest } from './pipeline.js';
@@ -98,8 +99,8 @@ export function requestServer(
 export interface MeasuredPhaseInputs {
   readonly cfg: RunConfig;
   readonly clock: Clock;
-  /** Undefined in trace mode: no device to watch. */
-  readonly storageDir: string | undefined;
+  /** The storage's block device, resolved when it was opened (`none` in trace mode: nothing to watch). */
+  readonly device: StorageDevice;
   readonly workers: number;
   readonly recorder: Recorder;
   readonly requests: RequestMetrics;
@@ -128,8 +129,8 @@ const NO_TIERS: TierView = { order: [], entries: { residentBytes: () => 0 }, lim
 export async function runMeasuredPhase(p: MeasuredPhaseInputs): Promise<MeasuredPhase> {
   const { cfg, stop } = p;
   const unfollow = stop.follow(p.interrupt); // an interrupt during preparation stops the run at once
-  const device = await openSeriesDevice(p.storageDir); // before the window opens: resolving it is not measured
-  const window = await MeasurementWindow.open(p.storageDir, p.clock);
+  const device = await openSeriesDevice(p.device); // before the window opens: its baseline read is not measured
+  const window = await MeasurementWindow.open(p.device, p.clock);
   const durationTimer = setTimeout(() => stop.stopWith('duration'), p.windowOpened?.() ?? cfg.durationSec * 1000);
   const series = RunSeries.create({
     recorder: p.recorder,

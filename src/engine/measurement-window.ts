@@ -1,9 +1,9 @@
-// The measured window: its wall-clock span, the block-device counters over it (when the storage dir's
-// device can be resolved), the event loop's delay during it and how busy the main thread was.
+// The measured window: its wall-clock span, the block-device counters over it (when the storage's
+// device was resolved), the event loop's delay during it and how busy the main thread was.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { EventLoopUtilization, IntervalHistogram } from 'node:perf_hooks';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
-import type { DiskCounters } from '../metrics/diskstats.js';
+import type { DiskCounters, StorageDevice } from '../metrics/diskstats.js';
 import type { DelaySummaryMs, RunResult } from '../metrics/result.js';
 import type { Clock } from '../util/clock.js';
 
@@ -34,9 +34,9 @@ export class MeasurementWindow {
   /** The main thread's busy share from the start until the loop monitor stopped (or now). */
   private busy: number | undefined;
 
-  /** Starts the window now; `storageDir` undefined (trace mode) watches no device. */
-  static async open(storageDir: string | undefined, clock: Clock): Promise<MeasurementWindow> {
-    const watch = storageDir === undefined ? undefined : await DiskWatch.forPath(storageDir).catch(() => undefined);
+  /** Starts the window now, watching the storage's block device when it was resolved. */
+  static async open(device: StorageDevice, clock: Clock): Promise<MeasurementWindow> {
+    const watch = device.kind === 'device' ? DiskWatch.forDevice(device.device) : undefined;
     const diskBefore = await watch?.snapshot().catch(() => undefined);
     const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
     loopDelay.enable();

@@ -7,28 +7,30 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
-import type { DiskCounters } from '../metrics/diskstats.js';
+import type { DiskCounters, StorageDevice } from '../metrics/diskstats.js';
 import { Recorder } from '../metrics/recorder.js';
-import type { IoMode } from '../settings/choices.js';
+import type { IoMode } from '../tiers/io-mode.js';
+import { DEFAULT_STORAGE_BACKEND } from '../tiers/registry.js';
+import type { StorageBackendName } from '../tiers/registry.js';
 import { readTrace } from '../trace/reader.js';
 import type { TraceRow } from '../trace/format.js';
 import type { Clock } from '../util/clock.js';
 import { KeyedMutex } from '../util/lock.js';
 import { FailedWithPartialResults } from '../util/errors.js';
 import { IoAbortedError } from '../tiers/backend.js';
-import { fileNameForKey } from '../tiers/file.js';
 import { TraceFormatError, ZstdError } from '../trace/errors.js';
 import { StopController } from './stop-control.js';
-import { openFileStorage, slotCounts, tearDown } from './tier-stack.js';
-import { entryFilesOf } from './entry-cleanup.js';
+import { openStorage, slotCounts, tearDown } from './tier-stack.js';
+import type { OpenStorage } from './tier-stack.js';
 import type { EntryFilesAt } from './entry-cleanup.js';
-import type { FileStorage } from './tier-stack.js';
 import { captureMachine } from './machine.js';
 import type { MachineContext } from '../metrics/result.js';
 import type { ReplayCounts, ReplayResult, ReplayStopReason } from '../metrics/replay-result.js';
 
 export interface ReplayOptions {
   readonly tracePath: string;
+  /** The storage backend (the registry's row); default `file`. */
+  readonly storageBackend?: StorageBackendName;
   readonly cacheDir?: string;
   readonly ioMode: IoMode;
   /** Operations in flight at once (as fast as possible mode). */
@@ -58,17 +60,16 @@ export interface ReplayControl {
 
 /** Largest object a row may name: no KV-cache entry is a TiB, and a bigger one would only fill the disk. */
 export const MAX_REPLAY_OBJECT_BYTES = 2 ** 40;
-/** Longest entry file name used as is; longer keys are hashed. NAME_MAX is 255 bytes: room is left for a prefix. */
-export const MAX_PLAIN_FILE_NAME = 200;
 const HASHED_KEY = /^#sha256:[0-9a-f]{64}$/;
 
 /**
- * The key the replay stores a trace key under. A key whose file name would be too long is replaced
- * by `#sha256:<hex>` of it (fixed length, safe characters). A trace key that already looks like that
- * is hashed too, so two different trace keys never share a file.
+ * The key the replay stores a trace key under. A key the storage cannot hold as it is (`fits`; the
+ * file kind: its file name would be too long) is replaced by `#sha256:<hex>` of it (fixed length,
+ * safe characters). A trace key that already looks like that is hashed too, so two different trace
+ * keys never share an entry.
  */
-export function storageKeyFor(key: string): string {
-  if (!HASHED_KEY.test(key) && fileNameForKey(key).length <= MAX_PLAIN_FILE_NAME) return key;
+export function storageKeyFor(key: string, fits: (key: string) => boolean = () => true): string {
+  if (!HASHED_KEY.test(key) && fits(key)) return key;
   return `#sha256:${createHash('sha256').update(key, 'utf8').digest('hex')}`;
 }
 
@@ -102,19 +103,19 @@ export async function replayTrace(o: ReplayOptions, control: ReplayControl): Pro
   // The trace first: a missing header, a malformed first row or a file zstd cannot decode fails
   // here, before the cache directory or any thread exists.
   const trace = await openedTrace(o.tracePath);
-  let files: FileStorage;
+  let files: OpenStorage;
   try {
     files = await openReplayStorage(o);
   } catch (e) {
     await trace.close();
     throw e;
   }
-  control.onEntryFiles?.(entryFilesOf(files.file, o.cacheDir === undefined));
+  if (files.opened.entryFiles !== undefined) control.onEntryFiles?.(files.opened.entryFiles);
   try {
-    const stop = new StopController(() => files.file.stopInFlight());
+    const stop = new StopController(() => files.opened.backend.stopInFlight?.());
     const unfollow = stop.follow(control.interrupt);
     const issuer = new OperationIssuer(files, o.allTiers, o.tracePath);
-    const measurement = await Measurement.start(files.file.dir, control.clock);
+    const measurement = await Measurement.start(files.target.device, control.clock);
     const timer = o.durationSec !== undefined ? setTimeout(() => stop.stopWith('duration'), o.durationSec * 1000) : undefined;
     try {
       const pacing = new Pacing(o.paced, control.clock, measurement.startMs);
@@ -127,12 +128,12 @@ export async function replayTrace(o: ReplayOptions, control: ReplayControl): Pro
     const measured = await measurement.stop();
     if (isTraceInputError(stop.failure)) throw stop.failure;
     const reason = stop.reason('workload_complete') as ReplayStopReason;
-    const result = assembleResult(issuer, measured, files, await captureMachine(files.file), reason, o.durationSec);
+    const result = assembleResult(issuer, measured, files, captureMachine(files.target), reason, o.durationSec);
     control.onResult?.(result);
     if (stop.failure !== undefined) throw new ReplayFailedError(result, stop.failure);
     return result;
   } finally {
-    await tearDown({ payload: files.payload, tiers: files.file });
+    await tearDown({ payload: files.payload, tiers: files.opened.backend });
   }
 }
 
@@ -162,9 +163,10 @@ async function openedTrace(path: string): Promise<OpenedTrace> {
   return { rows, close };
 }
 
-/** The cache directory's file tier and the payload generator, with slots for `concurrency` operations. */
-function openReplayStorage(o: ReplayOptions): Promise<FileStorage> {
-  return openFileStorage({
+/** The storage backend (the cache directory's file tier by default) and the payload generator, with slots for `concurrency` operations. */
+function openReplayStorage(o: ReplayOptions): Promise<OpenStorage> {
+  return openStorage({
+    backend: o.storageBackend ?? DEFAULT_STORAGE_BACKEND,
     ...(o.cacheDir !== undefined ? { cacheDir: o.cacheDir } : {}),
     ioMode: o.ioMode,
     seed: o.seed,
@@ -250,12 +252,16 @@ class OperationIssuer {
   private readonly written = new Set<string>();
   /** Trace keys already stored under a hashed name (counted once each). */
   private readonly hashed = new Set<string>();
+  /** Whether the storage holds a key under its own name (absent: every key). */
+  private readonly keyFits: (key: string) => boolean;
 
   constructor(
-    private readonly files: FileStorage,
+    private readonly files: OpenStorage,
     private readonly allTiers: boolean,
     private readonly tracePath: string,
-  ) {}
+  ) {
+    this.keyFits = files.opened.keyFits ?? (() => true);
+  }
 
   /**
    * Counts a row pulled from the trace: undefined if its tier is not replayed, else the row with the
@@ -269,7 +275,7 @@ class OperationIssuer {
     }
     if (row.size > MAX_REPLAY_OBJECT_BYTES)
       throw new ReplayRowError(this.tracePath, n, `Object_Size_Bytes ${row.size} is larger than the 1 TiB (2^40 bytes) an entry may have`);
-    const key = storageKeyFor(row.key);
+    const key = storageKeyFor(row.key, this.keyFits);
     if (key !== row.key && !this.hashed.has(row.key)) {
       this.hashed.add(row.key);
       this.counts.hashedKeys++;
@@ -290,7 +296,7 @@ class OperationIssuer {
   }
 
   private async write(row: TraceRow): Promise<void> {
-    const t = await this.files.file.write(row.key, this.files.payload.source(row.key, row.size));
+    const t = await this.files.opened.backend.write(row.key, this.files.payload.source(row.key, row.size));
     this.written.add(row.key);
     this.recorder.recordIo('storage', 'write', t);
     this.counts.writes++;
@@ -300,8 +306,8 @@ class OperationIssuer {
   }
 
   private async read(row: TraceRow): Promise<void> {
-    const size = this.files.file.sizeOf(row.key);
-    const r = await this.files.file.read(row.key);
+    const size = this.files.opened.backend.sizeOf(row.key);
+    const r = await this.files.opened.backend.read(row.key);
     if (size !== undefined && r.bytes < size) throw new IoAbortedError(r.bytes); // cut by the stop
     this.recorder.recordIo('storage', 'read', r.timing);
     this.counts.reads++;
@@ -311,7 +317,7 @@ class OperationIssuer {
   }
 
   private async delete(row: TraceRow): Promise<void> {
-    await this.files.file.delete(row.key);
+    await this.files.opened.backend.delete(row.key);
     this.written.delete(row.key);
     this.counts.deletes++;
   }
@@ -322,7 +328,7 @@ interface Measured {
   readonly device?: ReplayResult['device'];
 }
 
-/** The replay's wall time and, where the cache directory's device is known, its disk counters. */
+/** The replay's wall time and, where the storage's device was resolved, its disk counters. */
 class Measurement {
   private constructor(
     private readonly clock: Clock,
@@ -331,8 +337,8 @@ class Measurement {
     readonly startMs: number,
   ) {}
 
-  static async start(dir: string, clock: Clock): Promise<Measurement> {
-    const watch = await DiskWatch.forPath(dir).catch(() => undefined);
+  static async start(device: StorageDevice, clock: Clock): Promise<Measurement> {
+    const watch = device.kind === 'device' ? DiskWatch.forDevice(device.device) : undefined;
     const before = await watch?.snapshot().catch(() => undefined);
     return new Measurement(clock, watch, before, clock.now());
   }
@@ -350,7 +356,7 @@ class Measurement {
 function assembleResult(
   issuer: OperationIssuer,
   measured: Measured,
-  files: FileStorage,
+  files: OpenStorage,
   machine: MachineContext,
   stopReason: ReplayStopReason,
   durationLimitSec: number | undefined,
@@ -361,7 +367,7 @@ function assembleResult(
     counts: issuer.counts,
     recorded: issuer.recorder.snapshot(),
     elapsedSec: measured.elapsedSec,
-    storage: files.info,
+    storage: { dir: files.target.location, ioMode: files.target.ioMode, fileSystem: files.target.fileSystem },
     ...(measured.device !== undefined ? { device: measured.device } : {}),
     machine,
   };

@@ -1,7 +1,7 @@
 // The per-second series of the measured phase: one tick a second samples the run timeline and the
 // cache dir's block device, then hands the live view its snapshot. One timer for all three, so the
 // dashboard shows exactly the second the timeline saved. Never prints.
-import { deviceForPath } from '../metrics/diskstats.js';
+import type { StorageDevice } from '../metrics/diskstats.js';
 import { DeviceSeries } from '../metrics/device-series.js';
 import type { DeviceTelemetry } from '../metrics/device-series.js';
 import type { SeriesTick } from '../metrics/progress.js';
@@ -11,7 +11,6 @@ import type { RunTimeline } from '../metrics/timeline.js';
 import type { TierName } from '../tiers/backend.js';
 import { everyInterval } from '../util/clock.js';
 import type { Clock } from '../util/clock.js';
-import { messageOf } from '../util/errors.js';
 
 export const SERIES_INTERVAL_MS = 1000;
 
@@ -45,19 +44,19 @@ export interface RunSeriesResult {
 }
 
 /**
- * The cache dir's device series with its baseline read now, or why there is none (a warning);
- * undefined without a cache dir (trace mode). Called just before the measured window opens, so that
- * resolving the device costs the window nothing.
+ * The storage's device series with its baseline read now, or why there is none (a warning);
+ * undefined when the storage has no device by design (trace mode, a backend without local files).
+ * Called just before the measured window opens, so that reading the baseline costs the window nothing.
  */
-export async function openSeriesDevice(storageDir: string | undefined): Promise<DeviceSeries | string | undefined> {
-  if (storageDir === undefined) return undefined;
-  const device = await deviceForPath(storageDir).catch((e: unknown) => messageOf(e));
-  if (typeof device === 'string' || device === undefined) {
-    const why = device ?? 'not a single local block device (tmpfs, overlay, network file system, RAID?)';
+export async function openSeriesDevice(device: StorageDevice): Promise<DeviceSeries | string | undefined> {
+  if (device.kind === 'none') return undefined;
+  if (device.kind === 'unresolved') {
+    const why = device.error ?? 'not a single local block device (tmpfs, overlay, network file system, RAID?)';
     return `device telemetry off: the cache dir's block device could not be resolved (${why})`;
   }
-  const series = await DeviceSeries.start(device.name, 0);
-  return series ?? `device telemetry off: /sys/block/${device.name}/stat could not be read`;
+  const name = device.device.name;
+  const series = await DeviceSeries.start(name, 0);
+  return series ?? `device telemetry off: /sys/block/${name}/stat could not be read`;
 }
 
 export class RunSeries {

@@ -17,7 +17,6 @@ import { preparationBudgetMs, prepareStorage } from './prepare.js';
 import type { PrepareProgressListener } from './prepare.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { captureMachine } from './machine.js';
-import { RAM_FILE_SYSTEMS } from '../tiers/file.js';
 import { setupRun } from './setup.js';
 import type { RunSetup } from './setup.js';
 import { StopController } from './stop-control.js';
@@ -99,7 +98,7 @@ async function measure(
   // (a multi-GiB entry must not hold the end of the run).
   const stop = new StopController(() => setup.cache.stopInFlight());
   setup.storageFull?.listen(() => stop.stopWith('storage_full'));
-  const machine = await captureMachine(setup.storage); // before the measured phase: its probes are not measured
+  const machine = captureMachine(setup.storage); // before the measured phase (the device was resolved at setup)
   env.log(storageUnderTest(machine, setup.storage));
   const parts = buildWorkloadParts(cfg, cfg.settings);
   const prepared = await prepareStorage({
@@ -118,7 +117,7 @@ async function measure(
   const requests = new RequestMetrics(qosTargetsOf(cfg), cfg.keepLatencySamples);
   const pipeline = pipelineOptions(cfg, setup.cache, parts, prepared.prepopulatedKeys, stop);
   // Block-layer tracing brackets the measured phase only (its attach time is not measured).
-  const tracing = cfg.enableLatencyTracing ? await startRunTracing(setup.storage.dir, { ...env.tracer, clock: env.clock }) : undefined;
+  const tracing = cfg.enableLatencyTracing ? await startRunTracing(setup.storage, { ...env.tracer, clock: env.clock }) : undefined;
   for (const line of tracing?.lines ?? []) env.log(line);
   const rankSession = env.ranks;
   await rankSession?.start(env.interrupt); // every rank prepared: start at the agreed instant
@@ -128,7 +127,7 @@ async function measure(
   const measured = await runMeasuredPhase({
     cfg,
     clock: env.clock,
-    storageDir: setup.storage.dir,
+    device: setup.storage.device,
     workers: setup.workers,
     recorder,
     requests,
@@ -239,7 +238,7 @@ function assembleResult(i: ResultInputs): RunResult {
     conversationsLost: i.users.conversationsLost(),
     eventLoopDelayMs: measured.eventLoopDelayMs,
     ...(measured.device !== undefined ? { device: measured.device } : {}),
-    storage: { dir: setup.storage.dir ?? '(none: trace mode)', ioMode: setup.storage.ioMode, fileSystem: setup.storage.fileSystem },
+    storage: { dir: setup.storage.location, ioMode: setup.storage.ioMode, fileSystem: setup.storage.fileSystem },
     workers: setup.workers,
     warnings: i.warnings,
     workloadSource: i.source.describe(),
@@ -247,7 +246,8 @@ function assembleResult(i: ResultInputs): RunResult {
     mainThreadBusy: measured.mainThreadBusy,
     storageSetup: {
       traceMode: cfg.ioTraceLog !== undefined,
-      ramFileSystem: RAM_FILE_SYSTEMS.has(setup.storage.fileSystem),
+      ramFileSystem: setup.storage.inRam === 'file system',
+      ...(setup.storage.inRam === 'backend' ? { ramBackend: setup.storage.kind } : {}),
       capacityExplicit: cfg.storageCapacityGb > 0,
     },
     ...(measured.autoscaling !== undefined ? { autoscaling: measured.autoscaling } : {}),
@@ -257,7 +257,7 @@ function assembleResult(i: ResultInputs): RunResult {
     ...(i.latencyTracing !== undefined ? { latencyTracing: i.latencyTracing } : {}),
     staleEntries: setup.staleEntries ?? null,
     storageCapacity:
-      setup.storage.dir === undefined
+      cfg.ioTraceLog !== undefined
         ? null
         : { limitBytes: cache.limitBytes('storage'), peakAllocatedBytes: cache.peakAllocatedBytes('storage') },
     ...(i.ranks !== undefined ? { ranks: i.ranks } : {}),

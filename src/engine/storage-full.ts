@@ -1,9 +1,10 @@
-// A full storage tier ends the measurement (stop_reason 'storage_full'): once the file system refuses
-// writes (ENOSPC, EDQUOT), every further write fails too and the figures would describe a device that
-// is no longer taking data. This watch sees the cache's failures, notes the first such error with the
-// file system's free space at that moment, and tells the run, which stops.
-import { statfs } from 'node:fs/promises';
+// A full storage tier ends the measurement (stop_reason 'storage_full'): once the storage refuses
+// writes for lack of space, every further write fails too and the figures would describe a device that
+// is no longer taking data. This watch sees the cache's failures, notes the first one the storage
+// backend calls "full" (its StorageFullness: ENOSPC/EDQUOT for files) with the space free at that
+// moment, and tells the run, which stops.
 import type { TierFailure } from '../cache/tiered-cache.js';
+import type { StorageFullness } from '../tiers/storage-kind.js';
 import { GiB } from '../util/units.js';
 
 interface Space {
@@ -15,18 +16,12 @@ export class StorageFullWatch {
   private first: { readonly error: string; readonly space: Promise<Space | undefined> } | undefined;
   private listener: () => void = () => undefined;
 
-  constructor(
-    private readonly dir: string,
-    private readonly fileSystem: string,
-  ) {}
+  constructor(private readonly fullness: StorageFullness) {}
 
-  /** The cache's failure hook: ENOSPC or EDQUOT on the storage tier means full. */
+  /** The cache's failure hook: a "full" error class on the storage tier means full. */
   readonly onFailure = (f: TierFailure): void => {
-    if (f.tier !== 'storage' || (f.error !== 'ENOSPC' && f.error !== 'EDQUOT') || this.first !== undefined) return;
-    const space = statfs(this.dir).then(
-      (s) => ({ freeBytes: s.bavail * s.bsize, sizeBytes: s.blocks * s.bsize }),
-      () => undefined,
-    );
+    if (f.tier !== 'storage' || !this.fullness.isFullError(f.error) || this.first !== undefined) return;
+    const space = this.fullness.space().catch(() => undefined);
     this.first = { error: f.error, space };
     this.listener();
   };
@@ -48,7 +43,7 @@ export class StorageFullWatch {
     const gib = (n: number): string => `${(n / GiB).toFixed(3)} GiB`;
     const free = space === undefined ? 'free space unknown' : `${gib(space.freeBytes)} free of ${gib(space.sizeBytes)}`;
     return (
-      `storage full: a write to ${this.dir} (${this.fileSystem}) failed with ${this.first.error}, ${free} at that moment; ` +
+      `storage full: a write to ${this.fullness.where} failed with ${this.first.error}, ${free} at that moment; ` +
       'the measurement stopped there (stop_reason storage_full). Give --storage-capacity-gb below the free space, or use a larger file system'
     );
   }

@@ -1,31 +1,35 @@
-// The storage side of a run or a replay, assembled in one place: the storage directory and file tier,
-// the payload generator pool that fills its writes, the CPU tier and its copy threads, the simulated
+// The storage side of a run or a replay, assembled in one place: the storage backend the run names
+// (asked of the registry by kind, tiers/registry.ts; no backend is known here by name), the payload
+// generator pool that fills its writes, the CPU tier and its copy threads, the simulated
 // GPU — or, in trace mode, null tiers and the I/O trace. Everything made here is released by
 // `tearDown`, in the order it spells out.
 import { availableParallelism } from 'node:os';
-import { storageLimitBytes } from '../cache/capacity.js';
 import { TieredCache } from '../cache/tiered-cache.js';
 import type { CacheOptions, CacheTier } from '../cache/tiered-cache.js';
 import { CopyPool } from '../data/copy-pool.js';
 import { PayloadPool } from '../data/payload-pool.js';
+import { storageDeviceOf } from '../metrics/diskstats.js';
+import type { StorageDevice } from '../metrics/diskstats.js';
 import type { Recorder } from '../metrics/recorder.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import { DirectSlabs } from '../data/aligned.js';
-import { FileBackend, RAM_FILE_SYSTEMS, READS_IN_FLIGHT, findStaleEntries, removeStaleEntries } from '../tiers/file.js';
-import type { IoMode } from '../settings/choices.js';
+import { READS_IN_FLIGHT } from '../tiers/direct-io.js';
+import type { IoMode } from '../tiers/io-mode.js';
 import { MemoryBackend } from '../tiers/memory.js';
 import { NullBackend } from '../tiers/null.js';
+import { storageKind } from '../tiers/registry.js';
+import type { StorageBackendName } from '../tiers/registry.js';
 import { SimulatedGpuBackend } from '../tiers/simulated-gpu.js';
+import type { LeftoverEntries, OpenedStorage, StorageDescription } from '../tiers/storage-kind.js';
 import { TraceWriter } from '../trace/writer.js';
 import type { Clock } from '../util/clock.js';
 import { Semaphore } from '../util/lock.js';
-import { GiB, gibToBytes, MiB } from '../util/units.js';
+import { gibToBytes, MiB } from '../util/units.js';
 import { availableMemoryBytes, planMemory } from './memory-check.js';
 import type { MemoryPlan } from './memory-check.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { StorageFullWatch } from './storage-full.js';
-import { entryFilesOf } from './entry-cleanup.js';
 import type { EntryFilesAt } from './entry-cleanup.js';
 
 /** Largest single I/O and payload chunk. */
@@ -43,11 +47,28 @@ export function slotCounts(concurrency: number): SlotCounts {
   return { staging: Math.max(4, Math.min(READS_IN_FLIGHT * concurrency + 4, 64)), payload: Math.max(8, Math.min(2 * concurrency, 64)) };
 }
 
-/** Where the storage tier lives; `dir` undefined in trace mode (no real I/O). */
-export interface StorageInfo {
-  readonly dir?: string;
-  readonly ioMode: string;
-  readonly fileSystem: string;
+/**
+ * What the storage tier is — its backend's description — and the block device behind it, resolved
+ * once when it is opened: the device counters, the per-second series, the machine context and the
+ * tracing filter all read this one value.
+ */
+export type StorageTarget = StorageDescription & { readonly device: StorageDevice };
+
+/** Trace mode: no storage at all. */
+export const TRACE_MODE_STORAGE: StorageTarget = {
+  kind: 'none',
+  location: '(none: trace mode)',
+  noDevice: 'trace mode (--io-trace-log) does no device I/O',
+  headline: 'none (trace mode: null tiers, no device I/O)',
+  ioMode: 'none (trace mode)',
+  fileSystem: 'none',
+  device: { kind: 'none', reason: 'trace mode (--io-trace-log) does no device I/O' },
+};
+
+/** Resolves the block device behind `d` (once per run or replay). */
+async function targetOf(d: StorageDescription): Promise<StorageTarget> {
+  if (d.dir !== undefined) return { ...d, device: await storageDeviceOf(d.dir) };
+  return { ...d, device: { kind: 'none', reason: d.noDevice ?? `the ${d.kind} storage backend has no local directory` } };
 }
 
 interface Closable {
@@ -61,7 +82,7 @@ interface Closable {
 export interface StackParts {
   /** Payload generator threads: stopped first, so nothing more is produced for a write. */
   payload?: Closable;
-  /** The tiers: the cache once made (it closes every backend; the file tier deletes its entry files), the bare file tier before. */
+  /** The tiers: the cache once made (it closes every backend; the file tier deletes its entry files), the bare storage backend before. */
   tiers?: Closable;
   /** CPU-tier copy threads: after the CPU tier, whose copies run on them. */
   copier?: Closable;
@@ -85,17 +106,19 @@ export async function tearDown(parts: StackParts, quiet = false): Promise<void> 
   await parts.trace?.close().catch(() => undefined);
 }
 
-/** The file tier and the payload pool that fills its writes: all a replay needs, and a run's last tier. */
-export interface FileStorage {
-  readonly file: FileBackend;
+/** The storage backend and the payload pool that fills its writes: all a replay needs, and a run's last tier. */
+export interface OpenStorage {
+  readonly opened: OpenedStorage;
   readonly payload: PayloadPool;
-  /** Payload slots and CPU-tier pages the file tier may write without a staging copy. */
+  /** Payload slots and CPU-tier pages the storage backend may write without a staging copy. */
   readonly directSlabs: DirectSlabs;
-  readonly info: StorageInfo & { readonly dir: string };
+  readonly target: StorageTarget;
 }
 
-export interface FileStorageOptions {
-  /** Absent: a fresh temporary directory, removed at teardown. */
+export interface StorageOptions {
+  /** --storage-backend: the registry's row. */
+  readonly backend: StorageBackendName;
+  /** Absent: the kind decides (the file kind: a fresh temporary directory, removed at teardown). */
   readonly cacheDir?: string;
   readonly ioMode: IoMode;
   /** Seed of the payload bytes. */
@@ -103,9 +126,9 @@ export interface FileStorageOptions {
   readonly slots: SlotCounts;
 }
 
-export async function openFileStorage(o: FileStorageOptions): Promise<FileStorage> {
+export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
   const directSlabs = new DirectSlabs();
-  const file = await FileBackend.create({
+  const opened = await storageKind(o.backend).open({
     ...(o.cacheDir !== undefined ? { dir: o.cacheDir } : {}),
     ioMode: o.ioMode,
     chunkBytes: IO_CHUNK_BYTES,
@@ -118,12 +141,12 @@ export async function openFileStorage(o: FileStorageOptions): Promise<FileStorag
       workers: Math.max(1, availableParallelism()),
       chunkBytes: IO_CHUNK_BYTES,
       slots: o.slots.payload,
-      probeDir: file.dir,
+      ...(opened.probeDir !== undefined ? { probeDir: opened.probeDir } : {}),
       directSlabs,
     });
-    return { file, payload, directSlabs, info: { dir: file.dir, ioMode: file.effectiveIoMode, fileSystem: file.fileSystem } };
+    return { opened, payload, directSlabs, target: await targetOf(opened.description) };
   } catch (e) {
-    await file.close().catch(() => undefined);
+    await opened.backend.close().catch(() => undefined);
     throw e;
   }
 }
@@ -131,42 +154,18 @@ export async function openFileStorage(o: FileStorageOptions): Promise<FileStorag
 /** A run's assembled tiers, ready to measure. */
 export interface TierStack {
   readonly cache: TieredCache;
-  readonly storage: StorageInfo;
+  readonly storage: StorageTarget;
   readonly memory: MemoryPlan;
   /** The I/O trace being written (--io-trace-log); closed by the run, which reports its row count. */
   readonly trace?: TraceWriter;
   readonly warnings: readonly string[];
-  /** Entry files of earlier runs found in the cache dir at start; absent in trace mode. */
-  readonly staleEntries?: StaleEntriesFound;
-  /** Watches for a full storage tier; absent in trace mode (no file system). */
+  /** Entries of earlier runs found at start; absent in trace mode, null for a kind that keeps none. */
+  readonly staleEntries?: LeftoverEntries | null;
+  /** Watches for a full storage tier; absent in trace mode (no storage). */
   readonly storageFull?: StorageFullWatch;
   /** Where this run's entry files are (a force-quit removes them); absent in trace mode. */
   readonly entryFiles?: EntryFilesAt;
   close(): Promise<void>;
-}
-
-/** What the start-up scan found of earlier runs' entry files, and whether they were removed. */
-export interface StaleEntriesFound {
-  readonly count: number;
-  readonly bytes: number;
-  readonly allocatedBytes: number;
-  readonly removed: number;
-}
-
-/**
- * Looks for entry files of other runs in `file`'s directory (a killed run leaves them), removes them
- * when `remove` (--remove-stale-entries), and says so. Files not named as our entries are never touched.
- */
-async function handleStaleEntries(file: FileBackend, remove: boolean): Promise<{ found: StaleEntriesFound; warnings: string[] }> {
-  const stale = await findStaleEntries(file.dir, file.runId);
-  const removed = remove ? await removeStaleEntries(stale) : 0;
-  const found = { count: stale.paths.length, bytes: stale.bytes, allocatedBytes: stale.allocatedBytes, removed };
-  if (found.count === 0) return { found, warnings: [] };
-  const what = `${file.dir} held ${found.count} entry file(s) of earlier runs (kvc-<run id>-*.bin, ${(found.allocatedBytes / GiB).toFixed(3)} GiB on disk), e.g. from a killed run`;
-  const action = remove
-    ? `; ${removed} removed (--remove-stale-entries)`
-    : '; left in place, taking that space from this run: remove them with --remove-stale-entries';
-  return { found, warnings: [what + action] };
 }
 
 /** The tiers of a run with `concurrency` requests in flight: real devices, or null tiers in trace mode. */
@@ -221,7 +220,7 @@ async function assembleTraceTiers(cfg: RunConfig, recorder: Recorder, clock: Clo
   const parts: StackParts = { tiers: cache, trace };
   return {
     cache,
-    storage: { ioMode: 'none (trace mode)', fileSystem: 'none' },
+    storage: TRACE_MODE_STORAGE,
     memory: planMemory(0, 0, availableMemoryBytes()),
     trace,
     warnings: [],
@@ -229,31 +228,24 @@ async function assembleTraceTiers(cfg: RunConfig, recorder: Recorder, clock: Clo
   };
 }
 
-function storageWarnings(requested: IoMode, file: FileBackend): string[] {
-  const warnings: string[] = [];
-  if (file.effectiveIoMode !== requested)
-    warnings.push(`${file.dir}: the file system refused O_DIRECT; using buffered I/O (reads may come from the page cache)`);
-  if (RAM_FILE_SYSTEMS.has(file.fileSystem)) warnings.push(`${file.dir} is on ${file.fileSystem}: this measures RAM, not a storage device`);
-  return warnings;
-}
-
-/** Simulated GPU (when sized), CPU memory, and the file tier under --cache-dir. */
+/** Simulated GPU (when sized), CPU memory, and the storage backend of --storage-backend. */
 async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Clock, concurrency: number): Promise<TierStack> {
   const slots = slotCounts(concurrency);
-  const files = await openFileStorage({
+  const storage = await openStorage({
+    backend: cfg.storageBackend,
     ...(cfg.cacheDir !== undefined ? { cacheDir: cfg.cacheDir } : {}),
     ioMode: cfg.ioMode,
     seed: cfg.seed,
     slots,
   });
-  const { file, payload } = files;
-  const parts: StackParts = { payload, tiers: file };
+  const { opened, payload } = storage;
+  const parts: StackParts = { payload, tiers: opened.backend };
   try {
-    const warnings = storageWarnings(cfg.ioMode, file);
+    const warnings = [...opened.warnings];
     // Before the default capacity is computed: removed leftovers free their space for this run.
-    const stale = await handleStaleEntries(file, cfg.removeStaleEntries);
+    const stale = await opened.leftovers(cfg.removeStaleEntries);
     warnings.push(...stale.warnings);
-    const storageFull = new StorageFullWatch(file.dir, file.fileSystem);
+    const storageFull = new StorageFullWatch(opened.fullness);
     const memory = planMemory(gibToBytes(cfg.cpuMemGb), (slots.staging + slots.payload) * IO_CHUNK_BYTES, availableMemoryBytes());
     if (!memory.ok) warnings.push(memory.lines[memory.lines.length - 1] ?? 'CPU tier capped');
 
@@ -265,30 +257,29 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
         limitBytes: gibToBytes(cfg.gpuMemGb * cfg.numGpus),
       });
     }
-    // CPU-tier copies run on worker threads, on pages the file tier can write without a bounce copy.
+    // CPU-tier copies run on worker threads, on pages the storage backend can write without a bounce copy.
     const copier = memory.cpuLimitBytes > 0 ? await CopyPool.create(Math.max(1, availableParallelism())) : undefined;
     parts.copier = copier;
     tiers.push({
       backend: new MemoryBackend('cpu', undefined, {
         ...(copier !== undefined ? { copier } : {}),
-        probeDir: file.dir,
-        directSlabs: files.directSlabs,
+        ...(opened.probeDir !== undefined ? { probeDir: opened.probeDir } : {}),
+        directSlabs: storage.directSlabs,
         reserveBytes: memory.cpuLimitBytes,
       }),
       limitBytes: memory.cpuLimitBytes,
     });
-    tiers.push({ backend: file, limitBytes: await storageLimitBytes(cfg.storageCapacityGb, file.dir) });
+    tiers.push({ backend: opened.backend, limitBytes: await opened.limitBytes(gibToBytes(cfg.storageCapacityGb)) });
     const cache = cacheOver(cfg, recorder, clock, tiers, (k, n) => payload.source(k, n), undefined, storageFull.onFailure);
     parts.tiers = cache;
-    const entryFiles = entryFilesOf(file, cfg.cacheDir === undefined);
     return {
       cache,
-      storage: files.info,
+      storage: storage.target,
       memory,
       warnings,
       staleEntries: stale.found,
       storageFull,
-      entryFiles,
+      ...(opened.entryFiles !== undefined ? { entryFiles: opened.entryFiles } : {}),
       close: () => tearDown(parts),
     };
   } catch (e) {

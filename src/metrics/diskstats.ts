@@ -3,6 +3,7 @@
 // device (e.g. buffered reads served from the page cache show up as ~0 device bytes, docs/reference-compat.md#rc-18).
 import { readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { messageOf } from '../util/errors.js';
 
 /** /proc/diskstats counts 512-byte sectors whatever the device's logical block size. */
 export const DISKSTATS_SECTOR_BYTES = 512;
@@ -161,6 +162,44 @@ export async function deviceForPath(path: string, sysRoot = '/sys'): Promise<Blo
   return resolveBlockDevice(major, minor, sysRoot);
 }
 
+/**
+ * The block device behind a storage location, resolved once per run or replay and read by everything
+ * that needs it (device counters, the per-second series, the machine context, the tracing filter).
+ * `unresolved`: a local path on no single disk (tmpfs, overlay, NFS, RAID), with its dev_t when stat
+ * worked and the error when something failed; `none`: no device counters by design (trace mode, a
+ * backend without local files), with the reason.
+ */
+export type StorageDevice =
+  | { readonly kind: 'device'; readonly device: BlockDevice; readonly model: string | null }
+  | {
+      readonly kind: 'unresolved';
+      readonly path: string;
+      readonly devT?: { readonly major: number; readonly minor: number };
+      readonly error?: string;
+    }
+  | { readonly kind: 'none'; readonly reason: string };
+
+/** The device's model string as the kernel reports it (e.g. NVMe, SCSI), or null. */
+async function deviceModel(name: string, sysRoot: string): Promise<string | null> {
+  const model = await readFile(join(sysRoot, 'block', name, 'device', 'model'), 'utf8').catch(() => undefined);
+  const trimmed = model?.trim();
+  return trimmed === undefined || trimmed === '' ? null : trimmed;
+}
+
+/** The block device under `path` and its model; never throws (a failure is an `unresolved` with its error). */
+export async function storageDeviceOf(path: string, sysRoot = '/sys'): Promise<StorageDevice> {
+  let devT: { major: number; minor: number };
+  try {
+    devT = splitDevT((await stat(path, { bigint: true })).dev);
+  } catch (e) {
+    return { kind: 'unresolved', path, error: messageOf(e) };
+  }
+  const device = await resolveBlockDevice(devT.major, devT.minor, sysRoot).catch((e: unknown) => messageOf(e));
+  if (typeof device === 'string') return { kind: 'unresolved', path, devT, error: device };
+  if (device === undefined) return { kind: 'unresolved', path, devT };
+  return { kind: 'device', device, model: await deviceModel(device.name, sysRoot) };
+}
+
 /** Snapshots one device's counters around a piece of work. */
 export class DiskWatch {
   private constructor(
@@ -172,6 +211,11 @@ export class DiskWatch {
   static async forPath(path: string, procFile = '/proc/diskstats'): Promise<DiskWatch | undefined> {
     const device = await deviceForPath(path);
     return device === undefined ? undefined : new DiskWatch(device, procFile);
+  }
+
+  /** A watch on `device` (resolved earlier, e.g. by storageDeviceOf). */
+  static forDevice(device: BlockDevice, procFile = '/proc/diskstats'): DiskWatch {
+    return new DiskWatch(device, procFile);
   }
 
   snapshot(): Promise<DiskCounters> {

@@ -114,6 +114,8 @@ export interface RunResult {
     readonly traceMode: boolean;
     /** The cache dir is on a RAM file system (tmpfs, ramfs): it measures memory, not storage. */
     readonly ramFileSystem: boolean;
+    /** The storage backend keeps its entries in RAM (--storage-backend memory): its name; it measures memory, not storage. */
+    readonly ramBackend?: string;
     /** --storage-capacity-gb was given: storage evictions are then the workload's intent, not a full disk. */
     readonly capacityExplicit: boolean;
   };

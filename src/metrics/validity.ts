@@ -3,6 +3,7 @@
 // validityFactsOf) and returns what it found. A finding is either a reason (the run is NOT VALID) or a
 // warning (worth knowing, does not invalidate). Codes are stable snake_case identifiers; messages say
 // what happened and what to do. The results builder emits the verdict; the console prints it last.
+import { TIER_NAMES } from '../tiers/backend.js';
 import type { TierName } from '../tiers/backend.js';
 import { GiB, MiB } from '../util/units.js';
 import { STORAGE_VERDICT_HISTOGRAMS, samplesOf } from './cache-stats.js';
@@ -30,6 +31,8 @@ export interface ValidityFacts {
   readonly ioMode: string;
   readonly fileSystem: string;
   readonly ramFileSystem: boolean;
+  /** The storage backend keeping its entries in RAM (--storage-backend memory), by name; absent for a storage device. */
+  readonly ramBackend?: string;
   /** What the storage tier moved, demotions included (kvcache_bench.storage_bytes). */
   readonly toolReadBytes: number;
   readonly toolWriteBytes: number;
@@ -106,7 +109,7 @@ export const checkDeviceBytes: Check = (v) => {
   if (v.traceMode) return [];
   const d = v.device;
   if (d === undefined)
-    return v.ramFileSystem
+    return v.ramFileSystem || v.ramBackend !== undefined
       ? []
       : [
           warning(
@@ -162,6 +165,17 @@ export const checkRamFileSystem: Check = (v) =>
         reason(
           'ram_file_system',
           `the cache dir is on ${v.fileSystem}, a RAM file system: this measured memory; point --cache-dir at the device under test`,
+        ),
+      ]
+    : [];
+
+/** A backend that keeps the storage tier in RAM tests the harness: no figure is a storage measurement. */
+export const checkRamBackend: Check = (v) =>
+  !v.traceMode && v.ramBackend !== undefined
+    ? [
+        reason(
+          'ram_storage_backend',
+          `--storage-backend ${v.ramBackend} keeps the storage tier's entries in RAM: this measured memory and the harness, not a storage device; use --storage-backend file with --cache-dir on the device under test`,
         ),
       ]
     : [];
@@ -273,6 +287,7 @@ export const checkRunLength: Check = (v) => {
 export const CHECKS: readonly Check[] = [
   checkTraceMode,
   checkRamFileSystem,
+  checkRamBackend,
   checkDeviceBytes,
   checkPageCache,
   checkFailedOps,
@@ -300,6 +315,7 @@ export function validityFactsOf(r: RunResult): ValidityFacts {
     ioMode: r.storage.ioMode,
     fileSystem: r.storage.fileSystem,
     ramFileSystem: r.storageSetup.ramFileSystem,
+    ...(r.storageSetup.ramBackend !== undefined ? { ramBackend: r.storageSetup.ramBackend } : {}),
     toolReadBytes: kvReadBytes(st),
     toolWriteBytes: kvWriteBytes(st),
     ...(r.device !== undefined
@@ -308,7 +324,7 @@ export function validityFactsOf(r: RunResult): ValidityFacts {
     storageReadSamples: samplesOf(rec, STORAGE_VERDICT_HISTOGRAMS.read),
     storageWriteSamples: samplesOf(rec, STORAGE_VERDICT_HISTOGRAMS.write),
     storageTransfers: samplesOf(rec, [...STORAGE_VERDICT_HISTOGRAMS.read, ...STORAGE_VERDICT_HISTOGRAMS.write, 'storage_demote_read']),
-    failedOps: { gpu: rec.traffic.gpu.failedOps, cpu: rec.traffic.cpu.failedOps, storage: st.failedOps },
+    failedOps: Object.fromEntries(TIER_NAMES.map((t) => [t, rec.traffic[t].failedOps])) as Record<TierName, number>,
     requestsCompleted: r.requests.requestsCompleted,
     requestsAborted: r.requests.requestsAborted,
     eventLoopDelayP99Ms: r.eventLoopDelayMs.p99,

@@ -1,9 +1,11 @@
-// The closed sets of values a flag or config key may take, each declared once with its type.
+// The closed sets of values a flag or config key may take, each declared once with its type. The I/O
+// modes are declared where they act (tiers/io-mode.ts) and re-exported here with the others.
+export { IO_MODES } from '../tiers/io-mode.js';
+export type { IoMode } from '../tiers/io-mode.js';
 export const GENERATION_MODES = ['none', 'fast', 'realistic'] as const;
 export const PERFORMANCE_PROFILES = ['latency', 'throughput'] as const;
 export const AUTOSCALER_MODES = ['qos', 'capacity'] as const;
 export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as const;
-export const IO_MODES = ['direct', 'buffered'] as const;
 export const TOKENIZERS = ['cl100k_base', 'chars'] as const;
 export const RETRIEVAL_DISTRIBUTIONS = ['zipfian', 'uniform'] as const;
 export const USER_TYPES = ['chatbot', 'coding', 'document'] as const;
@@ -14,8 +16,6 @@ export type GenerationMode = (typeof GENERATION_MODES)[number];
 export type PerformanceProfile = (typeof PERFORMANCE_PROFILES)[number];
 export type AutoscalerMode = (typeof AUTOSCALER_MODES)[number];
 export type LogLevel = (typeof LOG_LEVELS)[number];
-/** direct = O_DIRECT with aligned buffers (reads never come from the page cache); buffered = the reference's behaviour. */
-export type IoMode = (typeof IO_MODES)[number];
 export type Tokenizer = (typeof TOKENIZERS)[number];
 export type RetrievalDistribution = (typeof RETRIEVAL_DISTRIBUTIONS)[number];
 export type UserType = (typeof USER_TYPES)[number];

@@ -6,6 +6,7 @@
 import { resolve as resolvePath } from 'node:path';
 import { fileStamp } from '../util/dates.js';
 import { DEFAULT_GPU_BANDWIDTH_GBS } from '../tiers/simulated-gpu.js';
+import { DEFAULT_STORAGE_BACKEND, STORAGE_BACKENDS, STORAGE_KINDS } from '../tiers/registry.js';
 import { AUTOSCALER_MODES, GENERATION_MODES, IO_MODES, LOG_LEVELS, PERFORMANCE_PROFILES, TOKENIZERS } from './choices.js';
 
 export type FlagKind = 'int' | 'float' | 'string' | 'choice' | 'bool';
@@ -140,6 +141,14 @@ export const FLAG_TABLE = {
   }),
   storageCapacityGb: float('storage-capacity-gb', 0, T, 'Storage tier capacity in GiB (0 = 95% of the free space)', { check: nonNegative }),
   maxConcurrentAllocs: int('max-concurrent-allocs', 0, T, 'Bound on concurrent allocations (0 = unlimited)', { check: nonNegative }),
+  storageBackend: choice(
+    'storage-backend',
+    STORAGE_BACKENDS,
+    DEFAULT_STORAGE_BACKEND,
+    T,
+    `Storage tier backend: ${STORAGE_BACKENDS.map((k) => `${k} = ${STORAGE_KINDS[k].help}`).join('; ')}`,
+    { ours: true },
+  ),
   ioMode: choice(
     'io-mode',
     IO_MODES,

@@ -1,22 +1,27 @@
-// Which block device the block probes are filtered on. The cache dir's device resolves as the run's
-// device figures do (metrics/diskstats.ts: a partition to its disk, a dm/md over one disk to that
+// Which block device the block probes are filtered on. The cache dir's device is the one the run
+// resolved for its device figures (metrics/diskstats.ts: a partition to its disk, a dm/md over one disk to that
 // disk): block tracepoints report the whole disk's dev_t, never a partition's. A directory on no
 // single disk (tmpfs, NFS, FUSE, overlay, md/dm over several disks) traces every device, with a warning.
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { resolveBlockDevice, splitDevT } from '../metrics/diskstats.js';
+import { resolveBlockDevice, storageDeviceOf } from '../metrics/diskstats.js';
+import type { StorageDevice } from '../metrics/diskstats.js';
 import type { DeviceFilter } from '../metrics/trace-capture.js';
 
+/** The filter for a storage device already resolved (`none` has no filter: the caller traces nothing). */
+export function deviceFilterOf(d: Exclude<StorageDevice, { kind: 'none' }>): DeviceFilter {
+  if (d.kind === 'device')
+    return { kind: 'device', name: d.device.name, major: d.device.major, minor: d.device.minor, chain: d.device.chain };
+  const where = d.devT === undefined ? `${d.path} (${d.error ?? 'device unknown'})` : `${d.path} (device ${d.devT.major}:${d.devT.minor})`;
+  return {
+    kind: 'all',
+    reason: `${where} is on no single block device (tmpfs, NFS, FUSE, overlay, or md/dm over several disks)`,
+  };
+}
+
 export async function deviceFilterForPath(path: string, sysRoot = '/sys'): Promise<DeviceFilter> {
-  const { dev } = await stat(path, { bigint: true });
-  const { major, minor } = splitDevT(dev);
-  const disk = await resolveBlockDevice(major, minor, sysRoot).catch(() => undefined);
-  if (disk === undefined)
-    return {
-      kind: 'all',
-      reason: `${path} (device ${major}:${minor}) is on no single block device (tmpfs, NFS, FUSE, overlay, or md/dm over several disks)`,
-    };
-  return { kind: 'device', name: disk.name, major: disk.major, minor: disk.minor, chain: disk.chain };
+  const d = await storageDeviceOf(path, sysRoot);
+  return d.kind === 'none' ? { kind: 'all', reason: d.reason } : deviceFilterOf(d);
 }
 
 /** `--device DEV`: a kernel name (`nvme0n1`, `sda2`) or its /dev path; a partition traces its disk. */

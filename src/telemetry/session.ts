@@ -4,7 +4,8 @@
 import { captureFromOutput, describeDeviceFilter } from './capture.js';
 import type { DeviceFilter, LatencyTracingOutcome, TraceFilters } from '../metrics/trace-capture.js';
 import { kernelDevT, tracingProgram } from './program.js';
-import { deviceFilterForPath, nfsTransferSizes } from './device-filter.js';
+import { deviceFilterOf, nfsTransferSizes } from './device-filter.js';
+import type { StorageDevice } from '../metrics/diskstats.js';
 import { startTrace } from './tracer.js';
 import type { TracerOptions } from './tracer.js';
 
@@ -75,10 +76,16 @@ export async function startTracingSession(
   };
 }
 
-/** --enable-latency-tracing: this process's syscalls, the block device under the cache dir (none in trace mode). */
-export async function startRunTracing(dir: string | undefined, tracer: TracerOptions): Promise<TracingSession> {
-  if (dir === undefined) return failed('trace mode (--io-trace-log) does no device I/O');
-  const device = await deviceFilterForPath(dir);
-  const nfs = await nfsTransferSizes(dir);
+/** The storage a run traces: its local directory (for the NFS mount's sizes) and its block device, resolved once. */
+export interface TracedStorage {
+  readonly dir?: string;
+  readonly device: StorageDevice;
+}
+
+/** --enable-latency-tracing: this process's syscalls, the block device under the storage (none: trace mode, no local files). */
+export async function startRunTracing(storage: TracedStorage, tracer: TracerOptions): Promise<TracingSession> {
+  if (storage.device.kind === 'none') return failed(storage.device.reason);
+  const device = deviceFilterOf(storage.device);
+  const nfs = storage.dir === undefined ? undefined : await nfsTransferSizes(storage.dir);
   return startTracingSession({ device, pid: process.pid, syscalls: 'positioned' }, tracer, nfs);
 }

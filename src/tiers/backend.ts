@@ -1,8 +1,12 @@
 // The one interface every storage tier implements. The cache sees storage only through it.
 import type { ChunkSource } from '../data/chunk-source.js';
 
-/** Tier names as the reference reports them ("nvme" internally, "storage" in every metric). */
-export type TierName = 'gpu' | 'cpu' | 'storage';
+/**
+ * Tier names as the reference reports them ("nvme" internally, "storage" in every metric), fastest
+ * first: declared once here; metric field names and per-tier records are built from this list.
+ */
+export const TIER_NAMES = ['gpu', 'cpu', 'storage'] as const;
+export type TierName = (typeof TIER_NAMES)[number];
 
 /**
  * Time spent by one operation, in milliseconds, from a monotonic clock.

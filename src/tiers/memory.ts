@@ -185,6 +185,11 @@ export class MemoryBackend implements Backend {
     return this.entries.keys();
   }
 
+  /** Size of a stored entry, or undefined. */
+  sizeOf(key: string): number | undefined {
+    return this.entries.get(key)?.size;
+  }
+
   /** Bytes held in pages that entries use (for tests). */
   get storedBytes(): number {
     let n = 0;

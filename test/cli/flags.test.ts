@@ -56,6 +56,7 @@ const REFERENCE_FLAGS = [
 ] as const;
 const OUR_FLAGS = [
   'io-mode',
+  'storage-backend',
   'keep-latency-samples',
   'no-progress',
   'autoscale-interval',
@@ -123,6 +124,7 @@ test('defaults equal the reference table', () => {
     enableLatencyTracing: false,
     gpuBandwidthGbs: 64.0,
     ioMode: 'direct',
+    storageBackend: 'file',
     keepLatencySamples: false,
     noProgress: false,
     trials: 1,
@@ -191,6 +193,7 @@ test('every reference flag and every new flag is accepted with a value of its ty
     'enable-latency-tracing': null,
     'gpu-bandwidth-gbs': '3350',
     'io-mode': 'buffered',
+    'storage-backend': 'memory',
     'keep-latency-samples': null,
     'no-progress': null,
     'autoscale-interval': '2.5',
@@ -213,6 +216,7 @@ test('every reference flag and every new flag is accepted with a value of its ty
   assert.equal(config.traceSpeedup, 0);
   assert.equal(config.gpuBandwidthGbs, 3350);
   assert.equal(config.ioMode, 'buffered');
+  assert.equal(config.storageBackend, 'memory');
   assert.equal(config.keepLatencySamples, true);
   assert.equal(config.noProgress, true);
   assert.equal(config.prefillOnly, true);
@@ -264,6 +268,7 @@ test('unknown flags are named, with the closest valid flag when obvious', () => 
 test('invalid choices list the valid ones', () => {
   assert.match(rejection(['--generation-mode', 'slow']), /--generation-mode: invalid choice 'slow'; valid choices: none, fast, realistic/);
   assert.match(rejection(['--io-mode', 'mmap']), /valid choices: direct, buffered/);
+  assert.match(rejection(['--storage-backend', 's3']), /--storage-backend: invalid choice 's3'; valid choices: file, memory/);
   assert.match(rejection(['--autoscaler-mode', 'predictive']), /valid choices: qos, capacity/);
   assert.match(rejection(['--log-level', 'debug']), /did you mean 'DEBUG'\?/);
   assert.match(rejection(['--performance-profile', 'fast']), /valid choices: latency, throughput/);
@@ -311,6 +316,10 @@ test('help lists every flag with its default, grouped by purpose', () => {
   assert.match(flat, /--num-users N\s+.*\(default: 100\)/);
   assert.match(flat, /--gpu-mem-gb X\s+.*\(default: 16\.0\)/);
   assert.match(flat, /--io-mode \{direct,buffered\}\s+.*\(default: direct\)/);
+  assert.match(
+    flat,
+    /--storage-backend \{file,memory\}\s+Storage tier backend: file = one file per entry under --cache-dir .*; memory = entries in RAM.*\(default: file\)/,
+  );
   assert.match(flat, /--keep-latency-samples\s+.*\(default: off\)/);
   assert.equal((help.match(/\(default:/g) ?? []).length, FLAGS.length, 'every flag shows a default');
 });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cleanupLines, EntryFileTracker } from '../../src/cli/force-quit.js';
 import type { SyncEntryFs } from '../../src/engine/entry-cleanup.js';
-import { entryFileName } from '../../src/tiers/file.js';
+import { entryFileName } from '../../src/tiers/file-names.js';
 import { ManualClock } from '../../src/util/clock.js';
 
 test('force-quit: what was removed, and what was left with why and how to remove it', () => {

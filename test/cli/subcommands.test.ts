@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseSubcommandArgs, SHORT_OPTIONS, subcommandHelp } from '../../src/cli/sub-args.js';
-import { DISTILL_ARGS, MERGE_ARGS, MLPERF_ARGS, SUBCOMMANDS } from '../../src/cli/subcommands.js';
+import { DISTILL_ARGS, MERGE_ARGS, MLPERF_ARGS } from '../../src/cli/subcommand-args.js';
+import { SUBCOMMANDS } from '../../src/cli/subcommands.js';
 import { DEFAULT_MAX_IODEPTH } from '../../src/telemetry/distill.js';
 import { VALUE_FLAGS } from '../../src/mlperf/options.js';
 import { runCli } from '../e2e/run-cli.js';

@@ -137,6 +137,20 @@ test("the smallest entry that must fit is the templates' smallest context for sy
     assert.match(rejection([...tiny, ...source]), /one entry of the smallest request \(1 token × /, source.join(' '));
 });
 
+test('--storage-backend memory needs --storage-capacity-gb (no free-space probe), except in trace mode', () => {
+  assert.match(
+    rejection(['--storage-backend', 'memory']),
+    /--storage-backend memory needs --storage-capacity-gb > 0: RAM has no free space to take a share of/,
+  );
+  assert.equal(parse(['--storage-backend', 'memory', '--storage-capacity-gb', '2']).config.storageBackend, 'memory');
+  assert.equal(parse(['--storage-backend', 'memory', '--io-trace-log', 'trace.csv']).config.storageBackend, 'memory');
+  assert.equal(parse([]).config.storageBackend, 'file');
+  const dir = tempDir();
+  assert.deepEqual(parse(['--storage-backend', 'memory', '--storage-capacity-gb', '2', '--cache-dir', dir]).warnings, [
+    `--cache-dir ${dir} is not used: --storage-backend memory keeps no files`,
+  ]);
+});
+
 test('gpu-bandwidth-gbs must be positive', () => {
   assert.match(rejection(['--gpu-bandwidth-gbs', '0']), /gpu-bandwidth-gbs must be positive/);
 });

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { entryFilePrefix, removeEntryFilesSync } from '../../src/engine/entry-cleanup.js';
 import type { SyncEntryFs } from '../../src/engine/entry-cleanup.js';
-import { entryFileName } from '../../src/tiers/file.js';
+import { entryFileName } from '../../src/tiers/file-names.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { withTempDir } from '../util/temp-dir.js';
 

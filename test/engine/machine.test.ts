@@ -1,12 +1,13 @@
-// The machine context: host figures, and the cache dir's device and model resolved through a fake
-// /sys tree built for the temp dir's real device number.
+// The machine context: host figures, and the cache dir's device and model resolved (storageDeviceOf,
+// once per run) through a fake /sys tree built for the temp dir's real device number.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { availableParallelism, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { captureMachine, storageUnderTest } from '../../src/engine/machine.js';
-import { splitDevT } from '../../src/metrics/diskstats.js';
+import { splitDevT, storageDeviceOf } from '../../src/metrics/diskstats.js';
+import { TRACE_MODE_STORAGE } from '../../src/engine/tier-stack.js';
 import { withTempDir } from '../util/temp-dir.js';
 
 /** A /sys tree under `sys` where the device holding `dir` is a whole disk called `name`. */
@@ -25,7 +26,7 @@ test('host figures and the cache dir device model (trimmed) from /sys', async ()
   await withTempDir(async (dir) => {
     const sys = join(dir, 'sys');
     await fakeSys(sys, dir, 'fakedisk0', 'Fake Disk 9000    \n');
-    const m = await captureMachine({ dir, fileSystem: 'ext2/3/4' }, sys);
+    const m = captureMachine({ dir, fileSystem: 'ext2/3/4', device: await storageDeviceOf(dir, sys) });
     assert.deepEqual(m.cacheDir, { fileSystem: 'ext2/3/4', blockDevice: 'fakedisk0', deviceModel: 'Fake Disk 9000' });
     assert.equal(m.cpuCount, availableParallelism());
     assert.equal(m.totalMemoryBytes, totalmem());
@@ -39,19 +40,27 @@ test('a device without a model file, an unresolvable device, and trace mode', as
   await withTempDir(async (dir) => {
     const sys = join(dir, 'sys');
     await fakeSys(sys, dir, 'virtdisk');
-    assert.deepEqual((await captureMachine({ dir, fileSystem: 'xfs' }, sys)).cacheDir, {
+    assert.deepEqual(captureMachine({ dir, fileSystem: 'xfs', device: await storageDeviceOf(dir, sys) }).cacheDir, {
       fileSystem: 'xfs',
       blockDevice: 'virtdisk',
       deviceModel: null,
     });
     const empty = join(dir, 'empty-sys');
     await mkdir(empty);
-    assert.deepEqual((await captureMachine({ dir, fileSystem: 'tmpfs' }, empty)).cacheDir, {
+    const unresolved = await storageDeviceOf(dir, empty);
+    const { major, minor } = splitDevT((await stat(dir, { bigint: true })).dev);
+    assert.deepEqual(unresolved, { kind: 'unresolved', path: dir, devT: { major, minor } });
+    assert.deepEqual(captureMachine({ dir, fileSystem: 'tmpfs', device: unresolved }).cacheDir, {
       fileSystem: 'tmpfs',
       blockDevice: null,
       deviceModel: null,
     });
-    assert.equal((await captureMachine({ fileSystem: 'none' }, sys)).cacheDir, null);
+    assert.equal(captureMachine({ fileSystem: 'none', device: { kind: 'none', reason: 'trace mode' } }).cacheDir, null);
+    assert.deepEqual(await storageDeviceOf(join(dir, 'missing'), sys), {
+      kind: 'unresolved',
+      path: join(dir, 'missing'),
+      error: `ENOENT: no such file or directory, stat '${join(dir, 'missing')}'`,
+    });
   });
 });
 
@@ -73,7 +82,7 @@ test('the storage-under-test line: directory, file system, device and model; unk
     'Storage under test: /t — file system tmpfs, block device not resolvable (tmpfs, overlay, network file system or RAID?), buffered I/O; buffers in 2 MiB huge pages',
   );
   assert.equal(
-    storageUnderTest({ ...base, cacheDir: null }, { ioMode: 'none (trace mode)' }),
+    storageUnderTest({ ...base, cacheDir: null }, TRACE_MODE_STORAGE),
     'Storage under test: none (trace mode: null tiers, no device I/O)',
   );
 });

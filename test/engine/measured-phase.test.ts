@@ -92,7 +92,7 @@ function phaseInputs(stop: StopController, served: string[]) {
   return {
     cfg,
     clock: monotonicClock,
-    storageDir: undefined,
+    device: { kind: 'none' as const, reason: 'a test without storage' },
     workers: 2,
     recorder: new Recorder(),
     requests: metrics(),

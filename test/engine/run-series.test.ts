@@ -3,7 +3,7 @@
 // re-allocated; a device that cannot be resolved gives null telemetry and a warning.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RunSeries } from '../../src/engine/run-series.js';
+import { openSeriesDevice, RunSeries } from '../../src/engine/run-series.js';
 import type { TierView } from '../../src/engine/run-series.js';
 import type { SeriesTick } from '../../src/metrics/progress.js';
 import { DeviceSeries } from '../../src/metrics/device-series.js';
@@ -109,4 +109,16 @@ test('trace mode (no cache dir): no device series and no warning', async () => {
   const series = idleSeries(time, undefined);
   const done = await series.finish(0);
   assert.deepEqual([done.deviceTelemetry, done.warnings, done.timeline.points], [null, [], []]);
+});
+
+test('the device series: none without a device by design, a warning when the device was not resolved', async () => {
+  assert.equal(await openSeriesDevice({ kind: 'none', reason: 'trace mode' }), undefined);
+  assert.equal(
+    await openSeriesDevice({ kind: 'unresolved', path: '/t', devT: { major: 0, minor: 42 } }),
+    "device telemetry off: the cache dir's block device could not be resolved (not a single local block device (tmpfs, overlay, network file system, RAID?))",
+  );
+  assert.equal(
+    await openSeriesDevice({ kind: 'unresolved', path: '/gone', error: 'ENOENT' }),
+    "device telemetry off: the cache dir's block device could not be resolved (ENOENT)",
+  );
 });

@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { slotCounts, tearDown } from '../../src/engine/tier-stack.js';
-import { READS_IN_FLIGHT } from '../../src/tiers/file.js';
+import { openStorage, slotCounts, tearDown } from '../../src/engine/tier-stack.js';
+import { storageDeviceOf } from '../../src/metrics/diskstats.js';
+import { withTempDir } from '../util/temp-dir.js';
+import { READS_IN_FLIGHT } from '../../src/tiers/direct-io.js';
 
 function part(name: string, log: string[], fails = false): { close(): Promise<void> } {
   return {
@@ -54,4 +56,37 @@ test('buffer slots: two staging slots per operation (a read keeps its next chunk
   assert.deepEqual(slotCounts(1), { staging: 6, payload: 8 });
   assert.deepEqual(slotCounts(16), { staging: 36, payload: 32 });
   assert.deepEqual(slotCounts(500), { staging: 64, payload: 64 });
+});
+
+test('openStorage asks the registry for the kind: the memory backend has no directory and no device, and tears down', async () => {
+  const s = await openStorage({ backend: 'memory', ioMode: 'direct', seed: 3, slots: slotCounts(1) });
+  try {
+    assert.equal(s.opened.backend.tier, 'storage');
+    assert.equal(s.target.kind, 'memory');
+    assert.equal(s.target.dir, undefined);
+    assert.equal(s.target.location, '(none: memory backend)');
+    assert.deepEqual(s.target.device, {
+      kind: 'none',
+      reason: 'the memory storage backend keeps entries in RAM: there is no block device',
+    });
+    await s.opened.backend.write('k', s.payload.source('k', 5000));
+    assert.equal(s.opened.backend.sizeOf('k'), 5000);
+  } finally {
+    await tearDown({ payload: s.payload, tiers: s.opened.backend });
+  }
+});
+
+test('openStorage of the file kind: the target is its directory with the block device resolved once', async () => {
+  await withTempDir(async (dir) => {
+    const s = await openStorage({ backend: 'file', cacheDir: dir, ioMode: 'buffered', seed: 3, slots: slotCounts(1) });
+    try {
+      assert.equal(s.target.kind, 'file');
+      assert.equal(s.target.dir, dir);
+      assert.equal(s.target.location, dir);
+      assert.equal(s.target.ioMode, 'buffered');
+      assert.deepEqual(s.target.device, await storageDeviceOf(dir));
+    } finally {
+      await tearDown({ payload: s.payload, tiers: s.opened.backend });
+    }
+  });
 });

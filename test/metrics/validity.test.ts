@@ -10,6 +10,7 @@ import {
   checkFailedOps,
   checkHarness,
   checkPageCache,
+  checkRamBackend,
   checkRamFileSystem,
   checkRunLength,
   checkSamples,
@@ -110,6 +111,25 @@ test('buffered I/O is a warning; buffered reads the device never saw are the pag
   ]);
   assert.deepEqual(codes(cached), ['reads_from_page_cache', '(warning) buffered_io'], 'not also device_reads_below_tool');
   assert.deepEqual(checkPageCache(SOUND), []);
+});
+
+test('a storage backend kept in RAM is a reason, and no device to compare is then not a warning', () => {
+  const { device: _d, ...noDevice } = SOUND;
+  const memory: ValidityFacts = { ...noDevice, fileSystem: 'none (RAM)', ioMode: 'none (memory backend)', ramBackend: 'memory' };
+  assert.deepEqual(checkRamBackend(memory), [
+    {
+      code: 'ram_storage_backend',
+      message:
+        "--storage-backend memory keeps the storage tier's entries in RAM: this measured memory and the harness, not a storage device; use --storage-backend file with --cache-dir on the device under test",
+      severity: 'reason',
+    },
+  ]);
+  assert.deepEqual(checkDeviceBytes(memory), []);
+  assert.deepEqual(codes(memory), ['ram_storage_backend']);
+  assert.deepEqual(checkRamBackend({ ...memory, traceMode: true }), [], 'trace mode says it once, as trace_mode');
+  assert.deepEqual(checkRamBackend(SOUND), []);
+  const r = runResultFixture();
+  assert.equal(validityFactsOf({ ...r, storageSetup: { ...r.storageSetup, ramBackend: 'memory' } }).ramBackend, 'memory');
 });
 
 test('a RAM file system is a reason', () => {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { launcherArgv, planLines, planSequence, shellQuote } from '../../src/mlperf/plan.js';
 import type { LaunchContext } from '../../src/mlperf/plan.js';
 import { parseSubcommandArgs } from '../../src/cli/sub-args.js';
-import { MLPERF_ARGS } from '../../src/cli/subcommands.js';
+import { MLPERF_ARGS } from '../../src/cli/subcommand-args.js';
 import { mlperfRequest } from '../../src/mlperf/request.js';
 import type { MlperfRequest } from '../../src/mlperf/request.js';
 

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { firstError, READY_MARKER, startTrace } from '../../src/telemetry/tracer.js';
 import { startRunTracing } from '../../src/telemetry/session.js';
+import { TRACE_MODE_STORAGE } from '../../src/engine/tier-stack.js';
 import { withTempDir } from '../util/temp-dir.js';
 
 const clock = { now: (): number => 0 };
@@ -100,7 +101,7 @@ test('firstError skips the RLIMIT_MEMLOCK notice', () => {
 });
 
 test('--enable-latency-tracing in trace mode: off, with the reason, and the run goes on', async () => {
-  const s = await startRunTracing(undefined, { clock });
+  const s = await startRunTracing(TRACE_MODE_STORAGE, { clock });
   assert.equal(s.active, false);
   assert.deepEqual(s.warnings, [
     'latency tracing unavailable: trace mode (--io-trace-log) does no device I/O; the run continued without it',

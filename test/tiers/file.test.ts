@@ -13,18 +13,11 @@ import { payloadBytes } from '../../src/data/payload.js';
 import { slotPayloadSource } from '../../src/data/inline-payload.js';
 import { EntryNotFoundError } from '../../src/tiers/backend.js';
 import type { ChunkSource } from '../../src/data/chunk-source.js';
-import {
-  FileBackend,
-  ForeignFileError,
-  RUN_ID,
-  fileAllocatedBytes,
-  fileNameForKey,
-  findStaleEntries,
-  newRunId,
-  removeStaleEntries,
-} from '../../src/tiers/file.js';
+import { FileBackend, ForeignFileError } from '../../src/tiers/file.js';
 import type { FileBackendOptions } from '../../src/tiers/file.js';
-import type { IoMode } from '../../src/settings/choices.js';
+import { RUN_ID, fileNameForKey, findStaleEntries, newRunId, removeStaleEntries } from '../../src/tiers/file-names.js';
+import { fileAllocatedBytes } from '../../src/tiers/fs-info.js';
+import type { IoMode } from '../../src/tiers/io-mode.js';
 import { MiB } from '../../src/util/units.js';
 
 const SEED = 7;

@@ -1,0 +1,194 @@
+// The file tier's data movement: chunked reads that fill a slot (continuing short reads), full writes,
+// and the O_DIRECT writer that keeps file offsets block-aligned, writing aligned caller chunks as they
+// are and staging everything else. Timing goes to the operation's SplitTimer.
+import type { FileHandle } from 'node:fs/promises';
+import { DIRECT_ALIGN } from '../data/aligned.js';
+import type { DirectSlabs } from '../data/aligned.js';
+import type { ChunkSource } from '../data/chunk-source.js';
+import type { SlotPool } from '../data/slots.js';
+import { roundUp } from '../util/units.js';
+import { errnoCode } from './fs-info.js';
+import type { SplitTimer } from './split-timer.js';
+
+/** Chunk reads of one entry in flight at once, staging slots permitting (FileBackend.readInto says why). */
+export const READS_IN_FLIGHT = 2;
+
+/** One chunk of an entry read: the slot it is in and its bytes of the entry. */
+export interface ChunkRead {
+  readonly slot: Uint8Array;
+  readonly bytes: number;
+}
+
+/** The chunks of one entry's read, issued in order; each fills its slot completely (short reads are continued). */
+export class ChunkReads {
+  private offset = 0;
+
+  constructor(
+    private readonly fh: FileHandle,
+    private readonly size: number,
+    private readonly chunkBytes: number,
+    private readonly direct: boolean,
+    private readonly t: SplitTimer,
+  ) {}
+
+  more(): boolean {
+    return this.offset < this.size;
+  }
+
+  next(slot: Uint8Array): Promise<ChunkRead> {
+    const at = this.offset;
+    const bytes = Math.min(this.chunkBytes, this.size - at);
+    this.offset += bytes;
+    return this.t.deviceOverlapped(() => this.fill(slot, at, bytes)).then(() => ({ slot, bytes }));
+  }
+
+  /** Reads [at, at + bytes) of the entry into the start of `slot` (whole blocks in direct mode). */
+  private async fill(slot: Uint8Array, at: number, bytes: number): Promise<void> {
+    let got = 0;
+    while (got < bytes) {
+      const want = this.direct ? roundUp(bytes - got, DIRECT_ALIGN) : bytes - got;
+      const { bytesRead } = await this.fh.read(slot, got, want, at + got);
+      if (bytesRead <= 0) throw new Error(`file for entry is shorter than its ${this.size} bytes (EOF at ${at + got})`);
+      got += bytesRead;
+    }
+  }
+}
+
+/** Writes all of `buf` at `pos`, looping over short writes. */
+export async function writeFully(fh: FileHandle, buf: Uint8Array, pos: number): Promise<void> {
+  let done = 0;
+  while (done < buf.length) {
+    const { bytesWritten } = await fh.write(buf, done, buf.length - done, pos + done);
+    if (bytesWritten <= 0) throw new Error(`write returned ${bytesWritten} at offset ${pos + done}`);
+    done += bytesWritten;
+  }
+}
+
+/** What a backend shares with the writer of one entry. */
+export interface WriterContext {
+  readonly chunkBytes: number;
+  readonly slots: SlotPool;
+  readonly directSlabs: DirectSlabs;
+  readonly counters: FileCounters;
+  /** False once a caller's aligned view was refused (its slab was probed on another file system). */
+  callerViewsOk: boolean;
+}
+
+export interface FileCounters {
+  /** Bytes written straight from the caller's aligned chunks (no copy). */
+  zeroCopyBytes: number;
+  /** Bytes copied into a staging slot before an O_DIRECT write. */
+  stagedBytes: number;
+}
+
+/**
+ * Streams one entry into an O_DIRECT file. File offsets stay multiples of DIRECT_ALIGN: aligned
+ * chunks go to write(2) as they are (the last one padded to a block, truncated later); everything
+ * else is gathered in a staging slot and written a slot at a time.
+ */
+export class DirectWriter {
+  /** File offset written so far, always a multiple of DIRECT_ALIGN. */
+  private pos = 0;
+  /** Bytes gathered in the staging slot and not yet written. */
+  private pending = 0;
+  private slot: Uint8Array | undefined;
+
+  constructor(
+    private readonly fh: FileHandle,
+    private readonly ctx: WriterContext,
+    private readonly t: SplitTimer,
+  ) {}
+
+  async add(chunk: Uint8Array, isLast: boolean): Promise<void> {
+    let rest = chunk;
+    if (this.pending === 0) {
+      const whole = isLast ? this.ctx.directSlabs.directView(chunk, roundUp(chunk.length, DIRECT_ALIGN)) : undefined;
+      if (whole !== undefined) return this.writeView(whole);
+      const head = chunk.length - (chunk.length % DIRECT_ALIGN);
+      const headView = head > 0 ? this.ctx.directSlabs.directView(chunk.subarray(0, head), head) : undefined;
+      if (headView !== undefined) {
+        await this.writeView(headView);
+        rest = chunk.subarray(head);
+      }
+    }
+    await this.stage(rest);
+  }
+
+  /** Writes what is left in the staging slot, padded to a whole block, then cuts the file to `size`. */
+  async finish(size: number): Promise<void> {
+    if (this.pending > 0) await this.flushSlot();
+    if (size % DIRECT_ALIGN !== 0) await this.t.device(() => this.fh.truncate(size));
+  }
+
+  release(): void {
+    if (this.slot !== undefined) this.ctx.slots.release(this.slot);
+    this.slot = undefined;
+  }
+
+  /** A staging slot, waiting (untimed) for one if all are in use. */
+  private async stagingSlot(): Promise<Uint8Array> {
+    this.slot ??= await this.ctx.slots.acquire();
+    return this.slot;
+  }
+
+  private async writeAt(buf: Uint8Array): Promise<void> {
+    await this.t.device(() => writeFully(this.fh, buf, this.pos));
+    this.pos += buf.length;
+  }
+
+  /** Writes an aligned caller view in chunkBytes pieces, bouncing through staging if it is refused. */
+  private async writeView(view: Uint8Array): Promise<void> {
+    const step = this.ctx.chunkBytes;
+    for (let off = 0; off < view.length; off += step) {
+      const piece = view.subarray(off, Math.min(off + step, view.length));
+      if (this.ctx.callerViewsOk) {
+        try {
+          await this.writeAt(piece);
+          this.ctx.counters.zeroCopyBytes += piece.length;
+          continue;
+        } catch (e) {
+          if (errnoCode(e) !== 'EINVAL') throw e;
+          this.ctx.callerViewsOk = false;
+        }
+      }
+      const slot = await this.stagingSlot();
+      this.t.hostSync(() => slot.set(piece));
+      this.ctx.counters.stagedBytes += piece.length;
+      await this.writeAt(slot.subarray(0, piece.length));
+    }
+  }
+
+  private async stage(bytes: Uint8Array): Promise<void> {
+    let off = 0;
+    while (off < bytes.length) {
+      const slot = await this.stagingSlot();
+      const n = Math.min(slot.length - this.pending, bytes.length - off);
+      const at = this.pending;
+      this.t.hostSync(() => slot.set(bytes.subarray(off, off + n), at));
+      this.ctx.counters.stagedBytes += n;
+      this.pending += n;
+      off += n;
+      if (this.pending === slot.length) await this.flushSlot();
+    }
+  }
+
+  private async flushSlot(): Promise<void> {
+    const slot = await this.stagingSlot();
+    await this.writeAt(slot.subarray(0, roundUp(this.pending, DIRECT_ALIGN)));
+    this.pending = 0;
+  }
+}
+
+/** Iterates a source's non-empty chunks, flagging the last one and checking the declared size. */
+export async function* sizedChunks(key: string, source: ChunkSource): AsyncGenerator<[Uint8Array, boolean]> {
+  let received = 0;
+  for await (const chunk of source.chunks()) {
+    if (chunk.length === 0) continue;
+    received += chunk.length;
+    if (received > source.size) throw new RangeError(`source for '${key}' exceeds its size ${source.size}`);
+    yield [chunk, received === source.size];
+  }
+  if (received !== source.size) {
+    throw new RangeError(`source for '${key}' gave ${received} bytes, expected ${source.size}`);
+  }
+}

@@ -1,0 +1,74 @@
+// The `file` storage backend (the default): one file per entry under --cache-dir (file.ts). What the
+// registry needs around the FileBackend: its description (directory, file system, I/O mode granted),
+// capacity (95 % of the free space by default), earlier runs' entry files, ENOSPC/EDQUOT as "full",
+// and the warnings for refused O_DIRECT and RAM file systems.
+import { GiB } from '../util/units.js';
+import { FileBackend } from './file.js';
+import { fileNameForKey, findStaleEntries, MAX_PLAIN_FILE_NAME, removeStaleEntries } from './file-names.js';
+import { freeSpaceLimitBytes, RAM_FILE_SYSTEMS, spaceOf } from './fs-info.js';
+import type { IoMode } from './io-mode.js';
+import type { LeftoverEntries, OpenedStorage, StorageKind, StorageOpenOptions } from './storage-kind.js';
+
+/** Errno classes of a write that mean the file system (or the user's quota) is full. */
+const FULL_ERRORS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT']);
+
+function fileWarnings(requested: IoMode, file: FileBackend): string[] {
+  const warnings: string[] = [];
+  if (file.effectiveIoMode !== requested)
+    warnings.push(`${file.dir}: the file system refused O_DIRECT; using buffered I/O (reads may come from the page cache)`);
+  if (RAM_FILE_SYSTEMS.has(file.fileSystem)) warnings.push(`${file.dir} is on ${file.fileSystem}: this measures RAM, not a storage device`);
+  return warnings;
+}
+
+/**
+ * Looks for entry files of other runs in `file`'s directory (a killed run leaves them), removes them
+ * when `remove`, and says so. Files not named as our entries are never touched.
+ */
+async function fileLeftovers(file: FileBackend, remove: boolean): Promise<{ found: LeftoverEntries; warnings: string[] }> {
+  const stale = await findStaleEntries(file.dir, file.runId);
+  const removed = remove ? await removeStaleEntries(stale) : 0;
+  const found = { count: stale.paths.length, bytes: stale.bytes, allocatedBytes: stale.allocatedBytes, removed };
+  if (found.count === 0) return { found, warnings: [] };
+  const what = `${file.dir} held ${found.count} entry file(s) of earlier runs (kvc-<run id>-*.bin, ${(found.allocatedBytes / GiB).toFixed(3)} GiB on disk), e.g. from a killed run`;
+  const action = remove
+    ? `; ${removed} removed (--remove-stale-entries)`
+    : '; left in place, taking that space from this run: remove them with --remove-stale-entries';
+  return { found, warnings: [what + action] };
+}
+
+async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
+  const file = await FileBackend.create({
+    ...(o.dir !== undefined ? { dir: o.dir } : {}),
+    ioMode: o.ioMode,
+    chunkBytes: o.chunkBytes,
+    stagingSlots: o.stagingSlots,
+    directSlabs: o.directSlabs,
+  });
+  const dir = file.dir;
+  return {
+    backend: file,
+    description: {
+      kind: 'file',
+      location: dir,
+      dir,
+      ioMode: file.effectiveIoMode,
+      fileSystem: file.fileSystem,
+      ...(RAM_FILE_SYSTEMS.has(file.fileSystem) ? { inRam: 'file system' as const } : {}),
+    },
+    probeDir: dir,
+    warnings: fileWarnings(o.ioMode, file),
+    leftovers: (remove) => fileLeftovers(file, remove),
+    // Asked after the leftovers were handled: removed ones free their space for this run.
+    limitBytes: (capacityBytes) => (capacityBytes > 0 ? Promise.resolve(capacityBytes) : freeSpaceLimitBytes(dir)),
+    fullness: { where: `${dir} (${file.fileSystem})`, isFullError: (c) => FULL_ERRORS.has(c), space: () => spaceOf(dir) },
+    keyFits: (key) => fileNameForKey(key).length <= MAX_PLAIN_FILE_NAME,
+    entryFiles: { dir, runId: file.runId, ownsDir: o.dir === undefined },
+  };
+}
+
+export const FILE_STORAGE: StorageKind = {
+  help: 'one file per entry under --cache-dir (O_DIRECT or buffered, --io-mode)',
+  usesCacheDir: true,
+  capacityProblem: () => undefined,
+  open: openFile,
+};

@@ -1,0 +1,82 @@
+// Entry file names: `kvc-<run id>-<key>.bin`. The run id (8 random hex digits per backend) keeps a
+// new run's files apart from the leftovers of a killed one, which `findStaleEntries` recognises by the
+// same pattern with another run id (removed only on request, `removeStaleEntries`). Only names matching
+// ENTRY_FILE are ever touched: the reference deletes every *.npy in --cache-dir (docs/reference-compat.md#rc-4).
+import { randomBytes } from 'node:crypto';
+import { lstat, readdir, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { errnoCode } from './fs-info.js';
+
+const SAFE_CHAR = /^[A-Za-z0-9._-]$/;
+
+/**
+ * `<key>.bin` for keys made of [A-Za-z0-9._-]; any other UTF-16 code unit becomes `%XXXX` (hex). Since
+ * `%` itself is always escaped, distinct keys give distinct names.
+ */
+export function fileNameForKey(key: string): string {
+  let name = '';
+  for (let i = 0; i < key.length; i++) {
+    const ch = key.charAt(i);
+    name += SAFE_CHAR.test(ch) ? ch : `%${key.charCodeAt(i).toString(16).toUpperCase().padStart(4, '0')}`;
+  }
+  return `${name}.bin`;
+}
+
+/** Longest entry file name a key is stored under as it is; longer keys are hashed by the replay. NAME_MAX is 255 bytes: room is left for the `kvc-<run id>-` prefix. */
+export const MAX_PLAIN_FILE_NAME = 200;
+
+/** A run id: 8 lowercase hex digits. */
+export const RUN_ID = /^[0-9a-f]{8}$/;
+/** An entry file of any run: `kvc-<run id>-<escaped key>.bin`; group 1 is the run id. */
+const ENTRY_FILE = /^kvc-([0-9a-f]{8})-[A-Za-z0-9._%-]+\.bin$/;
+
+/** A fresh run id: random, not from the run's seed (two runs with one seed must not share names). */
+export function newRunId(): string {
+  return randomBytes(4).toString('hex');
+}
+
+/** The file name of `key`'s entry in run `runId`. */
+export function entryFileName(runId: string, key: string): string {
+  return `kvc-${runId}-${fileNameForKey(key)}`;
+}
+
+/** Entry files of other runs found in a cache directory (regular files named ENTRY_FILE only). */
+export interface StaleEntries {
+  readonly paths: readonly string[];
+  /** Their apparent sizes (bytes). */
+  readonly bytes: number;
+  /** What they occupy on the device (st_blocks × 512). */
+  readonly allocatedBytes: number;
+}
+
+/** The entry files in `dir` left by runs other than `runId` (a killed run leaves its files behind). */
+export async function findStaleEntries(dir: string, runId: string): Promise<StaleEntries> {
+  const paths: string[] = [];
+  let bytes = 0;
+  let allocatedBytes = 0;
+  for (const name of await readdir(dir)) {
+    const m = ENTRY_FILE.exec(name);
+    if (m === null || m[1] === runId) continue;
+    const path = join(dir, name);
+    const st = await lstat(path).catch(() => undefined); // gone meanwhile: not stale any more
+    if (st?.isFile() !== true) continue;
+    paths.push(path);
+    bytes += st.size;
+    allocatedBytes += st.blocks * 512;
+  }
+  return { paths, bytes, allocatedBytes };
+}
+
+/** Deletes `stale`'s files (already gone is fine); returns how many were removed. */
+export async function removeStaleEntries(stale: StaleEntries): Promise<number> {
+  let removed = 0;
+  for (const path of stale.paths) {
+    try {
+      await unlink(path);
+      removed++;
+    } catch (e) {
+      if (errnoCode(e) !== 'ENOENT') throw e;
+    }
+  }
+  return removed;
+}

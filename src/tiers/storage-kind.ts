@@ -1,0 +1,96 @@
+// What a storage backend kind gives the engine: one row of the registry (registry.ts), as fio's
+// ioengine table gives fio an engine. The engine asks for a kind by name and sees only these types:
+// how to open it, what it is (worked out once), its default capacity, its leftovers from earlier runs,
+// which failures mean it is full, and what to warn about.
+import type { DirectSlabs } from '../data/aligned.js';
+import type { Backend } from './backend.js';
+import type { IoMode } from './io-mode.js';
+
+/** Plain options every kind is opened with (never the RunConfig). */
+export interface StorageOpenOptions {
+  /** --cache-dir; absent: the kind decides (the file kind makes a fresh temporary directory). */
+  readonly dir?: string;
+  /** The I/O mode asked for. */
+  readonly ioMode: IoMode;
+  /** Largest single I/O. */
+  readonly chunkBytes: number;
+  /** Operations that may hold a staging buffer at once. */
+  readonly stagingSlots: number;
+  /** Callers' aligned buffers (payload slots, CPU-tier pages) a direct write may take as they are. */
+  readonly directSlabs: DirectSlabs;
+}
+
+/** What the storage is, worked out once when it is opened. */
+export interface StorageDescription {
+  /** The registry's name of the kind. */
+  readonly kind: string;
+  /** Where the entries live as the results' storage_dir says it: a directory, an endpoint, or words. */
+  readonly location: string;
+  /** A local directory whose block device carries the I/O; absent when there is none. */
+  readonly dir?: string;
+  /** Without `dir`: why no device counters stand behind this storage. */
+  readonly noDevice?: string;
+  /** Without `dir`: the storage-under-test line's description of it. */
+  readonly headline?: string;
+  /** The I/O mode in effect (or words for a kind without one). */
+  readonly ioMode: string;
+  readonly fileSystem: string;
+  /** The entries are in RAM, so the figures measure memory: on a RAM file system, or in a backend kept in memory. */
+  readonly inRam?: 'file system' | 'backend';
+}
+
+/** Entries of earlier runs found at start, and how many were removed. */
+export interface LeftoverEntries {
+  readonly count: number;
+  /** Their apparent sizes. */
+  readonly bytes: number;
+  /** What they occupy on the medium. */
+  readonly allocatedBytes: number;
+  readonly removed: number;
+}
+
+/** The storage tier's backend: a Backend that can also say an entry's size (replay's reads check it). */
+export interface StorageBackend extends Backend {
+  sizeOf(key: string): number | undefined;
+}
+
+/** When the storage is full: which failure classes mean it, and the space left when one was seen. */
+export interface StorageFullness {
+  /** Names the storage in the storage-full warning, e.g. `/mnt/x (xfs)`. */
+  readonly where: string;
+  isFullError(errorClass: string): boolean;
+  space(): Promise<{ readonly freeBytes: number; readonly sizeBytes: number } | undefined>;
+}
+
+/** A kind, opened. */
+export interface OpenedStorage {
+  readonly backend: StorageBackend;
+  readonly description: StorageDescription;
+  /** A directory where aligned buffers probe O_DIRECT for this storage; absent: none needed. */
+  readonly probeDir?: string;
+  /** Said at start: O_DIRECT refused, RAM behind the storage, … */
+  readonly warnings: readonly string[];
+  /** Earlier runs' entries, removed when `remove` (--remove-stale-entries); `found` null when a kind keeps nothing between runs. */
+  leftovers(remove: boolean): Promise<{ readonly found: LeftoverEntries | null; readonly warnings: readonly string[] }>;
+  /** The tier's limit: `capacityBytes` (--storage-capacity-gb) when positive, else the kind's default. */
+  limitBytes(capacityBytes: number): Promise<number>;
+  readonly fullness: StorageFullness;
+  /** Whether a key is stored under its own name (the file kind: a file name short enough); absent: every key is. A replay hashes the others. */
+  readonly keyFits?: (key: string) => boolean;
+  /**
+   * Where this run's entries are as files named `kvc-<runId>-*.bin` (file-names.ts), for a force-quit's
+   * synchronous removal; `ownsDir` when the directory is a temporary one the kind made. Absent: nothing
+   * to remove (a kind keeping its entries in memory, or an object store, which its own teardown empties).
+   */
+  readonly entryFiles?: { readonly dir: string; readonly runId: string; readonly ownsDir: boolean };
+}
+
+export interface StorageKind {
+  /** One line for --help. */
+  readonly help: string;
+  /** Whether it keeps its entries under --cache-dir (a kind that does not says the flag is unused). */
+  readonly usesCacheDir: boolean;
+  /** A problem with --storage-capacity-gb (in GiB, 0 = not given) found before anything is made; undefined when fine. */
+  capacityProblem(capacityGiB: number): string | undefined;
+  open(o: StorageOpenOptions): Promise<OpenedStorage>;
+}
