@@ -8,7 +8,9 @@
 // missing ranks, so every rank that did arrive fails at once with the same message (not after a
 // timeout of its own), and the missing one finds `abort` if it arrives late. A directory that already
 // holds a decision belongs to an earlier run and is refused.
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { messageOf } from '../util/errors.js';
 
@@ -165,9 +167,20 @@ export class DirStore implements BarrierStore {
 
   async put(name: string, value: unknown): Promise<void> {
     await mkdir(this.dir, { recursive: true });
-    const tmp = join(this.dir, `.${name}.tmp-${this.pid}`);
-    await writeFile(tmp, JSON.stringify(value));
-    await rename(tmp, join(this.dir, `${name}.json`));
+    // Others write into this directory too: an unguessable temp name, created exclusively (never through a planted link).
+    const tmp = join(this.dir, `.${name}.tmp-${this.pid}-${randomBytes(8).toString('hex')}`);
+    const file = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+    try {
+      try {
+        await file.writeFile(JSON.stringify(value));
+      } finally {
+        await file.close();
+      }
+      await rename(tmp, join(this.dir, `${name}.json`));
+    } catch (e) {
+      await rm(tmp, { force: true }).catch(() => undefined);
+      throw e;
+    }
   }
 
   async get(name: string): Promise<unknown> {

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { BarrierError, FileBarrier } from '../../src/engine/barrier.js';
+import { BarrierError, DirStore, FileBarrier } from '../../src/engine/barrier.js';
 import type { BarrierStore } from '../../src/engine/barrier.js';
 import { RankSession, START_LEAD_MS } from '../../src/engine/rank-session.js';
 import { ManualTime, settle } from '../util/manual-time.js';
+import { withTempDir } from '../util/temp-dir.js';
 
 /** A store in memory: every operation completes at once, so manual time alone decides the order. */
 class MemoryStore implements BarrierStore {
@@ -159,3 +162,19 @@ test('ranks start at the agreed instant (last arrival + lead) and all stop at st
     ],
   );
 });
+
+test('DirStore.put never writes through a link planted at the old predictable temp name', () =>
+  withTempDir(async (dir) => {
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'precious');
+    // Today's main wrote `.${name}.tmp-${pid}`: a colleague sharing the directory plants a link there.
+    symlinkSync(victim, join(dir, '.start.arrive.rank_0.tmp-4242'));
+    const store = new DirStore(dir, 4242);
+    await store.put('start.arrive.rank_0', { rank: 0 });
+    assert.equal(readFileSync(victim, 'utf8'), 'precious');
+    assert.deepEqual(await store.get('start.arrive.rank_0'), { rank: 0 });
+    assert.deepEqual(
+      readdirSync(dir).filter((n) => n.includes('.tmp-') && n !== '.start.arrive.rank_0.tmp-4242'),
+      [],
+    );
+  }));
