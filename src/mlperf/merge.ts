@@ -29,6 +29,8 @@ export interface TrialInput {
   readonly files: readonly RankFile[];
   /** Rank files that should exist but were missing or unreadable, each with its reason. */
   readonly missing: readonly string[];
+  /** Ranks the trial should have (files + missing ranks) when `missing` lists a range of ranks as one line; else files + missing. */
+  readonly rankCount?: number;
 }
 
 export interface MergeMeta {
@@ -304,7 +306,7 @@ export function mergeOption(trials: readonly TrialInput[]): OptionSummary {
     aggregated_storage_throughput_tokens_per_sec: perTrial((d) => d.summary.storage_throughput_tokens_per_sec),
     aggregated_device_read_p95_ms: maxOf((d) => d.summary.cache_stats.storage_read_device_p95_ms ?? 0),
     aggregated_device_write_p95_ms: maxOf((d) => d.summary.cache_stats.storage_write_device_p95_ms ?? 0),
-    rank_count: Math.max(0, ...trials.map((t) => t.files.length + t.missing.length)),
+    rank_count: Math.max(0, ...trials.map((t) => t.rankCount ?? t.files.length + t.missing.length)),
     trial_count: trials.length,
     missing_files: trials.flatMap((t) => [...t.missing]),
     cpu_tier_ranks: cpuTierRanks,
