@@ -14,9 +14,12 @@ import { readdirSync, statSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import { basename, join, resolve, sep } from 'node:path';
 import * as z from 'zod';
+import { LatencyHistogram } from '../metrics/latency.js';
 import { parseResults } from '../report/results-schema.js';
+import type { ResultsDocument } from '../report/results-schema.js';
 import { readInputText } from '../util/input-file.js';
 import { MiB } from '../util/units.js';
+import { POOLED_HISTOGRAMS } from './merge.js';
 import type { MergeMeta, RankFile, TrialInput } from './merge.js';
 
 /** A rank's results file is a few MiB; anything past this is not one (and stays below V8's string limit). */
@@ -123,8 +126,28 @@ export function resultsProblem(e: unknown): string {
   return 'cannot be parsed';
 }
 
+/**
+ * The document without the pooled histograms that cannot be decoded, and a line naming each: one bad
+ * histogram costs that rank's samples of it, not the whole merge.
+ */
+function withoutBadHistograms(doc: ResultsDocument, path: string): { doc: ResultsDocument; notes: string[] } {
+  const bad = new Set<string>();
+  const notes: string[] = [];
+  for (const name of POOLED_HISTOGRAMS) {
+    const h = doc.kvcache_bench.latency_histograms[name] as ResultsDocument['kvcache_bench']['latency_histograms'][string] | undefined;
+    const problem = h === undefined ? undefined : LatencyHistogram.problemOf(h.encoded);
+    if (problem === undefined) continue;
+    bad.add(name);
+    notes.push(`${path}: latency histogram ${name} left out of the pooled percentiles (${problem})`);
+  }
+  const histograms = Object.fromEntries(Object.entries(doc.kvcache_bench.latency_histograms).filter(([n]) => !bad.has(n)));
+  return notes.length === 0
+    ? { doc, notes }
+    : { doc: { ...doc, kvcache_bench: { ...doc.kvcache_bench, latency_histograms: histograms } }, notes };
+}
+
 /** One rank directory's newest results file, or why there is none. */
-function readRank(rdir: string): { doc: RankFile['doc']; path: string } | { problem: string } {
+function readRank(rdir: string): { doc: RankFile['doc']; path: string; notes: string[] } | { problem: string } {
   const names = entries(rdir)
     .map((e) => e.name)
     .filter((n) => /^kvcache_results_.*\.json$/.test(n));
@@ -135,7 +158,7 @@ function readRank(rdir: string): { doc: RankFile['doc']; path: string } | { prob
   const read = readInputText(path, { maxBytes: MAX_RESULTS_BYTES, noFollow: true });
   if (!read.ok) return { problem: `${path}: not a readable results file (${read.problem})` };
   try {
-    return { path, doc: parseResults(read.text) };
+    return { path, ...withoutBadHistograms(parseResults(read.text), path) };
   } catch (e) {
     return { problem: `${path}: not a readable results file (${resultsProblem(e)})` };
   }
@@ -171,6 +194,7 @@ function readTrial(dir: string, expected: number | undefined, fallbackTrial: num
   const files: RankFile[] = [];
   const missing: string[] = [];
   const rankDirs: number[] = [];
+  /** Lines in `missing` that are not a missing rank (so rank_count still counts ranks). */
   let notRanks = 0;
   for (const e of entries(dir)) {
     const m = RANK_DIR.exec(e.name);
@@ -191,7 +215,11 @@ function readTrial(dir: string, expected: number | undefined, fallbackTrial: num
     }
     const got = readRank(rdir);
     if ('problem' in got) missing.push(got.problem);
-    else files.push({ rank, path: got.path, doc: got.doc });
+    else {
+      files.push({ rank, path: got.path, doc: got.doc });
+      missing.push(...got.notes);
+      notRanks += got.notes.length; // notes about a rank that is there: not absent ranks
+    }
   }
   const worldSizes = files
     .map((f) => f.doc.kvcache_bench.ranks?.world_size ?? 1)

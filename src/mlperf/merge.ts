@@ -15,6 +15,9 @@ import { GiB } from '../util/units.js';
 
 export const SUMMARY_SCHEMA_VERSION = '1.0.0';
 
+/** The HDR histograms the merge pools across ranks (collect.ts checks each before the merge decodes it). */
+export const POOLED_HISTOGRAMS = ['storage_read_device', 'storage_write_device'] as const;
+
 export interface RankFile {
   readonly rank: number;
   readonly path: string;
@@ -276,8 +279,8 @@ export function trialFigures(t: TrialInput): TrialFigures {
     device_per_host: hosts,
     device_read_bytes_per_sec: hosts.length === 0 ? null : per(sum(hosts.map((h) => h.read_bytes))),
     device_write_bytes_per_sec: hosts.length === 0 ? null : per(sum(hosts.map((h) => h.written_bytes))),
-    storage_read_device_latency: pooledPercentiles(docs, 'storage_read_device'),
-    storage_write_device_latency: pooledPercentiles(docs, 'storage_write_device'),
+    storage_read_device_latency: pooledPercentiles(docs, POOLED_HISTOGRAMS[0]),
+    storage_write_device_latency: pooledPercentiles(docs, POOLED_HISTOGRAMS[1]),
     start_spread_ms: spread(windows.map((w) => w.start)),
     max_abs_start_skew_ms: skews.length === 0 ? null : Math.max(...skews.map(Math.abs)),
     end_spread_ms: spread(windows.map((w) => w.end)),
@@ -318,8 +321,8 @@ export function mergeOption(trials: readonly TrialInput[]): OptionSummary {
       storage_write_gib_per_sec: mean(figures.map((f) => f.storage_write_gib_per_sec)),
       device_read_bytes_per_sec: meanOrNull(figures.map((f) => f.device_read_bytes_per_sec)),
       device_write_bytes_per_sec: meanOrNull(figures.map((f) => f.device_write_bytes_per_sec)),
-      storage_read_device_latency: pooledPercentiles(allDocs, 'storage_read_device'),
-      storage_write_device_latency: pooledPercentiles(allDocs, 'storage_write_device'),
+      storage_read_device_latency: pooledPercentiles(allDocs, POOLED_HISTOGRAMS[0]),
+      storage_write_device_latency: pooledPercentiles(allDocs, POOLED_HISTOGRAMS[1]),
       max_start_spread_ms: starts.length === 0 ? null : Math.max(...starts),
       all_ranks_valid: figures.every((f) => f.all_ranks_valid),
       trials: figures,

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import * as z from 'zod';
+import { LatencyHistogram } from '../../metrics/latency.js';
 import { checkInputFile } from '../../util/input-file.js';
 import { EffectiveConfigSchema, LatencyBlockSchema, MachineSchema, SCHEMA_VERSION, TrialsSchema } from '../results-schema.js';
 import { DeviceTelemetrySchema, TimelineSchema } from './timeline-contract.js';
@@ -151,7 +152,30 @@ export function parseRunText(text: string, name: string): ReportRun {
   if (versionProblem !== undefined) throw new ReportInputError(`${name}: ${versionProblem}`);
   const parsed = ReportRunSchema.safeParse(raw);
   if (!parsed.success) throw new ReportInputError(`${name}: not a valid kv-cache run results file: ${zodProblems(parsed.error)}`);
-  return parsed.data;
+  return withoutBadHistograms(parsed.data);
+}
+
+/**
+ * The run without the HDR histograms that cannot be decoded (corrupt, or a decompression bomb), each
+ * named in a validity warning: one bad histogram costs its own chart, not the whole report.
+ */
+function withoutBadHistograms(doc: ReportRun): ReportRun {
+  const k = doc.kvcache_bench;
+  const kept: ReportRun['kvcache_bench']['latency_histograms'] = {};
+  const found: Array<{ code: string; message: string }> = [];
+  for (const [hname, h] of Object.entries(k.latency_histograms)) {
+    const problem = LatencyHistogram.problemOf(h.encoded);
+    if (problem === undefined) kept[hname] = h;
+    else
+      found.push({
+        code: 'histogram_unreadable',
+        message: `latency histogram ${hname} is unreadable (${problem}): left out of this report`,
+      });
+  }
+  if (found.length === 0) return doc;
+  // Shown with the run's verdict, where a reader of the report looks for what is wrong with a file.
+  const validity = { ...k.validity, warnings: [...k.validity.warnings, ...found] };
+  return { ...doc, kvcache_bench: { ...k, latency_histograms: kept, validity } };
 }
 
 /** "a.json (direct, 4 users)": what tells runs apart in a legend. */
