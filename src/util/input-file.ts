@@ -5,7 +5,8 @@
 // character device such as /dev/zero never ends. Each reader turns the problem into its own typed error.
 import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 
 export interface InputFileLimits {
   /** Larger files are refused before they are read (undefined: any size, e.g. a streamed reader). */
@@ -121,5 +122,34 @@ export function readInputText(path: string, options: InputReadOptions = {}): Inp
     return { ok: false, problem: statProblem(e) };
   } finally {
     closeSync(fd);
+  }
+}
+
+/** readInputText without blocking the event loop: the same non-blocking, no-follow open and fstat check. */
+export async function readInputTextAsync(path: string, options: InputReadOptions = {}): Promise<InputText> {
+  const flags = constants.O_RDONLY | constants.O_NONBLOCK | (options.noFollow === true ? constants.O_NOFOLLOW : 0);
+  let file: FileHandle;
+  try {
+    file = await open(path, flags);
+  } catch (e: unknown) {
+    const code = e instanceof Error && 'code' in e ? String(e.code) : '';
+    if (options.noFollow === true && code === 'ELOOP') return { ok: false, problem: 'is a symbolic link (not followed)' };
+    return { ok: false, problem: statProblem(e) };
+  }
+  try {
+    const judged = judgeStats(await file.stat(), options);
+    if (!judged.ok) return judged;
+    const buffer = Buffer.alloc(judged.size);
+    let got = 0;
+    while (got < buffer.length) {
+      const { bytesRead } = await file.read(buffer, got, buffer.length - got, null);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    return { ok: true, text: buffer.toString('utf8', 0, got) };
+  } catch (e: unknown) {
+    return { ok: false, problem: statProblem(e) };
+  } finally {
+    await file.close();
   }
 }
