@@ -8,6 +8,7 @@ import { basename } from 'node:path';
 import * as z from 'zod';
 import { LatencyHistogram } from '../../metrics/latency.js';
 import { checkInputFile } from '../../util/input-file.js';
+import { inert } from '../../util/safe-text.js';
 import { EffectiveConfigSchema, LatencyBlockSchema, MachineSchema, SCHEMA_VERSION, TrialsSchema } from '../results-schema.js';
 import { DeviceTelemetrySchema, TimelineSchema } from './timeline-contract.js';
 
@@ -134,24 +135,25 @@ function zodProblems(error: z.ZodError): string {
   return issues.join('; ') + more;
 }
 
+/** A problem with a file, as one inert line: its text comes from the file (keys, versions) and goes to a console. */
+const refused = (message: string): ReportInputError => new ReportInputError(inert(message));
+
 /** Parses a results document's text; `name` is how the messages refer to it. */
 export function parseRunText(text: string, name: string): ReportRun {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    throw new ReportInputError(`${name}: not JSON (${e instanceof Error ? e.message : String(e)}); expected a kv-cache results file`);
+    throw refused(`${name}: not JSON (${e instanceof Error ? e.message : String(e)}); expected a kv-cache results file`);
   }
   const expected = 'expected the results JSON of a kv-cache run (--output)';
-  if (typeof raw === 'object' && raw !== null && 'replay' in raw)
-    throw new ReportInputError(`${name}: a kv-cache replay results file; ${expected}`);
+  if (typeof raw === 'object' && raw !== null && 'replay' in raw) throw refused(`${name}: a kv-cache replay results file; ${expected}`);
   const tool = z.object({ kvcache_bench: z.object({ tool: z.literal('kvcache-bench'), schema_version: z.string() }) }).safeParse(raw);
-  if (!tool.success)
-    throw new ReportInputError(`${name}: not a kv-cache results file (no kvcache_bench.tool / schema_version); ${expected}`);
+  if (!tool.success) throw refused(`${name}: not a kv-cache results file (no kvcache_bench.tool / schema_version); ${expected}`);
   const versionProblem = schemaVersionProblem(tool.data.kvcache_bench.schema_version);
-  if (versionProblem !== undefined) throw new ReportInputError(`${name}: ${versionProblem}`);
+  if (versionProblem !== undefined) throw refused(`${name}: ${versionProblem}`);
   const parsed = ReportRunSchema.safeParse(raw);
-  if (!parsed.success) throw new ReportInputError(`${name}: not a valid kv-cache run results file: ${zodProblems(parsed.error)}`);
+  if (!parsed.success) throw refused(`${name}: not a valid kv-cache run results file: ${zodProblems(parsed.error)}`);
   return withoutBadHistograms(parsed.data);
 }
 
@@ -192,7 +194,7 @@ export function loadRuns(paths: readonly string[]): LoadedRun[] {
   for (const path of paths) {
     const check = checkInputFile(path, { maxBytes: MAX_RESULTS_BYTES });
     if (!check.ok) {
-      problems.push(`${path}: ${check.problem}`);
+      problems.push(inert(`${path}: ${check.problem}`));
       continue;
     }
     try {
@@ -200,7 +202,7 @@ export function loadRuns(paths: readonly string[]): LoadedRun[] {
       runs.push({ path, label: runLabel(path, doc), doc });
     } catch (e) {
       if (e instanceof ReportInputError) problems.push(e.message);
-      else problems.push(`${path}: cannot be read (${e instanceof Error ? e.message : String(e)})`);
+      else problems.push(inert(`${path}: cannot be read (${e instanceof Error ? e.message : String(e)})`));
     }
   }
   if (problems.length > 0) throw new ReportInputError(problems.join('\n'));
