@@ -144,7 +144,11 @@ export async function replayMain(argv: readonly string[], version: string, signa
   let result: ReplayResult;
   let code = 0;
   try {
-    result = await replayTrace(args, { clock: monotonicClock, interrupt });
+    result = await replayTrace(args, {
+      clock: monotonicClock,
+      interrupt,
+      notify: (line) => process.stderr.write(`kv-cache replay: ${line}\n`),
+    });
   } catch (e) {
     if (isTraceInputError(e)) {
       process.stderr.write(`kv-cache replay: error: ${e.message}\n`);
