@@ -272,5 +272,6 @@ export function distillFio(i: DistillInput): Distilled {
     `[${sectionName(i.jobName)}]`,
     '',
   ].join('\n');
-  return { ini, bssplit, rwmixread, iodepth, sizeSource: sizes.source, warnings };
+  // Warnings quote the block filter (text of a results file) and are printed: one inert line each.
+  return { ini, bssplit, rwmixread, iodepth, sizeSource: sizes.source, warnings: warnings.map(inert) };
 }

@@ -211,3 +211,19 @@ test('text from inputs stays in one comment line: a block filter with newlines c
   );
   assert.equal(hasControl(ini.replaceAll('\n', '')), false);
 });
+
+test('warnings that quote the block filter are inert (they are printed on the console)', () => {
+  const hostile = 'vda\u001b]52;c;aWQ=\u0007\nx';
+  const { warnings } = distill(
+    capture({
+      filters: { device: { kind: 'recorded', text: hostile }, pid: 42, syscalls: 'positioned' },
+      histograms: { vfs_read_us: [b(64, 60)], vfs_write_us: [b(64, 40)] },
+      scalars: {},
+    }),
+  );
+  assert.ok(warnings.some((w) => w.includes('vda\\e]52;c;aWQ=\\x07\\nx')));
+  assert.equal(
+    warnings.some((w) => hasControl(w)),
+    false,
+  );
+});
