@@ -4,20 +4,25 @@
 // declared in subcommands.ts); the table is src/report/aggregate.ts. Bad arguments: one message, exit 2,
 // nothing written. Files that are not run results are listed as skipped with their reason; no run
 // results at all is exit 2.
-import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { constants as bufferConstants } from 'node:buffer';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { dirname, extname, join, resolve } from 'node:path';
 import { aggregateBytes, aggregateFormatOf, aggregateTable } from '../report/aggregate.js';
 import type { FoundFile } from '../report/aggregate.js';
 import { messageOf } from '../util/errors.js';
 import { writeFileAtomically } from '../util/files.js';
-import { checkInputFile } from '../util/input-file.js';
+import { readInputText } from '../util/input-file.js';
+import { inert } from '../util/safe-text.js';
 import { outputProblems } from './cache-dir.js';
 import { ConfigError } from './errors.js';
 import type { ArgsOf } from './sub-args.js';
 import type { AGGREGATE_ARGS } from './subcommand-args.js';
 
-/** A results file larger than this is skipped unread (a --keep-latency-samples file of a long run can be large). */
-export const MAX_RESULTS_FILE_BYTES = 1024 * 1024 * 1024;
+/**
+ * A results file larger than this is skipped unread (a --keep-latency-samples file of a long run can be
+ * large): 1 GiB, or less where V8 cannot hold that much text in one string (about 512 MiB on Node 20).
+ */
+export const MAX_RESULTS_FILE_BYTES = Math.min(1024 * 1024 * 1024, bufferConstants.MAX_STRING_LENGTH);
 
 interface AggregateArgs {
   readonly dirs: readonly string[];
@@ -49,17 +54,16 @@ export function aggregateArgs(input: ArgsOf<typeof AGGREGATE_ARGS>): AggregateAr
 }
 
 function readFound(path: string): FoundFile {
-  const check = checkInputFile(path, { maxBytes: MAX_RESULTS_FILE_BYTES }); // refuses FIFOs and devices, which would never end
-  if (!check.ok) return { path, unreadable: check.problem };
-  try {
-    return { path, text: readFileSync(path, 'utf8') };
-  } catch (e) {
-    return { path, unreadable: messageOf(e) };
-  }
+  // Regular files only (a FIFO or device would never end), opened without blocking, read no further than the cap.
+  const read = readInputText(path, { maxBytes: MAX_RESULTS_FILE_BYTES });
+  return read.ok ? { path, text: read.text } : { path, unreadable: read.problem };
 }
 
-/** The *.json files of each argument (a .json file stands for itself), each path as join(DIR, name). */
-export function findResultsFiles(dirs: readonly string[]): FoundFile[] {
+/**
+ * The *.json files of each argument (a .json file stands for itself), each path as join(DIR, name),
+ * each read only when the consumer reaches it: the table keeps one file's text at a time.
+ */
+export function* findResultsFiles(dirs: readonly string[]): Generator<FoundFile> {
   const paths = new Set<string>();
   for (const d of dirs) {
     if (statSync(d).isFile()) {
@@ -70,13 +74,13 @@ export function findResultsFiles(dirs: readonly string[]): FoundFile[] {
       if (extname(e.name).toLowerCase() === '.json' && !e.isDirectory()) paths.add(join(d, e.name));
     }
   }
-  return [...paths].map(readFound);
+  for (const path of paths) yield readFound(path);
 }
 
 export async function aggregateMain(input: ArgsOf<typeof AGGREGATE_ARGS>): Promise<number> {
   const args = aggregateArgs(input);
   const table = aggregateTable(findResultsFiles(args.dirs));
-  for (const s of table.skipped) process.stdout.write(`Skipped ${s.path}: ${s.reason}\n`);
+  for (const s of table.skipped) process.stdout.write(`${inert(`Skipped ${s.path}: ${s.reason}`)}\n`);
   if (table.rows.length === 0) {
     process.stderr.write(`kv-cache aggregate: error: no run results found in ${args.dirs.join(', ')} (*.json files with a 'summary')\n`);
     return 2;

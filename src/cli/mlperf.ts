@@ -171,7 +171,15 @@ function describe(s: Step): string {
 function runChild(argv: readonly string[], log: string, interrupt: AbortSignal): Promise<number> {
   return new Promise((resolveExit) => {
     mkdirSync(resolve(log, '..'), { recursive: true });
-    const fd = openSync(log, 'a');
+    // The results dir may be shared: append to our log, but never through a link someone planted in its place.
+    let fd: number;
+    try {
+      fd = openSync(log, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+    } catch (e) {
+      process.stderr.write(`kv-cache mlperf: error: cannot open the log ${log}: ${messageOf(e)}\n`);
+      resolveExit(126);
+      return;
+    }
     let child: ChildProcess;
     try {
       // Detached: a terminal's Ctrl-C reaches only us, and we pass one SIGINT on (a second would make the ranks exit without saving).

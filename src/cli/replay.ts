@@ -101,7 +101,15 @@ export async function replayMain(input: ArgsOf<typeof REPLAY_ARGS>, version: str
   let code = 0;
   let outcome: SavedReplay;
   try {
-    outcome = save(await replayTrace(args, { clock: monotonicClock, interrupt, onEntryFiles: entryFiles.opened, onResult: save }));
+    outcome = save(
+      await replayTrace(args, {
+        clock: monotonicClock,
+        interrupt,
+        onEntryFiles: entryFiles.opened,
+        onResult: save,
+        notify: (line) => process.stderr.write(`kv-cache replay: ${line}\n`),
+      }),
+    );
   } catch (e) {
     if (isTraceInputError(e)) {
       process.stderr.write(`kv-cache replay: error: ${e.message}\n`);

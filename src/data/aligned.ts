@@ -79,7 +79,7 @@ export class DirectSlabs {
  */
 function probeDirectOffset(buffer: SharedArrayBuffer, dir: string, start: number): number | undefined {
   const path = join(dir, `.kvcache-align-probe-${process.pid}-${Date.now()}`);
-  writeFileSync(path, new Uint8Array(DIRECT_ALIGN));
+  writeFileSync(path, new Uint8Array(DIRECT_ALIGN), { flag: 'wx' }); // a new file: never through a planted link
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_DIRECT);

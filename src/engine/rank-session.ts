@@ -84,6 +84,17 @@ export class RankSession {
     this.agreed = decision.payload;
     this.peers = decision.arrivals.map((a) => ({ rank: a.rank, host: a.host, arrivedEpochMs: a.arrivedEpochMs }));
     const wait = this.agreed.startEpochMs - this.time.wallNow();
+    // The decision file is in a shared directory: a start further off than the timeout allows, or no start at all, is not rank 0's.
+    const { startEpochMs, endEpochMs } = this.agreed;
+    if (
+      !Number.isFinite(startEpochMs) ||
+      !Number.isFinite(endEpochMs) ||
+      endEpochMs < startEpochMs ||
+      wait > this.o.timeoutSec * 1000 + START_LEAD_MS
+    )
+      throw new BarrierError(
+        'the agreed start in the barrier directory is not one rank 0 could have decided (further off than --barrier-timeout, or not a time)',
+      );
     if (wait > 0)
       await this.time.sleep(wait, signal).catch(() => {
         throw new BarrierError('interrupted while waiting for the agreed start');

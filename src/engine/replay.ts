@@ -56,6 +56,8 @@ export interface ReplayControl {
    * which can take long: a force-quit during that deletion then still finds the results saved.
    */
   readonly onResult?: (result: ReplayResult) => void;
+  /** Told, before a paced replay starts, how long it will take and how to shorten it (the engine never prints). */
+  readonly notify?: (line: string) => void;
 }
 
 /** Largest object a row may name: no KV-cache entry is a TiB, and a bigger one would only fill the disk. */
@@ -103,6 +105,11 @@ export async function replayTrace(o: ReplayOptions, control: ReplayControl): Pro
   // The trace first: a missing header, a malformed first row or a file zstd cannot decode fails
   // here, before the cache directory or any thread exists.
   const trace = await openedTrace(o.tracePath);
+  if (o.paced && control.notify !== undefined) {
+    // A paced replay lasts as long as the trace spans (an 11-day gap is 11 days of silence): say so up front.
+    const span = await traceSpanSec(o.tracePath, control.interrupt);
+    if (span !== undefined) control.notify(pacedReplayNotice(span, o.durationSec));
+  }
   let files: OpenStorage;
   try {
     files = await openReplayStorage(o);
@@ -161,6 +168,38 @@ async function openedTrace(path: string): Promise<OpenedTrace> {
     },
   };
   return { rows, close };
+}
+
+/** Seconds from the trace's earliest row to its latest (one pass over it), or undefined when interrupted or unreadable. */
+async function traceSpanSec(path: string, interrupt: AbortSignal | undefined): Promise<number | undefined> {
+  let lo = Infinity;
+  let hi = -Infinity;
+  try {
+    for await (const row of readTrace(path)) {
+      if (interrupt?.aborted === true) return undefined;
+      lo = Math.min(lo, row.timestamp);
+      hi = Math.max(hi, row.timestamp);
+    }
+  } catch {
+    return undefined; // the replay itself reports the trace's problem where it meets it
+  }
+  return hi >= lo ? hi - lo : 0;
+}
+
+/** A span in the unit a person would use. */
+function spanText(sec: number): string {
+  if (sec < 120) return `${sec.toFixed(1)} s`;
+  if (sec < 2 * 3600) return `${(sec / 60).toFixed(1)} minutes`;
+  if (sec < 2 * 86400) return `${(sec / 3600).toFixed(1)} hours`;
+  return `${(sec / 86400).toFixed(1)} days`;
+}
+
+/** What a paced replay will take, and how to make it shorter. */
+export function pacedReplayNotice(spanSec: number, durationSec: number | undefined): string {
+  const spans = `the trace spans ${spanText(spanSec)} from its first row to its last`;
+  if (durationSec !== undefined && durationSec < spanSec)
+    return `paced replay: ${spans}; --duration stops it after ${spanText(durationSec)}`;
+  return `paced replay: ${spans}, so at trace pace it takes about that long; to shorten it give --duration SECONDS (it stops there and reports what was replayed), or leave out --paced to issue the rows as fast as possible`;
 }
 
 /** The storage backend (the cache directory's file tier by default) and the payload generator, with slots for `concurrency` operations. */

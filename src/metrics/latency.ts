@@ -1,10 +1,69 @@
 // A latency distribution in constant memory (HDR histogram, microsecond resolution, 3 significant
 // digits), mergeable and serialisable. The reference keeps every sample in a list (docs/reference-compat.md#rc-39).
+import { inflateSync } from 'node:zlib';
 import hdr from 'hdr-histogram-js';
 import type { Histogram } from 'hdr-histogram-js';
 
 /** Longest latency the histogram tracks exactly: one hour, in microseconds. */
 const HIGHEST_US = 3_600_000_000;
+
+/**
+ * Limits on an encoded histogram read from a file. Ours (1 µs … 1 h at 3 digits) is a few KiB encoded
+ * and under 250 KiB inflated; a file may hold anything, and unchecked a 1.4 MB string of deflated
+ * zeros inflates to 1 GiB, and a header asking for 2^62 at 5 digits allocates gigabytes of counts.
+ */
+export const MAX_ENCODED_HISTOGRAM_CHARS = 1 << 20;
+export const MAX_INFLATED_HISTOGRAM_BYTES = 4 << 20;
+const MAX_DECODED_DIGITS = 5;
+const MAX_DECODED_HIGHEST = 2 ** 42;
+/** HdrHistogram V2 cookies (the low nibble of the word-size byte varies). */
+const V2_COMPRESSED_COOKIE = 0x1c849304;
+const V2_COOKIE = 0x1c849303;
+/** Bytes of the V2 header: cookie, payload length, normalising offset, digits, lowest, highest, ratio. */
+const V2_HEADER_BYTES = 40;
+
+/** An encoded histogram that is not one, or that would expand past the limits: names the problem, never quotes the input. */
+export class HistogramDecodeError extends Error {
+  constructor(problem: string) {
+    super(problem);
+    this.name = 'HistogramDecodeError';
+  }
+}
+
+/**
+ * Checks an encoded histogram before the library sees it: its size, its compressed header, what it
+ * inflates to (zlib stops at the cap instead of allocating what the stream asks for) and the range
+ * and precision its header asks for (which size the counts array the decoder allocates).
+ */
+function checkEncoded(encoded: string): void {
+  if (encoded.length > MAX_ENCODED_HISTOGRAM_CHARS)
+    throw new HistogramDecodeError(
+      `the encoded histogram is ${encoded.length} characters; at most ${MAX_ENCODED_HISTOGRAM_CHARS} are accepted`,
+    );
+  const bytes = Buffer.from(encoded.trim(), 'base64');
+  if (bytes.length < 8 || (bytes.readInt32BE(0) & ~0xf0) !== V2_COMPRESSED_COOKIE)
+    throw new HistogramDecodeError('not a compressed HdrHistogram (V2) encoding');
+  let inflated: Buffer;
+  try {
+    inflated = inflateSync(bytes.subarray(8, 8 + Math.max(0, bytes.readInt32BE(4))), { maxOutputLength: MAX_INFLATED_HISTOGRAM_BYTES });
+  } catch (e) {
+    const tooLarge = e instanceof RangeError || (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
+    throw new HistogramDecodeError(
+      tooLarge
+        ? `the histogram inflates past ${MAX_INFLATED_HISTOGRAM_BYTES} bytes (a decompression bomb?)`
+        : 'its compressed data is corrupt',
+    );
+  }
+  if (inflated.length < V2_HEADER_BYTES || (inflated.readInt32BE(0) & ~0xf0) !== V2_COOKIE)
+    throw new HistogramDecodeError('not an HdrHistogram (V2) encoding inside');
+  const digits = inflated.readInt32BE(12);
+  const lowest = Number(inflated.readBigInt64BE(16));
+  const highest = Number(inflated.readBigInt64BE(24));
+  if (digits < 0 || digits > MAX_DECODED_DIGITS || lowest < 1 || highest < 2 * lowest || highest > MAX_DECODED_HIGHEST)
+    throw new HistogramDecodeError(
+      `its header asks for values ${lowest} … ${highest} at ${digits} digits; at most ${MAX_DECODED_HIGHEST} at ${MAX_DECODED_DIGITS} digits are accepted`,
+    );
+}
 
 export interface LatencySummaryMs {
   readonly count: number;
@@ -114,11 +173,28 @@ export class LatencyHistogram {
     return hdr.encodeIntoCompressedBase64(this.hist);
   }
 
+  /** Decodes a histogram of a results file; throws HistogramDecodeError when it is not one or exceeds the limits. */
   static decode(encoded: string, sumMs?: number): LatencyHistogram {
+    checkEncoded(encoded);
     const out = new LatencyHistogram();
-    const h = hdr.decodeFromCompressedBase64(encoded, 32, false);
+    let h: Histogram;
+    try {
+      h = hdr.decodeFromCompressedBase64(encoded, 32, false);
+    } catch {
+      throw new HistogramDecodeError('not a decodable HdrHistogram');
+    }
     out.hist.add(h);
     out.sumUs = sumMs !== undefined ? sumMs * 1000 : h.mean * h.totalCount;
     return out;
+  }
+
+  /** Why `encoded` cannot be decoded, or undefined when it can (the check readers make once per input). */
+  static problemOf(encoded: string): string | undefined {
+    try {
+      LatencyHistogram.decode(encoded);
+      return undefined;
+    } catch (e) {
+      return e instanceof HistogramDecodeError ? e.message : 'not a decodable HdrHistogram';
+    }
   }
 }

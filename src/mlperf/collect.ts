@@ -3,16 +3,37 @@
 // the results schema. A rank that should exist but has no file, or whose file is not a results
 // document, is listed in `missing` with its reason: never a crash. The run's manifest (run.json,
 // written by `kv-cache mlperf`) says how many ranks and trials there should be.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+//
+// The run directory may be shared and written by others, so reading it is bounded by what is there:
+// symbolic links below the given directories are never followed (no loops, nothing outside the run
+// merged), every file is read through readInputText (regular files only, size-capped, never blocking
+// on a FIFO), the manifest's numbers are believed only within bounds, and a long run of absent ranks
+// is one line, not one string per rank. Messages name a bad file and what is wrong with it, never
+// quote its contents.
+import { readdirSync, statSync } from 'node:fs';
+import type { Dirent } from 'node:fs';
 import { basename, join, resolve, sep } from 'node:path';
+import * as z from 'zod';
+import { LatencyHistogram } from '../metrics/latency.js';
 import { parseResults } from '../report/results-schema.js';
-import { messageOf } from '../util/errors.js';
-import { checkInputFile } from '../util/input-file.js';
-import { GiB } from '../util/units.js';
+import type { ResultsDocument } from '../report/results-schema.js';
+import { readInputText } from '../util/input-file.js';
+import { MiB } from '../util/units.js';
+import { POOLED_HISTOGRAMS } from './merge.js';
 import type { MergeMeta, RankFile, TrialInput } from './merge.js';
 
-/** A rank's results file is a few MiB; anything past this is not one. */
-const MAX_RESULTS_BYTES = GiB;
+/** A rank's results file is a few MiB; anything past this is not one (and stays below V8's string limit). */
+const MAX_RESULTS_BYTES = 256 * MiB;
+/** run.json is a few hundred bytes. */
+const MAX_MANIFEST_BYTES = MiB;
+/** More ranks than any launcher starts: a rank number or world size past it is not believed. */
+export const MAX_RANKS = 1_000_000;
+/** More trials per option than anyone runs. */
+export const MAX_TRIALS = 10_000;
+/** Directories looked at while searching for trials: a run holds a few dozen. */
+const MAX_DIRS_VISITED = 10_000;
+/** Absent ranks listed one per line up to this many in a trial; past it, as ranges. */
+const MISSING_LISTED_ONE_BY_ONE = 64;
 
 export const MANIFEST_NAME = 'run.json';
 
@@ -29,42 +50,55 @@ export interface RunManifest {
   readonly hosts: string[];
 }
 
+/** The manifest's fields as merge believes them: each one within its bounds, else absent (the files decide). */
+const count = (max: number) => z.number().int().min(1).max(max).optional().catch(undefined);
+const text = z.string().max(256).optional().catch(undefined);
+const ManifestSchema = z.object({
+  run_datetime: text,
+  npernode: count(MAX_RANKS),
+  host_count: count(MAX_RANKS),
+  total_ranks: count(MAX_RANKS),
+  trials_per_option: count(MAX_TRIALS),
+  division: text,
+  system_name: z.string().max(256).nullable().optional().catch(undefined),
+});
+export type TrustedManifest = z.output<typeof ManifestSchema>;
+
 /** Directories of the run that hold rank directories but are not trials. */
 const NOT_TRIALS = new Set(['precondition', 'probe', 'barrier']);
 const MAX_DEPTH = 6;
 const RANK_DIR = /^rank_(\d+)$/;
 
-function isDir(p: string): boolean {
+/** A directory's entries, sorted; none when it cannot be listed. Types come from the entry itself (a link is a link). */
+function entries(dir: string): Dirent[] {
   try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function entries(dir: string): string[] {
-  try {
-    return readdirSync(dir).sort();
+    return readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   } catch {
     return [];
   }
 }
 
-function trialDirs(root: string, depth = 0): string[] {
-  if (depth > MAX_DEPTH || NOT_TRIALS.has(basename(root))) return [];
-  const names = entries(root);
-  if (names.some((n) => RANK_DIR.test(n) && isDir(join(root, n)))) return [root];
-  return names.filter((n) => isDir(join(root, n))).flatMap((n) => trialDirs(join(root, n), depth + 1));
+/** Real (not linked) subdirectories are the only way down: a link loop or a link out of the run is never entered. */
+function trialDirs(root: string, budget: { left: number }, depth = 0): string[] {
+  if (depth > MAX_DEPTH || budget.left <= 0 || NOT_TRIALS.has(basename(root))) return [];
+  budget.left--;
+  const found = entries(root);
+  if (found.some((e) => RANK_DIR.test(e.name) && (e.isDirectory() || e.isSymbolicLink()))) return [root];
+  return found.filter((e) => e.isDirectory()).flatMap((e) => trialDirs(join(root, e.name), budget, depth + 1));
 }
 
-export function readManifest(dir: string): RunManifest | undefined {
-  const path = join(dir, MANIFEST_NAME);
-  if (!existsSync(path)) return undefined;
+/** The run's manifest, its fields checked one by one; undefined when there is none or it is not a JSON object. */
+export function readManifest(dir: string): TrustedManifest | undefined {
+  const read = readInputText(join(dir, MANIFEST_NAME), { maxBytes: MAX_MANIFEST_BYTES, noFollow: true });
+  if (!read.ok) return undefined;
+  let raw: unknown;
   try {
-    return JSON.parse(readFileSync(path, 'utf8')) as RunManifest;
+    raw = JSON.parse(read.text);
   } catch {
     return undefined;
   }
+  const parsed = ManifestSchema.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** The option a trial directory belongs to: its option_<k> ancestor, else its parent's name. */
@@ -75,42 +109,132 @@ function optionOf(trialDir: string): string {
 }
 
 function trialNumberOf(trialDir: string, fallback: number): number {
-  const m = /^trial_(\d+)$/.exec(basename(trialDir));
+  const m = /^trial_(\d{1,9})$/.exec(basename(trialDir));
   return m !== null ? Number(m[1]) : fallback;
+}
+
+/** Why a results file's text is not a results document, in words that never quote the file. */
+export function resultsProblem(e: unknown): string {
+  if (e instanceof SyntaxError) return 'not JSON';
+  if (e instanceof z.ZodError) {
+    const first = e.issues[0];
+    const where = first.path.length > 0 ? first.path.map(String).join('.') : '(top level)';
+    const what = first.code === 'invalid_type' ? `expected ${first.expected}` : first.code.replaceAll('_', ' ');
+    const more = e.issues.length > 1 ? ` (and ${e.issues.length - 1} more problems)` : '';
+    return `not a results document: ${where}: ${what}${more}`;
+  }
+  return 'cannot be parsed';
+}
+
+/**
+ * The document without the pooled histograms that cannot be decoded, and a line naming each: one bad
+ * histogram costs that rank's samples of it, not the whole merge.
+ */
+function withoutBadHistograms(doc: ResultsDocument, path: string): { doc: ResultsDocument; notes: string[] } {
+  const bad = new Set<string>();
+  const notes: string[] = [];
+  for (const name of POOLED_HISTOGRAMS) {
+    const h = doc.kvcache_bench.latency_histograms[name] as ResultsDocument['kvcache_bench']['latency_histograms'][string] | undefined;
+    const problem = h === undefined ? undefined : LatencyHistogram.problemOf(h.encoded);
+    if (problem === undefined) continue;
+    bad.add(name);
+    notes.push(`${path}: latency histogram ${name} left out of the pooled percentiles (${problem})`);
+  }
+  const histograms = Object.fromEntries(Object.entries(doc.kvcache_bench.latency_histograms).filter(([n]) => !bad.has(n)));
+  return notes.length === 0
+    ? { doc, notes }
+    : { doc: { ...doc, kvcache_bench: { ...doc.kvcache_bench, latency_histograms: histograms } }, notes };
+}
+
+/** One rank directory's newest results file, or why there is none. */
+function readRank(rdir: string): { doc: RankFile['doc']; path: string; notes: string[] } | { problem: string } {
+  const names = entries(rdir)
+    .map((e) => e.name)
+    .filter((n) => /^kvcache_results_.*\.json$/.test(n));
+  if (names.length === 0)
+    return { problem: `${rdir}/kvcache_results_*.json: no results file (the rank failed or was stopped before saving)` };
+  const path = join(rdir, names[names.length - 1]);
+  // No link followed, no FIFO waited on, no device read without end, no more than a results file's size.
+  const read = readInputText(path, { maxBytes: MAX_RESULTS_BYTES, noFollow: true });
+  if (!read.ok) return { problem: `${path}: not a readable results file (${read.problem})` };
+  try {
+    return { path, ...withoutBadHistograms(parseResults(read.text), path) };
+  } catch (e) {
+    return { problem: `${path}: not a readable results file (${resultsProblem(e)})` };
+  }
+}
+
+/** Ranks 0 … want−1 that have no directory, as messages: one per rank, or ranges when there are many. */
+function absentRanks(dir: string, present: ReadonlySet<number>, want: number): { messages: string[]; ranks: number } {
+  const runs: Array<[number, number]> = [];
+  let absent = 0;
+  // Walk only the gaps between the ranks that exist: the cost follows what is on disk, not `want`.
+  const sorted = [...present].filter((r) => r < want).sort((a, b) => a - b);
+  let next = 0;
+  for (const r of [...sorted, want]) {
+    if (r > next) {
+      runs.push([next, r - 1]);
+      absent += r - next;
+    }
+    next = r + 1;
+  }
+  const one = (r: number): string => `${join(dir, `rank_${r}`)}/kvcache_results_*.json: rank ${r} wrote nothing`;
+  if (absent <= MISSING_LISTED_ONE_BY_ONE)
+    return { messages: runs.flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, i) => one(a + i))), ranks: absent };
+  return {
+    messages: runs.map(([a, b]) =>
+      a === b ? one(a) : `${join(dir, `rank_${a}`)} … rank_${b}: ranks ${a}–${b} (${b - a + 1}) wrote nothing`,
+    ),
+    ranks: absent,
+  };
 }
 
 /** One trial directory's rank files; `expected` ranks (0 … expected−1) each need a file. */
 function readTrial(dir: string, expected: number | undefined, fallbackTrial: number): TrialInput {
   const files: RankFile[] = [];
   const missing: string[] = [];
-  const rankDirs = entries(dir)
-    .map((n) => RANK_DIR.exec(n))
-    .filter((m): m is RegExpExecArray => m !== null)
-    .map((m) => Number(m[1]));
-  for (const rank of rankDirs) {
-    const rdir = join(dir, `rank_${rank}`);
-    const names = entries(rdir).filter((n) => /^kvcache_results_.*\.json$/.test(n));
-    if (names.length === 0) {
-      missing.push(`${rdir}/kvcache_results_*.json: no results file (the rank failed or was stopped before saving)`);
+  const rankDirs: number[] = [];
+  /** Lines in `missing` that are not a missing rank (so rank_count still counts ranks). */
+  let notRanks = 0;
+  for (const e of entries(dir)) {
+    const m = RANK_DIR.exec(e.name);
+    if (m === null) continue;
+    const rank = Number(m[1]);
+    const rdir = join(dir, e.name);
+    if (m[1].length > 7 || rank >= MAX_RANKS) {
+      missing.push(`${rdir}: not a rank directory of a run (rank numbers run from 0 to ${MAX_RANKS - 1})`);
+      notRanks++;
       continue;
     }
-    const path = join(rdir, names[names.length - 1]);
-    const check = checkInputFile(path, { maxBytes: MAX_RESULTS_BYTES }); // a FIFO or device would never end
-    if (!check.ok) {
-      missing.push(`${path}: not a readable results file (${check.problem})`);
+    rankDirs.push(rank);
+    if (!e.isDirectory()) {
+      missing.push(
+        `${rdir}: ${e.isSymbolicLink() ? 'a symbolic link (not followed: merge reads only the run directory itself)' : 'not a directory'}`,
+      );
       continue;
     }
-    try {
-      files.push({ rank, path, doc: parseResults(readFileSync(path, 'utf8')) });
-    } catch (e) {
-      missing.push(`${path}: not a readable results file (${messageOf(e).split('\n')[0].slice(0, 160)})`);
+    const got = readRank(rdir);
+    if ('problem' in got) missing.push(got.problem);
+    else {
+      files.push({ rank, path: got.path, doc: got.doc });
+      missing.push(...got.notes);
+      notRanks += got.notes.length; // notes about a rank that is there: not absent ranks
     }
   }
-  const worldSizes = files.map((f) => f.doc.kvcache_bench.ranks?.world_size ?? 1);
+  const worldSizes = files
+    .map((f) => f.doc.kvcache_bench.ranks?.world_size ?? 1)
+    .filter((w) => Number.isInteger(w) && w > 0 && w <= MAX_RANKS);
   const want = expected ?? Math.max(0, ...worldSizes, ...rankDirs.map((r) => r + 1));
-  for (let r = 0; r < want; r++)
-    if (!rankDirs.includes(r)) missing.push(`${join(dir, `rank_${r}`)}/kvcache_results_*.json: rank ${r} wrote nothing`);
-  return { option: optionOf(dir), trial: trialNumberOf(dir, fallbackTrial), dir, files: files.sort((a, b) => a.rank - b.rank), missing };
+  const absent = absentRanks(dir, new Set(rankDirs), want);
+  missing.push(...absent.messages);
+  return {
+    option: optionOf(dir),
+    trial: trialNumberOf(dir, fallbackTrial),
+    dir,
+    files: files.sort((a, b) => a.rank - b.rank),
+    missing,
+    rankCount: files.length + missing.length - notRanks - absent.messages.length + absent.ranks,
+  };
 }
 
 export interface Collected {
@@ -118,16 +242,26 @@ export interface Collected {
   readonly meta: MergeMeta;
 }
 
+/** A directory given on the command line: followed if it is a link (the user named it), but it must be a directory. */
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** Every trial under `dirs`, and the run's facts (from the first manifest found, else from the files). */
 export function collectRun(dirs: readonly string[], now: Date): Collected {
   const manifest = dirs.map(readManifest).find((m) => m !== undefined);
   const trials: TrialInput[] = [];
-  for (const root of dirs) trialDirs(root).forEach((d, i) => trials.push(readTrial(d, manifest?.total_ranks, i + 1)));
+  const budget = { left: MAX_DIRS_VISITED };
+  for (const root of dirs.filter(isDir)) trialDirs(root, budget).forEach((d, i) => trials.push(readTrial(d, manifest?.total_ranks, i + 1)));
   const docs = trials.flatMap((t) => t.files.map((f) => f.doc));
   const hosts = new Set(docs.map((d) => d.kvcache_bench.ranks?.host ?? 'unknown'));
   const perOption = new Map<string, number>();
   for (const t of trials) perOption.set(t.option, (perOption.get(t.option) ?? 0) + 1);
-  const totalRanks = manifest?.total_ranks ?? Math.max(0, ...trials.map((t) => t.files.length + t.missing.length));
+  const totalRanks = manifest?.total_ranks ?? Math.max(0, ...trials.map((t) => t.rankCount ?? t.files.length + t.missing.length));
   return {
     trials,
     meta: {

@@ -15,6 +15,9 @@ import { GiB } from '../util/units.js';
 
 export const SUMMARY_SCHEMA_VERSION = '1.0.0';
 
+/** The HDR histograms the merge pools across ranks (collect.ts checks each before the merge decodes it). */
+export const POOLED_HISTOGRAMS = ['storage_read_device', 'storage_write_device'] as const;
+
 export interface RankFile {
   readonly rank: number;
   readonly path: string;
@@ -29,6 +32,8 @@ export interface TrialInput {
   readonly files: readonly RankFile[];
   /** Rank files that should exist but were missing or unreadable, each with its reason. */
   readonly missing: readonly string[];
+  /** Ranks the trial should have (files + missing ranks) when `missing` lists a range of ranks as one line; else files + missing. */
+  readonly rankCount?: number;
 }
 
 export interface MergeMeta {
@@ -274,8 +279,8 @@ export function trialFigures(t: TrialInput): TrialFigures {
     device_per_host: hosts,
     device_read_bytes_per_sec: hosts.length === 0 ? null : per(sum(hosts.map((h) => h.read_bytes))),
     device_write_bytes_per_sec: hosts.length === 0 ? null : per(sum(hosts.map((h) => h.written_bytes))),
-    storage_read_device_latency: pooledPercentiles(docs, 'storage_read_device'),
-    storage_write_device_latency: pooledPercentiles(docs, 'storage_write_device'),
+    storage_read_device_latency: pooledPercentiles(docs, POOLED_HISTOGRAMS[0]),
+    storage_write_device_latency: pooledPercentiles(docs, POOLED_HISTOGRAMS[1]),
     start_spread_ms: spread(windows.map((w) => w.start)),
     max_abs_start_skew_ms: skews.length === 0 ? null : Math.max(...skews.map(Math.abs)),
     end_spread_ms: spread(windows.map((w) => w.end)),
@@ -304,7 +309,7 @@ export function mergeOption(trials: readonly TrialInput[]): OptionSummary {
     aggregated_storage_throughput_tokens_per_sec: perTrial((d) => d.summary.storage_throughput_tokens_per_sec),
     aggregated_device_read_p95_ms: maxOf((d) => d.summary.cache_stats.storage_read_device_p95_ms ?? 0),
     aggregated_device_write_p95_ms: maxOf((d) => d.summary.cache_stats.storage_write_device_p95_ms ?? 0),
-    rank_count: Math.max(0, ...trials.map((t) => t.files.length + t.missing.length)),
+    rank_count: Math.max(0, ...trials.map((t) => t.rankCount ?? t.files.length + t.missing.length)),
     trial_count: trials.length,
     missing_files: trials.flatMap((t) => [...t.missing]),
     cpu_tier_ranks: cpuTierRanks,
@@ -316,8 +321,8 @@ export function mergeOption(trials: readonly TrialInput[]): OptionSummary {
       storage_write_gib_per_sec: mean(figures.map((f) => f.storage_write_gib_per_sec)),
       device_read_bytes_per_sec: meanOrNull(figures.map((f) => f.device_read_bytes_per_sec)),
       device_write_bytes_per_sec: meanOrNull(figures.map((f) => f.device_write_bytes_per_sec)),
-      storage_read_device_latency: pooledPercentiles(allDocs, 'storage_read_device'),
-      storage_write_device_latency: pooledPercentiles(allDocs, 'storage_write_device'),
+      storage_read_device_latency: pooledPercentiles(allDocs, POOLED_HISTOGRAMS[0]),
+      storage_write_device_latency: pooledPercentiles(allDocs, POOLED_HISTOGRAMS[1]),
       max_start_spread_ms: starts.length === 0 ? null : Math.max(...starts),
       all_ranks_valid: figures.every((f) => f.all_ranks_valid),
       trials: figures,

@@ -3,6 +3,7 @@
 // pause between options. Pure: `--dry-run` prints this plan and the runner executes it, so what is
 // printed is what runs.
 import { join } from 'node:path';
+import { hasControl, inert } from '../util/safe-text.js';
 import { datasizeLine, datasizeOf } from './datasize.js';
 import { MLPERF_OPTIONS, VALUE_FLAGS } from './options.js';
 import type { OptionId, OptionValues } from './options.js';
@@ -131,14 +132,28 @@ export function planSequence(r: MlperfRequest, ctx: LaunchContext): Plan {
   };
 }
 
-/** One argument quoted for a POSIX shell (only when it needs it). */
+/** One character inside bash's $'…': backslash and quote escaped, control characters as \xHH / \uHHHH. */
+function ansiCQuoted(ch: string): string {
+  if (ch === '\\' || ch === "'") return `\\${ch}`;
+  if (!hasControl(ch)) return ch;
+  const code = ch.codePointAt(0) ?? 0;
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * One argument quoted for a POSIX shell (only when it needs it). An argument holding a control
+ * character (a results dir named `res\nid #`) is written as bash's $'…' with the character escaped,
+ * so that every printed line stays one line: pasted, it can never become a command of its own.
+ */
 export function shellQuote(arg: string): string {
-  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+  if (/^[\w@%+=:,./-]+$/.test(arg)) return arg;
+  if (hasControl(arg)) return `$'${arg.replace(/[\s\S]/gu, ansiCQuoted)}'`;
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The plan as a shell script's lines: what `--dry-run` prints. */
 export function planLines(p: Plan): string[] {
-  const lines = [`# run directory: ${p.runDir}`, `# ranks: ${p.totalRanks} on ${p.hostCount} host(s)`];
+  const lines = [`# run directory: ${inert(p.runDir)}`, `# ranks: ${p.totalRanks} on ${p.hostCount} host(s)`];
   for (const s of p.steps) {
     if (s.kind === 'sleep') lines.push(`sleep ${s.seconds}  # ${s.why}`);
     else {

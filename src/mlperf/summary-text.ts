@@ -1,5 +1,6 @@
 // The merged summary as console lines: per option upstream's scored tuple, then ours beside it.
 // A pure function of the summary document (MiB = 2^20 bytes, GiB = 2^30).
+import { inert } from '../util/safe-text.js';
 import { MiB } from '../util/units.js';
 import type { RunSummary } from './merge.js';
 
@@ -20,5 +21,6 @@ export function summaryLines(s: RunSummary, path: string): string[] {
     for (const m of o.missing_files) lines.push(`  missing: ${m}`);
   }
   lines.push(`Summary saved to ${path}`);
-  return lines;
+  // Paths and reasons name files of a shared directory: shown inert on the console.
+  return lines.map(inert);
 }

@@ -14,6 +14,7 @@ import { basename, dirname, extname } from 'node:path';
 import type { Cell } from './spreadsheet-cell.js';
 import { LATENCY_STATS, storageTierColumnKeys } from './spreadsheet.js';
 import { kindOfHeader, numberFormatFor, roundFor } from './rounding.js';
+import { inertCell } from '../util/safe-text.js';
 
 type Json = Record<string, unknown>;
 
@@ -167,17 +168,20 @@ export interface AggregateTable {
   readonly skipped: readonly SkippedFile[];
 }
 
+/** The trial files a `--output` file with trials lists, as `dir/name` beside it. */
+function trialFilesOf(path: string, doc: Json): string[] {
+  const runs = bench('trials', 'runs')(doc);
+  if (!Array.isArray(runs)) return [];
+  return runs
+    .map((r) => str(at(r, 'file')))
+    .filter((f): f is string => f !== null)
+    .map((f) => `${dirname(path)}/${basename(f)}`);
+}
+
 /** Trial files listed by a `--output` file with trials that is also among the files: `dir/name` → its parent. */
-function listedTrials(docs: ReadonlyArray<{ path: string; doc: Json }>): Map<string, string> {
+function listedTrials(runs: ReadonlyArray<{ path: string; trialFiles: readonly string[] }>): Map<string, string> {
   const listed = new Map<string, string>();
-  for (const { path, doc } of docs) {
-    const runs = bench('trials', 'runs')(doc);
-    if (!Array.isArray(runs)) continue;
-    for (const r of runs) {
-      const file = str(at(r, 'file'));
-      if (file !== null) listed.set(`${dirname(path)}/${basename(file)}`, path);
-    }
-  }
+  for (const { path, trialFiles } of runs) for (const t of trialFiles) listed.set(t, path);
   return listed;
 }
 
@@ -196,9 +200,13 @@ function notARun(doc: unknown): string | undefined {
  * columns), so its trials would count the same configuration several times. A trial file without its
  * `--output` file is a row of its own.
  */
-export function aggregateTable(files: readonly FoundFile[]): AggregateTable {
+export function aggregateTable(files: Iterable<FoundFile>): AggregateTable {
   const skipped: SkippedFile[] = [];
-  const runs: Array<{ path: string; doc: Json }> = [];
+  const headers = AGGREGATE_COLUMNS.map(([h]) => h);
+  const kinds = headers.map(kindOfHeader);
+  // Each file becomes its row at once and its text and document are dropped: with a lazy `files`, one
+  // file's document is in memory at a time, however many large files there are.
+  const runs: Array<{ path: string; row: Cell[]; trialFiles: string[] }> = [];
   for (const f of files) {
     if ('unreadable' in f) {
       skipped.push({ path: f.path, reason: `unreadable: ${f.unreadable}` });
@@ -213,7 +221,11 @@ export function aggregateTable(files: readonly FoundFile[]): AggregateTable {
     }
     const why = notARun(doc);
     if (why !== undefined) skipped.push({ path: f.path, reason: why });
-    else runs.push({ path: f.path, doc: doc as Json });
+    else {
+      const run = doc as Json;
+      const row = AGGREGATE_COLUMNS.map(([, value], i) => roundFor(kinds[i], value(run, f.path)));
+      runs.push({ path: f.path, row, trialFiles: trialFilesOf(f.path, run) });
+    }
   }
   const trials = listedTrials(runs);
   const kept = runs.filter(({ path }) => {
@@ -224,9 +236,7 @@ export function aggregateTable(files: readonly FoundFile[]): AggregateTable {
   });
   // As json_to_xlsx.py: sorted by Filename (code-point order).
   kept.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const headers = AGGREGATE_COLUMNS.map(([h]) => h);
-  const kinds = headers.map(kindOfHeader);
-  const rows = kept.map(({ path, doc }) => AGGREGATE_COLUMNS.map(([, value], i) => roundFor(kinds[i], value(doc, path))));
+  const rows = kept.map(({ row }) => row);
   skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { headers, rows, skipped };
 }
@@ -249,7 +259,9 @@ export async function aggregateBytes(table: AggregateTable, format: AggregateFor
   ws.getRow(1).font = { bold: true };
   const formats = table.headers.map((h) => numberFormatFor(kindOfHeader(h)));
   for (const r of table.rows) {
-    const row = ws.addRow([...r]);
+    // A CSV cell is re-read by a spreadsheet, which would evaluate text such as =HYPERLINK(…) or =cmd|…
+    // (the XLSX writer stores text as text).
+    const row = ws.addRow(format === 'csv' ? r.map((v) => (typeof v === 'string' ? inertCell(v) : v)) : [...r]);
     r.forEach((v, j) => {
       const fmt = formats[j];
       if (typeof v === 'number' && fmt !== undefined) row.getCell(j + 1).numFmt = fmt;

@@ -1,5 +1,6 @@
-// The reference's 15 tracing histograms (spec §8.3), in its order, with their unit and what each
-// measures here. Names and units are the reference's; how each is captured is ours (program.ts).
+// The reference's 15 tracing histograms (block layer, VFS, fsync, queue depth and LBA of its latency
+// tracing), in its order, with their unit and what each measures here. Names and units are the
+// reference's; how each is captured is ours (program.ts).
 
 export const HISTOGRAM_NAMES = [
   'q2d_read_us',

@@ -1,5 +1,5 @@
 // The fio distiller: a traced capture → a fio job file that reproduces the workload without the
-// benchmark. Upstream's rules (spec §8.5 as rewritten upstream, issue 13):
+// benchmark. The rules (the reference's distiller as upstream rewrote it, with our fixes noted):
 // - request sizes from the block layer only when every direction the application used was captured
 //   there and the block read share is within 40 points of the application's; else the NFS mount's
 //   rsize/wsize; else the sizes of the process's own read/write calls; else 4k;
@@ -8,10 +8,18 @@
 // - rwmixread from the application's own read and write counts;
 // - iodepth by Little's law, summed device time ÷ window, clamped to [1, max] (not floored at 32);
 // - capture warnings; no size= (the target is the user's: --filename/--size).
-// A header says where every value came from. Pure: the caller writes the file.
+// A header says where every value came from. Text from inputs (the results' block filter, the input
+// path, a traced command) reaches the header only as inert one-line comments: a newline in it would
+// otherwise start a real fio section. Pure: the caller writes the file.
 import { estimatedSum, totalCount } from './histogram.js';
 import type { Bucket, TraceCapture } from '../metrics/trace-capture.js';
 import { describeDeviceFilter } from './capture.js';
+import { inert } from '../util/safe-text.js';
+
+/** A fio section name: one line, no brackets (fio would end the name at the first ']'). */
+function sectionName(name: string): string {
+  return inert(name).replace(/[[\]]/g, '_');
+}
 
 /** Points by which the block read share may differ from the application's before sizes come from elsewhere. */
 export const SIZE_SOURCE_AGREEMENT_POINTS = 40;
@@ -242,7 +250,7 @@ export function distillFio(i: DistillInput): Distilled {
     ...warnings.map((w) => `WARNING: ${w}`),
   ];
   const ini = [
-    ...header.map((l) => `# ${l}`),
+    ...header.map((l) => `# ${inert(l)}`),
     '[global]',
     'ioengine=libaio',
     'direct=1',
@@ -260,8 +268,9 @@ export function distillFio(i: DistillInput): Distilled {
     'group_reporting=1',
     'percentile_list=50:95:99:99.9:99.99',
     '',
-    `[${i.jobName}]`,
+    `[${sectionName(i.jobName)}]`,
     '',
   ].join('\n');
-  return { ini, bssplit, rwmixread, iodepth, sizeSource: sizes.source, warnings };
+  // Warnings quote the block filter (text of a results file) and are printed: one inert line each.
+  return { ini, bssplit, rwmixread, iodepth, sizeSource: sizes.source, warnings: warnings.map(inert) };
 }

@@ -1,5 +1,6 @@
 // Small file helpers shared by the commands and reports.
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /** Removes a file of ours if it is there; a path that cannot even be looked at (ENOTDIR, EACCES) holds nothing of ours. */
@@ -12,13 +13,39 @@ function removeQuietly(path: string): void {
 }
 
 /**
- * Writes the file whole or not at all (a temp file beside it, renamed over it): a crash mid-write
- * never leaves a truncated result. The directory must exist.
+ * A name for a temporary file beside `path` that nobody can guess ahead of us (crypto random, not the
+ * pid): in a directory others can write, a predictable name lets them plant a symlink there first.
+ */
+export function tempNameBeside(path: string): string {
+  return join(dirname(path), `.${basename(path)}.tmp-${randomBytes(8).toString('hex')}`);
+}
+
+/** Exclusive create, never through a symlink: O_EXCL refuses any existing name, a planted link included. */
+const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+/** Creates `path` (which must not exist) holding `data`; on failure removes it only if it is ours. */
+export function writeNewFile(path: string, data: string | Uint8Array, mode = 0o644): void {
+  const fd = openSync(path, CREATE_NEW, mode);
+  try {
+    const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+    for (let done = 0; done < bytes.length;) done += writeSync(fd, bytes, done, bytes.length - done);
+  } catch (e) {
+    closeSync(fd);
+    removeQuietly(path);
+    throw e;
+  }
+  closeSync(fd);
+}
+
+/**
+ * Writes the file whole or not at all (a new temp file beside it, renamed over it): a crash mid-write
+ * never leaves a truncated result. The temp file is created exclusively under an unpredictable name, so
+ * a link planted in a shared directory is never written through. The directory must exist.
  */
 export function writeFileAtomically(path: string, data: string | Uint8Array): void {
-  const tmp = `${path}.tmp-${process.pid}`;
+  const tmp = tempNameBeside(path);
+  writeNewFile(tmp, data);
   try {
-    writeFileSync(tmp, data);
     renameSync(tmp, path);
   } catch (e) {
     removeQuietly(tmp);
@@ -71,11 +98,10 @@ export function writeResultsFile(path: string, data: string, fallbackDirs: reado
   for (const dir of fallbackDirs) {
     const fallback = join(dir, fallbackName(path));
     try {
-      writeFileSync(fallback, data, { flag: 'wx' });
+      writeNewFile(fallback, data);
       return { path: fallback, failure };
     } catch (e) {
-      // A partial file of ours (e.g. the disk filled) goes; a file that already existed is not ours.
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') removeQuietly(fallback);
+      // writeNewFile already removed a partial file of its own; a file that already existed is not ours.
       attempts.push(`${fallback}: ${reasonOf(e)}`);
     }
   }

@@ -3,9 +3,10 @@
 // stat(2) of the path, never an fstat after open: opening a FIFO for reading blocks until a writer
 // appears (forever, and on libuv's threadpool a blocked open also keeps the process from exiting), and a
 // character device such as /dev/zero never ends. Each reader turns the problem into its own typed error.
-import { statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 
 export interface InputFileLimits {
   /** Larger files are refused before they are read (undefined: any size, e.g. a streamed reader). */
@@ -80,4 +81,75 @@ export async function checkInputFileAsync(path: string, limits: InputFileLimits 
     return { ok: false, problem: statProblem(e) };
   }
   return judgeStats(s, limits);
+}
+
+/** What reading an input file gave: its text, or the reason it was not read. */
+export type InputText = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly problem: string };
+
+export interface InputReadOptions extends InputFileLimits {
+  /** Refuse a symbolic link instead of following it (inputs found inside a directory others can write). */
+  readonly noFollow?: boolean;
+}
+
+/**
+ * Reads a regular file's text, checking what was opened rather than what the path named a moment
+ * before: the open is non-blocking (a FIFO opens at once and is then refused by fstat, never waited
+ * on), O_NOFOLLOW when asked, and no more than the size fstat gave (and the limit) is read, so a file
+ * that grows meanwhile cannot make it read without end.
+ */
+export function readInputText(path: string, options: InputReadOptions = {}): InputText {
+  const flags = constants.O_RDONLY | constants.O_NONBLOCK | (options.noFollow === true ? constants.O_NOFOLLOW : 0);
+  let fd: number;
+  try {
+    fd = openSync(path, flags);
+  } catch (e: unknown) {
+    const code = e instanceof Error && 'code' in e ? String(e.code) : '';
+    if (options.noFollow === true && code === 'ELOOP') return { ok: false, problem: 'is a symbolic link (not followed)' };
+    return { ok: false, problem: statProblem(e) };
+  }
+  try {
+    const judged = judgeStats(fstatSync(fd), options);
+    if (!judged.ok) return judged;
+    const buffer = Buffer.alloc(judged.size);
+    let got = 0;
+    while (got < buffer.length) {
+      const n = readSync(fd, buffer, got, buffer.length - got, null);
+      if (n === 0) break;
+      got += n;
+    }
+    return { ok: true, text: buffer.toString('utf8', 0, got) };
+  } catch (e: unknown) {
+    return { ok: false, problem: statProblem(e) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** readInputText without blocking the event loop: the same non-blocking, no-follow open and fstat check. */
+export async function readInputTextAsync(path: string, options: InputReadOptions = {}): Promise<InputText> {
+  const flags = constants.O_RDONLY | constants.O_NONBLOCK | (options.noFollow === true ? constants.O_NOFOLLOW : 0);
+  let file: FileHandle;
+  try {
+    file = await open(path, flags);
+  } catch (e: unknown) {
+    const code = e instanceof Error && 'code' in e ? String(e.code) : '';
+    if (options.noFollow === true && code === 'ELOOP') return { ok: false, problem: 'is a symbolic link (not followed)' };
+    return { ok: false, problem: statProblem(e) };
+  }
+  try {
+    const judged = judgeStats(await file.stat(), options);
+    if (!judged.ok) return judged;
+    const buffer = Buffer.alloc(judged.size);
+    let got = 0;
+    while (got < buffer.length) {
+      const { bytesRead } = await file.read(buffer, got, buffer.length - got, null);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    return { ok: true, text: buffer.toString('utf8', 0, got) };
+  } catch (e: unknown) {
+    return { ok: false, problem: statProblem(e) };
+  } finally {
+    await file.close();
+  }
 }

@@ -90,12 +90,19 @@ export function sampleWithoutReplacement(weights: readonly number[], k: number, 
   return out;
 }
 
+/**
+ * The ingested documents. Only each document's token count is kept (8 bytes a document): ids are
+ * `doc_<i>` in ingestion order and chunks follow from the count, so a document is rebuilt when it is
+ * asked for. Holding every document's chunk objects and keys made `--rag-num-docs 1000000` hold
+ * gigabytes; picking a document no longer lists every id either.
+ */
 export class RagDocumentManager implements RagSource {
   readonly bytesPerToken: number;
   readonly tokensPerChunk: number;
   readonly largeModel: boolean;
-  private readonly docs = new Map<string, RagDocument>();
-  private nextIndex = 0;
+  /** Total tokens of document i (its index in ingestion order); documents before `oldest` were evicted. */
+  private readonly totals: number[] = [];
+  private oldest = 0;
 
   constructor(
     model: ModelConfig,
@@ -107,16 +114,25 @@ export class RagDocumentManager implements RagSource {
   }
 
   get documentCount(): number {
-    return this.docs.size;
+    return this.totals.length - this.oldest;
   }
 
   /** Ids of the ingested documents, oldest first. */
   documentIds(): string[] {
-    return [...this.docs.keys()];
+    return Array.from({ length: this.documentCount }, (_, i) => ragDocumentId(this.oldest + i));
   }
 
   getDocument(docId: string): RagDocument | undefined {
-    return this.docs.get(docId);
+    const m = /^doc_(\d+)$/.exec(docId);
+    const index = m === null ? -1 : Number(m[1]);
+    if (index < this.oldest || index >= this.totals.length || ragDocumentId(index) !== docId) return undefined;
+    return this.documentAt(index);
+  }
+
+  private documentAt(index: number): RagDocument {
+    const docId = ragDocumentId(index);
+    const totalTokens = this.totals[index] ?? 0;
+    return { docId, totalTokens, chunks: chunkDocument(docId, totalTokens, this.tokensPerChunk) };
   }
 
   /** Plan the next document `doc_<i:04d>`; it is registered at once (retrievable from now on). */
@@ -125,11 +141,11 @@ export class RagDocumentManager implements RagSource {
     const [lo, hi] = this.largeModel
       ? [s.largeModelDocTokensMin, s.largeModelDocTokensMax]
       : [s.smallModelDocTokensMin, s.smallModelDocTokensMax];
-    const docId = ragDocumentId(this.nextIndex++);
+    const index = this.totals.length;
     const totalTokens = rng.int(lo, hi);
-    const planned: RagDocument = { docId, totalTokens, chunks: chunkDocument(docId, totalTokens, this.tokensPerChunk) };
-    const evicted = this.settings.maxDocuments > 0 && this.docs.size >= this.settings.maxDocuments ? this.evictOldest() : undefined;
-    this.docs.set(docId, planned);
+    const evicted = this.settings.maxDocuments > 0 && this.documentCount >= this.settings.maxDocuments ? this.evictOldest() : undefined;
+    this.totals.push(totalTokens);
+    const planned = this.documentAt(index);
     return evicted === undefined ? { document: planned } : { document: planned, evicted };
   }
 
@@ -138,10 +154,11 @@ export class RagDocumentManager implements RagSource {
     return Array.from({ length: n }, () => this.ingest(rng));
   }
 
-  /** A uniformly chosen ingested document, or undefined before any ingestion. */
+  /** A uniformly chosen ingested document, or undefined before any ingestion (one draw, as rng.pick over the ids). */
   pickDocument(rng: Rng): RagDocument | undefined {
-    if (this.docs.size === 0) return undefined;
-    return this.docs.get(rng.pick(this.documentIds()));
+    const n = this.documentCount;
+    if (n === 0) return undefined;
+    return this.documentAt(this.oldest + Math.floor(rng.random() * n));
   }
 
   /** Top-k chunks of `doc` (min(topK, chunks) distinct ones) by the configured distribution. */
@@ -161,9 +178,7 @@ export class RagDocumentManager implements RagSource {
   }
 
   private evictOldest(): RagDocument | undefined {
-    const first = this.docs.values().next();
-    if (first.done === true) return undefined;
-    this.docs.delete(first.value.docId);
-    return first.value;
+    if (this.documentCount === 0) return undefined;
+    return this.documentAt(this.oldest++);
   }
 }

@@ -133,5 +133,10 @@ test('replay: --duration stops a paced trace with an 11-day gap', async () => {
     assert.equal(doc.kvcache_bench.interrupted, false);
     assert.equal(doc.replay.writes, 1);
     assert.match(r.stdout, /Stopped before the end of the trace: duration/);
+    // Said before the wait, not discovered after it.
+    assert.equal(
+      r.stderr,
+      'kv-cache replay: paced replay: the trace spans 11.0 days from its first row to its last; --duration stops it after 1.0 s\n',
+    );
   });
 });

@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { BarrierError, FileBarrier } from '../../src/engine/barrier.js';
+import { arrivalProblem, BarrierError, DirStore, FileBarrier } from '../../src/engine/barrier.js';
 import type { BarrierStore } from '../../src/engine/barrier.js';
 import { RankSession, START_LEAD_MS } from '../../src/engine/rank-session.js';
 import { ManualTime, settle } from '../util/manual-time.js';
+import { withTempDir } from '../util/temp-dir.js';
 
 /** A store in memory: every operation completes at once, so manual time alone decides the order. */
 class MemoryStore implements BarrierStore {
@@ -158,4 +162,119 @@ test('ranks start at the agreed instant (last arrival + lead) and all stop at st
       [1, 250],
     ],
   );
+});
+
+test('DirStore.put never writes through a link planted at the old predictable temp name', () =>
+  withTempDir(async (dir) => {
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'precious');
+    // Today's main wrote `.${name}.tmp-${pid}`: a colleague sharing the directory plants a link there.
+    symlinkSync(victim, join(dir, '.start.arrive.rank_0.tmp-4242'));
+    const store = new DirStore(dir, 4242);
+    await store.put('start.arrive.rank_0', { rank: 0 });
+    assert.equal(readFileSync(victim, 'utf8'), 'precious');
+    assert.deepEqual(await store.get('start.arrive.rank_0'), { rank: 0 });
+    assert.deepEqual(
+      readdirSync(dir).filter((n) => n.includes('.tmp-') && n !== '.start.arrive.rank_0.tmp-4242'),
+      [],
+    );
+  }));
+
+test('a forged arrival an hour ahead is refused, naming the file, instead of moving the start an hour', async () => {
+  const time = new ManualTime();
+  const store = new MemoryStore();
+  await store.put('start.arrive.rank_1', { rank: 1, host: 'h1', pid: 7, arrivedEpochMs: time.now() + 3_600_000 });
+  await assert.rejects(
+    barrier(store, time, 0, 2, 1000).meet('start', () => ({})),
+    new BarrierError(
+      'the barrier file start.arrive.rank_1.json in /shared/barrier is not a valid arrival (its arrival time is 3600.0 s from now, beyond what a --barrier-timeout of 1 s allows); is another program writing into that directory?',
+    ),
+  );
+});
+
+test('every field of an arrival is checked: rank against its name and the world, host, pid, time', () => {
+  const ok = { rank: 1, host: 'node-1.example', pid: 42, arrivedEpochMs: 10_000 };
+  const problem = (doc: unknown, rank = 1): string | undefined => arrivalProblem(doc, rank, 2, 10_000, 1000);
+  assert.equal(problem(ok), undefined);
+  assert.equal(problem([1]), 'not a JSON object');
+  assert.equal(problem({ ...ok, rank: 0 }), 'its rank is not 1, the rank its name says');
+  assert.equal(problem({ ...ok, rank: 5 }, 5), 'rank 5 is outside the world of 2 rank(s)');
+  assert.equal(problem({ ...ok, host: 'h\n\u001b]52;c;aWQ=\u0007' }), 'its host is not a host name (one line of 1 to 255 characters)');
+  assert.equal(problem({ ...ok, host: 'x'.repeat(256) }), 'its host is not a host name (one line of 1 to 255 characters)');
+  assert.equal(problem({ ...ok, pid: 1.5 }), 'its pid is not a process id');
+  assert.equal(problem({ ...ok, arrivedEpochMs: '10000' }), 'its arrival time is not a number');
+  assert.equal(problem({ ...ok, arrivedEpochMs: 11_000 }), undefined);
+  assert.equal(problem({ ...ok, arrivedEpochMs: 8_000 }), undefined);
+  assert.match(problem({ ...ok, arrivedEpochMs: 7_999 }) ?? '', /is -2\.0 s from now/);
+});
+
+test('a forged decision (a start far ahead, a foreign host) is refused by the follower', async () => {
+  const time = new ManualTime();
+  const store = new MemoryStore();
+  const met = barrier(store, time, 1, 2).meet('start', () => ({}));
+  await settle();
+  await store.put('start.go', {
+    arrivals: [
+      { rank: 0, host: 'h0', pid: 1, arrivedEpochMs: 0 },
+      { rank: 1, host: 'evil\u001b[2K', pid: 2, arrivedEpochMs: 0 },
+    ],
+    payload: {},
+  });
+  const failed = assert.rejects(met, /not a valid decision \(arrival of rank 1: its host is not a host name/);
+  await time.advance(20);
+  await failed;
+});
+
+test('an abort written by someone else: its message is shown inert and its ranks bounded by the world', async () => {
+  const time = new ManualTime();
+  const store = new MemoryStore();
+  await store.put('start.abort', { message: 'x\u001b]52;c;aWQ=\u0007', missing: [1, 99, -1, 'a'] });
+  await assert.rejects(
+    barrier(store, time, 1, 2).meet('start', () => ({})),
+    (e: unknown) => {
+      assert.ok(e instanceof BarrierError);
+      assert.equal(e.message, 'rank 0 gave up: x\\e]52;c;aWQ=\\x07');
+      assert.deepEqual(e.missingRanks, [1]);
+      return true;
+    },
+  );
+});
+
+test('DirStore: a FIFO named like an arrival is refused at once (never waited on)', () =>
+  withTempDir(async (dir) => {
+    execFileSync('mkfifo', [join(dir, 'start.arrive.rank_1.json')]);
+    const store = new DirStore(dir, 1);
+    await assert.rejects(
+      store.get('start.arrive.rank_1'),
+      new BarrierError(`cannot read the barrier file ${join(dir, 'start.arrive.rank_1.json')}: is a FIFO (named pipe), not a regular file`),
+    );
+    symlinkSync('/etc/hostname', join(dir, 'start.go.json'));
+    await assert.rejects(store.get('start.go'), /is a symbolic link \(not followed\)/);
+  }));
+
+test('RankSession: an agreed start further off than the timeout is refused, not slept on', async () => {
+  const time = new ManualTime();
+  const store = new MemoryStore();
+  const s1 = new RankSession({
+    identity: { rank: 1, worldSize: 2, launcher: 'openmpi', worldSizeFrom: 'OMPI_COMM_WORLD_SIZE' },
+    barrierDir: '/shared/barrier',
+    timeoutSec: 10,
+    durationSec: 30,
+    host: 'h1',
+    pid: 2,
+    time: { wallNow: () => time.now(), sleep: time.sleep },
+    store,
+  });
+  const started = s1.start();
+  await settle();
+  await store.put('start.go', {
+    arrivals: [
+      { rank: 0, host: 'h0', pid: 1, arrivedEpochMs: 0 },
+      { rank: 1, host: 'h1', pid: 2, arrivedEpochMs: 0 },
+    ],
+    payload: { startEpochMs: 3_600_000, endEpochMs: 3_630_000 },
+  });
+  const failed = assert.rejects(started, /the agreed start in the barrier directory is not one rank 0 could have decided/);
+  await time.advance(20);
+  await failed;
 });

@@ -83,3 +83,22 @@ test('mpirun: -np, hosts with their slots, --oversubscribe past the cores, --all
   );
   assert.equal(shellQuote("it's"), `'it'\\''s'`);
 });
+
+test('a results dir with a newline cannot put a bare command into the --dry-run script', () => {
+  const p = parseSubcommandArgs(MLPERF_ARGS, ['--results-dir', "res\nid #'x", '--cache-dir', '/mnt/nvme', '--option', '1']);
+  assert.ok(!p.help);
+  assert.deepEqual(p.problems, []);
+  const r = mlperfRequest(p.args);
+  assert.deepEqual(r.problems, []);
+  const lines = planLines(planSequence(r.request, CTX));
+  assert.equal(lines[0], "# run directory: res\\nid #'x/kvcache_20260101_120000");
+  // Every line is a comment, a sleep or a full command: none is the bare `id` the name smuggled in.
+  for (const l of lines) assert.match(l, /^(# |sleep |\/usr\/bin\/node )/);
+  assert.ok(lines.at(-1)?.includes("kv-cache merge $'res\\x0aid #\\'x/kvcache_20260101_120000'"));
+});
+
+test('shellQuote: plain words bare, spaces in single quotes, control characters as $-quoted escapes', () => {
+  assert.equal(shellQuote('/res/a_b-1'), '/res/a_b-1');
+  assert.equal(shellQuote("it's here"), `'it'\\''s here'`);
+  assert.equal(shellQuote("a\nb'\\\u001b\u202e"), "$'a\\x0ab\\'\\\\\\x1b\\u202e'");
+});

@@ -12,6 +12,7 @@ import type { TraceCapture } from '../../src/metrics/trace-capture.js';
 import { bssplitShares, distillFio, fioSize, littleIodepth } from '../../src/telemetry/distill.js';
 import type { DistillInput } from '../../src/telemetry/distill.js';
 import type { Bucket } from '../../src/metrics/trace-capture.js';
+import { hasControl } from '../../src/util/safe-text.js';
 import { withTempDir } from '../util/temp-dir.js';
 
 const b = (lo: number, count: number): Bucket => ({ lo, hi: lo === 0 ? 1 : lo * 2, count });
@@ -187,3 +188,42 @@ test(
     });
   },
 );
+
+test('text from inputs stays in one comment line: a block filter with newlines cannot add a fio job', () => {
+  const hostile = 'nvme0n1\n[pwn]\nexec_prerun=sh -c id\r\u001b]52;c;aWQ=\u0007';
+  const { ini } = distill(capture({ filters: { device: { kind: 'recorded', text: hostile }, pid: 42, syscalls: 'positioned' } }), {
+    about: ['from /tmp/x\n[evil]\nexec_postrun=id'],
+    jobName: 'a]\nb',
+  });
+  const lines = ini.split('\n');
+  // Only the two sections the distiller means, and every other line is a comment or one of its keys.
+  assert.deepEqual(
+    lines.filter((l) => l.startsWith('[')),
+    ['[global]', '[a_\\nb]'],
+  );
+  assert.deepEqual(
+    lines.filter((l) => l.includes('exec_') && !l.startsWith('#')),
+    [],
+  );
+  assert.ok(lines.includes('# from /tmp/x\\n[evil]\\nexec_postrun=id'));
+  assert.ok(
+    lines.some((l) => l.startsWith('# block filter: ') && l.includes('nvme0n1\\n[pwn]\\nexec_prerun=sh -c id\\r\\e]52;c;aWQ=\\x07')),
+  );
+  assert.equal(hasControl(ini.replaceAll('\n', '')), false);
+});
+
+test('warnings that quote the block filter are inert (they are printed on the console)', () => {
+  const hostile = 'vda\u001b]52;c;aWQ=\u0007\nx';
+  const { warnings } = distill(
+    capture({
+      filters: { device: { kind: 'recorded', text: hostile }, pid: 42, syscalls: 'positioned' },
+      histograms: { vfs_read_us: [b(64, 60)], vfs_write_us: [b(64, 40)] },
+      scalars: {},
+    }),
+  );
+  assert.ok(warnings.some((w) => w.includes('vda\\e]52;c;aWQ=\\x07\\nx')));
+  assert.equal(
+    warnings.some((w) => hasControl(w)),
+    false,
+  );
+});

@@ -6,6 +6,7 @@
 import { formatFigure, HEADLINE_FIGURES, trialCv, validityText } from './headline.js';
 import type { HeadlineFigure } from './headline.js';
 import type { LoadedRun } from './run-input.js';
+import { inert } from '../../util/safe-text.js';
 
 /** significant: beyond 2 × the combined CV; ns: within it; unknown: a run lacks trials (or the figure has no trial statistic). */
 export type Significance = 'significant' | 'ns' | 'unknown';
@@ -103,5 +104,6 @@ export function formatCompareTable(runs: readonly LoadedRun[]): string {
       ? '  the figure has no trial statistic (device bytes, read p99).'
       : `  ${runs.length - withTrials} of ${runs.length} runs have no trials (run with --trials 3 or more to measure their noise).`,
   ];
-  return `${lines.join('\n')}\n`;
+  // Labels, paths and validity texts come from the files: shown inert (no terminal escape reaches the console).
+  return `${lines.map(inert).join('\n')}\n`;
 }

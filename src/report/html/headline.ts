@@ -20,11 +20,11 @@ export interface HeadlineFigure {
   readonly trialFigure?: keyof TrialFiguresJson;
 }
 
-/** A latency percentile is null when its histogram has no sample (the results file then holds 0). */
+/** A latency percentile is null when its histogram has no sample (the results file then holds 0 or leaves it out). */
 const ifSampled =
-  (histogram: string, pick: (doc: ReportRun) => number) =>
+  (histogram: string, pick: (doc: ReportRun) => number | undefined) =>
   (doc: ReportRun): number | null =>
-    (doc.kvcache_bench.latency_histograms[histogram]?.count ?? 0) > 0 ? pick(doc) : null;
+    (doc.kvcache_bench.latency_histograms[histogram]?.count ?? 0) > 0 ? (pick(doc) ?? null) : null;
 
 export const HEADLINE_FIGURES: readonly HeadlineFigure[] = [
   {

@@ -1,96 +1,79 @@
 // What `kv-cache report` and `kv-cache compare` read from a results file, checked on the way in. The
-// schema here is deliberately lenient (unknown keys are ignored, not rejected) and lists only the
-// fields the reports read: a results file of an older 2.x version (no timeline, no device telemetry)
-// or of this version with fields other engineers add must both load. Only a file from a newer schema
-// version than this build knows is refused, since its fields may mean something else.
+// schema is the results document's own (report/results-schema.ts), narrowed to the fields the reports
+// read and made lenient (unknown keys are kept, not refused): every file a run writes — decode-only,
+// prefill-only, trace mode, datasets, trials, ranks — loads, and so does a file of an older 2.x
+// version (no timeline, no device telemetry) or of this version with fields other engineers add.
+// Only a file from a newer schema version than this build knows is refused, since its fields may
+// mean something else.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import * as z from 'zod';
+import { LatencyHistogram } from '../../metrics/latency.js';
 import { checkInputFile } from '../../util/input-file.js';
-import { EffectiveConfigSchema, LatencyBlockSchema, MachineSchema, SCHEMA_VERSION, TrialsSchema } from '../results-schema.js';
-import { DeviceTelemetrySchema, TimelineSchema } from './timeline-contract.js';
+import { inert } from '../../util/safe-text.js';
+import { CacheStatsSchema } from '../../metrics/cache-stats-schema.js';
+import { DeviceIoSchema, KvcacheBenchSchema, ResultsSchema, SCHEMA_VERSION, SummarySchema } from '../results-schema.js';
+import { lenient } from './timeline-contract.js';
 
 /** Results files larger than this are refused before they are read (a 10-minute run's is ~1 MiB). */
 export const MAX_RESULTS_BYTES = 256 * 1024 * 1024;
 
-const num = z.number();
-const histogram = z.object({ encoded: z.string(), count: z.number().int().nonnegative(), sum_ms: z.number().nonnegative() });
-const qosClass = z.union([
-  z.object({ no_data: z.literal(true) }),
-  z.object({
-    total_requests: num,
-    latency_ms: z.object({ mean: num, p50: num, p95: num, p99: num, max: num }),
-    sla: z.object({ target_p95_ms: num, actual_p95_ms: num, compliance: num, met: z.boolean() }),
-    violations: num,
-  }),
-]);
-const scaleEvent = z.object({
-  timestamp: num,
-  mode: z.string(),
-  action: z.string(),
-  users: num,
-  saturation_level: num,
-  read_latency_p95_ms: num,
-  write_latency_p95_ms: num,
-  throughput_tokens_per_sec: num,
-});
-const finding = z.object({ code: z.string(), message: z.string() });
+const K = KvcacheBenchSchema.shape;
 
-/** The fields of a run's results document that the reports read. */
-export const ReportRunSchema = z.object({
-  seed: num,
-  throughput_timeline: z.array(z.object({ timestamp: num, throughput_tokens_per_sec: num, users: num })),
-  summary: z.object({
-    total_requests: num,
-    elapsed_time: num,
-    avg_throughput_tokens_per_sec: num,
-    requests_per_second: num,
-    end_to_end_latency_ms: LatencyBlockSchema,
-    storage_io_latency_ms: LatencyBlockSchema,
-    cache_stats: z.object({
-      cache_hit_rate: num,
-      storage_read_device_p95_ms: num,
-      storage_read_device_p99_ms: num,
-      storage_read_p95_ms: num,
-      storage_read_p99_ms: num,
-      storage_write_p95_ms: num,
+/**
+ * The fields of a run's results document that the reports read, taken from the results schema itself
+ * (same types, same optionality: a percentile absent without samples is absent here too) and made
+ * lenient. `schema_version` is any string here: schemaVersionProblem judges it with a clear message.
+ */
+export const ReportRunSchema = lenient(
+  z.object({
+    seed: ResultsSchema.shape.seed,
+    throughput_timeline: ResultsSchema.shape.throughput_timeline,
+    summary: SummarySchema.pick({
+      total_requests: true,
+      elapsed_time: true,
+      avg_throughput_tokens_per_sec: true,
+      requests_per_second: true,
+      end_to_end_latency_ms: true,
+      storage_io_latency_ms: true,
+      qos_metrics: true,
+      autoscaling_stats: true,
+      autoscaling_summary: true,
+    }).extend({
+      cache_stats: CacheStatsSchema.pick({
+        cache_hit_rate: true,
+        storage_read_device_p95_ms: true,
+        storage_read_device_p99_ms: true,
+        storage_read_p95_ms: true,
+        storage_read_p99_ms: true,
+        storage_write_p95_ms: true,
+      }),
     }),
-    qos_metrics: z.record(z.string(), qosClass),
-    autoscaling_stats: z.array(scaleEvent),
-    autoscaling_summary: z
-      .object({
-        initial_users: num,
-        final_users: num,
-        total_scale_events: num,
-        peak_user_count: num.optional(),
-        peak_throughput_tokens_per_sec: num.optional(),
-      })
-      .nullable(),
+    kvcache_bench: KvcacheBenchSchema.pick({
+      tool: true,
+      version: true,
+      started_at: true,
+      stop_reason: true,
+      measured_window_sec: true,
+      nominal_duration_sec: true,
+      model: true,
+      storage_io_mode: true,
+      storage_file_system: true,
+      warnings: true,
+      effective_config: true,
+      machine: true,
+      latency_histograms: true,
+      trials: true,
+      validity: true,
+      timeline: true,
+      device_telemetry: true,
+    }).extend({
+      schema_version: z.string(),
+      storage_bytes: K.storage_bytes.pick({ read_bytes: true, written_bytes: true, read_gib_per_sec: true, write_gib_per_sec: true }),
+      device_io: DeviceIoSchema.pick({ device: true, read_bytes: true, written_bytes: true, read_ops: true, write_ops: true }).nullable(),
+    }),
   }),
-  kvcache_bench: z.object({
-    tool: z.literal('kvcache-bench'),
-    version: z.string(),
-    schema_version: z.string(),
-    started_at: z.string(),
-    stop_reason: z.string(),
-    measured_window_sec: num,
-    nominal_duration_sec: num,
-    model: z.string(),
-    storage_bytes: z.object({ read_bytes: num, written_bytes: num, read_gib_per_sec: num, write_gib_per_sec: num }),
-    device_io: z.object({ device: z.string(), read_bytes: num, written_bytes: num, read_ops: num, write_ops: num }).nullable(),
-    storage_io_mode: z.string(),
-    storage_file_system: z.string(),
-    warnings: z.array(z.string()),
-    effective_config: EffectiveConfigSchema,
-    machine: MachineSchema,
-    latency_histograms: z.record(z.string(), histogram),
-    trials: TrialsSchema.optional(),
-    validity: z.object({ valid: z.boolean(), reasons: z.array(finding), warnings: z.array(finding) }),
-    // The per-second series (issue 15 item 1): absent from files written before they existed.
-    timeline: TimelineSchema.optional(),
-    device_telemetry: DeviceTelemetrySchema.nullable().optional(),
-  }),
-});
+);
 export type ReportRun = z.output<typeof ReportRunSchema>;
 
 /** One results file as the reports see it. */
@@ -133,25 +116,49 @@ function zodProblems(error: z.ZodError): string {
   return issues.join('; ') + more;
 }
 
+/** A problem with a file, as one inert line: its text comes from the file (keys, versions) and goes to a console. */
+const refused = (message: string): ReportInputError => new ReportInputError(inert(message));
+
 /** Parses a results document's text; `name` is how the messages refer to it. */
 export function parseRunText(text: string, name: string): ReportRun {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    throw new ReportInputError(`${name}: not JSON (${e instanceof Error ? e.message : String(e)}); expected a kv-cache results file`);
+    throw refused(`${name}: not JSON (${e instanceof Error ? e.message : String(e)}); expected a kv-cache results file`);
   }
   const expected = 'expected the results JSON of a kv-cache run (--output)';
-  if (typeof raw === 'object' && raw !== null && 'replay' in raw)
-    throw new ReportInputError(`${name}: a kv-cache replay results file; ${expected}`);
+  if (typeof raw === 'object' && raw !== null && 'replay' in raw) throw refused(`${name}: a kv-cache replay results file; ${expected}`);
   const tool = z.object({ kvcache_bench: z.object({ tool: z.literal('kvcache-bench'), schema_version: z.string() }) }).safeParse(raw);
-  if (!tool.success)
-    throw new ReportInputError(`${name}: not a kv-cache results file (no kvcache_bench.tool / schema_version); ${expected}`);
+  if (!tool.success) throw refused(`${name}: not a kv-cache results file (no kvcache_bench.tool / schema_version); ${expected}`);
   const versionProblem = schemaVersionProblem(tool.data.kvcache_bench.schema_version);
-  if (versionProblem !== undefined) throw new ReportInputError(`${name}: ${versionProblem}`);
+  if (versionProblem !== undefined) throw refused(`${name}: ${versionProblem}`);
   const parsed = ReportRunSchema.safeParse(raw);
-  if (!parsed.success) throw new ReportInputError(`${name}: not a valid kv-cache run results file: ${zodProblems(parsed.error)}`);
-  return parsed.data;
+  if (!parsed.success) throw refused(`${name}: not a valid kv-cache run results file: ${zodProblems(parsed.error)}`);
+  return withoutBadHistograms(parsed.data);
+}
+
+/**
+ * The run without the HDR histograms that cannot be decoded (corrupt, or a decompression bomb), each
+ * named in a validity warning: one bad histogram costs its own chart, not the whole report.
+ */
+function withoutBadHistograms(doc: ReportRun): ReportRun {
+  const k = doc.kvcache_bench;
+  const kept: ReportRun['kvcache_bench']['latency_histograms'] = {};
+  const found: Array<{ code: string; message: string }> = [];
+  for (const [hname, h] of Object.entries(k.latency_histograms)) {
+    const problem = LatencyHistogram.problemOf(h.encoded);
+    if (problem === undefined) kept[hname] = h;
+    else
+      found.push({
+        code: 'histogram_unreadable',
+        message: `latency histogram ${hname} is unreadable (${problem}): left out of this report`,
+      });
+  }
+  if (found.length === 0) return doc;
+  // Shown with the run's verdict, where a reader of the report looks for what is wrong with a file.
+  const validity = { ...k.validity, warnings: [...k.validity.warnings, ...found] };
+  return { ...doc, kvcache_bench: { ...k, latency_histograms: kept, validity } };
 }
 
 /** "a.json (direct, 4 users)": what tells runs apart in a legend. */
@@ -168,7 +175,7 @@ export function loadRuns(paths: readonly string[]): LoadedRun[] {
   for (const path of paths) {
     const check = checkInputFile(path, { maxBytes: MAX_RESULTS_BYTES });
     if (!check.ok) {
-      problems.push(`${path}: ${check.problem}`);
+      problems.push(inert(`${path}: ${check.problem}`));
       continue;
     }
     try {
@@ -176,7 +183,7 @@ export function loadRuns(paths: readonly string[]): LoadedRun[] {
       runs.push({ path, label: runLabel(path, doc), doc });
     } catch (e) {
       if (e instanceof ReportInputError) problems.push(e.message);
-      else problems.push(`${path}: cannot be read (${e instanceof Error ? e.message : String(e)})`);
+      else problems.push(inert(`${path}: cannot be read (${e instanceof Error ? e.message : String(e)})`));
     }
   }
   if (problems.length > 0) throw new ReportInputError(problems.join('\n'));

@@ -1,74 +1,48 @@
-// The per-second series of a results file (`kvcache_bench.timeline` and `kvcache_bench.device_telemetry`,
-// issue 15 item 1) as the reports read them: the same fields as results-schema.ts's TimelineSchema and
-// DeviceTelemetrySchema, but lenient like the rest of the report's input (run-input.ts), so a file of a
-// later minor version with more fields per point still loads; the strict schemas would refuse it.
+// How the reports read a results file: through the results document's own schema
+// (report/results-schema.ts), made lenient here, instead of a hand-kept copy that drifted from it
+// (a decode-only or trace-mode run has no write or read percentiles: the copy required them, so the
+// reports refused files the tool itself wrote). `lenient` keeps every field's type and optionality
+// and only lets objects carry keys this build does not know (a later minor version, a field another
+// tool adds). The per-second series (`kvcache_bench.timeline`, `kvcache_bench.device_telemetry`)
+// are exported here in that form.
 import * as z from 'zod';
+import { DeviceTelemetrySchema as DeviceTelemetryJsonSchema, TimelineSchema as TimelineJsonSchema } from '../results-schema.js';
 
-const int = z.number().int().nonnegative();
-const nullableNum = z.number().nullable();
+/**
+ * `schema` with every object, however deeply nested (in optional, nullable, array, record and union
+ * parts), made loose: unknown keys are kept, not refused. Everything else is the schema as it is.
+ */
+export function lenient<T extends z.ZodType>(schema: T): T {
+  return lenientAny(schema) as T;
+}
 
-const TierSecondSchema = z.object({
-  read_bytes: int,
-  write_bytes: int,
-  read_ops: int,
-  write_ops: int,
-  occupancy_bytes: int,
-  evictions: int,
-});
+function lenientAny(s: z.ZodType): z.ZodType {
+  if (s instanceof z.ZodObject) {
+    const shape = Object.fromEntries(Object.entries(s.shape as Record<string, z.ZodType>).map(([k, v]) => [k, lenientAny(v)]));
+    return z.looseObject(shape);
+  }
+  if (s instanceof z.ZodOptional) return lenientAny(s.unwrap() as z.ZodType).optional();
+  if (s instanceof z.ZodNullable) return lenientAny(s.unwrap() as z.ZodType).nullable();
+  if (s instanceof z.ZodArray) return z.array(lenientAny(s.element as z.ZodType));
+  if (s instanceof z.ZodRecord) {
+    const key = s.keyType;
+    const value = lenientAny(s.valueType as z.ZodType);
+    return s._zod.def.partial === true ? z.partialRecord(key, value) : z.record(key, value);
+  }
+  if (s instanceof z.ZodUnion) {
+    const options = (s.options as z.ZodType[]).map(lenientAny);
+    const discriminator = (s._zod.def as { discriminator?: string }).discriminator;
+    return discriminator !== undefined
+      ? z.discriminatedUnion(discriminator, options as unknown as [z.ZodObject, ...z.ZodObject[]])
+      : z.union(options as unknown as [z.ZodType, ...z.ZodType[]]);
+  }
+  return s;
+}
 
-const LatencySecondSchema = z.object({ count: int, p50: nullableNum, p95: nullableNum, p99: nullableNum, max: nullableNum });
-
-export const TimelinePointSchema = z.object({
-  t_sec: z.number(),
-  duration_sec: z.number().nonnegative(),
-  requests_completed: int,
-  tokens_per_sec: z.number(),
-  hit_rate: nullableNum,
-  users: int,
-  in_flight_ops: int,
-  queue_wait_ms_p95: nullableNum,
-  evictions: int,
-  tiers: z.partialRecord(z.enum(['gpu', 'cpu', 'storage']), TierSecondSchema).describe('one key per tier of the run'),
-  storage_read_latency_ms: LatencySecondSchema,
-  storage_write_latency_ms: LatencySecondSchema,
-});
-export type TimelinePoint = z.output<typeof TimelinePointSchema>;
-
-export const TimelineSchema = z.object({ interval_sec: z.number().positive(), points: z.array(TimelinePointSchema) });
+export const TimelineSchema = lenient(TimelineJsonSchema);
 export type Timeline = z.output<typeof TimelineSchema>;
+export type TimelinePoint = Timeline['points'][number];
 
-export const DevicePointSchema = z.object({
-  t_sec: z.number(),
-  duration_sec: z.number().nonnegative(),
-  read_iops: z.number(),
-  write_iops: z.number(),
-  read_bytes_per_sec: z.number(),
-  write_bytes_per_sec: z.number(),
-  in_flight: int,
-  utilization_pct: z.number(),
-  avg_queue_depth: z.number(),
-  avg_read_request_bytes: nullableNum,
-  avg_write_request_bytes: nullableNum,
-  read_await_ms: nullableNum,
-  write_await_ms: nullableNum,
-});
-export type DevicePoint = z.output<typeof DevicePointSchema>;
-
-export const DeviceTelemetrySchema = z.object({
-  device: z.string(),
-  source: z.string(),
-  interval_sec: z.number().positive(),
-  points: z.array(DevicePointSchema),
-  summary: z.object({
-    read_bytes: int,
-    write_bytes: int,
-    read_ops: int,
-    write_ops: int,
-    mean_utilization_pct: z.number(),
-    max_in_flight: int,
-    mean_queue_depth: z.number(),
-    read_await_ms: nullableNum,
-    write_await_ms: nullableNum,
-  }),
-});
+export const DeviceTelemetrySchema = lenient(DeviceTelemetryJsonSchema);
 export type DeviceTelemetry = z.output<typeof DeviceTelemetrySchema>;
+export type DevicePoint = DeviceTelemetry['points'][number];

@@ -99,3 +99,19 @@ test('loadRuns reports every bad file at once and labels runs by file name, I/O 
     assert.equal(runLabel('/x/y/a.json', runs[0].doc), 'a.json (direct, 4 users)');
   });
 });
+
+test('the report schema is the results schema: a run without write or read percentiles loads, unknown keys deep inside too', () => {
+  const doc = fixtureDoc() as unknown as {
+    summary: { cache_stats: Record<string, unknown> };
+    kvcache_bench: { machine: Record<string, unknown> };
+  };
+  // A decode-only run writes no storage_write_* percentiles; a trace-mode run no storage_read_* ones.
+  doc.summary.cache_stats = Object.fromEntries(
+    Object.entries(doc.summary.cache_stats).filter(([k]) => !/^storage_(read|write)(_device|_host)?_p\d+_ms$/.test(k)),
+  );
+  doc.kvcache_bench.machine.added_by_a_later_minor = { anything: 1 };
+  const run = parseRunText(JSON.stringify(doc), 'd.json');
+  assert.equal(run.summary.cache_stats.storage_write_p95_ms, undefined);
+  assert.equal(run.summary.cache_stats.storage_read_device_p95_ms, undefined);
+  assert.deepEqual((run.kvcache_bench.machine as Record<string, unknown>).added_by_a_later_minor, { anything: 1 });
+});
