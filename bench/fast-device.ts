@@ -318,7 +318,7 @@ async function main(): Promise<void> {
   try {
     huge = await reserveHugePages(FIO_DEPTH * (IO_BYTES / (2 * MiB)) + 8);
     console.log(
-      `device: ${device.name}, ${opts.gib} GiB RAM-backed ext4 (discard) at ${device.mount}; ${MODEL}, ${opts.users} users, ${opts.seconds} s, ` +
+      `device: ${device.name}, ${opts.gib} GiB RAM-backed ext4 (allocated up front) at ${device.mount}; ${MODEL}, ${opts.users} users, ${opts.seconds} s, ` +
         `zero think, storage only; decode pre-population ${(prepop / GiB).toFixed(2)} GiB; ${huge.note}`,
     );
     bench = new Bench(opts, device, huge.fioFlags, writeZeroThinkConfig(device.mount));

@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import type { ArgsOf } from './sub-args.js';
 import type { REPLAY_ARGS } from './subcommand-args.js';
 import { isTraceInputError, ReplayFailedError, replayTrace } from '../engine/replay.js';
+import type { ReplayOptions } from '../engine/replay.js';
 import type { ReplayResult } from '../metrics/replay-result.js';
 import { monotonicClock } from '../util/clock.js';
 import { messageOf } from '../util/errors.js';
@@ -15,20 +16,12 @@ import { fileStamp } from '../util/dates.js';
 import { buildReplayResultsJson, formatReplaySummary } from '../report/replay-report.js';
 import type { ReplayResultsDocument } from '../report/results-schema.js';
 import { cacheDirProblems, outputProblems, realFs } from './cache-dir.js';
-import type { IoMode } from '../settings/choices.js';
 import { saveResultsDocument } from './save-results.js';
 import type { SignalGuard } from './signals.js';
 import { EntryFileTracker } from './force-quit.js';
 
-interface ReplayArgs {
-  readonly tracePath: string;
-  readonly cacheDir?: string;
-  readonly ioMode: IoMode;
-  readonly concurrency: number;
-  readonly paced: boolean;
-  readonly allTiers: boolean;
-  readonly seed: number;
-  readonly durationSec?: number;
+/** What the engine replays, and where the results go. */
+interface ReplayArgs extends ReplayOptions {
   readonly output: string;
 }
 

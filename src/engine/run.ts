@@ -113,6 +113,7 @@ async function measure(
     deadline: AbortSignal.timeout(preparationBudgetMs(cfg.durationSec)),
     ...(env.onPrepareProgress !== undefined ? { onProgress: env.onPrepareProgress } : {}),
   });
+  setup.payload?.resetStats(); // like the recorder: what preparation generated is not measured
   const users = source.users({ cfg, parts, rng, stop });
   const requests = new RequestMetrics(qosTargetsOf(cfg), cfg.keepLatencySamples);
   const pipeline = pipelineOptions(cfg, setup.cache, parts, prepared.prepopulatedKeys, stop);
@@ -244,6 +245,7 @@ function assembleResult(i: ResultInputs): RunResult {
     workloadSource: i.source.describe(),
     machine: i.machine,
     mainThreadBusy: measured.mainThreadBusy,
+    ...(setup.payload !== undefined ? { payload: setup.payload.stats } : {}),
     storageSetup: {
       traceMode: cfg.ioTraceLog !== undefined,
       ramFileSystem: setup.storage.inRam === 'file system',

@@ -11,6 +11,7 @@ import { PayloadPool } from '../data/payload-pool.js';
 import { storageDeviceOf } from '../metrics/diskstats.js';
 import type { StorageDevice } from '../metrics/diskstats.js';
 import type { Recorder } from '../metrics/recorder.js';
+import type { PayloadGeneration } from '../metrics/result.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import { DirectSlabs } from '../data/aligned.js';
@@ -163,6 +164,8 @@ export interface TierStack {
   readonly staleEntries?: LeftoverEntries | null;
   /** Watches for a full storage tier; absent in trace mode (no storage). */
   readonly storageFull?: StorageFullWatch;
+  /** The payload generator's figures (reset after preparation); absent in trace mode. */
+  readonly payload?: { readonly stats: PayloadGeneration; resetStats(): void };
   /** Where this run's entry files are (a force-quit removes them); absent in trace mode. */
   readonly entryFiles?: EntryFilesAt;
   close(): Promise<void>;
@@ -279,6 +282,7 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
       warnings,
       staleEntries: stale.found,
       storageFull,
+      payload,
       ...(opened.entryFiles !== undefined ? { entryFiles: opened.entryFiles } : {}),
       close: () => tearDown(parts),
     };

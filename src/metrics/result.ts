@@ -109,6 +109,8 @@ export interface RunResult {
   // Inputs of the validity verdict (metrics/validity.ts) beyond the figures above.
   /** Share of the measured window the main thread was busy (performance.eventLoopUtilization), 0–1. */
   readonly mainThreadBusy: number;
+  /** How the payload generator made the bytes written in the measured window, and how long writes waited for them; absent in trace mode. */
+  readonly payload?: PayloadGeneration;
   readonly storageSetup: {
     /** Trace mode: null tiers, no real I/O. */
     readonly traceMode: boolean;
@@ -149,4 +151,15 @@ export interface RankFacts {
   readonly endSkewMs: number | null;
   readonly clockSource: string;
   readonly peers: ReadonlyArray<{ readonly rank: number; readonly host: string; readonly arrivedEpochMs: number }>;
+}
+
+/** The payload generator over the measured window (data/payload-pool.ts PayloadStats, as plain data). */
+export interface PayloadGeneration {
+  /** Bytes made by rewriting the stamps of a buffer that held the right source bytes already. */
+  readonly stampedBytes: number;
+  /** Bytes made by a full copy from the random source. */
+  readonly copiedBytes: number;
+  /** Milliseconds writes (CPU and storage tier) waited for a payload chunk: not part of any write's time. */
+  readonly consumerWaitMs: number;
+  readonly chunksWaitedFor: number;
 }

@@ -8,6 +8,7 @@ import type { TierName } from '../tiers/backend.js';
 import { GiB, MiB } from '../util/units.js';
 import { STORAGE_VERDICT_HISTOGRAMS, samplesOf } from './cache-stats.js';
 import { kvReadBytes, kvWriteBytes } from './recorder.js';
+import type { RecorderSnapshot } from './recorder.js';
 import type { RunResult } from './result.js';
 import { MIN_SAMPLES, MIN_STORAGE_TRANSFERS } from './sample-minimums.js';
 
@@ -49,6 +50,11 @@ export interface ValidityFacts {
   readonly eventLoopDelayP99Ms: number;
   /** 0–1. */
   readonly mainThreadBusy: number;
+  /**
+   * Share of the writes' time spent waiting for payload bytes (wait ÷ (wait + the CPU and storage
+   * tiers' write times)), 0–1; absent when nothing was generated (trace mode).
+   */
+  readonly payloadWaitShare?: number;
   readonly capacityExplicit: boolean;
   readonly storageLimitBytes: number;
   readonly storageEvictDeletes: number;
@@ -73,6 +79,11 @@ export const DEVICE_BYTES_SLACK = 16 * MiB;
 export const MAX_LOOP_DELAY_P99_MS = 20;
 /** Share of the window the main thread may be busy before it is the bottleneck. */
 export const MAX_MAIN_THREAD_BUSY = 0.9;
+/**
+ * Share of their time writes may wait for payload bytes before the generator, not the device, sets
+ * the write figure (a write's own timing never includes the wait: the bandwidth over the window does).
+ */
+export const MAX_PAYLOAD_WAIT_SHARE = 0.1;
 
 const gib = (b: number): string => `${(b / GiB).toFixed(3)} GiB`;
 const pct = (x: number): string => `${(x * 100).toFixed(1)} %`;
@@ -244,6 +255,10 @@ export const checkHarness: Check = (v) => {
     over.push(`event-loop delay p99 ${v.eventLoopDelayP99Ms.toFixed(1)} ms (limit ${MAX_LOOP_DELAY_P99_MS} ms)`);
   if (v.mainThreadBusy > MAX_MAIN_THREAD_BUSY)
     over.push(`main thread busy ${pct(v.mainThreadBusy)} of the window (limit ${pct(MAX_MAIN_THREAD_BUSY)})`);
+  if (v.payloadWaitShare !== undefined && v.payloadWaitShare > MAX_PAYLOAD_WAIT_SHARE)
+    over.push(
+      `writes waited for payload bytes ${pct(v.payloadWaitShare)} of their time (limit ${pct(MAX_PAYLOAD_WAIT_SHARE)}): the generator threads, not the device, set the write figure`,
+    );
   if (over.length === 0) return [];
   return [
     reason(
@@ -305,6 +320,18 @@ export function validityOf(v: ValidityFacts, checks: readonly Check[] = CHECKS):
   return { valid: reasons.length === 0, reasons, warnings: found.filter((f) => f.severity === 'warning').map(strip) };
 }
 
+/** Histograms of the writes that take payload bytes (placements and demotions into the CPU and storage tiers). */
+const PAYLOAD_WRITES = ['cpu_write', 'storage_write', 'cpu_demote_write', 'storage_demote_write'] as const;
+
+/** waitMs ÷ (waitMs + the total time of the writes that waited), 0 when neither happened. */
+export function payloadWaitShare(waitMs: number, rec: RecorderSnapshot): number {
+  const writeMs = PAYLOAD_WRITES.reduce((sum, name) => {
+    const h = rec.latencies[name];
+    return sum + (h === undefined ? 0 : h.count * h.mean);
+  }, 0);
+  return waitMs + writeMs > 0 ? waitMs / (waitMs + writeMs) : 0;
+}
+
 /** The facts of a run, from its result. */
 export function validityFactsOf(r: RunResult): ValidityFacts {
   const rec = r.recorded;
@@ -329,6 +356,7 @@ export function validityFactsOf(r: RunResult): ValidityFacts {
     requestsAborted: r.requests.requestsAborted,
     eventLoopDelayP99Ms: r.eventLoopDelayMs.p99,
     mainThreadBusy: r.mainThreadBusy,
+    ...(r.payload !== undefined ? { payloadWaitShare: payloadWaitShare(r.payload.consumerWaitMs, rec) } : {}),
     capacityExplicit: r.storageSetup.capacityExplicit,
     storageLimitBytes: Number.isFinite(limit) ? limit : 0,
     storageEvictDeletes: st.evictDeleteOps,

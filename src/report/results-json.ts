@@ -6,7 +6,7 @@ import type { LatencySnapshot, LatencySummaryMs } from '../metrics/latency.js';
 import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
 import type { MachineContext, RunResult } from '../metrics/result.js';
 import type { DiskDelta } from '../metrics/diskstats.js';
-import { validityFactsOf, validityOf } from '../metrics/validity.js';
+import { payloadWaitShare, validityFactsOf, validityOf } from '../metrics/validity.js';
 import { GiB } from '../util/units.js';
 import { compareWithTrace } from '../metrics/trace-comparison.js';
 import { SCHEMA_VERSION } from './results-schema.js';
@@ -207,6 +207,17 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
     timeline: r.timeline === undefined ? { interval_sec: 1, points: [] } : { interval_sec: 1, points: [...r.timeline.points] },
     device_telemetry: r.deviceTelemetry == null ? null : { ...r.deviceTelemetry, points: [...r.deviceTelemetry.points] },
     main_thread_busy_fraction: Math.min(1, Math.max(0, r.mainThreadBusy)),
+    ...(r.payload !== undefined
+      ? {
+          payload_generation: {
+            stamped_bytes: r.payload.stampedBytes,
+            copied_bytes: r.payload.copiedBytes,
+            write_wait_ms: r.payload.consumerWaitMs,
+            chunks_waited_for: r.payload.chunksWaitedFor,
+            write_wait_share: payloadWaitShare(r.payload.consumerWaitMs, r.recorded),
+          },
+        }
+      : {}),
     validity: validityJson(r),
     ranks: r.ranks === undefined ? null : ranksJson(r.ranks),
     ...(tracing.block !== undefined ? { latency_tracing: tracing.block } : {}), // block-layer tracing (issue 13)

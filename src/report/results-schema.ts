@@ -10,7 +10,7 @@ import { DeviceLatencyTracingSchema, LatencyTracingSchema } from './tracing-sche
  * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
  * removed field or a changed meaning.
  */
-export const SCHEMA_VERSION = '2.2.0';
+export const SCHEMA_VERSION = '2.3.0';
 
 const ms = (what: string): z.ZodNumber => z.number().nonnegative().describe(`${what} (ms)`);
 const count = (what: string): z.ZodNumber => z.number().int().nonnegative().describe(what);
@@ -509,6 +509,25 @@ export const KvcacheBenchSchema = z
       .min(0)
       .max(1)
       .describe("share of the measured window the harness's main thread was busy (event-loop utilisation, 0–1)"),
+    payload_generation: z
+      .strictObject({
+        stamped_bytes: z.number().int().min(0).describe("bytes made by rewriting the 512-byte blocks' stamps of a reused buffer (bytes)"),
+        copied_bytes: z.number().int().min(0).describe('bytes made by a full copy from the random source (bytes)'),
+        write_wait_ms: z
+          .number()
+          .min(0)
+          .describe("milliseconds the CPU- and storage-tier writes waited for payload bytes, summed over writes; in no write's time (ms)"),
+        chunks_waited_for: z.number().int().min(0).describe('payload chunks a write had to wait for'),
+        write_wait_share: z
+          .number()
+          .min(0)
+          .max(1)
+          .describe(
+            'write_wait_ms ÷ (write_wait_ms + the time of the writes that take payload bytes), 0–1; over 0.1 the verdict says harness_saturated',
+          ),
+      })
+      .optional()
+      .describe('the payload generator over the measured window; absent in trace mode and before schema 2.3.0'),
     validity: z
       .strictObject({
         valid: z.boolean().describe('true when no reason below applies'),

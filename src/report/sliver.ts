@@ -5,6 +5,10 @@
 // are one interval of their summed length, with their summed counts. The HTML report's charts and the
 // live view use the same rule.
 
+import type { DevicePoint } from '../metrics/device-series.js';
+import type { TimelineTier } from '../metrics/timeline.js';
+import type { TierName } from '../tiers/backend.js';
+
 /** An interval shorter than this share of the series' step is a sliver. */
 export const SLIVER_SHARE = 0.5;
 
@@ -34,21 +38,14 @@ function weighted(a: number, da: number, b: number, db: number): number {
 }
 
 /** Counts of one tier in one interval, as the timeline records them. */
-interface TierCounts {
-  readonly read_bytes: number;
-  readonly write_bytes: number;
-  readonly read_ops: number;
-  readonly write_ops: number;
-  readonly occupancy_bytes: number;
-  readonly evictions: number;
-}
+type TierCounts = TimelineTier;
 
 /** The fields of a timeline point the fold reads (results file and live snapshot alike). */
 export interface TimelineCounts extends Interval {
   readonly requests_completed: number;
   readonly tokens_per_sec: number;
   readonly evictions: number;
-  readonly tiers: Partial<Record<'gpu' | 'cpu' | 'storage', TierCounts>>;
+  readonly tiers: Partial<Record<TierName, TierCounts>>;
   readonly hit_rate: number | null;
   readonly queue_wait_ms_p95: number | null;
   readonly storage_read_latency_ms: unknown;
@@ -56,7 +53,7 @@ export interface TimelineCounts extends Interval {
 }
 
 function foldTiers(whole: TimelineCounts['tiers'], sliver: TimelineCounts['tiers']): TimelineCounts['tiers'] {
-  const tiers: Partial<Record<'gpu' | 'cpu' | 'storage', TierCounts>> = {};
+  const tiers: Partial<Record<TierName, TierCounts>> = {};
   for (const name of ['gpu', 'cpu', 'storage'] as const) {
     const a = whole[name];
     const b = sliver[name];
@@ -97,19 +94,7 @@ export function foldTimelineSliver<P extends TimelineCounts>(whole: P, sliver: P
 }
 
 /** The fields of a device point (the block device's counters over one interval, as rates). */
-export interface DeviceRates extends Interval {
-  readonly read_iops: number;
-  readonly write_iops: number;
-  readonly read_bytes_per_sec: number;
-  readonly write_bytes_per_sec: number;
-  readonly in_flight: number;
-  readonly utilization_pct: number;
-  readonly avg_queue_depth: number;
-  readonly avg_read_request_bytes: number | null;
-  readonly avg_write_request_bytes: number | null;
-  readonly read_await_ms: number | null;
-  readonly write_await_ms: number | null;
-}
+export type DeviceRates = DevicePoint;
 
 /** A per-request mean over both intervals: each side weighted by its requests (a side without any has none). */
 function perRequest(a: number | null, na: number, b: number | null, nb: number): number | null {

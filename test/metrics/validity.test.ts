@@ -206,6 +206,23 @@ test('harness saturated: event-loop p99 over 20 ms or the main thread over 90 % 
   assert.deepEqual(codes({ ...SOUND, mainThreadBusy: 0.91 }), ['harness_saturated']);
 });
 
+test('harness saturated: writes that waited for payload bytes over 10 % of their time', () => {
+  assert.deepEqual(checkHarness({ ...SOUND, payloadWaitShare: 0.1 }), [], 'at the limit');
+  assert.deepEqual(
+    checkHarness({ ...SOUND, payloadWaitShare: 0.2 }).map((f) => f.message),
+    [
+      'the benchmark itself was a bottleneck: writes waited for payload bytes 20.0 % of their time (limit 10.0 %): the generator threads, not the device, set the write figure: latencies include time waiting for the harness; use fewer users or an otherwise idle host',
+    ],
+  );
+  // From a run: the fixture's 5 storage writes of 2 ms each (10 ms) and 2.5 ms of waiting: 2.5 / 12.5.
+  const r = runResultFixture();
+  const payload = { stampedBytes: 3 * MiB, copiedBytes: MiB, consumerWaitMs: 2.5, chunksWaitedFor: 2 };
+  assert.equal(validityFactsOf({ ...r, payload }).payloadWaitShare, 0.2);
+  assert.ok(codes(validityFactsOf({ ...r, payload })).includes('harness_saturated'));
+  assert.ok(!codes(validityFactsOf(r)).includes('harness_saturated'));
+  assert.equal(validityFactsOf(r).payloadWaitShare, undefined, 'no payload figures (trace mode): no share');
+});
+
 test('storage evictions with the default capacity mean the disk filled; with --storage-capacity-gb they are the intent', () => {
   const full: ValidityFacts = { ...SOUND, storageEvictDeletes: 12, storageLimitBytes: 50 * GiB };
   assert.deepEqual(
