@@ -26,8 +26,15 @@ if (process.env.UV_THREADPOOL_SIZE === undefined) {
 // means nothing has been created yet: say so and leave. Then main() decides (src/cli/signals.ts).
 const { EventEmitter } = require('node:events');
 const relay = new EventEmitter();
+/** Set once main() has settled: its results are written and the process is only draining. */
+let finished = false;
 function onSignal(signal) {
   if (relay.listenerCount(signal) > 0) return void relay.emit(signal, signal);
+  if (finished) {
+    // A launcher's repeat of the stop that main() already honoured: nothing is left to save or remove.
+    process.stderr.write(`kv-cache: ${signal} after the work finished: exiting\n`);
+    return void process.exit(process.exitCode ?? 0);
+  }
   process.stderr.write(`kv-cache: ${signal} before the work started: exiting; nothing was created or written\n`);
   process.exit(signal === 'SIGINT' ? 130 : 143);
 }
@@ -38,9 +45,11 @@ import('../dist/src/cli/main.js')
   .then(
     (code) => {
       process.exitCode = code;
+      finished = true;
     },
     (err) => {
       process.stderr.write(`kv-cache: internal error: ${err && err.stack ? err.stack : String(err)}\n`);
       process.exitCode = 1;
+      finished = true;
     },
   );
