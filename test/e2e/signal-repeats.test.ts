@@ -63,6 +63,17 @@ const ABSORBED =
   /^kv-cache( replay)?: SIGTERM again within 1 s of the first: the same stop request|^kv-cache: SIGTERM after the work finished: exiting$/m;
 
 /**
+ * A repeated SIGTERM did not force anything: exit 143 with the repeat absorbed (ABSORBED) — or, when it
+ * landed after the saved stop had finished, while Node was tearing the process down and its signal
+ * handlers were already gone, death by that SIGTERM: a shell then reports 143 all the same, and the
+ * caller still checks that the results were saved and no entry file was left.
+ */
+function assertOneStop(r: { code: number | null; signal: NodeJS.Signals | null; stderr: string }): void {
+  if (r.code === null && r.signal === 'SIGTERM') return;
+  assert.equal(r.code, 143, r.stderr);
+  assert.match(r.stderr, ABSORBED);
+}
+/**
  * Sends SIGTERM twice, 1 ms apart (as `timeout` does: the command, then its process group). The kernel
  * merges the two when the child has not run between them (a loaded machine), so this may be one delivery.
  */
@@ -132,8 +143,7 @@ test('run: a second SIGTERM delivered right after the first was handled is the s
     await waitFor(s, () => entryFiles(cache).length > 0, 'the first entry file');
     await termTwiceDelivered(s);
     const r = await s.done;
-    assert.equal(r.code, 143, r.stderr);
-    assert.match(r.stderr, ABSORBED);
+    assertOneStop(r);
     assert.doesNotMatch(r.stderr, FORCED);
     assert.equal((await readValidResults(out)).kvcache_bench.stop_reason, 'interrupted');
     assert.deepEqual(readdirSync(cache), []);
@@ -151,8 +161,7 @@ test('replay: two SIGTERMs, the second right after the first was handled, are on
     await waitFor(s, () => entryFiles(cache).length > 0, 'the first entry file');
     await termTwiceDelivered(s);
     const r = await s.done;
-    assert.equal(r.code, 143, r.stderr);
-    assert.match(r.stderr, ABSORBED);
+    assertOneStop(r);
     assert.doesNotMatch(r.stderr, FORCED);
     const doc = await readValidReplayResults(out);
     assert.equal(doc.kvcache_bench.stop_reason, 'interrupted');
@@ -241,8 +250,7 @@ test('SIGTERM twice during RAG ingestion of a million documents: honoured at onc
     await waitFor(s, () => entryFiles(cache).some((n) => n.includes('rag')), 'the first RAG document');
     await termTwiceDelivered(s);
     const r = await s.done;
-    assert.equal(r.code, 143, r.stderr);
-    assert.match(r.stderr, ABSORBED);
+    assertOneStop(r);
     assert.doesNotMatch(r.stderr, FORCED);
     const doc = await readValidResults(out);
     assert.equal(doc.kvcache_bench.stop_reason, 'interrupted');
