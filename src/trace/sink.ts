@@ -1,6 +1,7 @@
 // Where the trace writer's batches go: a plain file, or a zstd process whose output is the file.
 // Both are Node Writables underneath; this hides their write callbacks and the asynchronous ways a
 // stream fails behind awaitable calls, and remembers the first failure so none is lost.
+import { constants } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -22,10 +23,14 @@ export interface ByteSink {
 
 const ABORT_GRACE_MS = 2000;
 
-/** Opens `path` for writing, creating its parent directories. */
+/**
+ * Opens `path` for writing (created or truncated), creating its parent directories; never through a
+ * symlink at `path` (ELOOP): in a directory others can write, a planted link would make the trace
+ * overwrite the link's target.
+ */
 export async function createFile(path: string): Promise<FileHandle> {
   await mkdir(dirname(path), { recursive: true });
-  return open(path, 'w');
+  return open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644);
 }
 
 /** Waits for a stream's 'close' (immediately if it already closed). */

@@ -2,6 +2,7 @@
 // same bytes as the plain file, close() counts rows, batching under backpressure, flushes by timer (manual time) and by full batch, and
 // clear failures (unwritable path, a full device, a missing zstd, writing after close).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -172,6 +173,18 @@ describe('TraceWriter', () => {
       }
     }));
 
+  test('a symlink planted at the trace path is refused at open; its target is left untouched', () =>
+    withTempDir(async (dir) => {
+      const target = join(dir, 'precious.txt');
+      await writeFile(target, 'keep me');
+      for (const name of ['t.csv', 't.csv.zst']) {
+        const path = join(dir, name);
+        await symlink(target, path);
+        await assert.rejects(TraceWriter.open(path), /cannot create: .*ELOOP/);
+      }
+      assert.equal(readFileSync(target, 'utf8'), 'keep me');
+    }));
+
   test('a missing zstd binary fails at open and says how to install it', () =>
     withTempDir(async (dir) => {
       const path = join(dir, 't.csv.zst');
@@ -184,9 +197,12 @@ describe('TraceWriter', () => {
   for (const name of ['full.csv', 'full.csv.zst']) {
     test(`a write error (device full) surfaces on close and stops accepting rows: ${name}`, async (t) => {
       if (!existsSync('/dev/full')) return t.skip('no /dev/full');
+      if (process.getuid?.() !== 0) return t.skip('needs root: mknod makes a /dev/full device node under the trace name');
       await withTempDir(async (dir) => {
         const path = join(dir, name);
-        await symlink('/dev/full', path);
+        // A device node like /dev/full (char 1:7) under the trace's own name: the writer opens no symlink.
+        const made = spawnSync('mknod', [path, 'c', '1', '7']);
+        assert.equal(made.status, 0, `mknod ${path}: ${made.stderr.toString()}`);
         const w = await TraceWriter.open(path, { batchBytes: 1024 });
         // zstd writes (and so fails) only once its compressed output fills a buffer: keep feeding it
         // rows that do not compress to nothing.
