@@ -187,6 +187,14 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
     `  event-loop delay ms: p50 ${eld.p50.toFixed(2)}  p99 ${eld.p99.toFixed(2)}  max ${eld.max.toFixed(2)}   main thread busy: ${(add.main_thread_busy_fraction * 100).toFixed(1)} %`,
     `  requests cut short at stop: ${add.requests_aborted_at_stop}`,
   );
+  const pg = add.payload_generation;
+  if (pg !== undefined) {
+    const made = pg.stamped_bytes + pg.copied_bytes;
+    const stamped = made > 0 ? `${((100 * pg.stamped_bytes) / made).toFixed(1)} % by stamps` : 'none generated';
+    lines.push(
+      `  payload bytes: ${f(made / GiB, 3)} GiB (${stamped}); writes waited for them ${(pg.write_wait_share * 100).toFixed(1)} % of their time (${f(pg.write_wait_ms, 0)} ms, ${pg.chunks_waited_for} chunks)`,
+    );
+  }
   for (const w of add.warnings) lines.push(`  WARNING: ${w}`);
   if (add.trials !== undefined) lines.push(...trialsBlock(add.trials));
   lines.push(...validityLines(add.validity), RULE);
