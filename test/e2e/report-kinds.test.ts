@@ -7,32 +7,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { inTempDir, runCli, smallWorkloadArgs } from './run-cli.js';
-
-const BASE = [
-  '--model',
-  'tiny-1b',
-  '--generation-mode',
-  'none',
-  '--no-progress',
-  '--num-users',
-  '2',
-  '--gpu-mem-gb',
-  '0',
-  '--cpu-mem-gb',
-  '0',
-];
-
-function shareGpt(): string {
-  const conv = (id: string, turns: number) => ({
-    id,
-    conversations: Array.from({ length: turns }, (_, t) => [
-      { from: 'human', value: `question ${t} `.repeat(40) },
-      { from: 'gpt', value: `answer ${t} `.repeat(20) },
-    ]).flat(),
-  });
-  return JSON.stringify([conv('a', 2), conv('b', 1)]);
-}
+import { inTempDir, QUICK_RUN, runCli, shareGptText, smallWorkloadArgs } from './run-cli.js';
 
 const BURST_HEADER = 'Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type';
 
@@ -41,7 +16,7 @@ test('report, compare and aggregate accept synthetic, decode-only, prefill-only,
     const small = await smallWorkloadArgs(dir);
     const runs = join(dir, 'runs');
     await mkdir(runs);
-    await writeFile(join(dir, 'sg.json'), shareGpt());
+    await writeFile(join(dir, 'sg.json'), shareGptText([2, 1]));
     const burst = join(dir, 'burst');
     await mkdir(burst);
     await writeFile(
@@ -63,7 +38,7 @@ test('report, compare and aggregate accept synthetic, decode-only, prefill-only,
     const files: string[] = [];
     for (const [kind, args] of Object.entries(kinds)) {
       const out = join(runs, `${kind}.json`);
-      const r = await runCli([...BASE, ...args, '--cache-dir', join(dir, `c_${kind}`), '--create-cache-dir', '--output', out]);
+      const r = await runCli([...QUICK_RUN, ...args, '--cache-dir', join(dir, `c_${kind}`), '--create-cache-dir', '--output', out]);
       assert.ok(existsSync(out), `${kind}: exit ${r.code}: ${r.stderr}`);
       files.push(out);
       const rep = await runCli(['report', out, '-o', join(dir, `${kind}.html`)]);

@@ -68,3 +68,32 @@ export async function smallWorkloadArgs(dir: string): Promise<string[]> {
 
 /** Runs `fn` in a fresh temp dir that is removed afterwards, whatever happens. */
 export const inTempDir = <T>(fn: (dir: string) => Promise<T>): Promise<T> => withTempDir(fn, 'kvcache-e2e-');
+
+/** A ShareGPT file's text: one conversation per entry of `turns` ('a', 'b', …), each turn a question and an answer. */
+export function shareGptText(turns: readonly number[]): string {
+  const conv = (id: string, n: number) => ({
+    id,
+    conversations: Array.from({ length: n }, (_, t) => [
+      { from: 'human', value: `question ${t} `.repeat(40) },
+      { from: 'gpt', value: `answer ${t} `.repeat(20) },
+    ]).flat(),
+  });
+  return JSON.stringify(turns.map((n, i) => conv(String.fromCharCode(97 + i), n)));
+}
+
+/** A replay trace of paced rows 4 ms apart (8 s of trace): writes, reads and deletes of 256 KiB entries. */
+export function pacedTrace(): string {
+  const rows = ['Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase'];
+  let t = 1_000;
+  for (let i = 0; i < 700; i++) {
+    for (const [op, phase] of [
+      ['Write', 'Prefill'],
+      ['Read', 'Decode'],
+      ['Delete', 'Evict'],
+    ] as const) {
+      rows.push(`${t.toFixed(6)},${op},262144,Tier-2,k${i},${phase}`);
+      t += 0.004;
+    }
+  }
+  return `${rows.join('\n')}\n`;
+}

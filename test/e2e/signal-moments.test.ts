@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { inTempDir, runCli, QUICK_RUN } from './run-cli.js';
+import { inTempDir, pacedTrace, runCli, QUICK_RUN } from './run-cli.js';
 import type { CliRun } from './run-cli.js';
 import { readValidReplayResults, readValidResults } from '../report/validate-results.js';
 
@@ -33,23 +33,6 @@ function diedBeforeBootstrap(r: CliRun, signal: NodeJS.Signals, what: string): b
 
 const signalled = (args: string[], ms: number, signal: NodeJS.Signals): Promise<CliRun> =>
   runCli(args, { onStart: (kill) => void setTimeout(() => kill(signal), ms) });
-
-/** Paced rows 4 ms apart (8 s of trace): writes, reads and deletes of 256 KiB entries. */
-function pacedTrace(): string {
-  const rows = ['Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase'];
-  let t = 1_000;
-  for (let i = 0; i < 700; i++) {
-    for (const [op, phase] of [
-      ['Write', 'Prefill'],
-      ['Read', 'Decode'],
-      ['Delete', 'Evict'],
-    ] as const) {
-      rows.push(`${t.toFixed(6)},${op},262144,Tier-2,k${i},${phase}`);
-      t += 0.004;
-    }
-  }
-  return `${rows.join('\n')}\n`;
-}
 
 test(`run: SIGINT/SIGTERM at ${MOMENTS} random moments: valid partial results or a clean early exit, never an entry file left`, async () => {
   for (let i = 0; i < MOMENTS; i++) {

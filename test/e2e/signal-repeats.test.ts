@@ -11,7 +11,7 @@ import { readdirSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BIN, inTempDir, QUICK_RUN } from './run-cli.js';
+import { BIN, inTempDir, pacedTrace, QUICK_RUN } from './run-cli.js';
 import type { CliRun } from './run-cli.js';
 import { readValidReplayResults, readValidResults } from '../report/validate-results.js';
 
@@ -98,23 +98,6 @@ async function termThenAgainAfter2s(s: Started): Promise<void> {
   await sleep(2000);
   s.child.kill('SIGTERM'); // pending until it runs again
   s.child.kill('SIGCONT');
-}
-
-/** Paced rows 4 ms apart (8 s of trace): writes, reads and deletes of 256 KiB entries. */
-function pacedTrace(): string {
-  const rows = ['Timestamp,Operation,Object_Size_Bytes,Tier,Key,Phase'];
-  let t = 1_000;
-  for (let i = 0; i < 700; i++) {
-    for (const [op, phase] of [
-      ['Write', 'Prefill'],
-      ['Read', 'Decode'],
-      ['Delete', 'Evict'],
-    ] as const) {
-      rows.push(`${t.toFixed(6)},${op},262144,Tier-2,k${i},${phase}`);
-      t += 0.004;
-    }
-  }
-  return `${rows.join('\n')}\n`;
 }
 
 test('run: two SIGTERMs 1 ms apart are one stop: results saved, no entry file left, exit 143', async () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { inTempDir, runCli, smallWorkloadArgs } from './run-cli.js';
+import { inTempDir, runCli, shareGptText, smallWorkloadArgs } from './run-cli.js';
 
 import { readValidReplayResults, readValidResults } from '../report/validate-results.js';
 
@@ -27,21 +27,10 @@ const COMMON = [
   'chars',
 ];
 
-function shareGpt(): string {
-  const conv = (id: string, turns: number) => ({
-    id,
-    conversations: Array.from({ length: turns }, (_, t) => [
-      { from: 'human', value: `question ${t} `.repeat(40) },
-      { from: 'gpt', value: `answer ${t} `.repeat(20) },
-    ]).flat(),
-  });
-  return JSON.stringify([conv('a', 3), conv('b', 2), conv('c', 1)]);
-}
-
 test('ShareGPT: one replay cycle completes every turn, and later turns reload earlier ones', async () => {
   await inTempDir(async (dir) => {
     const data = join(dir, 'sg.json');
-    await writeFile(data, shareGpt());
+    await writeFile(data, shareGptText([3, 2, 1]));
     const out = join(dir, 'r.json');
     const r = await runCli([
       ...COMMON,
@@ -72,7 +61,7 @@ test('ShareGPT: one replay cycle completes every turn, and later turns reload ea
 test('ShareGPT with --disable-multi-turn runs (the reference killed every worker)', async () => {
   await inTempDir(async (dir) => {
     const data = join(dir, 'sg.json');
-    await writeFile(data, shareGpt());
+    await writeFile(data, shareGptText([3, 2, 1]));
     const out = join(dir, 'r.json');
     const r = await runCli([
       ...COMMON,
