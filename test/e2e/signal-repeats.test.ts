@@ -185,6 +185,12 @@ test('replay: SIGTERM, then another 2 s later while it is still stopping: forced
     await waitFor(s, () => entryFiles(cache).length > 0, 'the first entry file');
     await termThenAgainAfter2s(s);
     const r = await s.done;
+    // A paced replay may finish its stop before it is frozen: the second signal then lands during
+    // Node's teardown (see assertOneStop) and nothing was left to force; the clean-up still holds.
+    if (r.code === null && r.signal === 'SIGTERM') {
+      assert.deepEqual(readdirSync(cache), [], r.stderr);
+      return;
+    }
     assert.equal(r.code, 143, r.stderr);
     assert.match(r.stderr, FORCED);
     assert.match(
