@@ -90,6 +90,16 @@ export class EntryTable {
     list.append(node);
   }
 
+  /** Makes an entry the most recently used in its tier without counting an access. */
+  refresh(meta: EntryMeta): void {
+    const node = this.byKey.get(meta.key);
+    if (node === undefined) return;
+    const list = this.list(meta.tier);
+    if (list.tail === node) return;
+    list.unlink(node);
+    list.append(node);
+  }
+
   /** Moves an entry to another tier, keeping its recency (it becomes the newest there). */
   move(meta: EntryMeta, to: TierName): void {
     const node = this.byKey.get(meta.key);

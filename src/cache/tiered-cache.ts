@@ -84,6 +84,8 @@ export interface TierFailure {
 
 export interface AllocateResult {
   readonly ok: boolean;
+  /** This call wrote the entry (false: it existed already, or was not written). */
+  readonly wrote: boolean;
   readonly tier: TierName | null;
   readonly latencyMs: number;
 }
@@ -155,9 +157,36 @@ export class TieredCache {
     return this.usage.backend(tier);
   }
 
+  /** Counts `n` misses without looking anything up (block lookups stop at the first missing block). */
+  countMisses(n: number): void {
+    for (let i = 0; i < n; i++) this.opts.recorder.recordMiss();
+  }
+
+  /** Bytes of an entry of `tokens` tokens (what allocate writes). */
+  sizeOf(tokens: number): number {
+    return entrySizeOf(this.opts.bytesPerToken, tokens, this.opts.tensorParallel);
+  }
+
+  /** Bytes of the entry `key`, if cached. */
+  sizeOfEntry(key: string): number | undefined {
+    return this.entries.get(key)?.size;
+  }
+
   /** Where `key` lives, without counting a hit or a miss. */
   locate(key: string): TierName | null {
     return this.entries.get(key)?.tier ?? null;
+  }
+
+  /**
+   * Marks `keys` most recently used in the order given (the last newest), without counting accesses.
+   * Block chains are kept head-newest this way, so LRU evicts a chain from its tail, as engines do
+   * (vLLM frees a request's blocks tail first): evicting the head would orphan every block after it.
+   */
+  keepRecent(keys: readonly string[]): void {
+    for (const key of keys) {
+      const meta = this.entries.get(key);
+      if (meta !== undefined) this.entries.refresh(meta);
+    }
   }
 
   /** Writes a new entry of `tokens` tokens; an existing key is left as is (no write, latency 0). */
@@ -168,7 +197,7 @@ export class TieredCache {
   /** allocate() as a step function. */
   *allocateSteps(key: string, tokens: number, phase: Phase = 'prefill'): Steps<AllocateResult> {
     const existing = this.entries.get(key);
-    if (existing !== undefined) return { ok: true, tier: existing.tier, latencyMs: 0 };
+    if (existing !== undefined) return { ok: true, wrote: false, tier: existing.tier, latencyMs: 0 };
     const place = this.withKeyLock(key, this.placeSteps(key, tokens, phase));
     const sem = this.opts.allocSemaphore;
     if (sem === undefined) return yield* place;
@@ -183,7 +212,7 @@ export class TieredCache {
   /** Writes a new entry to the fastest tier that makes room for it. Under the key's lock. */
   private *placeSteps(key: string, tokens: number, phase: Phase): Steps<AllocateResult> {
     const existing = this.entries.get(key);
-    if (existing !== undefined) return { ok: true, tier: existing.tier, latencyMs: 0 };
+    if (existing !== undefined) return { ok: true, wrote: false, tier: existing.tier, latencyMs: 0 };
     const rec = this.opts.recorder;
     const size = entrySizeOf(this.opts.bytesPerToken, tokens, this.opts.tensorParallel);
 
@@ -194,7 +223,7 @@ export class TieredCache {
     if (tier === undefined) {
       // No tier can hold it within its limit: refused, not written (at the end of the run: just not started).
       if (!this.stopping) rec.recordAllocationRefused(size);
-      return { ok: false, tier: null, latencyMs: 0 };
+      return { ok: false, wrote: false, tier: null, latencyMs: 0 };
     }
 
     const backend = this.backend(tier);
@@ -208,14 +237,14 @@ export class TieredCache {
       this.usage.release(tier, size);
       if (e instanceof IoAbortedError) rec.recordPlacementStopped(tier, e.bytes);
       else this.failed(tier, 'placement_write', e);
-      return { ok: false, tier: null, latencyMs: 0 };
+      return { ok: false, wrote: false, tier: null, latencyMs: 0 };
     }
     this.usage.landed(tier);
     this.entries.insert({ key, tier, size, lastAccess: this.opts.clock.now(), accessCount: 1 });
     this.usage.notifySpace(tier); // a new victim for allocations waiting here
     rec.recordPlacement(tier, size, tokens, t, phase === 'prefill');
     this.opts.observer?.({ op: 'Write', tier, key, size, phase: ioPhase(phase) });
-    return { ok: true, tier, latencyMs: t.totalMs };
+    return { ok: true, wrote: true, tier, latencyMs: t.totalMs };
   }
 
   /** Reads the whole entry from the tier it lives in; a missing key is a miss (latency 0). */

@@ -20,6 +20,7 @@ import type { StorageDevice } from '../metrics/diskstats.js';
 import { MeasurementWindow } from './measurement-window.js';
 import type { WindowFigures } from './measurement-window.js';
 import { processRequest } from './pipeline.js';
+import { runBlockTokens } from './sources/registry.js';
 import type { PipelineOptions } from './pipeline.js';
 import type { RunConfig } from '../settings/run-config.js';
 import type { StopController } from './stop-control.js';
@@ -38,9 +39,12 @@ export function pipelineOptions(
   parts: WorkloadParts,
   prepopulatedKeys: readonly string[],
   stop: StopController,
+  recorder: Recorder,
 ): PipelineOptions {
+  const blockTokens = runBlockTokens(cfg);
   return {
     cache,
+    ...(blockTokens !== undefined ? { blocks: { blockTokens, stats: recorder.blocks } } : {}),
     ...(parts.prefix !== undefined ? { prefix: parts.prefix } : {}),
     multiTurn: parts.conversations !== undefined,
     prefillOnly: cfg.prefillOnly,

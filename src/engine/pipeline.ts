@@ -2,6 +2,8 @@
 // prefill write, RAG chunk reads, decode probe plus one full re-read per decode batch, then the
 // simulated token generation. Storage latency is the sum of the backend-timed operations.
 import type { TieredCache } from '../cache/tiered-cache.js';
+import { blockRequestSteps } from './block-pipeline.js';
+import type { BlockMode } from './block-pipeline.js';
 import type { PrefixMatcher } from '../workload/prefix.js';
 import { decodeBatchReads, hasDecode, hasPrefill, prefillTokens } from '../workload/request.js';
 import type { Request } from '../workload/request.js';
@@ -24,6 +26,8 @@ export interface PipelineOptions {
   readonly sleep: (ms: number) => Promise<void>;
   /** True once the run is over: the request stops at its next operation boundary. */
   readonly stopped: () => boolean;
+  /** Block-granular KV cache (engine/block-pipeline.ts); absent = one entry per request, as the reference. */
+  readonly blocks?: BlockMode;
 }
 
 export interface PipelineOutcome {
@@ -47,6 +51,7 @@ export function processRequest(req: Request, o: PipelineOptions, rng: Rng): Prom
  * request runs without a promise per cache operation.
  */
 export function* requestSteps(req: Request, o: PipelineOptions, rng: Rng): Steps<PipelineOutcome> {
+  if (o.blocks !== undefined) return yield* blockRequestSteps(req, o, o.blocks);
   const { cache } = o;
   let storageMs = 0;
   let multiTurnHits = 0;

@@ -2,7 +2,7 @@
 // prepare storage, the measured phase, and the hand-off of everything measured as a RunResult.
 // Never prints: lines for the user go to `env.log`.
 import { Recorder } from '../metrics/recorder.js';
-import type { EntrySizeSummary, MachineContext, RunResult } from '../metrics/result.js';
+import type { EntrySizeSummary, KvBlocksFacts, MachineContext, RunResult } from '../metrics/result.js';
 import { RequestMetrics } from '../metrics/request-metrics.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { Clock } from '../util/clock.js';
@@ -21,7 +21,7 @@ import { setupRun } from './setup.js';
 import type { RunSetup } from './setup.js';
 import { StopController } from './stop-control.js';
 import type { EntryFilesAt } from './entry-cleanup.js';
-import { openWorkloadSource } from './sources/registry.js';
+import { openWorkloadSource, runBlockTokens, sourceFor } from './sources/registry.js';
 import { failureWarnings } from './failure-warnings.js';
 import type { OpenedSource, RunUsers, WorkloadSourceDef } from './sources/source.js';
 import { loadValidationTrace } from '../workload/validation-trace.js';
@@ -116,7 +116,7 @@ async function measure(
   setup.payload?.resetStats(); // like the recorder: what preparation generated is not measured
   const users = source.users({ cfg, parts, rng, stop });
   const requests = new RequestMetrics(qosTargetsOf(cfg), cfg.keepLatencySamples);
-  const pipeline = pipelineOptions(cfg, setup.cache, parts, prepared.prepopulatedKeys, stop);
+  const pipeline = pipelineOptions(cfg, setup.cache, parts, prepared.prepopulatedKeys, stop, recorder);
   // Block-layer tracing brackets the measured phase only (its attach time is not measured).
   const tracing = cfg.enableLatencyTracing ? await startRunTracing(setup.storage, { ...env.tracer, clock: env.clock }) : undefined;
   for (const line of tracing?.lines ?? []) env.log(line);
@@ -263,7 +263,17 @@ function assembleResult(i: ResultInputs): RunResult {
         ? null
         : { limitBytes: cache.limitBytes('storage'), peakAllocatedBytes: cache.peakAllocatedBytes('storage') },
     ...(i.ranks !== undefined ? { ranks: i.ranks } : {}),
+    ...kvBlocksOf(cfg, cache, i.recorder),
   };
+}
+
+/** The block-granular figures, when the run is block-granular. */
+function kvBlocksOf(cfg: RunConfig, cache: RunSetup['cache'], recorder: Recorder): { kvBlocks?: KvBlocksFacts } {
+  const blockTokens = runBlockTokens(cfg);
+  if (blockTokens === undefined) return {};
+  // A source that implies a block size names its blocks itself (a trace's hash ids).
+  const keys = sourceFor(cfg).blockTokens?.(cfg) !== undefined ? 'trace_hash_ids' : 'prefix_hash';
+  return { kvBlocks: { blockTokens, blockBytes: cache.sizeOf(blockTokens), keys, stats: recorder.blocks.snapshot() } };
 }
 
 /** An unexpected failure mid-run, carrying the results gathered until then so they can be saved. */

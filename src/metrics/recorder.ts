@@ -1,5 +1,6 @@
 // The Recorder: every measured figure of a run lands here, as exact integer counters and latency
 // histograms. It never prints and never computes report fields; metrics/cache-stats.ts does that.
+import { BlockStats } from './block-stats.js';
 import type { CacheType } from '../model/kv-access.js';
 import type { TierName } from '../tiers/backend.js';
 import type { IOTiming } from '../tiers/backend.js';
@@ -160,6 +161,8 @@ export class Recorder {
   /** Failed operations by `<tier> <operation> <class>`, in the order first seen. */
   private failures = new Map<string, FailureCount>();
   private refused: RefusedAllocations = { count: 0, bytes: 0 };
+  /** Block-granular runs' per-block figures (untouched in whole-request mode). */
+  readonly blocks = new BlockStats();
 
   /** The histogram called `name`, created empty on first use. */
   latency(name: string): LatencyHistogram {
@@ -353,6 +356,7 @@ export class Recorder {
     for (const w of this.windows) w.reset();
     this.failures = new Map();
     this.refused = { count: 0, bytes: 0 };
+    this.blocks.reset();
   }
 
   /** Everything recorded so far as plain data (copies: later operations do not change it). */

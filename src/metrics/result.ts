@@ -1,6 +1,7 @@
 // The measured outcome of a run, handed from the engine to the reporters, as plain data (nothing
 // live: a snapshot taken when the measurement ended). Reporters compute every figure they print
 // from this value; they never measure.
+import type { BlockStatsSnapshot } from './block-stats.js';
 import type { TierName } from '../tiers/backend.js';
 import type { TierOccupancy } from './cache-stats.js';
 import type { RecorderSnapshot } from './recorder.js';
@@ -124,9 +125,21 @@ export interface RunResult {
   // Ranks of a multi-process run (issue 14): this rank, its barrier waits and window skew.
   /** Present when the run is a rank of a launcher (mpirun, srun, Kubernetes indexed job). */
   readonly ranks?: RankFacts;
+  /** Block-granular runs (--kv-block-tokens, Mooncake traces): the block size and per-block figures; absent otherwise. */
+  readonly kvBlocks?: KvBlocksFacts;
   // Block-layer tracing (issue 13): --enable-latency-tracing's capture, or the one reason there is none.
   /** Absent when tracing was not asked for. */
   readonly latencyTracing?: LatencyTracingOutcome;
+}
+
+/** A block-granular run's KV blocks: their size, where their keys came from, and the measured figures. */
+export interface KvBlocksFacts {
+  readonly blockTokens: number;
+  /** Bytes of a full block for the run's model. */
+  readonly blockBytes: number;
+  /** 'prefix_hash': derived from prompts and conversations; 'trace_hash_ids': the trace's own ids. */
+  readonly keys: 'prefix_hash' | 'trace_hash_ids';
+  readonly stats: BlockStatsSnapshot;
 }
 
 /** One rank's identity and its measured window against the instants the ranks agreed (engine/rank-session.ts). */

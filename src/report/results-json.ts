@@ -1,6 +1,7 @@
 // The results file (docs/reference-compat.md#rc-42): every field of the reference with its name, unit and formula, so its
 // consumers keep working, plus our additions in a `kvcache_bench` block and under new names. The
 // shape is results-schema.ts; this file only computes values into it.
+import { kvBlocksJson } from './kv-blocks-json.js';
 import { buildCacheStats } from '../metrics/cache-stats.js';
 import type { LatencySnapshot, LatencySummaryMs } from '../metrics/latency.js';
 import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
@@ -218,6 +219,7 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
           },
         }
       : {}),
+    ...(r.kvBlocks !== undefined ? { kv_blocks: kvBlocksJson(r.kvBlocks, r.elapsedSec) } : {}),
     validity: validityJson(r),
     ranks: r.ranks === undefined ? null : ranksJson(r.ranks),
     ...(tracing.block !== undefined ? { latency_tracing: tracing.block } : {}), // block-layer tracing (issue 13)

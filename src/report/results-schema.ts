@@ -4,13 +4,14 @@
 // Schema that `kv-cache schema` publishes is generated from here, never written by hand.
 import * as z from 'zod';
 import { CacheStatsSchema } from '../metrics/cache-stats-schema.js';
+import { KvBlocksSchema } from './kv-blocks-schema.js';
 import { DeviceLatencyTracingSchema, LatencyTracingSchema } from './tracing-schema.js'; // block-layer tracing (issue 13)
 
 /**
  * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
  * removed field or a changed meaning.
  */
-export const SCHEMA_VERSION = '2.3.0';
+export const SCHEMA_VERSION = '2.4.0';
 
 const ms = (what: string): z.ZodNumber => z.number().nonnegative().describe(`${what} (ms)`);
 const count = (what: string): z.ZodNumber => z.number().int().nonnegative().describe(what);
@@ -528,6 +529,7 @@ export const KvcacheBenchSchema = z
       })
       .optional()
       .describe('the payload generator over the measured window; absent in trace mode and before schema 2.3.0'),
+    kv_blocks: KvBlocksSchema.optional(),
     validity: z
       .strictObject({
         valid: z.boolean().describe('true when no reason below applies'),

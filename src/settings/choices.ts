@@ -20,3 +20,6 @@ export type Tokenizer = (typeof TOKENIZERS)[number];
 export type RetrievalDistribution = (typeof RETRIEVAL_DISTRIBUTIONS)[number];
 export type UserType = (typeof USER_TYPES)[number];
 export type QosLevel = (typeof QOS_LEVELS)[number];
+
+/** Largest --kv-block-tokens: a block is one cache entry, and 2^20 tokens is already GiBs of KV. */
+export const MAX_BLOCK_TOKENS = 1 << 20;

@@ -7,7 +7,7 @@ import { resolve as resolvePath } from 'node:path';
 import { fileStamp } from '../util/dates.js';
 import { DEFAULT_GPU_BANDWIDTH_GBS } from '../tiers/simulated-gpu.js';
 import { DEFAULT_STORAGE_BACKEND, STORAGE_BACKENDS, STORAGE_KINDS } from '../tiers/registry.js';
-import { AUTOSCALER_MODES, GENERATION_MODES, IO_MODES, LOG_LEVELS, PERFORMANCE_PROFILES, TOKENIZERS } from './choices.js';
+import { AUTOSCALER_MODES, GENERATION_MODES, IO_MODES, LOG_LEVELS, MAX_BLOCK_TOKENS, PERFORMANCE_PROFILES, TOKENIZERS } from './choices.js';
 
 export type FlagKind = 'int' | 'float' | 'string' | 'choice' | 'bool';
 
@@ -163,8 +163,21 @@ export const FLAG_TABLE = {
   requestRate: float('request-rate', 0, S, 'ShareGPT requests per second (0 = as fast as possible)', { check: nonNegative }),
   useBurstTrace: bool('use-burst-trace', S, 'Replay a BurstGPT trace instead of synthetic users'),
   burstTracePath: str('burst-trace-path', 'BurstGPT/data/BurstGPT_1.csv', S, 'BurstGPT CSV file, directory or glob', { metavar: 'PATH' }),
-  traceSpeedup: float('trace-speedup', 1.0, S, 'BurstGPT replay speed-up (0 = no pacing delays)', { check: nonNegative }),
-  replayCycles: int('replay-cycles', 0, S, 'BurstGPT replay cycles (0 = until the duration ends)', { check: nonNegative }),
+  mooncakeTrace: path(
+    'mooncake-trace',
+    S,
+    'Mooncake trace (JSON Lines or .jsonl.zst: timestamp, input_length, output_length, hash_ids) to replay as KV blocks',
+    { metavar: 'FILE', ours: true },
+  ),
+  traceSpeedup: float('trace-speedup', 1.0, S, 'BurstGPT and Mooncake replay speed-up (0 = no pacing delays)', { check: nonNegative }),
+  replayCycles: int('replay-cycles', 0, S, 'BurstGPT and Mooncake replay cycles (0 = until the duration ends)', { check: nonNegative }),
+  kvBlockTokens: int(
+    'kv-block-tokens',
+    0,
+    S,
+    `KV cache in blocks of N tokens keyed by prefix hash, as inference engines store it (0 = one entry per request, as the reference; Mooncake traces: 512); 1 … ${MAX_BLOCK_TOKENS}`,
+    { check: { kind: 'between', min: 0, max: MAX_BLOCK_TOKENS }, ours: true, metavar: 'N' },
+  ),
   validationTrace: path(
     'validation-trace',
     S,

@@ -35,11 +35,26 @@ export async function* readTextLines(file: string, options: TextLinesOptions): A
     throw options.fail({ kind: 'open', cause: err });
   }
   const stream = handle.createReadStream({ encoding: 'utf8', highWaterMark: options.chunkBytes });
+  try {
+    yield* splitTextLines(stream as AsyncIterable<string>, options);
+  } finally {
+    stream.destroy();
+  }
+}
+
+/**
+ * The lines of a stream of text chunks (a file, a decompressor's output), without their `\n` / `\r\n`;
+ * a line past `maxLineChars` or a failing stream throws `options.fail(problem)`.
+ */
+export async function* splitTextLines(
+  chunks: AsyncIterable<string>,
+  options: Omit<TextLinesOptions, 'chunkBytes'>,
+): AsyncGenerator<string> {
   let partial = '';
   let lineNo = 0;
   let tooLong: Error | undefined;
   try {
-    for await (const chunk of stream as AsyncIterable<string>) {
+    for await (const chunk of chunks) {
       const data = partial + chunk;
       let start = 0;
       for (let nl = data.indexOf('\n'); nl !== -1; nl = data.indexOf('\n', start)) {
@@ -57,7 +72,5 @@ export async function* readTextLines(file: string, options: TextLinesOptions): A
   } catch (err) {
     if (err === tooLong) throw err;
     throw options.fail({ kind: 'read', cause: err });
-  } finally {
-    stream.destroy();
   }
 }

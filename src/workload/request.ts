@@ -4,6 +4,7 @@
 // user's own random stream, so the request sequence is reproducible whatever the processing order.
 import type { Phase } from '../model/kv-access.js';
 import type { QosLevel } from '../settings/choices.js';
+import type { KvBlock } from './blocks.js';
 import type { SystemPrompt } from './prefix.js';
 import type { RagRetrieval } from './rag.js';
 
@@ -41,6 +42,11 @@ export interface Request {
   readonly systemPrompt?: SystemPrompt;
   /** RAG chunks this request reads during processing, if drawn (docs/reference-compat.md#rc-27). */
   readonly ragRetrieval?: RagRetrieval;
+  /**
+   * The context's block chain when the source knows it (a Mooncake trace's hash ids); otherwise block
+   * mode derives it from the prompt and conversation (workload/blocks.ts). Unused in whole-request mode.
+   */
+  readonly blocks?: readonly KvBlock[];
   /** Issue time on the workload's own timeline (ms from the session start); orders ties in the queue. */
   readonly scheduledAtMs: number;
 }

@@ -9,6 +9,7 @@ import type { PrefixMatcher } from '../../workload/prefix.js';
 import type { RagSource } from '../../workload/rag.js';
 import { phaseFor } from '../../workload/request.js';
 import type { Request } from '../../workload/request.js';
+import type { KvBlock } from '../../workload/blocks.js';
 import type { Settings } from '../../settings/config-keys.js';
 import { drawProcessing } from '../../workload/session.js';
 import type { SessionStep } from '../../workload/session.js';
@@ -33,6 +34,8 @@ export interface RecordedShape {
   readonly conversationId?: string;
   readonly previousTurnKeys: readonly string[];
   readonly scheduledAtMs: number;
+  /** The block chain, when the recording names its blocks (Mooncake). */
+  readonly blocks?: readonly KvBlock[];
 }
 
 /** A Request with the per-request draws the synthetic sessions also make (QoS, prefix, RAG chunks). */

@@ -4,12 +4,13 @@
 // parameter (default: the real one) so a test can run a copy with a source of its own.
 import type { RunConfig } from '../../settings/run-config.js';
 import { burstGptSource } from './burstgpt.js';
+import { mooncakeSource } from './mooncake.js';
 import { shareGptSource } from './sharegpt.js';
 import type { OpenedSource, SourceFlags, SourceInput, WorkloadSourceDef } from './source.js';
 import { syntheticSource } from './synthetic.js';
 
 /** Every source; exactly one without a `pick` (the default). */
-export const WORKLOAD_SOURCES: readonly WorkloadSourceDef[] = Object.freeze([shareGptSource, burstGptSource, syntheticSource]);
+export const WORKLOAD_SOURCES: readonly WorkloadSourceDef[] = Object.freeze([shareGptSource, burstGptSource, mooncakeSource, syntheticSource]);
 
 /** The sources the flags pick, in list order (more than one is a problem: sourceProblems). */
 export function pickedSources(f: SourceFlags, sources: readonly WorkloadSourceDef[] = WORKLOAD_SOURCES): WorkloadSourceDef[] {
@@ -29,6 +30,15 @@ export function sourceProblems(f: SourceFlags, sources: readonly WorkloadSourceD
   if (picks.length < 2) return [];
   const named = picks.map((p) => `${p.flag} (${p.what})`).join(' and ');
   return [`${named} are mutually exclusive: a run replays one workload source; drop ${picks.length === 2 ? 'one of them' : 'all but one'}`];
+}
+
+/**
+ * Tokens per KV block of the run, or undefined for whole-request entries (the reference's model):
+ * --kv-block-tokens when given, else what the source's recording implies.
+ */
+export function runBlockTokens(f: SourceFlags, sources: readonly WorkloadSourceDef[] = WORKLOAD_SOURCES): number | undefined {
+  if (f.kvBlockTokens > 0) return f.kvBlockTokens;
+  return sourceFor(f, sources).blockTokens?.(f);
 }
 
 /** The files the picked sources read (checked against every output at start). */

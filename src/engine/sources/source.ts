@@ -70,6 +70,11 @@ export interface WorkloadSourceDef {
    * model-fit checks then assume the smallest request is 1 token).
    */
   readonly recorded: boolean;
+  /**
+   * The block size (tokens) its recording implies: a source whose requests name their blocks (Mooncake)
+   * turns block mode on by itself; undefined = whole-request entries unless --kv-block-tokens.
+   */
+  blockTokens?(f: SourceFlags): number | undefined;
   /** The files it reads under these flags. */
   inputs(f: SourceFlags): readonly SourceInput[];
   /** Reads and checks the input; bad input throws one of `inputErrors`. */

@@ -1,0 +1,132 @@
+// What one request does to a block-granular cache (--kv-block-tokens, Mooncake traces;
+// docs/workloads.md#block-granular-kv-cache). The context is a chain of blocks keyed by prefix hash:
+//   1. lookup: read the longest present prefix of the chain, block by block, from whatever tier holds
+//      each block (an engine loads the cached prefix and stops at the first block it lacks);
+//   2. prefill: write every block after it (recomputed KV, stored for the next request);
+//   3. RAG chunk reads, as in whole-request mode;
+//   4. decode: one read of the chain's blocks per decode batch (the reference's re-read per batch,
+//      here per block), then the simulated generation.
+// The chain is then marked recent head-last (TieredCache.keepRecent), so LRU evicts it tail first.
+// Multi-turn history and shared system prompts are part of the chain (workload/blocks.ts), so the
+// whole-request mode's separate reload and prompt entries have no step here.
+import type { TierName } from '../tiers/backend.js';
+import type { BlockStats } from '../metrics/block-stats.js';
+import { blockChain } from '../workload/blocks.js';
+import type { KvBlock, TokenSegment } from '../workload/blocks.js';
+import { decodeBatchReads, hasDecode, prefillTokens } from '../workload/request.js';
+import type { Request } from '../workload/request.js';
+import type { Steps } from '../util/steps.js';
+import type { PipelineOptions, PipelineOutcome } from './pipeline.js';
+
+export interface BlockMode {
+  /** Tokens per block. */
+  readonly blockTokens: number;
+  readonly stats: BlockStats;
+}
+
+/**
+ * The segments of a request the workload does not name blocks for: its shared system prompt (the
+ * same id for every request that starts with it), then its body — a conversation's tokens (the same id
+ * across its turns, so a turn shares the earlier turn's blocks as far as both reach) or the request's own.
+ */
+export function requestSegments(req: Request): TokenSegment[] {
+  const segments: TokenSegment[] = [];
+  if (req.systemPrompt !== undefined) segments.push({ id: `prompt:${req.systemPrompt.id}`, tokens: req.systemPrompt.tokens });
+  const body = req.systemPrompt !== undefined ? prefillTokens(req) : req.contextTokens;
+  segments.push({ id: `body:${req.conversationId ?? req.cacheKey}`, tokens: body });
+  return segments;
+}
+
+/** The request's chain: the source's own when it names one, else derived from its segments. */
+export function requestChain(req: Request, blockTokens: number): readonly KvBlock[] {
+  return req.blocks ?? blockChain(requestSegments(req), blockTokens);
+}
+
+class Aborted extends Error {}
+
+export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: BlockMode): Steps<PipelineOutcome> {
+  const { cache } = o;
+  const stats = mode.stats;
+  const chain = requestChain(req, mode.blockTokens);
+  let storageMs = 0;
+  let prefillMs: number | undefined;
+  let decodeMs: number | undefined;
+  const checkStop = (): void => {
+    if (o.stopped()) throw new Aborted();
+  };
+  const outcome = (completed: boolean, generationMs: number): PipelineOutcome => ({
+    completed,
+    storageMs,
+    generationMs,
+    ...(prefillMs !== undefined ? { prefillMs } : {}),
+    ...(decodeMs !== undefined ? { decodeMs } : {}),
+    multiTurnHits: 0,
+    multiTurnMisses: 0,
+  });
+
+  try {
+    if (!o.decodeOnly) {
+      // 1. The longest present prefix, read block by block.
+      checkStop();
+      const hitTiers: TierName[] = [];
+      for (const block of chain) {
+        checkStop();
+        // A block being written by another request is waited for (the key's lock), then read.
+        const r = yield* cache.accessSteps(block.key, 'prefill', 'user');
+        storageMs += r.latencyMs;
+        if (r.tier === null) break; // the prefix ends at the first block not cached (counted a miss)
+        hitTiers.push(r.tier);
+        stats.recordSize(cache.sizeOfEntry(block.key) ?? cache.sizeOf(block.tokens));
+      }
+      // Every block after the first missing one is a miss too (not looked up: an engine stops there).
+      cache.countMisses(Math.max(0, chain.length - hitTiers.length - 1));
+      stats.recordLookup({ keys: chain.map((b) => b.key), tokens: chain.map((b) => b.tokens), hitTiers });
+
+      // 2. Prefill: the blocks after it are computed and stored.
+      const before = storageMs;
+      for (let i = hitTiers.length; i < chain.length; i++) {
+        const block = chain[i];
+        if (block === undefined) break;
+        checkStop();
+        const r = yield* cache.allocateSteps(block.key, block.tokens, 'prefill');
+        storageMs += r.latencyMs;
+        if (r.wrote) stats.recordSize(cache.sizeOf(block.tokens));
+        stats.recordWrite(r.wrote ? 'written' : r.ok ? 'found_written' : 'not_written', block.tokens);
+      }
+      prefillMs = storageMs - before;
+    }
+
+    // 3. RAG: read the retrieved chunks.
+    for (const chunk of req.ragRetrieval?.chunks ?? []) {
+      checkStop();
+      storageMs += (yield* cache.accessSteps(chunk.key, 'decode', 'user')).latencyMs;
+    }
+
+    // 4. Decode: the chain's blocks once per batch of generated tokens.
+    if (!o.prefillOnly && hasDecode(req.phase)) {
+      const before = storageMs;
+      const reads = decodeBatchReads(req.generationTokens, o.decodeBatchSize);
+      for (let n = 0; n < reads; n++) {
+        for (const block of chain) {
+          checkStop();
+          const r = yield* cache.accessSteps(block.key, 'decode', 'user');
+          storageMs += r.latencyMs;
+          stats.recordDecodeRead(r.tier !== null);
+          if (r.tier !== null) stats.recordSize(cache.sizeOfEntry(block.key) ?? cache.sizeOf(block.tokens));
+        }
+      }
+      decodeMs = storageMs - before;
+    }
+    cache.keepRecent(chain.map((b) => b.key).reverse());
+
+    // 5. Generation: the worker is busy for the simulated decode time.
+    checkStop();
+    const generationMs = req.generationTokens * o.secondsPerToken * 1000;
+    if (generationMs > 0) yield o.sleep(generationMs);
+    checkStop();
+    return outcome(true, generationMs);
+  } catch (e) {
+    if (e instanceof Aborted) return outcome(false, 0);
+    throw e;
+  }
+}

@@ -1,0 +1,174 @@
+// Mooncake trace replay (--mooncake-trace FILE; docs/workloads.md#mooncake-traces): JSON Lines, plain
+// or zstd-compressed (.zst suffix or zstd magic), streamed a chunk at a time on every pass. Each record
+// is one single-turn request whose context is the chain of its hash ids (workload/mooncake.ts), so the
+// run is always block-granular: 512 tokens per block unless --kv-block-tokens says otherwise. Paced by
+// the timestamps with --trace-speedup (0 = closed-loop), over --replay-cycles passes, like BurstGPT.
+import { open as openFile } from 'node:fs/promises';
+import { checkInputFileAsync } from '../../util/input-file.js';
+import { messageOf } from '../../util/errors.js';
+import { readTextLines, splitTextLines } from '../../util/text-lines.js';
+import type { LineReadProblem } from '../../util/text-lines.js';
+import { ZSTD_MAGIC, hasZstdSuffix, isZstdMagic, startZstd, DEFAULT_ZSTD_COMMAND } from '../../trace/zstd.js';
+import {
+  MAX_MOONCAKE_LINE_CHARS,
+  MOONCAKE_BLOCK_TOKENS,
+  MooncakeTraceError,
+  createMooncakeReadStats,
+  mooncakeBlocks,
+  mooncakeRecords,
+  mooncakeTimeline,
+} from '../../workload/mooncake.js';
+import type { MooncakeTimelineItem } from '../../workload/mooncake.js';
+import type { RunConfig } from '../../settings/run-config.js';
+import { pulledUsers } from './recorded.js';
+import type { RecordedShape } from './recorded.js';
+import type { OpenedSource, WorkloadSourceDef } from './source.js';
+
+const READ_CHUNK_BYTES = 64 * 1024;
+
+function lineProblem(path: string, p: LineReadProblem): MooncakeTraceError {
+  switch (p.kind) {
+    case 'unusable':
+      return new MooncakeTraceError(`Mooncake trace "${path}": ${p.problem} (expected a JSON Lines trace, or a .zst of one)`);
+    case 'open':
+      return new MooncakeTraceError(`cannot open Mooncake trace "${path}": ${messageOf(p.cause)}`, { cause: p.cause });
+    case 'too-long':
+      return new MooncakeTraceError(
+        `Mooncake trace "${path}": line ${p.line} is longer than ${p.maxLineChars} characters; not a JSON Lines trace`,
+      );
+    case 'read':
+      return new MooncakeTraceError(`cannot read Mooncake trace "${path}": ${messageOf(p.cause)}`, { cause: p.cause });
+  }
+}
+
+async function isCompressed(path: string): Promise<boolean> {
+  if (hasZstdSuffix(path)) return true;
+  const handle = await openFile(path, 'r');
+  try {
+    const head = new Uint8Array(ZSTD_MAGIC.length);
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    return isZstdMagic(head.subarray(0, bytesRead));
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The decompressed lines of a .zst trace, through the system zstd; a failing zstd is the input's problem. */
+async function* zstdLines(path: string): AsyncGenerator<string> {
+  const proc = await startZstd(DEFAULT_ZSTD_COMMAND, ['-d', '-c', '-q', '--', path], ['ignore', 'pipe', 'pipe']).catch((e: unknown) => {
+    throw new MooncakeTraceError(`Mooncake trace "${path}": ${messageOf(e)}`, { cause: e });
+  });
+  const stdout = proc.child.stdout;
+  if (stdout === null) throw new MooncakeTraceError('zstd started without a stdout pipe');
+  stdout.setEncoding('utf8');
+  const fail = (p: LineReadProblem): MooncakeTraceError => lineProblem(path, p);
+  try {
+    yield* splitTextLines(stdout as AsyncIterable<string>, { maxLineChars: MAX_MOONCAKE_LINE_CHARS, fail });
+    const failed = await proc.outcome;
+    if (failed !== null) throw new MooncakeTraceError(`Mooncake trace "${path}" cannot be decompressed: ${failed.message}`);
+  } finally {
+    stdout.destroy();
+    if (!proc.exited()) proc.child.kill();
+  }
+}
+
+/** A fresh stream of the trace's lines (one per pass). */
+function traceLines(path: string, compressed: boolean): AsyncIterable<string> {
+  if (compressed) return zstdLines(path);
+  return readTextLines(path, { chunkBytes: READ_CHUNK_BYTES, maxLineChars: MAX_MOONCAKE_LINE_CHARS, fail: (p) => lineProblem(path, p) });
+}
+
+/** Refuses a trace with no usable record (reading only up to the first one), naming the first skips. */
+async function checkTrace(path: string, compressed: boolean): Promise<void> {
+  const stats = createMooncakeReadStats();
+  const it = mooncakeRecords(traceLines(path, compressed), stats)[Symbol.asyncIterator]();
+  const first = await it.next();
+  await it.return(undefined);
+  if (first.done !== true) return;
+  const why =
+    stats.skipped === 0
+      ? 'has no record'
+      : `has no usable record: all ${stats.skipped} lines were skipped (${stats.skippedExamples.map((e) => `line ${e.line}: ${e.reason}`).join('; ')}${stats.skipped > stats.skippedExamples.length ? '; …' : ''})`;
+  throw new MooncakeTraceError(
+    `Mooncake trace "${path}" ${why}; expected JSON Lines like {"timestamp": 0, "input_length": 6758, "output_length": 500, "hash_ids": [0, 1, …]}`,
+  );
+}
+
+/** The block size of a Mooncake run: --kv-block-tokens, else the trace's own 512. */
+export function mooncakeBlockTokens(cfg: Pick<RunConfig, 'kvBlockTokens'>): number {
+  return cfg.kvBlockTokens > 0 ? cfg.kvBlockTokens : MOONCAKE_BLOCK_TOKENS;
+}
+
+/** A record as a request: single-turn, its context the chain of its hash ids. */
+export function mooncakeShape({ record, index, scheduledAtMs }: MooncakeTimelineItem, blockTokens: number): RecordedShape {
+  const userId = `mooncake_user_${index % 1000}`;
+  const id = `mooncake_req_${String(index).padStart(6, '0')}`;
+  return {
+    id,
+    userId,
+    contextTokens: record.inputLength,
+    generationTokens: record.outputLength,
+    cacheKey: id,
+    turn: 1,
+    previousTurnKeys: [],
+    scheduledAtMs,
+    blocks: mooncakeBlocks(record, blockTokens),
+  };
+}
+
+async function open(cfg: RunConfig): Promise<OpenedSource> {
+  const path = cfg.mooncakeTrace ?? '';
+  const checked = await checkInputFileAsync(path);
+  if (!checked.ok) throw lineProblem(path, { kind: 'unusable', problem: checked.problem });
+  let compressed: boolean;
+  try {
+    compressed = await isCompressed(path);
+  } catch (e) {
+    throw lineProblem(path, { kind: 'open', cause: e });
+  }
+  await checkTrace(path, compressed);
+  const blockTokens = mooncakeBlockTokens(cfg);
+  const stats = createMooncakeReadStats();
+  const items = mooncakeTimeline(() => traceLines(path, compressed), { speedup: cfg.traceSpeedup, replayCycles: cfg.replayCycles }, stats)[
+    Symbol.asyncIterator
+  ]();
+  return {
+    describe: () => ({
+      kind: 'mooncake',
+      path,
+      compressed,
+      block_tokens: blockTokens,
+      trace_block_tokens: MOONCAKE_BLOCK_TOKENS,
+      records: stats.records,
+      skipped_lines: stats.skipped,
+      skipped_examples: stats.skippedExamples,
+    }),
+    logLines: () => [
+      `Mooncake trace: ${path}${compressed ? ' (zstd)' : ''}, blocks of ${blockTokens} tokens, speed-up ${cfg.traceSpeedup}, cycles ${cfg.replayCycles || 'unlimited'}`,
+    ],
+    users: ({ cfg: switches, parts, rng, stop }) => {
+      let failure: unknown;
+      const context = { ...parts, rng: rng.fork('trace'), multiTurn: !switches.disableMultiTurn };
+      const pool = pulledUsers(
+        items,
+        (item: MooncakeTimelineItem) => mooncakeShape(item, blockTokens),
+        context,
+        (e) => {
+          failure = e;
+          stop.stopWith('failed');
+        },
+      );
+      return { pool, conversationsLost: () => 0, sourceFailure: () => failure };
+    },
+  };
+}
+
+export const mooncakeSource: WorkloadSourceDef = {
+  kind: 'mooncake',
+  pick: { flag: '--mooncake-trace', what: 'Mooncake trace replay', picked: (f) => f.mooncakeTrace !== undefined },
+  recorded: true,
+  blockTokens: (f) => (f.mooncakeTrace !== undefined ? mooncakeBlockTokens(f) : undefined),
+  inputs: (f) => (f.mooncakeTrace !== undefined ? [{ flag: '--mooncake-trace', path: f.mooncakeTrace }] : []),
+  open,
+  inputErrors: [MooncakeTraceError],
+};

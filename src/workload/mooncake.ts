@@ -1,0 +1,190 @@
+// Mooncake trace replay (--mooncake-trace; docs/workloads.md#mooncake-traces): the FAST'25 traces of
+// kvcache-ai/Mooncake are JSON Lines, one request per line — `timestamp` (ms from the first request),
+// `input_length` and `output_length` (tokens) and `hash_ids`, one id per 512-token block of the input,
+// where equal ids mean equal prefixes (an id names its block *and* everything before it). Replayed as
+// block chains, the trace's prefix reuse is reproduced exactly.
+//
+// This file is pure: lines in (from a file or a decompressor, streamed by the source), records and a
+// timeline out. A line that is not a usable record is skipped and counted with its line number and
+// reason, as BurstGPT rows are; the caller decides what an input with no usable line means.
+import { excerpt } from '../util/excerpt.js';
+import type { KvBlock } from './blocks.js';
+import { MAX_BLOCK_TOKENS } from '../settings/choices.js';
+import { NonDecreasingTimestamps } from './burstgpt.js';
+
+/** Tokens per hash id in the published traces. */
+export const MOONCAKE_BLOCK_TOKENS = 512;
+
+/** One usable trace line; `line` is 1-based. */
+export interface MooncakeRecord {
+  readonly timestampMs: number;
+  readonly inputLength: number;
+  readonly outputLength: number;
+  readonly hashIds: readonly number[];
+  readonly line: number;
+}
+
+export interface MooncakeSkip {
+  readonly line: number;
+  readonly reason: string;
+}
+
+/** Filled in place while lines are read: usable records, lines skipped, the first few skips. */
+export interface MooncakeReadStats {
+  records: number;
+  skipped: number;
+  readonly skippedExamples: MooncakeSkip[];
+}
+
+const MAX_SKIPPED_EXAMPLES = 5;
+/** A trace line longer than this is not a Mooncake record (the longest real line is a few KB). */
+export const MAX_MOONCAKE_LINE_CHARS = 4 * 1024 * 1024;
+/** An input longer than this is not a request (2^24 tokens: far past any model's context). */
+const MAX_INPUT_TOKENS = 1 << 24;
+
+/** A trace that cannot be read as a Mooncake trace; the CLI reports it and exits 2. */
+export class MooncakeTraceError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'MooncakeTraceError';
+  }
+}
+
+export function createMooncakeReadStats(): MooncakeReadStats {
+  return { records: 0, skipped: 0, skippedExamples: [] };
+}
+
+type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly reason: string };
+
+function count(o: Record<string, unknown>, name: string, max: number): Parsed<number> {
+  const v = o[name];
+  if (v === undefined) return { ok: false, reason: `no "${name}"` };
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0 || v > max)
+    return { ok: false, reason: `"${name}" is ${excerpt(JSON.stringify(v), 40)}, expected a whole number from 0 to ${max}` };
+  return { ok: true, value: v };
+}
+
+/** A line → a record, or why it is skipped. Extra fields are ignored. */
+export function parseMooncakeLine(text: string, line: number): Parsed<MooncakeRecord> {
+  let o: unknown;
+  try {
+    o = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: 'not a JSON object' };
+  }
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) return { ok: false, reason: 'not a JSON object' };
+  const rec = o as Record<string, unknown>;
+  const ts = rec.timestamp;
+  if (typeof ts !== 'number' || !Number.isFinite(ts) || ts < 0)
+    return { ok: false, reason: `"timestamp" is ${excerpt(JSON.stringify(ts) ?? 'missing', 40)}, expected ms ≥ 0` };
+  const input = count(rec, 'input_length', MAX_INPUT_TOKENS);
+  if (!input.ok) return input;
+  if (input.value === 0) return { ok: false, reason: '"input_length" is 0: no context to cache' };
+  const output = count(rec, 'output_length', MAX_INPUT_TOKENS);
+  if (!output.ok) return output;
+  const ids = rec.hash_ids;
+  if (!Array.isArray(ids)) return { ok: false, reason: '"hash_ids" is not a list' };
+  const expected = Math.ceil(input.value / MOONCAKE_BLOCK_TOKENS);
+  if (ids.length !== expected)
+    return {
+      ok: false,
+      reason: `"hash_ids" has ${ids.length} ids for input_length ${input.value} (expected ${expected}, one per ${MOONCAKE_BLOCK_TOKENS} tokens)`,
+    };
+  for (const id of ids as unknown[]) {
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0)
+      return { ok: false, reason: `"hash_ids" holds ${excerpt(JSON.stringify(id) ?? String(id), 40)}, expected whole numbers ≥ 0` };
+  }
+  return {
+    ok: true,
+    value: { timestampMs: ts, inputLength: input.value, outputLength: output.value, hashIds: ids as number[], line },
+  };
+}
+
+/**
+ * The chain of a record in blocks of `blockTokens`. The trace's own 512-token blocks are the ids; for
+ * another block size each block is named by the id of the trace block holding its last token and how
+ * far into that trace block it ends: an id fixes every token up to the end of its block, so (id, end)
+ * fixes exactly the tokens before the block's end, and equal prefixes still give equal keys.
+ */
+export function mooncakeBlocks(rec: Pick<MooncakeRecord, 'inputLength' | 'hashIds'>, blockTokens: number): KvBlock[] {
+  if (!Number.isSafeInteger(blockTokens) || blockTokens < 1 || blockTokens > MAX_BLOCK_TOKENS)
+    throw new RangeError(`block size must be an integer from 1 to ${MAX_BLOCK_TOKENS} tokens, got ${blockTokens}`);
+  const blocks: KvBlock[] = [];
+  for (let start = 0; start < rec.inputLength; start += blockTokens) {
+    const end = Math.min(start + blockTokens, rec.inputLength);
+    const traceBlock = Math.floor((end - 1) / MOONCAKE_BLOCK_TOKENS);
+    const id = rec.hashIds[traceBlock];
+    if (id === undefined) throw new RangeError(`record has no hash id for trace block ${traceBlock}`);
+    const endInBlock = end - traceBlock * MOONCAKE_BLOCK_TOKENS;
+    blocks.push({ key: `mc_${id}_${endInBlock}`, tokens: end - start });
+  }
+  return blocks;
+}
+
+function recordSkip(stats: MooncakeReadStats, skip: MooncakeSkip): void {
+  stats.skipped++;
+  if (stats.skippedExamples.length < MAX_SKIPPED_EXAMPLES) stats.skippedExamples.push(skip);
+}
+
+/** The usable records of a stream of lines, in order; blank lines are ignored, bad ones counted in `stats`. */
+export async function* mooncakeRecords(lines: AsyncIterable<string>, stats: MooncakeReadStats): AsyncGenerator<MooncakeRecord> {
+  let line = 0;
+  for await (const text of lines) {
+    line++;
+    if (text.trim() === '') continue;
+    const parsed = parseMooncakeLine(text, line);
+    if (parsed.ok) {
+      stats.records++;
+      yield parsed.value;
+    } else recordSkip(stats, { line, reason: parsed.reason });
+  }
+}
+
+export interface MooncakeTimelineItem {
+  readonly record: MooncakeRecord;
+  /** 0-based pass over the trace. */
+  readonly pass: number;
+  /** 0-based sequence number across passes: unique per request of the run. */
+  readonly index: number;
+  /** When to issue it, ms from the replay start; non-decreasing. */
+  readonly scheduledAtMs: number;
+}
+
+export interface MooncakeReplayOptions {
+  /** Trace time per replay time; 0 = no pacing (everything due at once, users closed-loop). */
+  readonly speedup: number;
+  /** Passes over the trace; 0 = until the run stops pulling. */
+  readonly replayCycles: number;
+}
+
+/**
+ * The replay schedule over `passes()` (each call a fresh stream of the trace's lines), pulled lazily:
+ * scheduledAtMs = pass offset + (ts − first ts of the pass) ÷ speedup. A step back in time costs no
+ * delay (BurstGPT's rule, NonDecreasingTimestamps). A later pass asks the same prefixes again, so its
+ * blocks hit what the earlier pass left in the cache. `stats` are filled during the first pass. A pass
+ * with no usable record ends the timeline.
+ */
+export async function* mooncakeTimeline(
+  passes: () => AsyncIterable<string>,
+  options: MooncakeReplayOptions,
+  stats: MooncakeReadStats = createMooncakeReadStats(),
+): AsyncGenerator<MooncakeTimelineItem> {
+  const { speedup, replayCycles } = options;
+  if (!Number.isFinite(speedup) || speedup < 0) throw new RangeError(`trace speedup must be a finite number ≥ 0, got ${speedup}`);
+  let index = 0;
+  let passOffsetMs = 0;
+  for (let pass = 0; replayCycles === 0 || pass < replayCycles; pass++) {
+    const timestamps = new NonDecreasingTimestamps();
+    let firstMs: number | undefined;
+    let lastMs = passOffsetMs;
+    for await (const record of mooncakeRecords(passes(), pass === 0 ? stats : createMooncakeReadStats())) {
+      const ts = timestamps.next(record.timestampMs);
+      firstMs ??= ts;
+      const scheduledAtMs = speedup === 0 ? 0 : passOffsetMs + (ts - firstMs) / speedup;
+      lastMs = scheduledAtMs;
+      yield { record, pass, index: index++, scheduledAtMs };
+    }
+    if (firstMs === undefined) return;
+    passOffsetMs = lastMs;
+  }
+}
