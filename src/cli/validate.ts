@@ -12,7 +12,7 @@ import type { Settings, ValidationLimits } from '../settings/config-keys.js';
 import { entrySizeOf, kvBytesPerToken } from '../model/models.js';
 import type { ModelConfig } from '../model/models.js';
 import { formatBytes } from '../util/input-file.js';
-import { sourceFor, sourceProblems } from '../engine/sources/registry.js';
+import { runBlockTokens, sourceFor, sourceProblems } from '../engine/sources/registry.js';
 import { storageBackendChecks } from '../tiers/registry.js';
 
 export interface CheckResult {
@@ -108,6 +108,10 @@ export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs
   tensorParallelChecks(f, passed, problems, warnings);
   if (f.prefillOnly && f.decodeOnly) problems.push('--prefill-only and --decode-only are mutually exclusive');
   problems.push(...sourceProblems(f)); // a run replays one workload source
+  if (f.decodeOnly && sourceProblems(f).length === 0 && runBlockTokens(f) !== undefined)
+    problems.push(
+      '--decode-only reads pre-populated whole-request entries and cannot run block-granular (--kv-block-tokens, --mooncake-trace); drop one',
+    );
   if (f.cacheDir !== undefined) problems.push(...cacheDirProblems(f.cacheDir, fs, f.createCacheDir));
   // Trace mode replaces every tier with a null tier: the storage backend is not opened.
   if (f.ioTraceLog === undefined) {

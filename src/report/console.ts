@@ -1,6 +1,7 @@
 // What the command prints: the start banner, the progress line, and the summary in the reference's
 // section order (docs/reference-compat.md#rc-45). The summary is computed from the results document, so that what is
 // printed is exactly what is saved. Our additions come last.
+import { kvBlocksLines } from './console-blocks.js';
 import type { PerformanceProfile } from '../metrics/cache-stats.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { kvBytesPerToken } from '../model/models.js';
@@ -149,6 +150,10 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
   const mt = s.multi_turn_stats;
   section(lines, 'MULTI-TURN');
   lines.push(`  hits ${mt.cache_hits}   misses ${mt.cache_misses}   hit rate ${(mt.hit_rate * 100).toFixed(1)} %`);
+  if (add.kv_blocks !== undefined) {
+    lines.push('  (block-granular: prompts and conversation history are shared blocks of one chain; see KV BLOCKS)');
+    lines.push(...kvBlocksLines(add.kv_blocks));
+  }
 
   if (profile === 'latency') {
     section(lines, 'QOS');
