@@ -154,6 +154,13 @@ const OUR_COLUMNS: readonly ColumnSpec[] = [
   ['Storage Read Device P95 CV', trialCv('storage_read_device_p95_ms')],
   ['Storage Write Device P95 CV', trialCv('storage_write_device_p95_ms')],
   ['E2E P95 CV', trialCv('end_to_end_p95_ms')],
+  // Block-granular runs (empty otherwise): the block size and token hit rates against the workload's ideal.
+  ['KV Block Tokens', (doc) => num(bench('kv_blocks', 'block_tokens')(doc))],
+  ['Token Hit Rate', (doc) => num(bench('kv_blocks', 'token_hit_rate', 'total')(doc))],
+  ['Storage Token Hit Rate', (doc) => num(bench('kv_blocks', 'token_hit_rate', 'storage')(doc))],
+  ['Ideal Token Hit Rate', (doc) => num(bench('kv_blocks', 'ideal', 'token_hit_rate')(doc))],
+  ['Block Reads/sec', (doc) => num(bench('kv_blocks', 'block_reads_per_sec')(doc))],
+  ['Block Writes/sec', (doc) => num(bench('kv_blocks', 'block_writes_per_sec')(doc))],
   ['Schema Version', (doc) => str(bench('schema_version')(doc))],
   ['Tool Version', (doc) => str(bench('version')(doc))],
 ];

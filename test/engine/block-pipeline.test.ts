@@ -6,7 +6,10 @@ import { processRequest } from '../../src/engine/pipeline.js';
 import type { PipelineOptions } from '../../src/engine/pipeline.js';
 import { requestChain } from '../../src/engine/block-pipeline.js';
 import type { Request } from '../../src/workload/request.js';
-import { makeSystemPrompt } from '../../src/workload/prefix.js';
+import { PrefixMatcher, makeSystemPrompt } from '../../src/workload/prefix.js';
+import { ConversationManager } from '../../src/workload/conversation.js';
+import { createSessions } from '../../src/workload/session.js';
+import { generateUsers } from '../../src/workload/users.js';
 import { Rng } from '../../src/util/rng.js';
 import { GiB } from '../../src/util/units.js';
 import { makeCache, TINY_BPT } from '../cache/helpers.js';
@@ -111,4 +114,35 @@ test('LRU evicts a chain from its tail: the head stays cached longest', async ()
   const chain = requestChain(a, 16);
   assert.notEqual(cache.locate(chain[0]?.key ?? ''), null, 'the head of the chain is still cached');
   assert.equal(cache.locate(chain[2]?.key ?? ''), null, 'the tail went first');
+});
+
+test('synthetic users, same seed: block mode writes fewer bytes than whole-request entries (conversations share their blocks)', async () => {
+  // The same 300 requests (8 users, multi-turn, shared system prompts) through both modes on unlimited null tiers.
+  const rng = new Rng(7);
+  const conversations = new ConversationManager();
+  const prefix = new PrefixMatcher(TINY_BPT);
+  const sessions = createSessions(generateUsers(8, rng.fork('users')), rng, { conversations, prefix });
+  const requests: Request[] = [];
+  for (let i = 0; requests.length < 300; i++) {
+    const session = sessions[i % sessions.length];
+    if (session !== undefined) requests.push(session.nextRequest().request);
+  }
+  const written = async (blocks: boolean): Promise<{ bytes: number; reads: number }> => {
+    const { cache, rec } = makeCache({ kind: 'null' });
+    const o = options(cache, rec, {
+      prefillOnly: true,
+      prefix: new PrefixMatcher(TINY_BPT),
+      ...(blocks ? {} : { blocks: undefined }),
+    });
+    for (const r of requests) await processRequest(r, o, new Rng(1));
+    return { bytes: rec.traffic.storage.writeBytes, reads: rec.traffic.storage.readBytes };
+  };
+  const whole = await written(false);
+  const block = await written(true);
+  const contextBytes = requests.reduce((n, r) => n + r.contextTokens * TINY_BPT, 0);
+  console.log(
+    `# 300 synthetic requests (seed 7, tiny-1b): whole-request mode writes ${whole.bytes} B, blocks of 16 tokens ${block.bytes} B (contexts: ${contextBytes} B)`,
+  );
+  assert.ok(block.bytes < whole.bytes, `block ${block.bytes} < whole ${whole.bytes}`);
+  assert.ok(block.bytes <= contextBytes);
 });

@@ -64,6 +64,12 @@ test('columns: json_to_xlsx.py order (Filename, the three I/O-time columns, the 
     'Storage Read Device P95 CV',
     'Storage Write Device P95 CV',
     'E2E P95 CV',
+    'KV Block Tokens',
+    'Token Hit Rate',
+    'Storage Token Hit Rate',
+    'Ideal Token Hit Rate',
+    'Block Reads/sec',
+    'Block Writes/sec',
     'Schema Version',
     'Tool Version',
   ]);

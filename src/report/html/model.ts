@@ -7,6 +7,7 @@ import { deviceSection } from './sections/device.js';
 import { distributionSection } from './sections/distributions.js';
 import { latencyOverTimeSection } from './sections/latency-over-time.js';
 import { parametersSection } from './sections/parameters.js';
+import { kvBlocksSection } from './sections/kv-blocks.js';
 import { qosSection } from './sections/qos.js';
 import type { Section, SectionBuilder } from './sections/section.js';
 import { throughputSection } from './sections/throughput.js';
@@ -24,6 +25,7 @@ export const SECTIONS: readonly SectionBuilder[] = [
   latencyOverTimeSection,
   distributionSection,
   tiersSection,
+  kvBlocksSection,
   deviceSection,
   qosSection,
   autoscalingSection,

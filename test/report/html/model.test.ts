@@ -19,9 +19,10 @@ test('a file without the per-second series: histogram charts only, and each miss
   assert.equal(m.title, 'kvcache-bench report: a.json (direct, 4 users)');
   assert.deepEqual(
     m.sections.map((s) => s.id),
-    ['throughput', 'latency-time', 'distributions', 'tiers', 'device', 'qos', 'autoscaling', 'parameters'],
+    ['throughput', 'latency-time', 'distributions', 'tiers', 'kv-blocks', 'device', 'qos', 'autoscaling', 'parameters'],
   );
   assert.deepEqual(chartIds(m), ['dist-storage-read', 'dist-storage-write', 'dist-request']);
+  assert.match(section(m, 'kv-blocks').notes[0] ?? '', /^KV blocks: not a block-granular run/);
   assert.deepEqual(section(m, 'throughput').notes, ['Per-second timeline: not recorded in this file.']);
   assert.deepEqual(section(m, 'device').notes, ['Device telemetry: not recorded in this file.']);
   assert.deepEqual(section(m, 'autoscaling').notes, ['Autoscaling: not enabled in this run (--enable-autoscaling).']);
@@ -182,4 +183,47 @@ test('a last interval of half a step or more is a second of its own, drawn at it
   const last = doc.kvcache_bench.timeline.points[2];
   assert.deepEqual(bw.data[0], [1, 2, 2.5]);
   assert.equal(bw.data[1]?.[2], Number((last.tiers.storage!.read_bytes / 2 ** 20 / 0.5).toPrecision(5)));
+});
+
+test('a block-granular run: its token hit rates per tier beside the ideal, and the sizes of the blocks moved', () => {
+  const doc = fixtureDoc();
+  const kv = {
+    block_tokens: 512,
+    block_bytes: 512 * 131072,
+    keys: 'trace_hash_ids' as const,
+    requests: 10,
+    tokens_asked: 1000,
+    blocks_asked: 4,
+    token_hit_rate: { gpu: 0, cpu: 0.25, storage: 0.125, total: 0.375 },
+    block_hit_rate: { gpu: 0, cpu: 0.25, storage: 0.25, total: 0.5 },
+    ideal: { tracked: true, token_hit_rate: 0.5, block_hit_rate: 0.5 },
+    blocks_written: 2,
+    tokens_written: 625,
+    blocks_found_written: 0,
+    blocks_not_written: 0,
+    decode_block_reads: 0,
+    decode_block_misses: 0,
+    block_reads_per_sec: 2,
+    block_writes_per_sec: 2,
+    sizes: {
+      count: 4,
+      min_bytes: 1 << 20,
+      mean_bytes: 3 << 20,
+      max_bytes: 4 << 20,
+      buckets: [
+        { upto_bytes: 1 << 20, blocks: 1 },
+        { upto_bytes: 4 << 20, blocks: 3 },
+      ],
+    },
+  };
+  const m = buildReportModel([loaded({ ...doc, kvcache_bench: { ...doc.kvcache_bench, kv_blocks: kv } }, 'b.json', 'b.json')]);
+  const s = section(m, 'kv-blocks');
+  assert.deepEqual(s.notes, []);
+  assert.deepEqual(s.tables[0]?.rows, [
+    ['512 (64.00 MiB)', 'trace hash ids', '10', '37.5 %', '0.0 %', '25.0 %', '12.5 %', '50.0 %', '50.0 %', '2.0', '2.0'],
+  ]);
+  assert.deepEqual(s.tables[1]?.rows, [
+    ['≤ 1.00', '1', '25.0 %'],
+    ['≤ 4.00', '3', '75.0 %'],
+  ]);
 });
