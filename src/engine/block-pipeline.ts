@@ -10,19 +10,14 @@
 // Multi-turn history and shared system prompts are part of the chain (workload/blocks.ts), so the
 // whole-request mode's separate reload and prompt entries have no step here.
 import type { TierName } from '../tiers/backend.js';
-import type { BlockStats } from '../metrics/block-stats.js';
 import { blockChain } from '../workload/blocks.js';
 import type { KvBlock, TokenSegment } from '../workload/blocks.js';
 import { decodeBatchReads, hasDecode, prefillTokens } from '../workload/request.js';
 import type { Request } from '../workload/request.js';
 import type { Steps } from '../util/steps.js';
-import type { PipelineOptions, PipelineOutcome } from './pipeline.js';
+import type { BlockMode, PipelineOptions, PipelineOutcome } from './pipeline-types.js';
 
-export interface BlockMode {
-  /** Tokens per block. */
-  readonly blockTokens: number;
-  readonly stats: BlockStats;
-}
+export type { BlockMode } from './pipeline-types.js';
 
 /**
  * The segments of a request the workload does not name blocks for: its shared system prompt (the

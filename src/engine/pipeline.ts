@@ -1,44 +1,15 @@
 // What one request does to the cache (docs/reference-compat.md#rc-27): shared prefix, multi-turn full-context reload,
 // prefill write, RAG chunk reads, decode probe plus one full re-read per decode batch, then the
 // simulated token generation. Storage latency is the sum of the backend-timed operations.
-import type { TieredCache } from '../cache/tiered-cache.js';
 import { blockRequestSteps } from './block-pipeline.js';
-import type { BlockMode } from './block-pipeline.js';
-import type { PrefixMatcher } from '../workload/prefix.js';
+import type { PipelineOptions, PipelineOutcome } from './pipeline-types.js';
 import { decodeBatchReads, hasDecode, hasPrefill, prefillTokens } from '../workload/request.js';
 import type { Request } from '../workload/request.js';
 import type { Rng } from '../util/rng.js';
 import { settle } from '../util/steps.js';
 import type { Steps } from '../util/steps.js';
 
-export interface PipelineOptions {
-  readonly cache: TieredCache;
-  /** Prefix accounting (first sight → write the prompt's entry once); absent = prefix caching off. */
-  readonly prefix?: PrefixMatcher;
-  readonly multiTurn: boolean;
-  readonly prefillOnly: boolean;
-  readonly decodeOnly: boolean;
-  /** Decode-only mode reads a random one of these pre-populated keys. */
-  readonly prepopulatedKeys?: readonly string[];
-  readonly decodeBatchSize: number;
-  /** Simulated generation time per token, seconds (none 0, fast 0.002, realistic 0.030). */
-  readonly secondsPerToken: number;
-  readonly sleep: (ms: number) => Promise<void>;
-  /** True once the run is over: the request stops at its next operation boundary. */
-  readonly stopped: () => boolean;
-  /** Block-granular KV cache (engine/block-pipeline.ts); absent = one entry per request, as the reference. */
-  readonly blocks?: BlockMode;
-}
-
-export interface PipelineOutcome {
-  readonly completed: boolean;
-  readonly storageMs: number;
-  readonly generationMs: number;
-  readonly prefillMs?: number;
-  readonly decodeMs?: number;
-  readonly multiTurnHits: number;
-  readonly multiTurnMisses: number;
-}
+export type { PipelineOptions, PipelineOutcome } from './pipeline-types.js';
 
 class Aborted extends Error {}
 

@@ -65,6 +65,9 @@ const OUR_FLAGS = [
   'trials',
   'trial-pause',
   'remove-stale-entries',
+  // Block-granular KV and Mooncake traces (issue 22).
+  'mooncake-trace',
+  'kv-block-tokens',
   // Ranks (issue 14); test/cli/rank-flags.test.ts tests those that need a launcher or exclude --seed/--output/--cache-dir.
   'rank-output-base',
   'rank-cache-base',
@@ -202,6 +205,7 @@ test('every reference flag and every new flag is accepted with a value of its ty
     trials: '3',
     'trial-pause': '2.5',
     'remove-stale-entries': null,
+    'kv-block-tokens': '64',
     'barrier-dir': '/shared/barrier',
     'barrier-timeout': '30',
   };
@@ -229,7 +233,7 @@ test('every reference flag and every new flag is accepted with a value of its ty
   assert.ok(defaults !== null && typeof defaults === 'object' && !Array.isArray(defaults));
   for (const name of [...REFERENCE_FLAGS, ...OUR_FLAGS]) {
     // excluded by --prefill-only / --dataset-path; tested with files
-    if (name === 'decode-only' || name === 'config' || name === 'use-burst-trace') continue;
+    if (name === 'decode-only' || name === 'config' || name === 'use-burst-trace' || name === 'mooncake-trace') continue;
     if (['rank-output-base', 'rank-cache-base', 'seed-base', 'world-size'].includes(name)) continue; // rank-flags.test.ts
     const key = name.replace(/-/g, '_');
     assert.notEqual(Reflect.get(args, key), Reflect.get(defaults, key), `--${name} changed its value`);

@@ -14,6 +14,7 @@ import {
   openWorkloadSource,
   pickedSources,
   sourceFor,
+  runBlockTokens,
   sourceInputs,
   sourceProblems,
   WORKLOAD_SOURCES,
@@ -30,12 +31,12 @@ import { withTempDir } from '../../util/temp-dir.js';
 
 test('registry: every source has its own kind, exactly one is the default, each pick and input flag is a real flag', () => {
   const kinds = WORKLOAD_SOURCES.map((s) => s.kind);
-  assert.deepEqual(kinds, ['sharegpt', 'burstgpt', 'synthetic']);
+  assert.deepEqual(kinds, ['sharegpt', 'burstgpt', 'mooncake', 'synthetic']);
   assert.deepEqual(
     WORKLOAD_SOURCES.filter((s) => s.pick === undefined).map((s) => s.kind),
     ['synthetic'],
   );
-  const all = { ...parse([]).config, datasetPath: 'd.json', useBurstTrace: true }; // every source picked
+  const all = { ...parse([]).config, datasetPath: 'd.json', useBurstTrace: true, mooncakeTrace: 'm.jsonl' }; // every source picked
   for (const s of WORKLOAD_SOURCES) {
     if (s.pick !== undefined) assert.ok(flagByName(s.pick.flag.slice(2)) !== undefined, s.pick.flag);
     for (const input of s.inputs(all)) assert.ok(flagByName(input.flag.slice(2)) !== undefined, input.flag);
@@ -48,10 +49,20 @@ test('registry: the flags pick one source, else synthetic users', () => {
   assert.equal(kindFor(['--dataset-path', 'd.json']), 'sharegpt');
   assert.equal(kindFor(['--use-burst-trace']), 'burstgpt');
   assert.equal(kindFor(['--burst-trace-path', 'b.csv']), 'synthetic', 'a trace path alone picks nothing');
+  assert.equal(kindFor(['--mooncake-trace', 'm.jsonl']), 'mooncake');
   assert.deepEqual(sourceInputs(parse(['--use-burst-trace', '--burst-trace-path', 'b.csv']).config), [
     { flag: '--burst-trace-path', path: 'b.csv' },
   ]);
   assert.deepEqual(sourceInputs(parse(['--burst-trace-path', 'b.csv']).config), []);
+});
+
+test('registry: the block size of a run: --kv-block-tokens, else what the source implies (Mooncake: 512), else whole entries', () => {
+  const blocks = (argv: string[]): number | undefined => runBlockTokens(parse(argv).config);
+  assert.equal(blocks([]), undefined);
+  assert.equal(blocks(['--kv-block-tokens', '16']), 16);
+  assert.equal(blocks(['--mooncake-trace', 'm.jsonl']), 512);
+  assert.equal(blocks(['--mooncake-trace', 'm.jsonl', '--kv-block-tokens', '256']), 256);
+  assert.equal(blocks(['--use-burst-trace', '--kv-block-tokens', '64']), 64);
 });
 
 test('registry: two picked sources are one problem naming both flags (the message the CLI gives)', () => {

@@ -1,0 +1,41 @@
+// The request pipeline's options and outcome (engine/pipeline.ts, engine/block-pipeline.ts), declared
+// apart so the two pipelines share them without importing each other.
+import type { TieredCache } from '../cache/tiered-cache.js';
+import type { BlockStats } from '../metrics/block-stats.js';
+import type { PrefixMatcher } from '../workload/prefix.js';
+
+/** Block-granular KV cache (--kv-block-tokens, Mooncake traces). */
+export interface BlockMode {
+  /** Tokens per block. */
+  readonly blockTokens: number;
+  readonly stats: BlockStats;
+}
+
+export interface PipelineOptions {
+  readonly cache: TieredCache;
+  /** Prefix accounting (first sight → write the prompt's entry once); absent = prefix caching off. */
+  readonly prefix?: PrefixMatcher;
+  readonly multiTurn: boolean;
+  readonly prefillOnly: boolean;
+  readonly decodeOnly: boolean;
+  /** Decode-only mode reads a random one of these pre-populated keys. */
+  readonly prepopulatedKeys?: readonly string[];
+  readonly decodeBatchSize: number;
+  /** Simulated generation time per token, seconds (none 0, fast 0.002, realistic 0.030). */
+  readonly secondsPerToken: number;
+  readonly sleep: (ms: number) => Promise<void>;
+  /** True once the run is over: the request stops at its next operation boundary. */
+  readonly stopped: () => boolean;
+  /** Block-granular KV cache (engine/block-pipeline.ts); absent = one entry per request, as the reference. */
+  readonly blocks?: BlockMode;
+}
+
+export interface PipelineOutcome {
+  readonly completed: boolean;
+  readonly storageMs: number;
+  readonly generationMs: number;
+  readonly prefillMs?: number;
+  readonly decodeMs?: number;
+  readonly multiTurnHits: number;
+  readonly multiTurnMisses: number;
+}
