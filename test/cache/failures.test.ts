@@ -18,7 +18,7 @@ test('a placement write failing with ENOSPC counts as a failure only, and is tol
   const storage = cache.backend('storage');
   const write = storage.write.bind(storage);
   storage.write = async () => Promise.reject(errno('ENOSPC'));
-  assert.deepEqual(await cache.allocate('x', 10), { ok: false, tier: null, latencyMs: 0 });
+  assert.deepEqual(await cache.allocate('x', 10), { ok: false, wrote: false, tier: null, latencyMs: 0 });
   const s = rec.snapshot();
   assert.deepEqual([s.counters.writeOperations, s.counters.totalWriteBytes, s.counters.prefillWrites], [0, 0, 0]);
   assert.deepEqual([s.traffic.storage.writeOps, s.traffic.storage.writeBytes, s.traffic.storage.failedOps], [0, 0, 1]);
@@ -96,7 +96,7 @@ test('an eviction whose delete fails keeps the room taken (the bytes are still t
 
 test('an entry that fits in no tier is refused: not written, not a write, never over a limit', async () => {
   const { cache, rec } = makeCache({ cpuBytes: 4 * ENTRY, storageBytes: 8 * ENTRY });
-  assert.deepEqual(await cache.allocate('huge', 9 * 10), { ok: false, tier: null, latencyMs: 0 });
+  assert.deepEqual(await cache.allocate('huge', 9 * 10), { ok: false, wrote: false, tier: null, latencyMs: 0 });
   assert.deepEqual(rec.snapshot().refusedAllocations, { count: 1, bytes: 9 * ENTRY });
   assert.deepEqual([rec.counters.writeOperations, rec.counters.totalWriteBytes, rec.traffic.storage.failedOps], [0, 0, 0]);
   assert.equal(cache.peakAllocatedBytes('storage'), 0);
@@ -119,7 +119,7 @@ test('an allocation waiting for room held by a write in flight gives up at the s
   await new Promise((r) => setImmediate(r));
   assert.equal(cache.allocatedBytes('storage'), ENTRY, 'only the first holds room');
   cache.stopInFlight();
-  assert.deepEqual(await second, { ok: false, tier: null, latencyMs: 0 });
+  assert.deepEqual(await second, { ok: false, wrote: false, tier: null, latencyMs: 0 });
   land();
   assert.equal((await first).ok, true);
   assert.deepEqual(rec.snapshot().refusedAllocations, { count: 0, bytes: 0 });

@@ -35,7 +35,7 @@ test('allocating an existing key writes nothing and returns its tier with latenc
   const { cache, rec } = makeCache({ cpuBytes: GiB });
   await cache.allocate('k', 10);
   const again = await cache.allocate('k', 10);
-  assert.deepEqual(again, { ok: true, tier: 'cpu', latencyMs: 0 });
+  assert.deepEqual(again, { ok: true, wrote: false, tier: 'cpu', latencyMs: 0 });
   assert.equal(rec.counters.writeOperations, 1);
 });
 
@@ -240,7 +240,7 @@ test('a failing backend write releases its reservation', async () => {
     throw new Error('disk on fire');
   };
   const r = await cache.allocate('x', 10);
-  assert.deepEqual(r, { ok: false, tier: null, latencyMs: 0 });
+  assert.deepEqual(r, { ok: false, wrote: false, tier: null, latencyMs: 0 });
   assert.equal(cache.usedBytes('storage'), 0);
   assert.equal(rec.traffic.storage.failedOps, 1);
   storage.write = orig;
