@@ -82,12 +82,7 @@ export class EntryTable {
   touch(meta: EntryMeta, now: number): void {
     meta.lastAccess = now;
     meta.accessCount++;
-    const node = this.byKey.get(meta.key);
-    if (node === undefined) return;
-    const list = this.list(meta.tier);
-    if (list.tail === node) return;
-    list.unlink(node);
-    list.append(node);
+    this.refresh(meta);
   }
 
   /** Makes an entry the most recently used in its tier without counting an access. */

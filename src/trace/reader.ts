@@ -3,13 +3,12 @@
 // bytes, and undone by the system zstd (see zstd.ts). Memory stays constant whatever the trace size;
 // a malformed record throws TraceFormatError naming the file and the line it starts on.
 import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { TraceFormatError, ZstdError } from './errors.js';
 import { checkHeader, parseRow, TRACE_HEADER } from './format.js';
 import { checkInputFileAsync, statProblem } from '../util/input-file.js';
 import { excerpt } from '../util/excerpt.js';
 import type { TraceRow } from './format.js';
-import { DEFAULT_ZSTD_COMMAND, ZSTD_MAGIC, hasZstdSuffix, isZstdMagic, startZstd } from './zstd.js';
+import { DEFAULT_ZSTD_COMMAND, hasZstdSuffix, startZstd, startsWithZstdMagic } from './zstd.js';
 
 /** What a valid trace looks like, for messages. */
 const TRACE_EXAMPLE = `${TRACE_HEADER} then rows like 1700000000.000123,Write,1048576,Tier-2,user_1_turn_1,Prefill`;
@@ -103,17 +102,6 @@ export async function* splitRecords(chunks: AsyncIterable<string>, file?: string
   if (odd !== (quotesIn(carry, scanFrom, carry.length) % 2 === 1))
     throw new TraceFormatError(file, line, 'unterminated quoted field at the end of the file');
   yield { text: carry.endsWith('\r') ? carry.slice(0, -1) : carry, line };
-}
-
-async function startsWithZstdMagic(path: string): Promise<boolean> {
-  const handle = await open(path, 'r');
-  try {
-    const head = new Uint8Array(ZSTD_MAGIC.length);
-    const { bytesRead } = await handle.read(head, 0, head.length, 0);
-    return isZstdMagic(head.subarray(0, bytesRead));
-  } finally {
-    await handle.close();
-  }
 }
 
 function plainSource(path: string): TextSource {

@@ -9,6 +9,8 @@
 // the output is standard by construction), and compressing in another process keeps the work off
 // the event loop whose timers the benchmark measures by. The cost: one spawn per trace file.
 import { spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { ZstdError, messageOf } from './errors.js';
 
@@ -24,6 +26,19 @@ export function hasZstdSuffix(path: string): boolean {
 
 export function isZstdMagic(head: Uint8Array): boolean {
   return head.length >= ZSTD_MAGIC.length && ZSTD_MAGIC.every((b, i) => head[i] === b);
+}
+
+/** Whether the file at `path` starts with the zstd magic bytes (it is opened and its first bytes read). */
+export async function startsWithZstdMagic(path: string): Promise<boolean> {
+  // Non-blocking, as every open of an input: the path was checked, but may name a FIFO by now (its read then fails, never waits).
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const head = new Uint8Array(ZSTD_MAGIC.length);
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    return isZstdMagic(head.subarray(0, bytesRead));
+  } finally {
+    await handle.close();
+  }
 }
 
 /** How a finished zstd process ended: null when it succeeded. */

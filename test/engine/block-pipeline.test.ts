@@ -6,6 +6,7 @@ import { processRequest } from '../../src/engine/pipeline.js';
 import type { PipelineOptions } from '../../src/engine/pipeline.js';
 import { requestChain } from '../../src/engine/block-pipeline.js';
 import type { Request } from '../../src/workload/request.js';
+import { testRequest } from './requests.js';
 import { PrefixMatcher, makeSystemPrompt } from '../../src/workload/prefix.js';
 import { ConversationManager } from '../../src/workload/conversation.js';
 import { createSessions } from '../../src/workload/session.js';
@@ -17,21 +18,7 @@ import type { TieredCache } from '../../src/cache/tiered-cache.js';
 import type { Recorder } from '../../src/metrics/recorder.js';
 
 function req(over: Partial<Request>): Request {
-  return {
-    id: 'u_req_000001',
-    kind: 'chat',
-    userId: 'u',
-    qos: 'batch',
-    priority: 1,
-    contextTokens: 100,
-    generationTokens: 0,
-    phase: 'both',
-    cacheKey: 'u_req_000001',
-    turn: 1,
-    previousTurnKeys: [],
-    scheduledAtMs: 0,
-    ...over,
-  };
+  return testRequest({ generationTokens: 0, ...over });
 }
 
 function options(cache: TieredCache, rec: Recorder, over: Partial<PipelineOptions> = {}): PipelineOptions {

@@ -3,27 +3,14 @@ import assert from 'node:assert/strict';
 import { processRequest } from '../../src/engine/pipeline.js';
 import type { PipelineOptions } from '../../src/engine/pipeline.js';
 import type { Request } from '../../src/workload/request.js';
+import { testRequest } from './requests.js';
 import { PrefixMatcher, makeSystemPrompt } from '../../src/workload/prefix.js';
 import { Rng } from '../../src/util/rng.js';
 import { GiB } from '../../src/util/units.js';
 import { makeCache, TINY_BPT } from '../cache/helpers.js';
 
 function req(over: Partial<Request>): Request {
-  return {
-    id: 'u_req_000001',
-    kind: 'chat',
-    userId: 'u',
-    qos: 'batch',
-    priority: 1,
-    contextTokens: 100,
-    generationTokens: 100,
-    phase: 'both',
-    cacheKey: 'u_req_000001',
-    turn: 1,
-    previousTurnKeys: [],
-    scheduledAtMs: 0,
-    ...over,
-  };
+  return testRequest(over);
 }
 
 function options(over: Partial<PipelineOptions> & Pick<PipelineOptions, 'cache'>): PipelineOptions {

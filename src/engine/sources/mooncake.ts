@@ -3,12 +3,11 @@
 // is one single-turn request whose context is the chain of its hash ids (workload/mooncake.ts), so the
 // run is always block-granular: 512 tokens per block unless --kv-block-tokens says otherwise. Paced by
 // the timestamps with --trace-speedup (0 = closed-loop), over --replay-cycles passes, like BurstGPT.
-import { open as openFile } from 'node:fs/promises';
 import { checkInputFileAsync } from '../../util/input-file.js';
 import { messageOf } from '../../util/errors.js';
 import { readTextLines, splitTextLines } from '../../util/text-lines.js';
 import type { LineReadProblem } from '../../util/text-lines.js';
-import { ZSTD_MAGIC, hasZstdSuffix, isZstdMagic, startZstd, DEFAULT_ZSTD_COMMAND } from '../../trace/zstd.js';
+import { DEFAULT_ZSTD_COMMAND, hasZstdSuffix, startZstd, startsWithZstdMagic } from '../../trace/zstd.js';
 import {
   MAX_MOONCAKE_LINE_CHARS,
   MOONCAKE_BLOCK_TOKENS,
@@ -42,15 +41,7 @@ function lineProblem(path: string, p: LineReadProblem): MooncakeTraceError {
 }
 
 async function isCompressed(path: string): Promise<boolean> {
-  if (hasZstdSuffix(path)) return true;
-  const handle = await openFile(path, 'r');
-  try {
-    const head = new Uint8Array(ZSTD_MAGIC.length);
-    const { bytesRead } = await handle.read(head, 0, head.length, 0);
-    return isZstdMagic(head.subarray(0, bytesRead));
-  } finally {
-    await handle.close();
-  }
+  return hasZstdSuffix(path) || (await startsWithZstdMagic(path));
 }
 
 /** The decompressed lines of a .zst trace, through the system zstd; a failing zstd is the input's problem. */
