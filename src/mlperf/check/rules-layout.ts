@@ -75,7 +75,8 @@ function clientDefinition(input: CheckInput): Verdict {
 /** Each client ran the Option's full users and allocation limit: the same values on every rank, the Option's (or the OPEN override). */
 function scaleUp(input: CheckInput): Verdict {
   const ranks = ranksOf(input);
-  const overrides = input.manifest?.fields.sequence?.overrides;
+  // Overrides count only in OPEN: a CLOSED run with one is 6.6.1's failure, and its clients still owe the Option's values.
+  const overrides = input.division === 'open' ? input.manifest?.fields.sequence?.overrides : {};
   const findings: Finding[] = [];
   for (const key of ['num_users', 'max_concurrent_allocs'] as const) {
     const flag = key.replaceAll('_', '-');
