@@ -211,6 +211,21 @@ function windowsOverlap(input: CheckInput): Verdict {
 
 function deviceBytesPerHost(input: CheckInput): Verdict {
   const findings: Finding[] = [];
+  // One rank file of several: its host's device also carried its peers' bytes, which are not here.
+  const alone = ranksOf(input).filter((r) => input.kind === 'file' && (r.doc.kvcache_bench.ranks?.world_size ?? 1) > 1);
+  if (alone.length > 0)
+    return {
+      status: 'CANNOT TELL',
+      evidence: alone.map((r) =>
+        rankEvidence(
+          input,
+          r,
+          'kvcache_bench.ranks.world_size',
+          r.doc.kvcache_bench.ranks?.world_size,
+          "1, or the run directory with every rank's file",
+        ),
+      ),
+    };
   for (const t of input.trials) {
     const fig = trialFigures(t);
     const trialDir = relPath(input, t.dir);
