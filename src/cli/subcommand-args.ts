@@ -199,7 +199,7 @@ required). Exit 0 when no rule fails, 1 when one does, 2 when an input cannot be
       kind: 'string',
       value: 'DIV',
       choices: ['closed', 'open'],
-      help: 'The division when no run.json records it (a results file alone); CLOSED-only rules are CANNOT TELL without it',
+      help: 'closed or open: the division when no run.json records it (a results file alone); CLOSED-only rules are CANNOT TELL without it',
     },
   },
 } as const satisfies ArgsSpec;
