@@ -1,7 +1,7 @@
-// `kv-cache check` on a real short run: `kv-cache mlperf --open` (2 ranks under mpirun, 3 trials of
-// Option 1, a few seconds each) with its results on a tmpfs of their own (mounted here: another file
+// `kv-cache check` on a real short run: `kv-cache mlperf --open` (2 ranks under mpirun, one 2 s trial
+// of Option 1) with its results on a tmpfs of their own (mounted here: another file
 // system than the cache, as 6.4.1 wants). That run is the clean OPEN fixture; an edited copy of it is
-// the clean CLOSED one; further copies are each edited so that one rule fails alone. Root and mpirun
+// the clean CLOSED one (its trial copied twice: CLOSED runs 3); further copies are each edited so that one rule fails alone. Root and mpirun
 // are needed (the mount, the ranks); without them the file is skipped with the reason.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -51,12 +51,11 @@ async function summaryFile(run: string): Promise<string> {
   return join(run, name);
 }
 
-const TRIALS = 3;
 const RANKS = [0, 1];
 
-/** Every rank file of the run, edited. */
-async function eachRank(run: string, change: (doc: ResultsDocument, trial: number, rank: number) => void): Promise<void> {
-  for (let t = 1; t <= TRIALS; t++)
+/** Every rank file of the run's `trials` trials, edited. */
+async function eachRank(run: string, trials: number, change: (doc: ResultsDocument, trial: number, rank: number) => void): Promise<void> {
+  for (let t = 1; t <= trials; t++)
     for (const r of RANKS)
       await editRank(run, 1, t, r, (d) => {
         change(d, t, r);
@@ -115,7 +114,7 @@ describe('kv-cache check on a real short MLPerf run', { skip: SKIP }, () => {
     const run = await runCli([
       'mlperf',
       '--open',
-      ...['--option', '1', '--trials', String(TRIALS), '--num-processes', String(RANKS.length)],
+      ...['--option', '1', '--trials', '1', '--num-processes', String(RANKS.length)],
       ...['--start-delay', '0', '--end-delay', '0', '--inter-option-delay', '0', '--skip-precondition'],
       ...['--model', 'tiny-1b', '--num-users', '2', '--duration', '2', '--cpu-mem-gb', '0', '--config', join(work, 'small.yaml')],
       ...['--results-dir', results, '--cache-dir', cache, '--no-progress'],
@@ -130,14 +129,14 @@ describe('kv-cache check on a real short MLPerf run', { skip: SKIP }, () => {
     // on the shared device): the fixture is made VALID, its device bytes its ranks' own, and re-merged,
     // so that each edit below breaks exactly one rule.
     const toolBytes = new Map<number, { read: number; written: number }>();
-    await eachRank(openRun, (d, t) => {
+    await eachRank(openRun, 1, (d, t) => {
       const b = toolBytes.get(t) ?? { read: 0, written: 0 };
       toolBytes.set(t, {
         read: b.read + d.kvcache_bench.storage_bytes.read_bytes,
         written: b.written + d.kvcache_bench.storage_bytes.written_bytes,
       });
     });
-    await eachRank(openRun, (d, t) => {
+    await eachRank(openRun, 1, (d, t) => {
       d.kvcache_bench.validity = { ...d.kvcache_bench.validity, valid: true, reasons: [] };
       const b = toolBytes.get(t);
       if (d.kvcache_bench.device_io !== null && b !== undefined)
@@ -147,8 +146,20 @@ describe('kv-cache check on a real short MLPerf run', { skip: SKIP }, () => {
     // CLOSED: what `kv-cache mlperf` (CLOSED) would have recorded for Option 1 with these ranks.
     closedRun = join(work, 'closed');
     await cp(openRun, closedRun, { recursive: true });
+    // CLOSED runs 3 trials: trial 1 copied as trials 2 and 3, each rank file naming its own path.
+    for (const t of [2, 3]) {
+      const to = join(closedRun, 'option_1', `trial_${t}`);
+      await cp(join(closedRun, 'option_1', 'trial_1'), to, { recursive: true });
+      for (const r of RANKS)
+        await editRank(closedRun, 1, t, r, (d) => {
+          const args = d.kvcache_bench.effective_config.args;
+          for (const key of ['rank_output_base', 'output'])
+            if (typeof args[key] === 'string') args[key] = args[key].replace(/\/trial_1(\/|$)/, `/trial_${t}$1`);
+        });
+    }
     await editJson(join(closedRun, 'run.json'), (m) => {
       m.division = 'closed';
+      m.trials_per_option = 3;
       const seq = m.sequence as Json;
       Object.assign(seq, {
         seed: 42,
@@ -160,7 +171,7 @@ describe('kv-cache check on a real short MLPerf run', { skip: SKIP }, () => {
         overrides: {},
       });
     });
-    await eachRank(closedRun, (d) => {
+    await eachRank(closedRun, 3, (d) => {
       Object.assign(d.kvcache_bench.effective_config.args, {
         model: 'llama3.1-8b',
         num_users: 200,
@@ -172,6 +183,7 @@ describe('kv-cache check on a real short MLPerf run', { skip: SKIP }, () => {
         config: null,
       });
     });
+    await remerge(closedRun);
   });
 
   after(async () => {
@@ -224,7 +236,7 @@ describe('kv-cache check on a real short MLPerf run', { skip: SKIP }, () => {
     {
       id: '6.3.3.2',
       why: 'a client ran 1 user instead of 2',
-      change: (run) => editRank(run, 1, 2, 1, (d) => void (d.kvcache_bench.effective_config.args.num_users = 1)),
+      change: (run) => editRank(run, 1, 1, 1, (d) => void (d.kvcache_bench.effective_config.args.num_users = 1)),
     },
     {
       id: '6.3.3.3',
@@ -272,7 +284,7 @@ describe('kv-cache check on a real short MLPerf run', { skip: SKIP }, () => {
       id: 'KB.1',
       why: 'a rank NOT VALID',
       change: (run) =>
-        editRank(run, 1, 3, 0, (d) => {
+        editRank(run, 1, 1, 0, (d) => {
           d.kvcache_bench.validity = {
             ...d.kvcache_bench.validity,
             valid: false,
@@ -298,7 +310,7 @@ describe('kv-cache check on a real short MLPerf run', { skip: SKIP }, () => {
       why: 'the device read 1 GiB more than the ranks',
       change: async (run) => {
         for (const r of RANKS)
-          await editRank(run, 1, 2, r, (d) => {
+          await editRank(run, 1, 1, r, (d) => {
             if (d.kvcache_bench.device_io !== null) d.kvcache_bench.device_io.read_bytes += 2 ** 30;
           });
       },
@@ -345,7 +357,7 @@ describe('kv-cache check on a real short MLPerf run', { skip: SKIP }, () => {
     {
       id: '6.3.4.4',
       why: 'every rank kept everything in the CPU tier',
-      change: (run) => eachRank(run, (d) => void (d.summary.cache_stats.storage_entries = 0)),
+      change: (run) => eachRank(run, 3, (d) => void (d.summary.cache_stats.storage_entries = 0)),
     },
   ];
 
