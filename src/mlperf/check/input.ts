@@ -4,7 +4,7 @@
 // and the results schema; nothing is quoted from a file. A path that is neither is a CheckInputError
 // (exit 2); a broken rank file inside a run is evidence (6.3.3.1), not an input error.
 import { readdirSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import * as z from 'zod';
 import { parseResults } from '../../report/results-schema.js';
 import { readInputText } from '../../util/input-file.js';
@@ -137,6 +137,3 @@ export function readCheckInput(given: string, division: Division | undefined, no
     summary: readSummary(path),
   };
 }
-
-/** For messages: the checked path's last part. */
-export const shortName = (input: CheckInput): string => inert(basename(input.root));

@@ -1,6 +1,9 @@
 // The rule table of `kv-cache check`: Rules.md §6's KV-cache rules in their order, then ours (KB.n).
 // A new rule is one row in a group file. runCheck applies each row's scope first (NOT APPLICABLE with
 // the reason, or CANNOT TELL when the scope itself cannot be decided), then its evaluate.
+// Upstream's KV-cache submission checker is a stub (no violations ever) and its run checker reads the
+// CLI values, which in CLOSED are the defaults, not the per-Option values that ran: these rules read
+// each rank's recorded effective_config instead.
 import { FIGURE_RULES } from './rules-figures.js';
 import { LAYOUT_RULES } from './rules-layout.js';
 import { WORKLOAD_RULES } from './rules-workload.js';
