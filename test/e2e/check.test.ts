@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { checkPath, exitCodeOf } from '../../src/cli/check.js';
@@ -203,6 +203,25 @@ describe('kv-cache check on a real short MLPerf run', { skip: SKIP }, () => {
     const doc = checkPath(run, undefined);
     return { doc, lines: checkLines(doc) };
   }
+
+  test('run.json records what the rank files cannot tell: the sequence, and both directories as this host sees them', async () => {
+    const [runDir] = await readdir(mounted);
+    const m = JSON.parse(await readFile(join(mounted, runDir, 'run.json'), 'utf8')) as { sequence: Json };
+    const { results_dir: results, cache_dir: cache, ...rest } = m.sequence as { results_dir: Json; cache_dir: Json } & Json;
+    assert.deepEqual(rest, {
+      seed: 42,
+      start_delay_sec: 0,
+      end_delay_sec: 0,
+      inter_option_delay_sec: 0,
+      config: join(work, 'small.yaml'),
+      preconditioned: false,
+      overrides: { model: 'tiny-1b', 'num-users': 2, duration: 2, 'cpu-mem-gb': 0 },
+      launch_host: hostname(),
+    });
+    assert.deepEqual([results.path, results.file_system, results.block_device], [mounted, 'tmpfs', null]);
+    assert.deepEqual([cache.path, cache.file_system], [join(work, 'cache'), 'ext2/3/4']);
+    assert.notEqual(results.device_id, cache.device_id);
+  });
 
   test('kv-cache mlperf prints the check of its run last', () => {
     const lines = mlperfStdout.trimEnd().split('\n');

@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import { readCheckInput, CheckInputError } from '../../../src/mlperf/check/input.js';
 import { checkDocument, checkLines, CheckDocumentSchema } from '../../../src/mlperf/check/report.js';
 import { runCheck } from '../../../src/mlperf/check/rules.js';
+import { readManifest } from '../../../src/mlperf/collect.js';
 import { withTempDir } from '../../util/temp-dir.js';
 import { rankDoc } from './fixtures.js';
 
@@ -102,5 +103,24 @@ test('names with control characters reach the console escaped, one line each; th
     assert.equal(lines[0], `kv-cache check ${dir}/run\\n\\e[2Kforged: run directory, division OPEN (run.json division)`);
     // eslint-disable-next-line no-control-regex -- the point: no raw control character in any line
     for (const l of lines) assert.doesNotMatch(l, /[\n\u001b]/);
+  });
+});
+
+test("run.json's sequence is believed field by field: a malformed field is absent, the others stand", async () => {
+  await withTempDir(async (dir) => {
+    const sequence = {
+      seed: -1,
+      start_delay_sec: 90,
+      inter_option_delay_sec: 'ninety',
+      config: null,
+      overrides: {},
+      results_dir: { path: '/r' },
+    };
+    await writeFile(join(dir, 'run.json'), JSON.stringify({ division: 'closed', total_ranks: 2, sequence }));
+    const seq = readManifest(dir)?.sequence;
+    assert.deepEqual(
+      [seq?.seed, seq?.start_delay_sec, seq?.inter_option_delay_sec, seq?.config, seq?.overrides, seq?.results_dir],
+      [undefined, 90, undefined, null, {}, undefined],
+    );
   });
 });
