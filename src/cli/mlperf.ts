@@ -13,18 +13,23 @@ import cliProgress from 'cli-progress';
 import { BarrierError, DirStore, FileBarrier } from '../engine/barrier.js';
 import { realBarrierTime } from '../engine/rank-session.js';
 import { detectRank } from '../engine/ranks.js';
+import { deviceForPath } from '../metrics/diskstats.js';
+import { CheckInputError } from '../mlperf/check/input.js';
+import { checkLines } from '../mlperf/check/report.js';
 import { MANIFEST_NAME } from '../mlperf/collect.js';
-import type { RunManifest } from '../mlperf/collect.js';
-import { MLPERF_OPTIONS } from '../mlperf/options.js';
+import type { DirFacts, RunManifest, SequenceFacts } from '../mlperf/collect.js';
+import { MLPERF_OPTIONS, VALUE_FLAGS } from '../mlperf/options.js';
 import { planLines, planSequence } from '../mlperf/plan.js';
 import type { LaunchContext, Plan, Step } from '../mlperf/plan.js';
 import { mlperfRequest } from '../mlperf/request.js';
 import type { MlperfRequest } from '../mlperf/request.js';
 import { summaryLines } from '../mlperf/summary-text.js';
+import { fileSystemOf } from '../tiers/fs-info.js';
 import { fileStamp } from '../util/dates.js';
 import { messageOf } from '../util/errors.js';
 import { writeFileAtomically } from '../util/files.js';
 import { cacheDirProblems, realFs } from './cache-dir.js';
+import { checkPath } from './check.js';
 import { ConfigError } from './errors.js';
 import { mergeAndSave } from './merge.js';
 import { parseRunArgs } from './run-args.js';
@@ -108,7 +113,32 @@ function BIN_MARK(argv: readonly string[]): string {
   return argv.find((x) => x.endsWith('kv-cache.cjs')) ?? BIN;
 }
 
-function manifestOf(r: MlperfRequest, plan: Plan, now: Date): RunManifest {
+/** A directory's file system and device as this host sees them (for run.json: `kv-cache check` reads them). */
+async function dirFacts(path: string): Promise<DirFacts> {
+  const fs = await fileSystemOf(path).catch(() => undefined);
+  const device = await deviceForPath(path).catch(() => undefined);
+  return { path, device_id: deviceOf(path) ?? null, file_system: fs?.name ?? null, block_device: device?.name ?? null };
+}
+
+async function sequenceOf(r: MlperfRequest): Promise<SequenceFacts> {
+  const overrides = Object.fromEntries(
+    (Object.keys(r.overrides) as Array<keyof typeof r.overrides>).map((k) => [VALUE_FLAGS[k], r.overrides[k] ?? '']),
+  );
+  return {
+    seed: r.seed,
+    start_delay_sec: r.startDelaySec,
+    end_delay_sec: r.endDelaySec,
+    inter_option_delay_sec: r.interOptionDelaySec,
+    config: r.config ?? null,
+    preconditioned: !r.skipPrecondition,
+    overrides,
+    launch_host: hostname(),
+    results_dir: await dirFacts(r.resultsDir),
+    cache_dir: await dirFacts(r.cacheDir),
+  };
+}
+
+function manifestOf(r: MlperfRequest, plan: Plan, now: Date, sequence: SequenceFacts): RunManifest {
   return {
     run_datetime: now.toISOString(),
     npernode: r.npernode,
@@ -119,6 +149,7 @@ function manifestOf(r: MlperfRequest, plan: Plan, now: Date): RunManifest {
     system_name: r.systemName ?? null,
     options: [...r.options],
     hosts: r.hosts.length > 0 ? [...r.hosts] : [hostname()],
+    sequence,
   };
 }
 
@@ -279,6 +310,16 @@ function summaryAtForceQuit(plan: Plan): string[] {
   }
 }
 
+/** `kv-cache check` of the run directory as console lines; a run it cannot read is one line saying why. */
+function checkLinesOf(runDir: string): string[] {
+  try {
+    return checkLines(checkPath(runDir, undefined));
+  } catch (e) {
+    if (!(e instanceof CheckInputError)) throw e;
+    return [`Check not run: ${e.message}`];
+  }
+}
+
 /** `args`: as declared in subcommands.ts; every problem of the request and the plan throws one ConfigError (exit 2). */
 export async function mlperfMain(args: ArgsOf<typeof MLPERF_ARGS>, signals: SignalGuard): Promise<number> {
   const parsed = mlperfRequest(args);
@@ -306,7 +347,8 @@ export async function mlperfMain(args: ArgsOf<typeof MLPERF_ARGS>, signals: Sign
   }
   const interrupt = signals.begin();
   mkdirSync(plan.runDir, { recursive: true });
-  writeFileAtomically(join(plan.runDir, MANIFEST_NAME), `${JSON.stringify(manifestOf(r, plan, now), null, 2)}\n`);
+  const sequence = await sequenceOf(r);
+  writeFileAtomically(join(plan.runDir, MANIFEST_NAME), `${JSON.stringify(manifestOf(r, plan, now, sequence), null, 2)}\n`);
   say(
     `MLPerf KV-cache ${r.division.toUpperCase()}: options ${r.options.join(', ')}, ${r.trials} trial(s) each, ${plan.totalRanks} rank(s) on ${plan.hostCount} host(s); run directory ${plan.runDir}`,
   );
@@ -324,5 +366,7 @@ export async function mlperfMain(args: ArgsOf<typeof MLPERF_ARGS>, signals: Sign
     process.stderr.write(`kv-cache mlperf: error: summary ${plan.summaryPath} not written: ${messageOf(e)}\n`);
     code = 1;
   }
+  // The submission rules on what was just written, printed last; the exit code stays the sequence's own.
+  for (const line of checkLinesOf(plan.runDir)) say(line);
   return signals.exitCode !== 0 ? signals.exitCode : code;
 }

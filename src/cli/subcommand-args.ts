@@ -182,6 +182,28 @@ holding rank_<N>/kvcache_results_*.json) into one summary with upstream's fields
   },
 } as const satisfies ArgsSpec;
 
+export const CHECK_ARGS = {
+  about: `Checks an MLPerf KV-cache run against the submission rules (Rules.md §6): a run directory written by
+kv-cache mlperf (run.json, option_<k>/trial_<t>/rank_<N>/ files, the merged summary) or one results file.
+Per rule: id, name, PASS / FAIL / NOT APPLICABLE / CANNOT TELL and its evidence (file, field, value,
+required). Exit 0 when no rule fails, 1 when one does, 2 when an input cannot be read.`,
+  positional: { name: 'PATH', noun: 'run directory or results file', plural: 'run directories or results files', min: 1, max: Infinity },
+  options: {
+    json: {
+      kind: 'string',
+      value: 'FILE',
+      inUsage: true,
+      help: "Also write the check as a JSON document (its own schema_version) to FILE; '-' prints it instead of the text (one PATH)",
+    },
+    division: {
+      kind: 'string',
+      value: 'DIV',
+      choices: ['closed', 'open'],
+      help: 'closed or open: the division when no run.json records it (a results file alone); CLOSED-only rules are CANNOT TELL without it',
+    },
+  },
+} as const satisfies ArgsSpec;
+
 export const DISTILL_ARGS = {
   about: `Distils a fio job file from a traced workload. FILE is a results JSON of a run with
 --enable-latency-tracing (or the reference's), or saved bpftrace output (kv-cache trace -o, bpftrace).`,

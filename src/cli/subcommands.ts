@@ -16,6 +16,7 @@ import {
   MLPERF_ARGS,
   MLPERF_PROBE_ARGS,
   MERGE_ARGS,
+  CHECK_ARGS,
   DISTILL_ARGS,
   TRACE_ARGS,
   REPORT_ARGS,
@@ -100,6 +101,12 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
     summary: 'Merges the rank results of an MLPerf run into one summary',
     args: MERGE_ARGS,
     run: async (args) => (await import('./merge.js')).mergeMain(args),
+  }),
+  subcommand({
+    name: 'check',
+    summary: 'Checks an MLPerf run directory (or a results file) against the KV-cache submission rules',
+    args: CHECK_ARGS,
+    run: async (args) => (await import('./check.js')).checkMain(args),
   }),
   subcommand({
     name: 'distill-fio',

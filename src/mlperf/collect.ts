@@ -23,7 +23,7 @@ import { POOLED_HISTOGRAMS } from './merge.js';
 import type { MergeMeta, RankFile, TrialInput } from './merge.js';
 
 /** A rank's results file is a few MiB; anything past this is not one (and stays below V8's string limit). */
-const MAX_RESULTS_BYTES = 256 * MiB;
+export const MAX_RESULTS_BYTES = 256 * MiB;
 /** run.json is a few hundred bytes. */
 const MAX_MANIFEST_BYTES = MiB;
 /** More ranks than any launcher starts: a rank number or world size past it is not believed. */
@@ -48,11 +48,60 @@ export interface RunManifest {
   readonly system_name: string | null;
   readonly options: number[];
   readonly hosts: string[];
+  /** The sequence's own settings and where its directories live (for `kv-cache check`; absent in older manifests). */
+  readonly sequence?: SequenceFacts;
+}
+
+/** A directory the sequence used: its file system and device as the launching host saw them. */
+export interface DirFacts {
+  readonly path: string;
+  /** stat's st_dev: equal ids mean one file system. */
+  readonly device_id: number | null;
+  readonly file_system: string | null;
+  readonly block_device: string | null;
+}
+
+/** What the ranks' own files cannot tell: the sequence's delays, seed, config, preconditioning, OPEN overrides, directories. */
+export interface SequenceFacts {
+  readonly seed: number;
+  readonly start_delay_sec: number;
+  readonly end_delay_sec: number;
+  readonly inter_option_delay_sec: number;
+  readonly config: string | null;
+  readonly preconditioned: boolean;
+  /** OPEN option values the user typed (kv-cache flag → value); empty in CLOSED. */
+  readonly overrides: Record<string, string | number>;
+  readonly launch_host: string;
+  readonly results_dir: DirFacts;
+  readonly cache_dir: DirFacts;
 }
 
 /** The manifest's fields as merge believes them: each one within its bounds, else absent (the files decide). */
 const count = (max: number) => z.number().int().min(1).max(max).optional().catch(undefined);
 const text = z.string().max(256).optional().catch(undefined);
+const seconds = z.number().min(0).max(1e9);
+const DirFactsSchema = z.object({
+  path: z.string().max(4096),
+  device_id: z.number().int().min(0).nullable(),
+  file_system: z.string().max(64).nullable(),
+  block_device: z.string().max(256).nullable(),
+});
+/** Each field believed alone: one malformed field is absent, the others stand. */
+const SequenceSchema = z.object({
+  seed: z.number().int().min(0).optional().catch(undefined),
+  start_delay_sec: seconds.optional().catch(undefined),
+  end_delay_sec: seconds.optional().catch(undefined),
+  inter_option_delay_sec: seconds.optional().catch(undefined),
+  config: z.string().max(4096).nullable().optional().catch(undefined),
+  preconditioned: z.boolean().optional().catch(undefined),
+  overrides: z
+    .record(z.string().max(64), z.union([z.string().max(256), z.number()]))
+    .optional()
+    .catch(undefined),
+  launch_host: text,
+  results_dir: DirFactsSchema.optional().catch(undefined),
+  cache_dir: DirFactsSchema.optional().catch(undefined),
+});
 const ManifestSchema = z.object({
   run_datetime: text,
   npernode: count(MAX_RANKS),
@@ -61,6 +110,9 @@ const ManifestSchema = z.object({
   trials_per_option: count(MAX_TRIALS),
   division: text,
   system_name: z.string().max(256).nullable().optional().catch(undefined),
+  options: z.array(z.number().int()).max(64).optional().catch(undefined),
+  hosts: z.array(z.string().max(256)).max(10_000).optional().catch(undefined),
+  sequence: SequenceSchema.optional().catch(undefined),
 });
 export type TrustedManifest = z.output<typeof ManifestSchema>;
 
