@@ -34,6 +34,13 @@ export interface PipelineOutcome {
   readonly decodeMs?: number;
   readonly multiTurnHits: number;
   readonly multiTurnMisses: number;
+  // What the time to first token is modelled from (issue 23; engine/ttft.ts), declared here, computed outside.
+  /** Tokens before the first generated one: the request's context plus the earlier turns reloaded from cache. */
+  readonly promptTokens: number;
+  /** Of them, tokens served from cache before the prefill: a system-prompt hit and the multi-turn reloads that hit. */
+  readonly hitTokens: number;
+  /** Summed latency of those hit reads (ms). */
+  readonly hitLoadMs: number;
 }
 
 class Aborted extends Error {}
@@ -53,6 +60,13 @@ export function* requestSteps(req: Request, o: PipelineOptions, rng: Rng): Steps
   let multiTurnMisses = 0;
   let prefillMs: number | undefined;
   let decodeMs: number | undefined;
+  let historyTokens = 0; // earlier turns' tokens that reached this request from cache
+  let hitTokens = 0;
+  let hitLoadMs = 0;
+  const hit = (tokens: number, latencyMs: number): void => {
+    hitTokens += tokens;
+    hitLoadMs += latencyMs;
+  };
   const step = <T extends { latencyMs: number }>(r: T): T => {
     storageMs += r.latencyMs;
     return r;
@@ -68,6 +82,9 @@ export function* requestSteps(req: Request, o: PipelineOptions, rng: Rng): Steps
     ...(decodeMs !== undefined ? { decodeMs } : {}),
     multiTurnHits,
     multiTurnMisses,
+    promptTokens: req.contextTokens + historyTokens,
+    hitTokens,
+    hitLoadMs,
   });
 
   try {
@@ -78,8 +95,11 @@ export function* requestSteps(req: Request, o: PipelineOptions, rng: Rng): Steps
       const key = req.systemPrompt.key;
       // First sight writes the prompt's entry, unless it was pre-populated (decode-only runs).
       if (match.firstSight && cache.locate(key) === null) step(yield* cache.allocateSteps(key, req.systemPrompt.tokens, 'prefill'));
-      else if (step(yield* cache.accessSteps(key, req.phase, 'system')).tier === null) {
-        step(yield* cache.allocateSteps(key, req.systemPrompt.tokens, 'prefill')); // evicted: write it again
+      else {
+        const read = step(yield* cache.accessSteps(key, req.phase, 'system'));
+        if (read.tier === null)
+          step(yield* cache.allocateSteps(key, req.systemPrompt.tokens, 'prefill')); // evicted: write it again
+        else hit(req.systemPrompt.tokens, read.latencyMs);
       }
     }
     const context = o.prefix !== undefined ? prefillTokens(req) : req.contextTokens;
@@ -89,8 +109,15 @@ export function* requestSteps(req: Request, o: PipelineOptions, rng: Rng): Steps
       if (o.multiTurn && req.turn > 1) {
         for (const prev of req.previousTurnKeys) {
           checkStop();
-          if (step(yield* cache.accessSteps(prev, 'decode', 'multi_turn')).tier === null) multiTurnMisses++;
-          else multiTurnHits++;
+          const before = cache.entryTokens(prev);
+          const read = step(yield* cache.accessSteps(prev, 'decode', 'multi_turn'));
+          if (read.tier === null) multiTurnMisses++;
+          else {
+            multiTurnHits++;
+            const tokens = cache.entryTokens(prev) ?? before ?? 0; // a turn written while we waited is known only after
+            historyTokens += tokens;
+            hit(tokens, read.latencyMs);
+          }
         }
       }
       // 2b. Prefill: write this request's KV entry.

@@ -69,3 +69,33 @@ export function breakEvenBytesPerSec(m: ModelConfig, shape: PrefillShape, b: Com
   const seconds = prefillSeconds(shape, b, tokens);
   return seconds > 0 ? (tokens * kvBytesPerToken(m)) / b.tensorParallel / seconds : 0;
 }
+
+/** What a request's TTFT is made of: measured queue wait and hit loads, and its token counts. */
+export interface TtftInputs {
+  readonly queueMs: number;
+  readonly promptTokens: number;
+  /** Tokens served from cache: the prompt's first tokens (a cached prefix). */
+  readonly hitTokens: number;
+  /** Measured time to load them (ms). */
+  readonly hitLoadMs: number;
+}
+
+export interface TtftFigures {
+  /** queue + load of the hit tokens + compute of the others after them (ms). */
+  readonly offloadMs: number;
+  /** queue + compute of every prompt token (ms). */
+  readonly recomputeMs: number;
+  /** Compute of the hit tokens alone: offload wins exactly when the load takes less (ms). */
+  readonly hitComputeMs: number;
+}
+
+/** A request's time to first token with and without offload (issue 23). */
+export function requestTtft(shape: PrefillShape, b: ComputeBudget, t: TtftInputs): TtftFigures {
+  const hit = Math.min(Math.max(0, t.hitTokens), t.promptTokens);
+  const ms = (newTokens: number, cachedTokens = 0): number => prefillSeconds(shape, b, newTokens, cachedTokens) * 1000;
+  return {
+    offloadMs: t.queueMs + t.hitLoadMs + ms(t.promptTokens - hit, hit),
+    recomputeMs: t.queueMs + ms(t.promptTokens),
+    hitComputeMs: ms(hit),
+  };
+}
