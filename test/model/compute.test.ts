@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { breakEvenBytesPerSec, effectiveFlopsPerSec, prefillFlops, prefillSeconds, prefillShapeOf } from '../../src/model/compute.js';
+import {
+  breakEvenBytesPerSec,
+  effectiveFlopsPerSec,
+  prefillFlops,
+  prefillSeconds,
+  prefillShapeOf,
+  requestTtft,
+} from '../../src/model/compute.js';
 import type { ComputeBudget, PrefillShape } from '../../src/model/compute.js';
 import { GPU_PROFILE_KEYS, GPU_PROFILES, gpuProfileOf } from '../../src/model/gpu-profiles.js';
 import { BUILTIN_MODELS } from '../../src/model/models.js';
@@ -103,4 +110,18 @@ test('GPU profiles: dense BF16 peaks of the data sheets', () => {
   assert.equal(gpuProfileOf('h200')?.name, 'NVIDIA H200 SXM');
   assert.equal(gpuProfileOf('none'), undefined);
   assert.equal(gpuProfileOf('toString'), undefined);
+});
+
+test('requestTtft: offload = queue + load + compute after the hit; recompute = queue + compute of all', () => {
+  const s = shape('llama3.1-8b');
+  const f = requestTtft(s, h100(), { queueMs: 5, promptTokens: 8192, hitTokens: 7168, hitLoadMs: 100 });
+  assert.ok(Math.abs(f.offloadMs - (105 + 41.59530240569464)) < 1e-9);
+  assert.ok(Math.abs(f.recomputeMs - (5 + 301.63367750872396)) < 1e-9);
+  assert.ok(Math.abs(f.hitComputeMs - 260.0383751030293) < 1e-9);
+  // The saving is exactly the hit tokens' compute: recompute − offload = hitCompute − load.
+  assert.ok(Math.abs(f.recomputeMs - f.offloadMs - (f.hitComputeMs - 100)) < 1e-9);
+  // No hit: both the same. A hit count above the prompt is capped at the prompt.
+  const none = requestTtft(s, h100(), { queueMs: 2, promptTokens: 1024, hitTokens: 0, hitLoadMs: 0 });
+  assert.equal(none.offloadMs, none.recomputeMs);
+  assert.equal(requestTtft(s, h100(), { queueMs: 0, promptTokens: 10, hitTokens: 50, hitLoadMs: 1 }).offloadMs, 1);
 });
