@@ -8,7 +8,10 @@ import { buildResultsJson } from '../../src/report/results-json.js';
 import { formatSummary } from '../../src/report/console.js';
 import { ttftLines } from '../../src/report/console-ttft.js';
 import { TTFT_NOTE } from '../../src/report/ttft-json.js';
+import { aggregateTable } from '../../src/report/aggregate.js';
+import { formatCompareTable } from '../../src/report/html/compare-table.js';
 import { runResultFixture } from './fixtures.js';
+import { loaded } from './html/docs.js';
 import { assertValidResults } from './validate-results.js';
 
 const SETUP: TtftSetup = {
@@ -114,4 +117,35 @@ test('console: the section says the figures are modelled, on which GPU and MFU, 
   assert.match(lines[7], /^ {2}interactive +1 +1 .* 1 \(100\.0 %\)$/);
   assert.equal(lines[8], '  Storage delivered to the hits: 0.00 GB/s (per request p50 0.00 GB/s); break-even for these hits: 0.00 GB/s');
   assert.ok(formatSummary(doc, 'latency').includes(lines[1]));
+});
+
+test('aggregate: the modelled TTFT columns, empty without the block', () => {
+  const doc = buildResultsJson({ ...runResultFixture(), ttftModelled: modelled() });
+  const t = aggregateTable([
+    { path: 'a.json', text: JSON.stringify(doc) },
+    { path: 'b.json', text: JSON.stringify(buildResultsJson(runResultFixture())) },
+  ]);
+  const cell = (row: number, header: string): unknown => t.rows[row][t.headers.indexOf(header)];
+  assert.equal(cell(0, 'Modelled TTFT GPU Profile'), 'h100-sxm');
+  assert.equal(cell(0, 'Modelled TTFT MFU'), 0.5);
+  assert.equal(cell(0, 'Modelled TTFT Offload Lost Rate'), 0.5);
+  assert.equal(cell(0, 'Modelled TTFT Hits Read (bytes/s)'), 2_727_273); // 300,000 B ÷ 0.11 s, a whole number of bytes
+  assert.equal(cell(0, 'Modelled TTFT Speedup P5 Ratio'), 0.667);
+  assert.equal(cell(1, 'Modelled TTFT GPU Profile'), null);
+  assert.equal(cell(1, 'Modelled TTFT Offload P50 (ms)'), null);
+});
+
+test('compare: a second table of modelled figures, after the measured one, naming each run’s GPU and MFU', () => {
+  const a = buildResultsJson({ ...runResultFixture(), ttftModelled: modelled() });
+  const text = formatCompareTable([loaded(a, 'a.json'), loaded(a, 'b.json')]);
+  const lines = text.split('\n');
+  const title = lines.findIndex((l) => l.startsWith('Modelled TTFT (MODELLED, not measured'));
+  assert.ok(title > lines.findIndex((l) => l.startsWith('Validity')));
+  assert.match(lines[title], /#1 h100-sxm, MFU 0\.5, TP 1; #2 h100-sxm, MFU 0\.5, TP 1\):$/);
+  assert.match(lines[title + 1], /^Figure +Unit +#1 +#2 +#2 ÷ #1$/);
+  assert.match(lines[title + 2], /^TTFT with offload p50 +ms +/);
+  assert.match(text, /^Offload lost +% of hits +50\.0 +50\.0 +×1\.00$/m);
+  // Without the block in any run: no second table.
+  const plain = buildResultsJson(runResultFixture());
+  assert.ok(!formatCompareTable([loaded(plain, 'a.json'), loaded(plain, 'b.json')]).includes('Modelled TTFT'));
 });
