@@ -247,6 +247,12 @@ export class TieredCache {
     return { ok: true, wrote: true, tier, latencyMs: t.totalMs };
   }
 
+  /** Tokens a resident entry holds (its size ÷ bytes per token on this rank); undefined when not cached. */
+  entryTokens(key: string): number | undefined {
+    const meta = this.entries.get(key);
+    return meta === undefined ? undefined : Math.round(meta.size / this.tokenBytes);
+  }
+
   /** Reads the whole entry from the tier it lives in; a missing key is a miss (latency 0). */
   access(key: string, phase: Phase = 'decode', type: CacheType = 'user'): Promise<AccessResult> {
     return settle(this.accessSteps(key, phase, type));

@@ -68,6 +68,8 @@ Results files carry the schema version they follow in kvcache_bench.schema_versi
 export const MODELS_ARGS = {
   about: `Lists the built-in models: layers, KV heads, head dimension, bytes per element, KV bytes per token and
 the size of one 1,024- and one 8,192-token cache entry (MiB = 2^20 bytes, one tensor-parallel rank).
+A second table gives each model's parameter counts and, per GPU profile (--gpu-profile of run), the read
+bandwidth above which loading a cached 8,192-token prefix beats recomputing it (docs/ttft.md).
 A config file's model_configs may add or override models; they are not listed here.`,
   options: { json: { kind: 'bool', inUsage: true, help: 'Print the same table as a JSON array (sizes in bytes)' } },
 } as const satisfies ArgsSpec;

@@ -107,6 +107,7 @@ export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs
   limitChecks(f, limits, passed, problems);
   tensorParallelChecks(f, passed, problems, warnings);
   if (f.prefillOnly && f.decodeOnly) problems.push('--prefill-only and --decode-only are mutually exclusive');
+  if (passed.has('mfu') && f.mfu > 1) problems.push(`mfu cannot exceed 1.0 (got ${f.mfu})`); // a share of the GPU's peak
   problems.push(...sourceProblems(f)); // a run replays one workload source
   if (f.decodeOnly && sourceProblems(f).length === 0 && runBlockTokens(f) !== undefined)
     problems.push(

@@ -10,7 +10,7 @@
 // Multi-turn history and shared system prompts are part of the chain (workload/blocks.ts), so the
 // whole-request mode's separate reload and prompt entries have no step here.
 import type { TierName } from '../tiers/backend.js';
-import { blockChain } from '../workload/blocks.js';
+import { blockChain, chainTokens } from '../workload/blocks.js';
 import type { KvBlock, TokenSegment } from '../workload/blocks.js';
 import { decodeBatchReads, hasDecode, prefillTokens } from '../workload/request.js';
 import type { Request } from '../workload/request.js';
@@ -46,6 +46,8 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
   let storageMs = 0;
   let prefillMs: number | undefined;
   let decodeMs: number | undefined;
+  let hitTokens = 0;
+  let hitLoadMs = 0;
   const checkStop = (): void => {
     if (o.stopped()) throw new Aborted();
   };
@@ -57,6 +59,9 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
     ...(decodeMs !== undefined ? { decodeMs } : {}),
     multiTurnHits: 0,
     multiTurnMisses: 0,
+    promptTokens: chainTokens(chain),
+    hitTokens,
+    hitLoadMs,
   });
 
   try {
@@ -71,6 +76,8 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
         storageMs += r.latencyMs;
         if (r.tier === null) break; // the prefix ends at the first block not cached (counted a miss)
         hitTiers.push(r.tier);
+        hitTokens += block.tokens;
+        hitLoadMs += r.latencyMs;
         stats.recordSize(cache.sizeOfEntry(block.key) ?? cache.sizeOf(block.tokens));
       }
       // Every block after the first missing one is a miss too (not looked up: an engine stops there).

@@ -22,6 +22,7 @@ import type { WindowFigures } from './measurement-window.js';
 import { processRequest } from './pipeline.js';
 import { runBlockTokens } from './sources/registry.js';
 import type { PipelineOptions } from './pipeline.js';
+import type { RunTtft } from './ttft.js';
 import type { RunConfig } from '../settings/run-config.js';
 import type { StopController } from './stop-control.js';
 import { openSeriesDevice, RunSeries } from './run-series.js';
@@ -68,6 +69,7 @@ export function requestServer(
   requests: RequestMetrics,
   stop: StopController,
   clock: Clock,
+  ttft?: RunTtft,
 ): Serve {
   return async (req: Request, enqueuedMs: number): Promise<void> => {
     const queueMs = clock.now() - enqueuedMs;
@@ -94,6 +96,7 @@ export function requestServer(
         multiTurnHits: out.multiTurnHits,
         multiTurnMisses: out.multiTurnMisses,
       });
+      ttft?.record(req.qos, queueMs, out); // modelled figures, kept apart from the measured ones
     } catch (e) {
       stop.fail(e);
     }

@@ -38,4 +38,11 @@ export interface PipelineOutcome {
   readonly decodeMs?: number;
   readonly multiTurnHits: number;
   readonly multiTurnMisses: number;
+  // What the time to first token is modelled from (issue 23; engine/ttft.ts), declared here, computed outside.
+  /** Tokens before the first generated one: the request's context plus the earlier turns reloaded from cache (block mode: the chain). */
+  readonly promptTokens: number;
+  /** Of them, tokens served from cache before the prefill: a system-prompt hit and the multi-turn reloads that hit (block mode: the present prefix). */
+  readonly hitTokens: number;
+  /** Summed latency of those hit reads (ms). */
+  readonly hitLoadMs: number;
 }

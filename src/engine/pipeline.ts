@@ -29,6 +29,13 @@ export function* requestSteps(req: Request, o: PipelineOptions, rng: Rng): Steps
   let multiTurnMisses = 0;
   let prefillMs: number | undefined;
   let decodeMs: number | undefined;
+  let historyTokens = 0; // earlier turns' tokens that reached this request from cache
+  let hitTokens = 0;
+  let hitLoadMs = 0;
+  const hit = (tokens: number, latencyMs: number): void => {
+    hitTokens += tokens;
+    hitLoadMs += latencyMs;
+  };
   const step = <T extends { latencyMs: number }>(r: T): T => {
     storageMs += r.latencyMs;
     return r;
@@ -44,6 +51,9 @@ export function* requestSteps(req: Request, o: PipelineOptions, rng: Rng): Steps
     ...(decodeMs !== undefined ? { decodeMs } : {}),
     multiTurnHits,
     multiTurnMisses,
+    promptTokens: req.contextTokens + historyTokens,
+    hitTokens,
+    hitLoadMs,
   });
 
   try {
@@ -54,8 +64,11 @@ export function* requestSteps(req: Request, o: PipelineOptions, rng: Rng): Steps
       const key = req.systemPrompt.key;
       // First sight writes the prompt's entry, unless it was pre-populated (decode-only runs).
       if (match.firstSight && cache.locate(key) === null) step(yield* cache.allocateSteps(key, req.systemPrompt.tokens, 'prefill'));
-      else if (step(yield* cache.accessSteps(key, req.phase, 'system')).tier === null) {
-        step(yield* cache.allocateSteps(key, req.systemPrompt.tokens, 'prefill')); // evicted: write it again
+      else {
+        const read = step(yield* cache.accessSteps(key, req.phase, 'system'));
+        if (read.tier === null)
+          step(yield* cache.allocateSteps(key, req.systemPrompt.tokens, 'prefill')); // evicted: write it again
+        else hit(req.systemPrompt.tokens, read.latencyMs);
       }
     }
     const context = o.prefix !== undefined ? prefillTokens(req) : req.contextTokens;
@@ -65,8 +78,15 @@ export function* requestSteps(req: Request, o: PipelineOptions, rng: Rng): Steps
       if (o.multiTurn && req.turn > 1) {
         for (const prev of req.previousTurnKeys) {
           checkStop();
-          if (step(yield* cache.accessSteps(prev, 'decode', 'multi_turn')).tier === null) multiTurnMisses++;
-          else multiTurnHits++;
+          const before = cache.entryTokens(prev);
+          const read = step(yield* cache.accessSteps(prev, 'decode', 'multi_turn'));
+          if (read.tier === null) multiTurnMisses++;
+          else {
+            multiTurnHits++;
+            const tokens = cache.entryTokens(prev) ?? before ?? 0; // a turn written while we waited is known only after
+            historyTokens += tokens;
+            hit(tokens, read.latencyMs);
+          }
         }
       }
       // 2b. Prefill: write this request's KV entry.

@@ -11,6 +11,7 @@ import { Rng } from '../util/rng.js';
 import { buildWorkloadParts } from './build-workload.js';
 import type { WorkloadParts } from './build-workload.js';
 import { pipelineOptions, requestServer, runMeasuredPhase } from './measured-phase.js';
+import { RunTtft } from './ttft.js';
 import type { MeasuredPhase } from './measured-phase.js';
 import type { ProgressSnapshot } from '../metrics/progress.js';
 import { preparationBudgetMs, prepareStorage } from './prepare.js';
@@ -117,6 +118,7 @@ async function measure(
   const users = source.users({ cfg, parts, rng, stop });
   const requests = new RequestMetrics(qosTargetsOf(cfg), cfg.keepLatencySamples);
   const pipeline = pipelineOptions(cfg, setup.cache, parts, prepared.prepopulatedKeys, stop, recorder);
+  const ttft = RunTtft.of({ ...cfg, traceMode: cfg.ioTraceLog !== undefined }); // modelled, beside the measured figures (issue 23)
   // Block-layer tracing brackets the measured phase only (its attach time is not measured).
   const tracing = cfg.enableLatencyTracing ? await startRunTracing(setup.storage, { ...env.tracer, clock: env.clock }) : undefined;
   for (const line of tracing?.lines ?? []) env.log(line);
@@ -134,7 +136,15 @@ async function measure(
     requests,
     stop,
     users: users.pool,
-    serve: requestServer(cfg.maxRequests, pipeline, rng.fork('pipeline'), requests, stop, env.clock),
+    serve: requestServer(
+      cfg.maxRequests,
+      pipeline,
+      rng.fork('pipeline'),
+      requests,
+      stop,
+      env.clock,
+      ttft instanceof RunTtft ? ttft : undefined,
+    ),
     ...(env.interrupt !== undefined ? { interrupt: env.interrupt } : {}),
     ...(env.onProgress !== undefined ? { onProgress: env.onProgress } : {}),
     ...(rankSession !== undefined ? { windowOpened: () => rankSession.windowOpened() } : {}),
@@ -175,6 +185,7 @@ async function measure(
     validation,
     ranks,
     latencyTracing,
+    ttft,
   });
   if (failure !== undefined) throw new RunFailedError(result, failure);
   return result;
@@ -212,6 +223,7 @@ interface ResultInputs {
   readonly validation: LoadedValidationTrace;
   readonly ranks: RunResult['ranks'];
   readonly latencyTracing: LatencyTracingOutcome | undefined;
+  readonly ttft: ReturnType<typeof RunTtft.of>;
 }
 
 /** The run as plain data: snapshots of everything measured, and what the cache holds at the end. */
@@ -264,6 +276,7 @@ function assembleResult(i: ResultInputs): RunResult {
         : { limitBytes: cache.limitBytes('storage'), peakAllocatedBytes: cache.peakAllocatedBytes('storage') },
     ...(i.ranks !== undefined ? { ranks: i.ranks } : {}),
     ...kvBlocksOf(cfg, cache, i.recorder),
+    ...(i.ttft !== undefined ? { ttftModelled: i.ttft instanceof RunTtft ? i.ttft.result() : i.ttft } : {}),
   };
 }
 

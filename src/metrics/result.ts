@@ -11,6 +11,7 @@ import type { ValidationTraceStats } from '../workload/validation-trace.js';
 import type { RunTimeline } from './timeline.js';
 import type { DeviceTelemetry } from './device-series.js';
 import type { LatencyTracingOutcome } from './trace-capture.js';
+import type { TtftModelled } from './ttft.js';
 
 export type StopReason = 'duration' | 'max_requests' | 'interrupted' | 'failed' | 'capacity_peak' | 'workload_complete' | 'storage_full';
 
@@ -130,6 +131,8 @@ export interface RunResult {
   // Block-layer tracing (issue 13): --enable-latency-tracing's capture, or the one reason there is none.
   /** Absent when tracing was not asked for. */
   readonly latencyTracing?: LatencyTracingOutcome;
+  // The modelled time to first token (issue 23): absent with --gpu-profile none. Modelled, never measured.
+  readonly ttftModelled?: TtftModelled;
 }
 
 /** A block-granular run's KV blocks: their size, where their keys came from, and the measured figures. */

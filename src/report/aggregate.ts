@@ -165,7 +165,26 @@ const OUR_COLUMNS: readonly ColumnSpec[] = [
   ['Tool Version', (doc) => str(bench('version')(doc))],
 ];
 
-export const AGGREGATE_COLUMNS: readonly ColumnSpec[] = [...REFERENCE_COLUMNS, ...OUR_COLUMNS];
+/** The modelled time to first token (issue 23, kvcache_bench.ttft_modelled): empty cells without the block. */
+const ttft =
+  (...keys: string[]) =>
+  (doc: Json) =>
+    bench('ttft_modelled', ...keys)(doc);
+const TTFT_COLUMNS: readonly ColumnSpec[] = [
+  ['Modelled TTFT GPU Profile', (doc) => str(ttft('gpu_profile')(doc))],
+  ['Modelled TTFT MFU', (doc) => num(ttft('mfu')(doc))],
+  ['Modelled TTFT Offload P50 (ms)', (doc) => num(ttft('overall', 'ttft_offload_ms', 'p50')(doc))],
+  ['Modelled TTFT Offload P99 (ms)', (doc) => num(ttft('overall', 'ttft_offload_ms', 'p99')(doc))],
+  ['Modelled TTFT Recompute P50 (ms)', (doc) => num(ttft('overall', 'ttft_recompute_ms', 'p50')(doc))],
+  ['Modelled TTFT Recompute P99 (ms)', (doc) => num(ttft('overall', 'ttft_recompute_ms', 'p99')(doc))],
+  ['Modelled TTFT Speedup P5 Ratio', (doc) => num(ttft('overall', 'speedup', 'p5')(doc))],
+  ['Modelled TTFT Speedup P50 Ratio', (doc) => num(ttft('overall', 'speedup', 'p50')(doc))],
+  ['Modelled TTFT Offload Lost Rate', (doc) => num(ttft('overall', 'load_slower_share')(doc))],
+  ['Modelled TTFT Hits Read (bytes/s)', (doc) => num(ttft('overall', 'delivered_read_bytes_per_sec')(doc))],
+  ['Modelled TTFT Break-even Read (bytes/s)', (doc) => num(ttft('overall', 'break_even_read_bytes_per_sec')(doc))],
+];
+
+export const AGGREGATE_COLUMNS: readonly ColumnSpec[] = [...REFERENCE_COLUMNS, ...OUR_COLUMNS, ...TTFT_COLUMNS];
 export const REFERENCE_COLUMN_COUNT = REFERENCE_COLUMNS.length;
 
 export interface AggregateTable {

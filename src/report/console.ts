@@ -11,6 +11,7 @@ import { enoughFor } from '../metrics/sample-minimums.js';
 import type { GatedPercentile } from '../metrics/sample-minimums.js';
 import { autoscalingBlock } from './console-autoscaling.js';
 import { deviceTelemetryLines } from './console-telemetry.js';
+import { ttftLines } from './console-ttft.js';
 import { deviceLatencyLines } from './console-tracing.js';
 import type { KvcacheBench, LatencyBlock, ResultsDocument, TrialFiguresJson, TrialsJson, ValidationJson } from './results-schema.js';
 
@@ -170,6 +171,7 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
   }
 
   lines.push(...autoscalingBlock(results));
+  lines.push(...ttftLines(add.ttft_modelled)); // modelled TTFT (issue 23), after the measured request figures
   if (results.validation !== undefined) lines.push(...validationBlock(results.validation));
 
   section(lines, 'DEVICE I/O (kernel counters, whole device)');

@@ -12,6 +12,7 @@ import { GiB } from '../util/units.js';
 import { compareWithTrace } from '../metrics/trace-comparison.js';
 import { SCHEMA_VERSION } from './results-schema.js';
 import { tracingFields } from './tracing-json.js';
+import { ttftModelledJson } from './ttft-json.js';
 import type { TracingFields } from './tracing-json.js'; // block-layer tracing (issue 13)
 import type {
   EffectiveConfig,
@@ -223,6 +224,7 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
     validity: validityJson(r),
     ranks: r.ranks === undefined ? null : ranksJson(r.ranks),
     ...(tracing.block !== undefined ? { latency_tracing: tracing.block } : {}), // block-layer tracing (issue 13)
+    ...(r.ttftModelled !== undefined ? { ttft_modelled: ttftModelledJson(r.ttftModelled) } : {}), // modelled TTFT (issue 23)
   };
 }
 

@@ -6,6 +6,7 @@ import * as z from 'zod';
 import { CacheStatsSchema } from '../metrics/cache-stats-schema.js';
 import { KvBlocksSchema } from './kv-blocks-schema.js';
 import { DeviceLatencyTracingSchema, LatencyTracingSchema } from './tracing-schema.js'; // block-layer tracing (issue 13)
+import { TtftModelledSchema } from './ttft-schema.js'; // the modelled time to first token (issue 23)
 
 /**
  * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
@@ -579,6 +580,7 @@ export const KvcacheBenchSchema = z
       .optional()
       .describe('Present (non-null) when this run was one rank of a launcher (mpirun, srun, Kubernetes indexed job)'),
     latency_tracing: LatencyTracingSchema.optional(), // block-layer tracing (issue 13)
+    ttft_modelled: TtftModelledSchema.optional(), // modelled TTFT (issue 23): absent with --gpu-profile none and before schema 2.4.0
   })
   .describe('kvcache-bench additions (new names, never a changed meaning)');
 export type KvcacheBench = z.output<typeof KvcacheBenchSchema>;

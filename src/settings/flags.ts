@@ -7,6 +7,7 @@ import { resolve as resolvePath } from 'node:path';
 import { fileStamp } from '../util/dates.js';
 import { DEFAULT_GPU_BANDWIDTH_GBS } from '../tiers/simulated-gpu.js';
 import { DEFAULT_STORAGE_BACKEND, STORAGE_BACKENDS, STORAGE_KINDS } from '../tiers/registry.js';
+import { GPU_PROFILE_KEYS } from '../model/gpu-profiles.js';
 import { AUTOSCALER_MODES, GENERATION_MODES, IO_MODES, LOG_LEVELS, MAX_BLOCK_TOKENS, PERFORMANCE_PROFILES, TOKENIZERS } from './choices.js';
 
 export type FlagKind = 'int' | 'float' | 'string' | 'choice' | 'bool';
@@ -259,6 +260,19 @@ export const FLAG_TABLE = {
   }),
   noProgress: bool('no-progress', O, 'Do not show the live view (a dashboard on a terminal, a line every 10 s otherwise)', { ours: true }),
   logLevel: choice('log-level', LOG_LEVELS, 'INFO', O, 'Logging verbosity'),
+  // Issue 23: the modelled time to first token (docs/ttft.md); measured figures are never replaced.
+  gpuProfile: choice(
+    'gpu-profile',
+    ['none', ...GPU_PROFILE_KEYS] as const,
+    'h100-sxm',
+    O,
+    'GPU whose prefill compute the modelled TTFT figures assume (dense BF16 peak of its data sheet); none: no modelled figures',
+    { ours: true },
+  ),
+  mfu: float('mfu', 0.5, O, 'Model FLOPs utilisation of the modelled prefill: share of the GPU peak it achieves (0 < mfu <= 1)', {
+    ours: true,
+    check: positive,
+  }),
 
   prefillOnly: bool('prefill-only', M, 'Disaggregated prefill node: writes only (excludes --decode-only)'),
   decodeOnly: bool('decode-only', M, 'Disaggregated decode node: reads only (excludes --prefill-only)'),

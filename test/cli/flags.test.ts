@@ -75,6 +75,9 @@ const OUR_FLAGS = [
   'world-size',
   'barrier-dir',
   'barrier-timeout',
+  // The modelled TTFT (issue 23).
+  'gpu-profile',
+  'mfu',
 ] as const;
 
 function configSeed(u: number): number {
@@ -132,6 +135,8 @@ test('defaults equal the reference table', () => {
     noProgress: false,
     trials: 1,
     trialPauseSec: 0,
+    gpuProfile: 'h100-sxm',
+    mfu: 0.5,
   };
   for (const [k, v] of Object.entries(expected)) assert.equal(Reflect.get(config, k), v, k);
   assert.deepEqual(config.model, BUILTIN_MODELS.get('llama3.1-8b'));
@@ -200,6 +205,8 @@ test('every reference flag and every new flag is accepted with a value of its ty
     'keep-latency-samples': null,
     'no-progress': null,
     'autoscale-interval': '2.5',
+    'gpu-profile': 'b200',
+    mfu: '0.4',
     tokenizer: 'chars',
     'create-cache-dir': null,
     trials: '3',

@@ -37,6 +37,9 @@ const ROWS: readonly Row[] = [
   { flag: 'precondition-threads', rejected: ['-1'], fragment: 'precondition-threads cannot be negative' },
   { flag: 'trace-speedup', rejected: ['-1'], fragment: 'trace-speedup cannot be negative' },
   { flag: 'replay-cycles', rejected: ['-1'], fragment: 'replay-cycles cannot be negative' },
+  { flag: 'mfu', rejected: ['0', '-0.5'], fragment: 'mfu must be positive' },
+  { flag: 'mfu', rejected: ['1.01'], fragment: 'mfu cannot exceed 1.0' },
+  { flag: 'gpu-profile', rejected: ['h100'], fragment: 'gpu-profile' },
 ];
 
 for (const row of ROWS) {
@@ -59,6 +62,9 @@ const ACCEPTED: ReadonlyArray<readonly [string, string]> = [
   ['cpu-mem-gb', '131072'],
   ['target-saturation', '0.0'],
   ['target-saturation', '1.0'],
+  ['mfu', '1'],
+  ['mfu', '0.05'],
+  ['gpu-profile', 'none'],
   ['rag-num-docs', '0'],
   ['max-conversations', '1'],
   ['max-concurrent-allocs', '0'],

@@ -72,6 +72,17 @@ test('columns: json_to_xlsx.py order (Filename, the three I/O-time columns, the 
     'Block Writes/sec',
     'Schema Version',
     'Tool Version',
+    'Modelled TTFT GPU Profile',
+    'Modelled TTFT MFU',
+    'Modelled TTFT Offload P50 (ms)',
+    'Modelled TTFT Offload P99 (ms)',
+    'Modelled TTFT Recompute P50 (ms)',
+    'Modelled TTFT Recompute P99 (ms)',
+    'Modelled TTFT Speedup P5 Ratio',
+    'Modelled TTFT Speedup P50 Ratio',
+    'Modelled TTFT Offload Lost Rate',
+    'Modelled TTFT Hits Read (bytes/s)',
+    'Modelled TTFT Break-even Read (bytes/s)',
   ]);
   assert.equal(new Set(headers).size, headers.length, 'no duplicate column');
 });

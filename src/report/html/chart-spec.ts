@@ -17,6 +17,8 @@ export interface ChartSpec {
   readonly id: string;
   readonly title: string;
   readonly xKind: XKind;
+  /** The x axis's label when it is not time (e.g. prompt tokens); absent: seconds or percentiles by xKind. */
+  readonly xLabel?: string;
   readonly yLabel: string;
   /** Log-scaled y axis (latency distributions); values ≤ 0 are dropped as gaps. */
   readonly yLog: boolean;

@@ -6,6 +6,7 @@
 import { formatFigure, HEADLINE_FIGURES, trialCv, validityText } from './headline.js';
 import type { HeadlineFigure } from './headline.js';
 import type { LoadedRun } from './run-input.js';
+import { TTFT_FIGURES, ttftAssumptions } from './ttft-figures.js';
 import { inert } from '../../util/safe-text.js';
 
 /** significant: beyond 2 × the combined CV; ns: within it; unknown: a run lacks trials (or the figure has no trial statistic). */
@@ -38,9 +39,9 @@ export function judge(
   return { significance: Math.abs(ratio - 1) > SIGNIFICANCE_CVS * noiseCv ? 'significant' : 'ns', noiseCv };
 }
 
-export function compareFigures(runs: readonly LoadedRun[]): ComparedFigure[] {
+export function compareFigures(runs: readonly LoadedRun[], figures: readonly HeadlineFigure[] = HEADLINE_FIGURES): ComparedFigure[] {
   const base = runs[0];
-  return HEADLINE_FIGURES.map((figure) => {
+  return figures.map((figure) => {
     const baseValue = base === undefined ? null : figure.value(base.doc);
     const values = runs.map((run, i): ComparedValue => {
       const value = figure.value(run.doc);
@@ -91,11 +92,28 @@ export function formatCompareTable(runs: readonly LoadedRun[]): string {
     ...runs.slice(1).map(() => ''),
   ];
   const withTrials = runs.filter((r) => r.doc.kvcache_bench.trials !== undefined).length;
+  // The modelled TTFT (issue 23): its own table, after the measured one, when any run has it.
+  const assumptions = ttftAssumptions(runs);
+  const modelledRows = compareFigures(runs, TTFT_FIGURES).map(({ figure, values }) => [
+    figure.label,
+    figure.unit,
+    ...values.map((v) => formatFigure(v.value, figure.digits)),
+    ...values.slice(1).map((v) => (v.ratio === null ? '' : `×${v.ratio.toFixed(2)}`)),
+  ]);
+  const modelled =
+    assumptions === undefined
+      ? []
+      : [
+          '',
+          `Modelled TTFT (MODELLED, not measured: measured loads + modelled prefill compute; ${assumptions}):`,
+          ...table([header, ...modelledRows]),
+        ];
   const lines = [
     'Runs:',
     ...runs.map((r, i) => `  #${i + 1}  ${r.label}  ${r.path}`),
     '',
     ...table([header, ...rows, validity]),
+    ...modelled,
     '',
     ...runs.filter((r) => !r.doc.kvcache_bench.validity.valid).map((r) => `#${runs.indexOf(r) + 1} ${validityText(r.doc)}`),
     `Ratios: value ÷ #1's. n.s. = not significant: the difference is within ${SIGNIFICANCE_CVS} × √(cv₁² + cv₂²), the runs' own`,

@@ -12,6 +12,7 @@ import { qosSection } from './sections/qos.js';
 import type { Section, SectionBuilder } from './sections/section.js';
 import { throughputSection } from './sections/throughput.js';
 import { tiersSection } from './sections/tiers.js';
+import { ttftSection } from './sections/ttft.js';
 
 export interface ReportModel {
   readonly title: string;
@@ -28,6 +29,7 @@ export const SECTIONS: readonly SectionBuilder[] = [
   kvBlocksSection,
   deviceSection,
   qosSection,
+  ttftSection, // modelled TTFT (issue 23)
   autoscalingSection,
   parametersSection,
 ];

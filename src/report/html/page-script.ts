@@ -47,13 +47,13 @@ export const PAGE_SCRIPT = String.raw`
       axes: [
         nines
           ? { label: 'percentile', splits: ninesSplits, values: function (u, vals) { return vals.map(pctOfNines); } }
-          : { label: 'seconds since the measured window started' },
+          : { label: spec.xLabel || 'seconds since the measured window started' },
         { label: spec.yLabel, size: 60 },
       ],
       legend: { live: true },
       series: [
         {
-          label: nines ? 'percentile' : 't (s)',
+          label: nines ? 'percentile' : spec.xLabel || 't (s)',
           value: function (u, v) { return v === null ? '—' : nines ? pctOfNines(v) : fmt(v, 1); },
         },
       ].concat(

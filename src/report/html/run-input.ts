@@ -68,6 +68,7 @@ export const ReportRunSchema = lenient(
       timeline: true,
       device_telemetry: true,
       kv_blocks: true,
+      ttft_modelled: true, // modelled TTFT (issue 23)
     }).extend({
       schema_version: z.string(),
       storage_bytes: K.storage_bytes.pick({ read_bytes: true, written_bytes: true, read_gib_per_sec: true, write_gib_per_sec: true }),
