@@ -3,9 +3,10 @@
 // over the run's trials (`--trials`); a difference is called significant only when both runs have
 // trials and |ratio − 1| exceeds twice the combined CV √(cv₁² + cv₂²). The CVs are per trial (not of
 // the median), which makes the test conservative. Without trials in both runs nothing is claimed.
-import { formatFigure, HEADLINE_FIGURES, trialCv, validityText } from './headline.js';
+import { entryVerdict, figureValue, formatFigure, HEADLINE_FIGURES, trialCv } from './headline.js';
 import type { HeadlineFigure } from './headline.js';
-import type { LoadedRun } from './run-input.js';
+import { isOption, isReplay, isRun } from './inputs.js';
+import type { LoadedInput } from './inputs.js';
 import { inert } from '../../util/safe-text.js';
 
 /** significant: beyond 2 × the combined CV; ns: within it; unknown: a run lacks trials (or the figure has no trial statistic). */
@@ -38,15 +39,16 @@ export function judge(
   return { significance: Math.abs(ratio - 1) > SIGNIFICANCE_CVS * noiseCv ? 'significant' : 'ns', noiseCv };
 }
 
-export function compareFigures(runs: readonly LoadedRun[]): ComparedFigure[] {
+/** Runs, replays and merged options alike: a figure an entry does not record is n/a and gets no ratio. */
+export function compareFigures(runs: readonly LoadedInput[]): ComparedFigure[] {
   const base = runs[0];
   return HEADLINE_FIGURES.map((figure) => {
-    const baseValue = base === undefined ? null : figure.value(base.doc);
+    const baseValue = base === undefined ? null : figureValue(figure, base);
     const values = runs.map((run, i): ComparedValue => {
-      const value = figure.value(run.doc);
+      const value = figureValue(figure, run);
       if (i === 0) return { value, ratio: null, significance: 'unknown', noiseCv: null };
       const ratio = value === null || baseValue === null || baseValue === 0 ? null : value / baseValue;
-      return { value, ratio, ...judge(ratio, base === undefined ? undefined : trialCv(base.doc, figure), trialCv(run.doc, figure)) };
+      return { value, ratio, ...judge(ratio, base === undefined ? undefined : trialCv(base, figure), trialCv(run, figure)) };
     });
     return { figure, values };
   });
@@ -57,6 +59,20 @@ export function ratioText(v: ComparedValue): string {
   if (v.ratio === null) return '';
   const mark = v.significance === 'ns' ? ' n.s.' : v.significance === 'unknown' ? ' ?' : '';
   return `×${v.ratio.toFixed(2)}${mark}`;
+}
+
+/** What the columns of replays and merged summaries are, when there are any: n/a is not a zero. */
+function kindNotes(runs: readonly LoadedInput[]): string[] {
+  const notes: string[] = [];
+  if (runs.some(isReplay))
+    notes.push(
+      'A replay issues trace rows, not requests: it has no request, token or hit-rate figure (n/a) and records no validity verdict.',
+    );
+  if (runs.some(isOption))
+    notes.push(
+      "A merged summary's option is all its ranks: bytes ÷ the trials' common window, read p95/p99 of every rank's samples pooled, tokens/s summed over ranks.",
+    );
+  return notes;
 }
 
 function table(rows: ReadonlyArray<readonly string[]>): string[] {
@@ -70,7 +86,7 @@ function table(rows: ReadonlyArray<readonly string[]>): string[] {
 }
 
 /** The console table of `kv-cache compare`. */
-export function formatCompareTable(runs: readonly LoadedRun[]): string {
+export function formatCompareTable(runs: readonly LoadedInput[]): string {
   const compared = compareFigures(runs);
   const header = [
     'Figure',
@@ -84,20 +100,17 @@ export function formatCompareTable(runs: readonly LoadedRun[]): string {
     ...values.map((v) => formatFigure(v.value, figure.digits)),
     ...values.slice(1).map(ratioText),
   ]);
-  const validity = [
-    'Validity',
-    '',
-    ...runs.map((r) => (r.doc.kvcache_bench.validity.valid ? 'VALID' : 'NOT VALID')),
-    ...runs.slice(1).map(() => ''),
-  ];
-  const withTrials = runs.filter((r) => r.doc.kvcache_bench.trials !== undefined).length;
+  const verdicts = runs.map(entryVerdict);
+  const validity = ['Validity', '', ...verdicts.map((v) => v.short), ...runs.slice(1).map(() => '')];
+  const withTrials = runs.filter((r) => isRun(r) && r.doc.kvcache_bench.trials !== undefined).length;
   const lines = [
     'Runs:',
     ...runs.map((r, i) => `  #${i + 1}  ${r.label}  ${r.path}`),
     '',
     ...table([header, ...rows, validity]),
     '',
-    ...runs.filter((r) => !r.doc.kvcache_bench.validity.valid).map((r) => `#${runs.indexOf(r) + 1} ${validityText(r.doc)}`),
+    ...verdicts.flatMap((v, i) => (v.valid === false ? [`#${i + 1} ${v.text}`] : [])),
+    ...kindNotes(runs),
     `Ratios: value ÷ #1's. n.s. = not significant: the difference is within ${SIGNIFICANCE_CVS} × √(cv₁² + cv₂²), the runs' own`,
     'trial-to-trial coefficients of variation (kvcache_bench.trials). ? = significance unknown:',
     withTrials === runs.length

@@ -1,0 +1,89 @@
+// The report's section for `kv-cache replay` results: what was replayed, the storage latency
+// percentiles and the device counters, one column per replay. A replay saves totals and percentiles
+// only (no per-second series, no histograms, no requests, tokens or verdict): the section says so
+// rather than drawing charts it has no data for.
+import { GiB } from '../../../util/units.js';
+import { PERCENTILES } from '../../../metrics/cache-stats-schema.js';
+import type { LoadedReplay } from '../inputs.js';
+import { REPLAY_LATENCIES } from '../replay-input.js';
+import type { ReportReplay } from '../replay-input.js';
+import type { Section, TableSpec } from './section.js';
+
+const fixed = (v: number | null | undefined, digits: number): string => (v === null || v === undefined ? 'n/a' : v.toFixed(digits));
+const gib = (bytes: number): string => (bytes / GiB).toFixed(3);
+const perSec = (bytes: number, r: ReportReplay): string => (r.elapsed_time > 0 ? (bytes / r.elapsed_time / GiB).toFixed(3) : 'n/a');
+
+/** What each replay did, one row per fact. */
+function replayRows(r: ReportReplay): Array<[string, string]> {
+  const c = r.replay;
+  const k = r.kvcache_bench;
+  const dev = k.device_io;
+  return [
+    ['trace', c.trace],
+    ['trace rows read', String(c.rows)],
+    ['writes / reads / deletes', `${c.writes} / ${c.reads} / ${c.deletes}`],
+    ['written / read (GiB)', `${gib(c.write_bytes)} / ${gib(c.read_bytes)}`],
+    ['write / read (GiB/s over the measured window)', `${perSec(c.write_bytes, r)} / ${perSec(c.read_bytes, r)}`],
+    ['rows of other tiers skipped', String(c.skipped_other_tier_rows)],
+    ['reads or deletes of keys never written', String(c.missing_keys)],
+    ['operations in flight', String(c.concurrency)],
+    ['paced by the trace timestamps', c.paced ? 'yes' : 'no'],
+    ['all tiers replayed to storage', c.all_tiers ? 'yes' : 'no'],
+    ['stop reason', k.stop_reason],
+    ['operations cut short by the stop', String(k.operations_aborted_at_stop)],
+    ['--duration (s)', k.duration_limit_sec === null ? 'until the end of the trace' : String(k.duration_limit_sec)],
+    ['measured window (s)', r.elapsed_time.toFixed(3)],
+    ['storage', `${k.storage_dir} (${k.storage_io_mode} I/O on ${k.storage_file_system})`],
+    [
+      'device read / written (GiB)',
+      dev === null ? 'n/a (block device not resolvable)' : `${dev.device}: ${gib(dev.read_bytes)} / ${gib(dev.written_bytes)}`,
+    ],
+    [
+      'machine',
+      `${k.machine.cpu_model}, ${k.machine.cpu_count} CPUs, ${(k.machine.total_memory_bytes / GiB).toFixed(1)} GiB, Linux ${k.machine.kernel_release}`,
+    ],
+    ['kvcache-bench / schema', `${k.version} / ${k.schema_version}`],
+  ];
+}
+
+const LATENCY_LABELS: Record<(typeof REPLAY_LATENCIES)[number], string> = {
+  storage_read: 'read (total)',
+  storage_read_device: 'read (device)',
+  storage_read_host: 'read (host)',
+  storage_write: 'write (total)',
+  storage_write_device: 'write (device)',
+  storage_write_host: 'write (host)',
+};
+
+/** `names(r)`: how a replay is named in a header (its "#n label" among all the report's files). */
+export function replaySection(replays: readonly LoadedReplay[], names: (r: LoadedReplay) => string): Section {
+  const perReplay = replays.map((r) => replayRows(r.replay));
+  const facts: TableSpec = {
+    id: 'replay',
+    title: 'What was replayed',
+    header: ['', ...replays.map(names)],
+    rows: (perReplay[0] ?? []).map(([label], i) => [label, ...perReplay.map((rows) => rows[i]?.[1] ?? '')]),
+  };
+  const several = replays.length > 1;
+  const latency: TableSpec = {
+    id: 'replay-latency',
+    title: 'Storage latency per entry operation (ms, summary.cache_stats)',
+    header: [...(several ? ['replay'] : []), 'operation', ...PERCENTILES.map(([p]) => p)],
+    rows: replays.flatMap((r) =>
+      REPLAY_LATENCIES.map((n) => [
+        ...(several ? [names(r)] : []),
+        LATENCY_LABELS[n],
+        ...PERCENTILES.map(([p]) => fixed(r.replay.summary.cache_stats[`${n}_${p}_ms`], 3)),
+      ]),
+    ),
+  };
+  return {
+    id: 'replay',
+    title: 'Replay of an I/O trace',
+    charts: [],
+    tables: replays.length === 0 ? [] : [facts, latency],
+    notes: [
+      'A replay saves totals and latency percentiles only: no per-second series, no histograms, no requests or tokens, and no validity verdict (n/a above and in the headline).',
+    ],
+  };
+}
