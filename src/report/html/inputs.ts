@@ -20,7 +20,7 @@ import {
   zodProblems,
 } from './run-input.js';
 import type { LoadedRun } from './run-input.js';
-import { looksLikeSummary, ReportSummarySchema, summaryVersionProblem } from './summary-input.js';
+import { MANIFEST_PROBLEM, mlperfFileKind, ReportSummarySchema, summaryVersionProblem } from './summary-input.js';
 import type { MergedOption, ReportSummary } from './summary-input.js';
 
 /** A `kv-cache replay` results file. */
@@ -80,7 +80,9 @@ export function parseInputText(text: string, name: string): Parsed {
   }
   if (typeof raw === 'object' && raw !== null && !Array.isArray(raw) && 'replay' in raw)
     return { kind: 'replay', doc: parseReplay(raw, name) };
-  if (looksLikeSummary(raw)) return { kind: 'summary', doc: parseSummary(raw, name) };
+  const mlperf = mlperfFileKind(raw);
+  if (mlperf === 'manifest') throw refused(`${name}: ${MANIFEST_PROBLEM}`);
+  if (mlperf === 'summary') return { kind: 'summary', doc: parseSummary(raw, name) };
   return { kind: 'run', doc: parseRunText(text, name) };
 }
 

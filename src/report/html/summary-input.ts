@@ -77,12 +77,22 @@ export const ReportSummarySchema = lenient(
 );
 export type ReportSummary = z.output<typeof ReportSummarySchema>;
 
-/** Whether a parsed JSON value looks like a merged summary (judged before its schema, to word the refusal). */
-export function looksLikeSummary(raw: unknown): boolean {
-  if (typeof raw !== 'object' || raw === null) return false;
+/**
+ * Which of `kv-cache mlperf`'s own files a parsed JSON value is, judged before any schema to word the
+ * answer: its merged summary (options by id, the tool's block) or its plan manifest (run.json: the
+ * option list and the ranks, no results), else undefined.
+ */
+export function mlperfFileKind(raw: unknown): 'summary' | 'manifest' | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
   const o = raw as Record<string, unknown>;
-  return typeof o.options === 'object' && o.options !== null && 'total_ranks' in o && !('summary' in o);
+  if (!('total_ranks' in o) || 'summary' in o || typeof o.options !== 'object' || o.options === null) return undefined;
+  if (Array.isArray(o.options)) return 'manifest';
+  return typeof o.kvcache_bench === 'object' ? 'summary' : undefined;
 }
+
+/** The refusal of an mlperf manifest: what it is and which files to give instead. */
+export const MANIFEST_PROBLEM =
+  'the plan manifest of a kv-cache mlperf run (run.json): it holds no results; give its kvcache_run_summary_*.json or its rank files (option_*/trial_*/rank_*/*.json)';
 
 /** Why this build cannot read a summary of `version`, or undefined when it can (the summary has its own version line). */
 export function summaryVersionProblem(version: string): string | undefined {
