@@ -115,7 +115,9 @@ export function formatCompareTable(runs: readonly LoadedInput[]): string {
     'trial-to-trial coefficients of variation (kvcache_bench.trials). ? = significance unknown:',
     withTrials === runs.length
       ? '  the figure has no trial statistic (device bytes, read p99).'
-      : `  ${runs.length - withTrials} of ${runs.length} runs have no trials (run with --trials 3 or more to measure their noise).`,
+      : runs.every(isRun)
+        ? `  ${runs.length - withTrials} of ${runs.length} runs have no trials (run with --trials 3 or more to measure their noise).`
+        : `  ${runs.length - withTrials} of ${runs.length} entries have no trials (replays and merged summaries never do; run with --trials 3 or more).`,
   ];
   // Labels, paths and validity texts come from the files: shown inert (no terminal escape reaches the console).
   return `${lines.map(inert).join('\n')}\n`;

@@ -3,7 +3,8 @@
 // only (no per-second series, no histograms, no requests, tokens or verdict): the section says so
 // rather than drawing charts it has no data for.
 import { GiB } from '../../../util/units.js';
-import { PERCENTILES } from '../../../metrics/cache-stats-schema.js';
+import { enoughFor, MIN_SAMPLES } from '../../../metrics/sample-minimums.js';
+import type { GatedPercentile } from '../../../metrics/sample-minimums.js';
 import type { LoadedReplay } from '../inputs.js';
 import { REPLAY_LATENCIES } from '../replay-input.js';
 import type { ReportReplay } from '../replay-input.js';
@@ -46,6 +47,9 @@ function replayRows(r: ReportReplay): Array<[string, string]> {
   ];
 }
 
+/** The percentiles shown, each only from the samples it needs (metrics/sample-minimums.ts, as the console does). */
+const SHOWN_PERCENTILES = Object.keys(MIN_SAMPLES) as GatedPercentile[];
+
 const LATENCY_LABELS: Record<(typeof REPLAY_LATENCIES)[number], string> = {
   storage_read: 'read (total)',
   storage_read_device: 'read (device)',
@@ -67,14 +71,19 @@ export function replaySection(replays: readonly LoadedReplay[], names: (r: Loade
   const several = replays.length > 1;
   const latency: TableSpec = {
     id: 'replay-latency',
-    title: 'Storage latency per entry operation (ms, summary.cache_stats)',
-    header: [...(several ? ['replay'] : []), 'operation', ...PERCENTILES.map(([p]) => p)],
+    title: 'Storage latency per entry operation (ms, summary.cache_stats; n/a: too few samples for the percentile)',
+    header: [...(several ? ['replay'] : []), 'operation', 'samples', ...SHOWN_PERCENTILES],
     rows: replays.flatMap((r) =>
-      REPLAY_LATENCIES.map((n) => [
-        ...(several ? [names(r)] : []),
-        LATENCY_LABELS[n],
-        ...PERCENTILES.map(([p]) => fixed(r.replay.summary.cache_stats[`${n}_${p}_ms`], 3)),
-      ]),
+      REPLAY_LATENCIES.map((n) => {
+        // Each replayed read or write is one sample of its operation's latency (and of its device and host parts).
+        const samples = n.startsWith('storage_read') ? r.replay.replay.reads : r.replay.replay.writes;
+        return [
+          ...(several ? [names(r)] : []),
+          LATENCY_LABELS[n],
+          String(samples),
+          ...SHOWN_PERCENTILES.map((p) => (enoughFor(p, samples) ? fixed(r.replay.summary.cache_stats[`${n}_${p}_ms`], 3) : 'n/a')),
+        ];
+      }),
     ),
   };
   return {
