@@ -40,9 +40,9 @@ export function judge(
 }
 
 /** Runs, replays and merged options alike: a figure an entry does not record is n/a and gets no ratio. */
-export function compareFigures(runs: readonly LoadedInput[]): ComparedFigure[] {
+export function compareFigures(runs: readonly LoadedInput[], figures: readonly HeadlineFigure[] = HEADLINE_FIGURES): ComparedFigure[] {
   const base = runs[0];
-  return HEADLINE_FIGURES.map((figure) => {
+  return figures.map((figure) => {
     const baseValue = base === undefined ? null : figureValue(figure, base);
     const values = runs.map((run, i): ComparedValue => {
       const value = figureValue(figure, run);
