@@ -4,7 +4,8 @@
 // prefill-only, trace mode, datasets, trials, ranks — loads, and so does a file of an older 2.x
 // version (no timeline, no device telemetry) or of this version with fields other engineers add.
 // Only a file from a newer schema version than this build knows is refused, since its fields may
-// mean something else.
+// mean something else. Replays' results and merged mlperf summaries are told apart and read in
+// inputs.ts; parseRunText itself reads runs only.
 import { basename } from 'node:path';
 import * as z from 'zod';
 import { LatencyHistogram } from '../../metrics/latency.js';
