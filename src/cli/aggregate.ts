@@ -2,16 +2,17 @@
 // directories (their *.json files, not recursive, as the reference's json_to_xlsx.py), written as an
 // XLSX sheet or CSV. This module finds and reads the files and checks the paths (the arguments are
 // declared in subcommands.ts); the table is src/report/aggregate.ts. Bad arguments: one message, exit 2,
-// nothing written. Files that are not run results are listed as skipped with their reason; no run
-// results at all is exit 2.
-import { constants as bufferConstants } from 'node:buffer';
+// nothing written. A results file larger than MAX_RESULTS_FILE_BYTES is bad input too (each file is
+// parsed whole in memory): every file's size is checked before any is read. Files that are not
+// results are listed as skipped with their reason; no results at all is exit 2.
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { dirname, extname, join, resolve } from 'node:path';
 import { aggregateBytes, aggregateFormatOf, aggregateTable } from '../report/aggregate.js';
 import type { FoundFile } from '../report/aggregate.js';
 import { messageOf } from '../util/errors.js';
 import { writeFileAtomically } from '../util/files.js';
-import { readInputText } from '../util/input-file.js';
+import { formatBytes, readInputText } from '../util/input-file.js';
+import { MAX_RESULTS_BYTES } from '../report/html/run-input.js';
 import { inert } from '../util/safe-text.js';
 import { outputProblems } from './cache-dir.js';
 import { ConfigError } from './errors.js';
@@ -19,10 +20,11 @@ import type { ArgsOf } from './sub-args.js';
 import type { AGGREGATE_ARGS } from './subcommand-args.js';
 
 /**
- * A results file larger than this is skipped unread (a --keep-latency-samples file of a long run can be
- * large): 1 GiB, or less where V8 cannot hold that much text in one string (about 512 MiB on Node 20).
+ * The largest results file aggregate reads: 256 MiB, the report's bound too (a 10-minute run's file is
+ * ~1 MiB; --keep-latency-samples of a long run makes it larger). A file is parsed whole, which takes a
+ * few times its size in memory; a larger one is refused before anything is read or written.
  */
-export const MAX_RESULTS_FILE_BYTES = Math.min(1024 * 1024 * 1024, bufferConstants.MAX_STRING_LENGTH);
+export const MAX_RESULTS_FILE_BYTES = MAX_RESULTS_BYTES;
 
 interface AggregateArgs {
   readonly dirs: readonly string[];
@@ -59,11 +61,8 @@ function readFound(path: string): FoundFile {
   return read.ok ? { path, text: read.text } : { path, unreadable: read.problem };
 }
 
-/**
- * The *.json files of each argument (a .json file stands for itself), each path as join(DIR, name),
- * each read only when the consumer reaches it: the table keeps one file's text at a time.
- */
-export function* findResultsFiles(dirs: readonly string[]): Generator<FoundFile> {
+/** The *.json files of each argument (a .json file stands for itself), each path as join(DIR, name), in order, once each. */
+export function listResultsFiles(dirs: readonly string[]): string[] {
   const paths = new Set<string>();
   for (const d of dirs) {
     if (statSync(d).isFile()) {
@@ -74,12 +73,40 @@ export function* findResultsFiles(dirs: readonly string[]): Generator<FoundFile>
       if (extname(e.name).toLowerCase() === '.json' && !e.isDirectory()) paths.add(join(d, e.name));
     }
   }
+  return [...paths];
+}
+
+/** Files above the size bound, each as one problem (stat only: nothing is opened). */
+export function oversizedProblems(paths: readonly string[], maxBytes = MAX_RESULTS_FILE_BYTES): string[] {
+  const problems: string[] = [];
+  for (const path of paths) {
+    let size: number;
+    try {
+      size = statSync(path).size;
+    } catch {
+      continue; // gone or unreadable: reported as skipped when it is read
+    }
+    if (size > maxBytes)
+      problems.push(
+        inert(
+          `${path}: is ${formatBytes(size)}; a results file may be at most ${formatBytes(maxBytes)} (aggregate parses each file whole in memory)`,
+        ),
+      );
+  }
+  return problems;
+}
+
+/** The files of `paths`, each read only when the consumer reaches it: the table keeps one file's text at a time. */
+export function* readResultsFiles(paths: readonly string[]): Generator<FoundFile> {
   for (const path of paths) yield readFound(path);
 }
 
 export async function aggregateMain(input: ArgsOf<typeof AGGREGATE_ARGS>): Promise<number> {
   const args = aggregateArgs(input);
-  const table = aggregateTable(findResultsFiles(args.dirs));
+  const paths = listResultsFiles(args.dirs);
+  const tooLarge = oversizedProblems(paths);
+  if (tooLarge.length > 0) throw new ConfigError(tooLarge);
+  const table = aggregateTable(readResultsFiles(paths));
   for (const s of table.skipped) process.stdout.write(`${inert(`Skipped ${s.path}: ${s.reason}`)}\n`);
   if (table.rows.length === 0) {
     process.stderr.write(`kv-cache aggregate: error: no run results found in ${args.dirs.join(', ')} (*.json files with a 'summary')\n`);
@@ -95,6 +122,6 @@ export async function aggregateMain(input: ArgsOf<typeof AGGREGATE_ARGS>): Promi
     return 1;
   }
   const skipped = table.skipped.length > 0 ? ` (${table.skipped.length} skipped)` : '';
-  process.stdout.write(`Aggregated ${table.rows.length} results file(s)${skipped} into ${args.output}\n`);
+  process.stdout.write(`Aggregated ${table.files} results file(s)${skipped} into ${args.output}\n`);
   return 0;
 }

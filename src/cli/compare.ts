@@ -1,4 +1,5 @@
-// `kv-cache compare A.json B.json… [--html FILE]`: the headline figures of several runs side by side
+// `kv-cache compare A.json B.json… [--html FILE]`: the headline figures of several results files side by
+// side (runs, replays, each option of a merged MLPerf summary; a figure a file does not record is n/a)
 // with ratios against the first, each difference marked when it is within the runs' own noise (their
 // --trials CVs) or when that noise is unknown; --html also writes the report's comparison view.
 import { formatCompareTable } from '../report/html/compare-table.js';

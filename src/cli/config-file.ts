@@ -1,7 +1,6 @@
 // Loads the optional YAML config file (--config) into typed Settings and the merged model table.
 // Every problem in the file — YAML syntax, unknown keys at any depth, wrong types, out-of-range values —
 // is reported together in one ConfigError, each naming the file and the key path.
-import { readFileSync } from 'node:fs';
 import { isScalar, LineCounter, parseDocument, visit } from 'yaml';
 import type { Document } from 'yaml';
 import type * as z from 'zod';
@@ -13,7 +12,7 @@ import { buildModelTable, MODEL_ENTRY_KEYS, modelTableProblems } from '../settin
 import type { ModelConfig } from '../model/models.js';
 import type { JsonObject, JsonValue } from '../settings/run-config.js';
 import { messageOf } from '../util/errors.js';
-import { checkInputFile, formatBytes, statProblem } from '../util/input-file.js';
+import { formatBytes, readInputText } from '../util/input-file.js';
 import { excerpt } from '../util/excerpt.js';
 
 /**
@@ -247,16 +246,11 @@ export function parseConfigText(text: string, source: string): LoadedConfig {
  * regular file (checked before opening: a FIFO would block), too large, unreadable or invalid.
  */
 export function loadConfigFile(path: string): LoadedConfig {
-  const checked = checkInputFile(path, { maxBytes: CONFIG_LIMITS.maxBytes });
-  if (!checked.ok)
+  // One open, judged on what was opened (no check by path then a read by path: the file could be swapped in between).
+  const read = readInputText(path, { maxBytes: CONFIG_LIMITS.maxBytes });
+  if (!read.ok)
     throw new ConfigError([
-      `config file '${path}' cannot be read: ${checked.problem} (expected a YAML file such as the reference's config.yaml)`,
+      `config file '${path}' cannot be read: ${read.problem} (expected a YAML file such as the reference's config.yaml)`,
     ]);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e: unknown) {
-    throw new ConfigError([`config file '${path}' cannot be read: ${statProblem(e)}`]);
-  }
-  return parseConfigText(text, `config file '${path}'`);
+  return parseConfigText(read.text, `config file '${path}'`);
 }

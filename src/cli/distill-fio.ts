@@ -2,7 +2,6 @@
 // reference's: device_latency_tracing's bucket lists) or from saved bpftrace output (what
 // `bpftrace` or `kv-cache trace` printed). The upstream tool's options (-o, --stdout, --window-s,
 // --max-iodepth) are declared in subcommands.ts. Bad input: one message, exit 2, nothing written.
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import * as z from 'zod';
 import { captureFromOutput } from '../telemetry/capture.js';
@@ -10,7 +9,7 @@ import type { TraceCapture } from '../metrics/trace-capture.js';
 import { DEFAULT_MAX_IODEPTH, distillFio } from '../telemetry/distill.js';
 import type { Bucket } from '../metrics/trace-capture.js';
 import { fileStamp } from '../util/dates.js';
-import { checkInputFile } from '../util/input-file.js';
+import { readInputText } from '../util/input-file.js';
 import { GiB } from '../util/units.js';
 import { messageOf } from '../util/errors.js';
 import { writeFileAtomically } from '../util/files.js';
@@ -98,14 +97,9 @@ const MAX_CAPTURE_BYTES = GiB;
 /** FILE as a capture: JSON results, else bpftrace text. */
 export function captureFromFile(file: string): TraceCapture {
   // A FIFO or a device would never end: the shared guard refuses them before reading.
-  const check = checkInputFile(file, { maxBytes: MAX_CAPTURE_BYTES });
-  if (!check.ok) throw new ConfigError([`${file}: cannot be read (${check.problem})`]);
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new ConfigError([`${file}: cannot be read (${messageOf(e)})`]);
-  }
+  const read = readInputText(file, { maxBytes: MAX_CAPTURE_BYTES });
+  if (!read.ok) throw new ConfigError([`${file}: cannot be read (${read.problem})`]);
+  const text = read.text;
   if (/^\s*[{[]/.test(text)) {
     let json: unknown;
     try {

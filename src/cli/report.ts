@@ -1,11 +1,13 @@
-// `kv-cache report RESULTS.json… [-o FILE]`: one self-contained HTML report of one run, or of several
-// runs overlaid with ratios against the first. Bad input (a missing or foreign file, a schema version
+// `kv-cache report RESULTS.json… [-o FILE]`: one self-contained HTML report of one results file, or of
+// several overlaid with ratios against the first: runs (trials and ranks included), replays and merged
+// MLPerf summaries alike. Bad input (a missing or foreign file, a schema version
 // from the future, an unusable output path) is one message and exit 2, with nothing written.
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { reportHtml } from '../report/html/build-report.js';
-import { loadRuns, ReportInputError } from '../report/html/run-input.js';
-import type { LoadedRun } from '../report/html/run-input.js';
+import { loadInputs } from '../report/html/inputs.js';
+import type { LoadedInput } from '../report/html/inputs.js';
+import { ReportInputError } from '../report/html/run-input.js';
 import { messageOf } from '../util/errors.js';
 import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
@@ -26,7 +28,7 @@ export function htmlOutputProblems(path: string, flag: string, inputs: readonly 
 }
 
 /** Writes the report of `runs` to `path` (its directory made if missing); returns the exit code. */
-export function writeReport(prefix: string, runs: readonly LoadedRun[], path: string, version: string): number {
+export function writeReport(prefix: string, runs: readonly LoadedInput[], path: string, version: string): number {
   try {
     const html = reportHtml(runs, new Date(), version);
     mkdirSync(dirname(resolve(path)), { recursive: true });
@@ -40,9 +42,9 @@ export function writeReport(prefix: string, runs: readonly LoadedRun[], path: st
 }
 
 /** Loads the results files, printing the one message of bad input; undefined when there was one. */
-export function loadOrComplain(prefix: string, paths: readonly string[]): LoadedRun[] | undefined {
+export function loadOrComplain(prefix: string, paths: readonly string[]): LoadedInput[] | undefined {
   try {
-    return loadRuns(paths);
+    return loadInputs(paths);
   } catch (e) {
     if (!(e instanceof ReportInputError)) throw e;
     process.stderr.write(`${prefix}: error: ${e.message}\n`);

@@ -20,6 +20,7 @@ import type { TrialRecord } from '../report/trials-json.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { monotonicClock } from '../util/clock.js';
 import { messageOf } from '../util/errors.js';
+import { inert } from '../util/safe-text.js';
 import { ValidationTraceError } from '../workload/validation-trace.js';
 import { outputProblems } from './cache-dir.js';
 import { saveResultsDocument } from './save-results.js';
@@ -237,7 +238,7 @@ export async function runCommand(config: RunConfig, version: string, signals: Si
     validation = loadValidationFor(config); // read once, before anything is printed or created
   } catch (e) {
     if (!(e instanceof ValidationTraceError)) throw e;
-    process.stderr.write(`kv-cache: error: ${e.message}\n`);
+    process.stderr.write(`kv-cache: error: ${inert(e.message)}\n`); // it may quote the file (JSON.parse's message does)
     return 2;
   }
   for (const line of banner(config, version)) write(line);
@@ -251,7 +252,7 @@ export async function runCommand(config: RunConfig, version: string, signals: Si
     return code !== 0 ? code : signals.exitCode;
   } catch (e) {
     if (!isInputError(e)) throw e;
-    process.stderr.write(`kv-cache: error: ${e.message}\n`);
+    process.stderr.write(`kv-cache: error: ${inert(e.message)}\n`);
     return 2;
   } finally {
     stopCleaning();

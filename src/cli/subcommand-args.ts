@@ -252,7 +252,9 @@ export const REPORT_ARGS = {
 One file: headline figures and the validity verdict, bandwidth, IOPS and latency over time, latency
 distributions from the saved histograms, tier occupancy, evictions, QoS, device telemetry,
 autoscaling, run parameters and machine. Several files: the same charts overlaid (one colour per run)
-and a table of headline figures with ratios against the first file.`,
+and a table of headline figures with ratios against the first file. A kv-cache replay's results get
+a section of their own (what was replayed, storage latency percentiles), as does an mlperf run's
+merged summary (kvcache_run_summary_*.json: each option with all its ranks); their rank files are runs.`,
   positional: { name: 'RESULTS.json', noun: 'results file', min: 1, max: Infinity },
   options: { output: { kind: 'string', short: 'o', value: 'FILE', inUsage: true, default: 'report.html', help: 'The HTML file to write' } },
 } as const satisfies ArgsSpec;
@@ -261,7 +263,9 @@ export const COMPARE_ARGS = {
   about: `Prints the headline figures of two or more runs side by side (storage read/write GiB/s, storage read
 p95/p99 ms, requests/s, tokens/s, hit rate, device bytes, validity) with ratios against the first.
 A ratio is marked n.s. when the difference is within the runs' own noise (their --trials CVs) and ?
-when that noise is unknown (runs without --trials): no difference is called significant without trials.`,
+when that noise is unknown (runs without --trials): no difference is called significant without trials.
+A replay's results, and each option of an mlperf merged summary, stand beside runs: a figure one does
+not record is n/a.`,
   positional: { name: 'RESULTS.json', noun: 'results file', min: 2, max: Infinity, hint: 'for one run use kv-cache report' },
   options: {
     html: {

@@ -3,7 +3,8 @@
 // lists and reads the files; this module decides what each file is, builds the rows and writes the
 // table (XLSX or CSV, both through exceljs). Files are read loosely (not against this build's schema):
 // results of other versions, and the reference's own files, aggregate too; a missing figure is an
-// empty cell.
+// empty cell. A replay's results are a row of the columns a replay records, and a merged MLPerf
+// summary one row per option of the figures it records (FOREIGN_ROWS); their other cells stay empty.
 //
 // The reference's columns, in json_to_xlsx.py's order: Filename; Storage Throughput (tok/s), which it
 // recomputes from the root-level totals (total_tokens_generated ÷ total_storage_io_latency), Storage
@@ -15,6 +16,7 @@ import type { Cell } from './spreadsheet-cell.js';
 import { LATENCY_STATS, storageTierColumnKeys } from './spreadsheet.js';
 import { kindOfHeader, numberFormatFor, roundFor } from './rounding.js';
 import { inertCell } from '../util/safe-text.js';
+import { MANIFEST_PROBLEM, mlperfFileKind } from './html/summary-input.js';
 
 type Json = Record<string, unknown>;
 
@@ -187,10 +189,75 @@ const TTFT_COLUMNS: readonly ColumnSpec[] = [
 export const AGGREGATE_COLUMNS: readonly ColumnSpec[] = [...REFERENCE_COLUMNS, ...OUR_COLUMNS, ...TTFT_COLUMNS];
 export const REFERENCE_COLUMN_COUNT = REFERENCE_COLUMNS.length;
 
+/** The cells a file that is not a run fills, by column header; every other column of its row is empty. */
+type CellsByHeader = Readonly<Record<string, (doc: Json, path: string) => Cell>>;
+
+const columnByHeader = new Map(AGGREGATE_COLUMNS.map(([h, value]) => [h, value]));
+/** The run's own column, for the columns a replay records at the same place in its file. */
+const sameAsRun = (header: string): ((doc: Json, path: string) => Cell) => columnByHeader.get(header) ?? (() => null);
+const replayRate = (which: 'read_bytes' | 'write_bytes') => (doc: Json) => {
+  const elapsed = num(doc.elapsed_time);
+  const bytes = num(at(doc, 'replay', which));
+  return elapsed === null || bytes === null || elapsed <= 0 ? null : bytes / elapsed;
+};
+
+/** A replay (kv-cache replay): its storage-tier figures and device counters; no request, token, hit-rate or verdict column. */
+export const REPLAY_CELLS: CellsByHeader = Object.fromEntries([
+  ['Filename', (_doc: Json, path: string) => path],
+  ['Elapsed Time (s)', (doc: Json) => num(doc.elapsed_time)],
+  ...storageTierColumnKeys().map(([header]) => [header, sameAsRun(header)] as const),
+  ...[
+    'Tier Storage KV Bytes Written (GiB)',
+    'Tier Storage KV Bytes Read (GiB)',
+    'Tier Storage Read Bandwidth (GiB/s)',
+    'Tier Storage Write Bandwidth (GiB/s)',
+    'I/O Mode',
+    'File System',
+    'Device',
+    'Device Read (bytes)',
+    'Device Written (bytes)',
+    'Stop Reason',
+    'Schema Version',
+    'Tool Version',
+  ].map((h) => [h, sameAsRun(h)] as const),
+  ['Storage Read (bytes/s)', replayRate('read_bytes')],
+  ['Storage Write (bytes/s)', replayRate('write_bytes')],
+]);
+
+const pooled = (op: 'read' | 'write', p: string) => (o: Json) => num(at(o, 'kvcache_bench', `storage_${op}_device_latency`, `${p}_ms`));
+
+/**
+ * One option of a merged MLPerf summary (kv-cache merge), every rank as one system: upstream's sums of
+ * the ranks' figures where the column is one of them, our pooled device percentiles (every rank's
+ * samples, not a max of p95s) and all ranks' bytes ÷ the common window.
+ */
+export const SUMMARY_OPTION_CELLS: CellsByHeader = {
+  'Avg Throughput (tok/s)': (o) => num(o.aggregated_avg_throughput_tokens_per_sec),
+  'Tier Storage Read Bandwidth (GiB/s)': (o) => num(o.aggregated_read_bandwidth_gbps),
+  'Tier Storage Write Bandwidth (GiB/s)': (o) => num(o.aggregated_write_bandwidth_gbps),
+  'Storage Tier Read Device P50 (ms)': pooled('read', 'p50'),
+  'Storage Tier Read Device P95 (ms)': pooled('read', 'p95'),
+  'Storage Tier Read Device P99 (ms)': pooled('read', 'p99'),
+  'Storage Tier Read Device P99.9 (ms)': pooled('read', 'p999'),
+  'Storage Tier Write Device P50 (ms)': pooled('write', 'p50'),
+  'Storage Tier Write Device P95 (ms)': pooled('write', 'p95'),
+  'Storage Tier Write Device P99 (ms)': pooled('write', 'p99'),
+  'Storage Tier Write Device P99.9 (ms)': pooled('write', 'p999'),
+  'Storage Read (bytes/s)': (o) => num(at(o, 'kvcache_bench', 'storage_read_bytes_per_sec')),
+  'Storage Write (bytes/s)': (o) => num(at(o, 'kvcache_bench', 'storage_write_bytes_per_sec')),
+  Validity: (o) => {
+    const valid = at(o, 'kvcache_bench', 'all_ranks_valid');
+    return typeof valid === 'boolean' ? (valid ? 'VALID' : 'NOT VALID') : null;
+  },
+  'Trials Completed': (o) => num(o.trial_count),
+};
+
 export interface AggregateTable {
   readonly headers: readonly string[];
-  /** One row per run results file, sorted by Filename; values rounded to their precision. */
+  /** One row per run or replay results file and per option of a merged summary, sorted by Filename; values rounded to their precision. */
   readonly rows: ReadonlyArray<readonly Cell[]>;
+  /** How many files gave the rows. */
+  readonly files: number;
   readonly skipped: readonly SkippedFile[];
 }
 
@@ -211,17 +278,32 @@ function listedTrials(runs: ReadonlyArray<{ path: string; trialFiles: readonly s
   return listed;
 }
 
-/** What a parsed file is: a run's results (undefined) or the reason it is skipped. */
-function notARun(doc: unknown): string | undefined {
-  if (!isObject(doc)) return 'not a kv-cache results file (the JSON is not an object)';
-  if (isObject(doc.replay)) return 'replay results (kv-cache replay), not a run';
-  if (!isObject(doc.summary)) return "not a kv-cache results file (no 'summary' object)";
-  return undefined;
+/** What a parsed file is, or the reason it is skipped. */
+function kindOf(doc: unknown): 'run' | 'replay' | 'summary' | { skip: string } {
+  if (!isObject(doc)) return { skip: 'not a kv-cache results file (the JSON is not an object)' };
+  if (isObject(doc.replay)) return 'replay';
+  const mlperf = mlperfFileKind(doc);
+  if (mlperf === 'summary') return 'summary';
+  if (mlperf === 'manifest') return { skip: MANIFEST_PROBLEM };
+  if (!isObject(doc.summary)) return { skip: "not a kv-cache results file (no 'summary' object)" };
+  return 'run';
+}
+
+/** A row of a file that is not a run: the cells `cells` gives, the others empty, each rounded as its column. */
+function foreignRow(
+  headers: readonly string[],
+  kinds: Array<ReturnType<typeof kindOfHeader>>,
+  cells: CellsByHeader,
+  doc: Json,
+  path: string,
+): Cell[] {
+  return headers.map((h, i) => roundFor(kinds[i], cells[h]?.(doc, path) ?? null));
 }
 
 /**
- * The table of `files`. Skipped, each with its reason: unreadable files, text that is not JSON, JSON
- * that is not a run's results, and trial files (`<stem>.trial-<k>.json`) whose `--output` file is
+ * The table of `files`: a row per run, per replay and per option of a merged summary. Skipped, each
+ * with its reason: unreadable files, text that is not JSON, JSON that is none of those (an mlperf
+ * manifest is named as such), and trial files (`<stem>.trial-<k>.json`) whose `--output` file is
  * among the files: that file already holds the median trial and every trial's figures (the CV
  * columns), so its trials would count the same configuration several times. A trial file without its
  * `--output` file is a row of its own.
@@ -233,6 +315,9 @@ export function aggregateTable(files: Iterable<FoundFile>): AggregateTable {
   // Each file becomes its row at once and its text and document are dropped: with a lazy `files`, one
   // file's document is in memory at a time, however many large files there are.
   const runs: Array<{ path: string; row: Cell[]; trialFiles: string[] }> = [];
+  const others: Array<{ path: string; row: Cell[] }> = [];
+  /** The replays and summaries that gave rows. */
+  const otherFiles = new Set<string>();
   for (const f of files) {
     if ('unreadable' in f) {
       skipped.push({ path: f.path, reason: `unreadable: ${f.unreadable}` });
@@ -245,12 +330,24 @@ export function aggregateTable(files: Iterable<FoundFile>): AggregateTable {
       skipped.push({ path: f.path, reason: `not JSON: ${(e as Error).message}` });
       continue;
     }
-    const why = notARun(doc);
-    if (why !== undefined) skipped.push({ path: f.path, reason: why });
-    else {
-      const run = doc as Json;
-      const row = AGGREGATE_COLUMNS.map(([, value], i) => roundFor(kinds[i], value(run, f.path)));
-      runs.push({ path: f.path, row, trialFiles: trialFilesOf(f.path, run) });
+    const kind = kindOf(doc);
+    const json = doc as Json;
+    if (typeof kind === 'object') skipped.push({ path: f.path, reason: kind.skip });
+    else if (kind === 'run') {
+      const row = AGGREGATE_COLUMNS.map(([, value], i) => roundFor(kinds[i], value(json, f.path)));
+      runs.push({ path: f.path, row, trialFiles: trialFilesOf(f.path, json) });
+    } else if (kind === 'replay') {
+      others.push({ path: f.path, row: foreignRow(headers, kinds, REPLAY_CELLS, json, f.path) });
+      otherFiles.add(f.path);
+    } else {
+      const options = Object.entries(isObject(json.options) ? json.options : {});
+      if (options.length === 0) skipped.push({ path: f.path, reason: 'a merged summary without any option' });
+      for (const [id, option] of options) {
+        const name = `${f.path} option ${id}`;
+        const cells = { ...SUMMARY_OPTION_CELLS, Filename: () => name };
+        others.push({ path: name, row: foreignRow(headers, kinds, cells, isObject(option) ? option : {}, f.path) });
+        otherFiles.add(f.path);
+      }
     }
   }
   const trials = listedTrials(runs);
@@ -260,11 +357,12 @@ export function aggregateTable(files: Iterable<FoundFile>): AggregateTable {
     skipped.push({ path, reason: `a trial of ${parent}, which holds its figures (trials columns)` });
     return false;
   });
+  const all = [...kept, ...others];
   // As json_to_xlsx.py: sorted by Filename (code-point order).
-  kept.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const rows = kept.map(({ row }) => row);
+  all.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const rows = all.map(({ row }) => row);
   skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { headers, rows, skipped };
+  return { headers, rows, files: kept.length + otherFiles.size, skipped };
 }
 
 export type AggregateFormat = 'xlsx' | 'csv';

@@ -150,7 +150,8 @@ export class FileBackend implements Backend {
     // A key we do not hold must not clobber an existing file (another run's or the user's).
     const ours = this.sizes.delete(key) || this.abandoned.delete(path);
     const exclusive = ours ? 0 : fsc.O_EXCL;
-    const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | exclusive | (direct ? fsc.O_DIRECT : 0);
+    // O_NOFOLLOW: rewriting an entry of ours never writes through a link put in its place (a shared cache dir).
+    const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | fsc.O_NOFOLLOW | exclusive | (direct ? fsc.O_DIRECT : 0);
     const t = new SplitTimer();
     let fh: FileHandle;
     try {

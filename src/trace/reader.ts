@@ -2,10 +2,9 @@
 // rows), plain or zstd-compressed. Compression is recognized by a `.zst` suffix or by the zstd magic
 // bytes, and undone by the system zstd (see zstd.ts). Memory stays constant whatever the trace size;
 // a malformed record throws TraceFormatError naming the file and the line it starts on.
-import { createReadStream } from 'node:fs';
 import { TraceFormatError, ZstdError } from './errors.js';
 import { checkHeader, parseRow, TRACE_HEADER } from './format.js';
-import { checkInputFileAsync, statProblem } from '../util/input-file.js';
+import { checkInputFileAsync, openInputFileAsync, statProblem } from '../util/input-file.js';
 import { excerpt } from '../util/excerpt.js';
 import type { TraceRow } from './format.js';
 import { DEFAULT_ZSTD_COMMAND, hasZstdSuffix, startZstd, startsWithZstdMagic } from './zstd.js';
@@ -104,8 +103,11 @@ export async function* splitRecords(chunks: AsyncIterable<string>, file?: string
   yield { text: carry.endsWith('\r') ? carry.slice(0, -1) : carry, line };
 }
 
-function plainSource(path: string): TextSource {
-  const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 256 * 1024 });
+/** The file's text, opened once without blocking and judged on what was opened (a FIFO swapped in since the check is refused). */
+async function plainSource(path: string): Promise<TextSource> {
+  const opened = await openInputFileAsync(path);
+  if (!opened.ok) throw new TraceFileError(path, `${opened.problem} (expected a CSV trace file, or a .zst of one)`);
+  const stream = opened.file.createReadStream({ encoding: 'utf8', highWaterMark: 256 * 1024 });
   return { chunks: stream, failure: async () => null, dispose: () => stream.destroy() };
 }
 
@@ -154,7 +156,7 @@ export async function* readTrace(path: string, opts: ReadTraceOptions = {}): Asy
   }
   let source: TextSource;
   try {
-    source = compressed ? await zstdSource(path, opts.zstdCommand ?? DEFAULT_ZSTD_COMMAND) : plainSource(path);
+    source = compressed ? await zstdSource(path, opts.zstdCommand ?? DEFAULT_ZSTD_COMMAND) : await plainSource(path);
   } catch (e: unknown) {
     if (e instanceof ZstdError) throw zstdProblem(path, e);
     throw e;

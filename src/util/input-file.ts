@@ -91,26 +91,75 @@ export interface InputReadOptions extends InputFileLimits {
   readonly noFollow?: boolean;
 }
 
+/** An input file opened for reading: its descriptor and size, or the reason it was not opened. */
+export type OpenedInput =
+  { readonly ok: true; readonly fd: number; readonly size: number } | { readonly ok: false; readonly problem: string };
+
+const openFlags = (options: InputReadOptions): number =>
+  constants.O_RDONLY | constants.O_NONBLOCK | (options.noFollow === true ? constants.O_NOFOLLOW : 0);
+
+function openProblem(e: unknown, options: InputReadOptions): string {
+  const code = e instanceof Error && 'code' in e ? String(e.code) : '';
+  return options.noFollow === true && code === 'ELOOP' ? 'is a symbolic link (not followed)' : statProblem(e);
+}
+
 /**
- * Reads a regular file's text, checking what was opened rather than what the path named a moment
- * before: the open is non-blocking (a FIFO opens at once and is then refused by fstat, never waited
- * on), O_NOFOLLOW when asked, and no more than the size fstat gave (and the limit) is read, so a file
- * that grows meanwhile cannot make it read without end.
+ * Opens a regular file for reading, judging what was opened rather than what the path named a moment
+ * before (a check by path then an open by path lets the file be swapped for a FIFO in between): the
+ * open is non-blocking (a FIFO opens at once and is then refused by fstat, never waited on; O_NONBLOCK
+ * changes nothing for a regular file's reads), O_NOFOLLOW when asked. The caller closes the fd.
  */
-export function readInputText(path: string, options: InputReadOptions = {}): InputText {
-  const flags = constants.O_RDONLY | constants.O_NONBLOCK | (options.noFollow === true ? constants.O_NOFOLLOW : 0);
+export function openInputFile(path: string, options: InputReadOptions = {}): OpenedInput {
   let fd: number;
   try {
-    fd = openSync(path, flags);
+    fd = openSync(path, openFlags(options));
   } catch (e: unknown) {
-    const code = e instanceof Error && 'code' in e ? String(e.code) : '';
-    if (options.noFollow === true && code === 'ELOOP') return { ok: false, problem: 'is a symbolic link (not followed)' };
-    return { ok: false, problem: statProblem(e) };
+    return { ok: false, problem: openProblem(e, options) };
   }
   try {
     const judged = judgeStats(fstatSync(fd), options);
-    if (!judged.ok) return judged;
-    const buffer = Buffer.alloc(judged.size);
+    if (judged.ok) return { ok: true, fd, size: judged.size };
+    closeSync(fd);
+    return judged;
+  } catch (e: unknown) {
+    closeSync(fd);
+    return { ok: false, problem: statProblem(e) };
+  }
+}
+
+/** openInputFile without blocking the event loop. The caller closes the handle. */
+export async function openInputFileAsync(
+  path: string,
+  options: InputReadOptions = {},
+): Promise<{ readonly ok: true; readonly file: FileHandle; readonly size: number } | { readonly ok: false; readonly problem: string }> {
+  let file: FileHandle;
+  try {
+    file = await open(path, openFlags(options));
+  } catch (e: unknown) {
+    return { ok: false, problem: openProblem(e, options) };
+  }
+  try {
+    const judged = judgeStats(await file.stat(), options);
+    if (judged.ok) return { ok: true, file, size: judged.size };
+    await file.close();
+    return judged;
+  } catch (e: unknown) {
+    await file.close();
+    return { ok: false, problem: statProblem(e) };
+  }
+}
+
+/**
+ * Reads a regular file's text through openInputFile (non-blocking open, fstat of what was opened),
+ * no more than the size fstat gave (and the limit), so a file that grows meanwhile cannot make it
+ * read without end.
+ */
+export function readInputText(path: string, options: InputReadOptions = {}): InputText {
+  const opened = openInputFile(path, options);
+  if (!opened.ok) return opened;
+  const { fd } = opened;
+  try {
+    const buffer = Buffer.alloc(opened.size);
     let got = 0;
     while (got < buffer.length) {
       const n = readSync(fd, buffer, got, buffer.length - got, null);
@@ -127,19 +176,11 @@ export function readInputText(path: string, options: InputReadOptions = {}): Inp
 
 /** readInputText without blocking the event loop: the same non-blocking, no-follow open and fstat check. */
 export async function readInputTextAsync(path: string, options: InputReadOptions = {}): Promise<InputText> {
-  const flags = constants.O_RDONLY | constants.O_NONBLOCK | (options.noFollow === true ? constants.O_NOFOLLOW : 0);
-  let file: FileHandle;
+  const opened = await openInputFileAsync(path, options);
+  if (!opened.ok) return opened;
+  const { file } = opened;
   try {
-    file = await open(path, flags);
-  } catch (e: unknown) {
-    const code = e instanceof Error && 'code' in e ? String(e.code) : '';
-    if (options.noFollow === true && code === 'ELOOP') return { ok: false, problem: 'is a symbolic link (not followed)' };
-    return { ok: false, problem: statProblem(e) };
-  }
-  try {
-    const judged = judgeStats(await file.stat(), options);
-    if (!judged.ok) return judged;
-    const buffer = Buffer.alloc(judged.size);
+    const buffer = Buffer.alloc(opened.size);
     let got = 0;
     while (got < buffer.length) {
       const { bytesRead } = await file.read(buffer, got, buffer.length - got, null);

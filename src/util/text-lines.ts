@@ -2,9 +2,10 @@
 // split from the file stream's own async iterator, which reads the next chunk only when the consumer
 // asks for it, so a paced (slow) consumer never makes the file pile up in memory. Each reader turns a
 // problem into its own typed error and words.
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { checkInputFileAsync } from './input-file.js';
+import { checkInputFileAsync, judgeStats } from './input-file.js';
 
 /** Why the lines stopped; `line` is 1-based. */
 export type LineReadProblem =
@@ -30,9 +31,15 @@ export async function* readTextLines(file: string, options: TextLinesOptions): A
   if (!checked.ok) throw options.fail({ kind: 'unusable', problem: checked.problem });
   let handle: FileHandle;
   try {
-    handle = await open(file, 'r');
+    // Non-blocking: a FIFO swapped in since the check opens at once, and what was opened is judged below.
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     throw options.fail({ kind: 'open', cause: err });
+  }
+  const opened = judgeStats(await handle.stat());
+  if (!opened.ok) {
+    await handle.close();
+    throw options.fail({ kind: 'unusable', problem: opened.problem });
   }
   const stream = handle.createReadStream({ encoding: 'utf8', highWaterMark: options.chunkBytes });
   try {

@@ -15,8 +15,8 @@
 //   synthetic users; duplicate record ids are made unique so two records never share cache keys;
 // - conversation ids carry the pass (`<id>_p<pass>`), see shareGptTimeline.
 // Pure apart from reading the file: no timers; the shuffle uses the injected Rng.
-import { closeSync, openSync, readSync } from 'node:fs';
-import { checkInputFile } from '../util/input-file.js';
+import { closeSync, readSync } from 'node:fs';
+import { openInputFile } from '../util/input-file.js';
 import { arrayElements, parseElement } from '../util/json-stream.js';
 import type { JsonArraySource } from '../util/json-stream.js';
 import type { Rng } from '../util/rng.js';
@@ -212,15 +212,11 @@ function isObject(v: unknown): v is Record<string, unknown> {
 
 // ---- the file ----------------------------------------------------------------------------------
 
-/** Opens the dataset after checking, without opening it, that it is a regular file (a FIFO would block the open). */
+/** Opens the dataset without ever blocking, refusing anything but a regular file (openInputFile: what was opened is judged). */
 function openDataset(path: string): number {
-  const checked = checkInputFile(path);
-  if (!checked.ok) throw new DatasetError(path, checked.problem, READABLE_FILE);
-  try {
-    return openSync(path, 'r');
-  } catch (e: unknown) {
-    throw new DatasetError(path, fileProblem(e), READABLE_FILE);
-  }
+  const opened = openInputFile(path);
+  if (!opened.ok) throw new DatasetError(path, opened.problem, READABLE_FILE);
+  return opened.fd;
 }
 
 /** The next bytes of the file into `buf` (a view of it; empty at the end). */

@@ -3,7 +3,8 @@
 // tier, read and write bytes and latencies, model), reduced to the figures a run is compared with.
 // Unlike the reference, which compared against hard-coded "synthetic" numbers when the file was missing
 // or unreadable, a missing or malformed file is an input error naming the file and the problem.
-import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, readSync, statSync } from 'node:fs';
+import { openInputFile } from '../util/input-file.js';
 import * as z from 'zod';
 
 /** Larger files are refused: the whole list is parsed in memory. */
@@ -149,9 +150,12 @@ export function loadValidationTrace(path: string): ValidationTraceStats {
       'Pass a sample of the trace',
     );
   }
-  const fd = openSync(path, 'r');
+  // What is opened is judged again (non-blocking open, fstat, the size cap): the path may have changed since the stat.
+  const opened = openInputFile(path, { maxBytes: MAX_VALIDATION_TRACE_BYTES });
+  if (!opened.ok) throw new ValidationTraceError(path, opened.problem);
+  const { fd } = opened;
   try {
-    const buf = Buffer.alloc(fstatSync(fd).size);
+    const buf = Buffer.alloc(opened.size);
     let off = 0;
     while (off < buf.length) {
       const n = readSync(fd, buf, off, buf.length - off, off);

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { findResultsFiles } from '../../src/cli/aggregate.js';
+import { listResultsFiles, readResultsFiles } from '../../src/cli/aggregate.js';
 import { summaryLines } from '../../src/mlperf/summary-text.js';
 import { mergeRun } from '../../src/mlperf/merge.js';
 import { aggregateBytes, aggregateTable } from '../../src/report/aggregate.js';
@@ -85,7 +85,7 @@ test('aggregate reads each file only when it reaches it (one file in memory at a
     const text = JSON.stringify(buildResultsJson(runResultFixture()));
     writeFileSync(join(dir, 'a.json'), text);
     writeFileSync(join(dir, 'b.json'), 'not yet');
-    const files = findResultsFiles([dir])[Symbol.iterator]();
+    const files = readResultsFiles(listResultsFiles([dir]))[Symbol.iterator]();
     const first = files.next();
     assert.equal(first.done, false);
     // b.json is rewritten after a.json was taken: a reader that read everything first would see 'not yet'.

@@ -4,9 +4,10 @@
 // give one clear message. Memory is bounded by construction in each reader (see collect.ts, latency.ts).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { MAX_RESULTS_FILE_BYTES } from '../../src/cli/aggregate.js';
 import { buildResultsJson } from '../../src/report/results-json.js';
 import { hasControl } from '../../src/util/safe-text.js';
 import { inTempDir, runCli } from '../e2e/run-cli.js';
@@ -110,6 +111,36 @@ test('aggregate -o x.csv: formula cells from a results file are neutralised', TI
     assert.equal(/(^|,)"?[=+@]/m.test(csv.split('\n').slice(1).join('\n')), false, csv.slice(0, 300));
     assert.ok(csv.includes(`'=cmd|' /C calc'!A0`));
   }),
+);
+
+test(
+  'aggregate and report: a results file over the 256 MiB bound (a sparse file: no disk filled) is one message, exit 2, nothing read or written',
+  TIMEOUT,
+  () =>
+    inTempDir(async (dir) => {
+      const runs = join(dir, 'runs');
+      mkdirSync(runs);
+      writeFileSync(join(runs, 'a.json'), runDoc());
+      const huge = join(runs, 'huge.json');
+      writeFileSync(huge, '');
+      truncateSync(huge, MAX_RESULTS_FILE_BYTES + 1); // a hole: takes no disk blocks
+      const out = join(dir, 'out', 'x.csv');
+      const r = await runCli(['aggregate', runs, '-o', out]);
+      assert.equal(r.code, 2);
+      assert.equal(r.stdout, '');
+      assert.equal(
+        r.stderr,
+        `kv-cache aggregate: error: Invalid configuration: ${huge}: is 256.0 MiB (268435457 bytes); a results file may be at most 256 MiB (268435456 bytes) (aggregate parses each file whole in memory)\nUsage: kv-cache aggregate DIR… [-o FILE]\n`,
+      );
+      const rep = await runCli(['report', huge, '-o', join(dir, 'r.html')]);
+      assert.equal(rep.code, 2);
+      assert.equal(
+        rep.stderr,
+        `kv-cache report: error: ${huge}: is 256.0 MiB (268435457 bytes); at most 256 MiB (268435456 bytes) are accepted\n`,
+      );
+      assert.deepEqual(readdirSync(dir), ['runs'], 'nothing written');
+      assert.deepEqual(readdirSync(runs).sort(), ['a.json', 'huge.json']);
+    }),
 );
 
 test('mlperf --dry-run: a results dir named "res\\nid #" cannot smuggle a command line into the plan', TIMEOUT, () =>

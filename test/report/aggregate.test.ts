@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import ExcelJS from 'exceljs';
 import {
+  REPLAY_CELLS,
+  SUMMARY_OPTION_CELLS,
   AGGREGATE_COLUMNS,
   aggregateBytes,
   aggregateFormatOf,
@@ -13,7 +15,9 @@ import {
 import type { FoundFile } from '../../src/report/aggregate.js';
 import { buildResultsJson } from '../../src/report/results-json.js';
 import { SCHEMA_VERSION } from '../../src/report/results-schema.js';
+import { kindOfHeader, roundFor } from '../../src/report/rounding.js';
 import { runResultFixture } from './fixtures.js';
+import { replayDoc, summaryDoc } from './html/docs.js';
 
 /** The fixture run's results (4 requests, 400 tokens, 2 s of summed storage I/O time) as a file's text. */
 function fixtureText(edit: (doc: Record<string, unknown> & ReturnType<typeof buildResultsJson>) => void = () => undefined): string {
@@ -24,6 +28,7 @@ function fixtureText(edit: (doc: Record<string, unknown> & ReturnType<typeof bui
 }
 
 const headers = AGGREGATE_COLUMNS.map(([h]) => h);
+const rounded = (header: string, v: number): unknown => roundFor(kindOfHeader(header), v);
 
 test('columns: json_to_xlsx.py order (Filename, the three I/O-time columns, the summary), then ours', () => {
   assert.equal(REFERENCE_COLUMN_COUNT, 75);
@@ -87,7 +92,7 @@ test('columns: json_to_xlsx.py order (Filename, the three I/O-time columns, the 
   assert.equal(new Set(headers).size, headers.length, 'no duplicate column');
 });
 
-test('rows sorted by filename with rounded values; non-results, replays, unreadable files and listed trials skipped', () => {
+test('rows sorted by filename with rounded values; non-results, unreadable files and listed trials skipped', () => {
   const files: FoundFile[] = [
     {
       path: 'd/b.json',
@@ -102,7 +107,6 @@ test('rows sorted by filename with rounded values; non-results, replays, unreada
     { path: 'd/b.trial-1.json', text: fixtureText() },
     { path: 'e/b.trial-2.json', text: fixtureText() }, // another directory: not the listed trial
     { path: 'd/a.json', text: fixtureText((d) => (d.total_storage_io_latency = 0)) },
-    { path: 'd/replay.json', text: JSON.stringify({ replay: { trace: 't' }, summary: { cache_stats: {} } }) },
     { path: 'd/other.json', text: '[1, 2]' },
     { path: 'd/bad.json', text: '{"summary": ' },
     { path: 'd/locked.json', unreadable: 'EACCES: permission denied' },
@@ -117,7 +121,6 @@ test('rows sorted by filename with rounded values; non-results, replays, unreada
     { path: 'd/bad.json', reason: `not JSON: ${errorOf('{"summary": ')}` },
     { path: 'd/locked.json', reason: 'unreadable: EACCES: permission denied' },
     { path: 'd/other.json', reason: 'not a kv-cache results file (the JSON is not an object)' },
-    { path: 'd/replay.json', reason: 'replay results (kv-cache replay), not a run' },
   ]);
   const value = (row: number, header: string): unknown => t.rows[row][headers.indexOf(header)];
   // json_to_xlsx.py's formulas from the root-level totals: 400 tokens and 4 requests over 2 s of I/O.
@@ -184,4 +187,64 @@ test('the sheet: bold frozen header, numbers with formats; CSV through exceljs',
   assert.equal(csv[0].split(',').slice(0, 3).join(','), 'Filename,Storage Throughput (tok/s),Storage Requests/sec');
   assert.equal(csv[1].split(',').slice(0, 4).join(','), 'd/a.json,200,2,2');
   assert.deepEqual(['a.XLSX', 'a.csv', 'a.json', 'a'].map(aggregateFormatOf), ['xlsx', 'csv', undefined, undefined]);
+});
+
+test('every column a replay or a summary option fills is a column of the table', () => {
+  for (const h of [...Object.keys(REPLAY_CELLS), ...Object.keys(SUMMARY_OPTION_CELLS)]) assert.ok(headers.includes(h), h);
+});
+
+test('a replay is a row of what it records; a merged summary a row per option; the mlperf manifest is skipped by name', () => {
+  const replay = replayDoc();
+  const summary = summaryDoc();
+  const t = aggregateTable([
+    { path: 'd/replay.json', text: JSON.stringify(replay) },
+    { path: 'd/sum.json', text: JSON.stringify(summary) },
+    { path: 'd/run.json', text: JSON.stringify({ run_datetime: 'x', total_ranks: 2, options: [1], hosts: ['vm'] }) },
+  ]);
+  assert.equal(t.files, 2);
+  assert.deepEqual(
+    t.rows.map((r) => r[0]),
+    ['d/replay.json', 'd/sum.json option 1', 'd/sum.json option 2'],
+  );
+  assert.deepEqual(t.skipped, [
+    {
+      path: 'd/run.json',
+      reason:
+        'the plan manifest of a kv-cache mlperf run (run.json): it holds no results; give its kvcache_run_summary_*.json or its rank files (option_*/trial_*/rank_*/*.json)',
+    },
+  ]);
+  const filled = (row: number): Record<string, unknown> =>
+    Object.fromEntries(headers.flatMap((h, i) => (t.rows[row][i] === null ? [] : [[h, t.rows[row][i]]])));
+  const cs = replay.summary.cache_stats;
+  const r = filled(0);
+  // 10 MiB read and 4 MiB written over 2 s; no request, token, hit-rate or verdict cell.
+  assert.equal(r['Storage Read (bytes/s)'], rounded('Storage Read (bytes/s)', (10 * 1024 * 1024) / 2));
+  assert.equal(r['Storage Write (bytes/s)'], rounded('Storage Write (bytes/s)', (4 * 1024 * 1024) / 2));
+  assert.equal(r['Elapsed Time (s)'], 2);
+  assert.equal(r['Storage Tier Read Device P95 (ms)'], cs.storage_read_device_p95_ms);
+  assert.deepEqual(
+    [r['I/O Mode'], r['File System'], r['Stop Reason'], r['Schema Version']],
+    ['direct', 'ext4', 'workload_complete', SCHEMA_VERSION],
+  );
+  for (const h of ['Total I/O Time (s)', 'Total Requests', 'Avg Throughput (tok/s)', 'Cache Hit Rate', 'Validity'])
+    assert.equal(r[h], undefined, h);
+  const o = filled(1);
+  assert.deepEqual(o, {
+    Filename: 'd/sum.json option 1',
+    'Avg Throughput (tok/s)': 80,
+    'Storage Tier Read Device P50 (ms)': 1.25,
+    'Storage Tier Read Device P95 (ms)': 1.25,
+    'Storage Tier Read Device P99 (ms)': 1.25,
+    'Storage Tier Read Device P99.9 (ms)': 1.25,
+    'Storage Tier Write Device P50 (ms)': 1.5,
+    'Storage Tier Write Device P95 (ms)': 1.5,
+    'Storage Tier Write Device P99 (ms)': 1.5,
+    'Storage Tier Write Device P99.9 (ms)': 1.5,
+    'Tier Storage Read Bandwidth (GiB/s)': 0.8,
+    'Tier Storage Write Bandwidth (GiB/s)': 0.6,
+    'Storage Read (bytes/s)': rounded('Storage Read (bytes/s)', summary.options['1'].kvcache_bench.storage_read_bytes_per_sec),
+    'Storage Write (bytes/s)': rounded('Storage Write (bytes/s)', summary.options['1'].kvcache_bench.storage_write_bytes_per_sec),
+    Validity: 'NOT VALID',
+    'Trials Completed': 1,
+  });
 });

@@ -3,9 +3,10 @@
 // over the run's trials (`--trials`); a difference is called significant only when both runs have
 // trials and |ratio − 1| exceeds twice the combined CV √(cv₁² + cv₂²). The CVs are per trial (not of
 // the median), which makes the test conservative. Without trials in both runs nothing is claimed.
-import { formatFigure, HEADLINE_FIGURES, trialCv, validityText } from './headline.js';
+import { entryVerdict, figureValue, formatFigure, HEADLINE_FIGURES, trialCv } from './headline.js';
 import type { HeadlineFigure } from './headline.js';
-import type { LoadedRun } from './run-input.js';
+import { isOption, isReplay, isRun } from './inputs.js';
+import type { LoadedInput } from './inputs.js';
 import { TTFT_FIGURES, ttftAssumptions } from './ttft-figures.js';
 import { inert } from '../../util/safe-text.js';
 
@@ -39,15 +40,16 @@ export function judge(
   return { significance: Math.abs(ratio - 1) > SIGNIFICANCE_CVS * noiseCv ? 'significant' : 'ns', noiseCv };
 }
 
-export function compareFigures(runs: readonly LoadedRun[], figures: readonly HeadlineFigure[] = HEADLINE_FIGURES): ComparedFigure[] {
+/** Runs, replays and merged options alike: a figure an entry does not record is n/a and gets no ratio. */
+export function compareFigures(runs: readonly LoadedInput[], figures: readonly HeadlineFigure[] = HEADLINE_FIGURES): ComparedFigure[] {
   const base = runs[0];
   return figures.map((figure) => {
-    const baseValue = base === undefined ? null : figure.value(base.doc);
+    const baseValue = base === undefined ? null : figureValue(figure, base);
     const values = runs.map((run, i): ComparedValue => {
-      const value = figure.value(run.doc);
+      const value = figureValue(figure, run);
       if (i === 0) return { value, ratio: null, significance: 'unknown', noiseCv: null };
       const ratio = value === null || baseValue === null || baseValue === 0 ? null : value / baseValue;
-      return { value, ratio, ...judge(ratio, base === undefined ? undefined : trialCv(base.doc, figure), trialCv(run.doc, figure)) };
+      return { value, ratio, ...judge(ratio, base === undefined ? undefined : trialCv(base, figure), trialCv(run, figure)) };
     });
     return { figure, values };
   });
@@ -58,6 +60,20 @@ export function ratioText(v: ComparedValue): string {
   if (v.ratio === null) return '';
   const mark = v.significance === 'ns' ? ' n.s.' : v.significance === 'unknown' ? ' ?' : '';
   return `×${v.ratio.toFixed(2)}${mark}`;
+}
+
+/** What the columns of replays and merged summaries are, when there are any: n/a is not a zero. */
+function kindNotes(runs: readonly LoadedInput[]): string[] {
+  const notes: string[] = [];
+  if (runs.some(isReplay))
+    notes.push(
+      'A replay issues trace rows, not requests: it has no request, token or hit-rate figure (n/a) and records no validity verdict.',
+    );
+  if (runs.some(isOption))
+    notes.push(
+      "A merged summary's option is all its ranks: bytes ÷ the trials' common window, read p95/p99 of every rank's samples pooled, tokens/s summed over ranks.",
+    );
+  return notes;
 }
 
 function table(rows: ReadonlyArray<readonly string[]>): string[] {
@@ -71,7 +87,7 @@ function table(rows: ReadonlyArray<readonly string[]>): string[] {
 }
 
 /** The console table of `kv-cache compare`. */
-export function formatCompareTable(runs: readonly LoadedRun[]): string {
+export function formatCompareTable(runs: readonly LoadedInput[]): string {
   const compared = compareFigures(runs);
   const header = [
     'Figure',
@@ -85,15 +101,11 @@ export function formatCompareTable(runs: readonly LoadedRun[]): string {
     ...values.map((v) => formatFigure(v.value, figure.digits)),
     ...values.slice(1).map(ratioText),
   ]);
-  const validity = [
-    'Validity',
-    '',
-    ...runs.map((r) => (r.doc.kvcache_bench.validity.valid ? 'VALID' : 'NOT VALID')),
-    ...runs.slice(1).map(() => ''),
-  ];
-  const withTrials = runs.filter((r) => r.doc.kvcache_bench.trials !== undefined).length;
+  const verdicts = runs.map(entryVerdict);
+  const validity = ['Validity', '', ...verdicts.map((v) => v.short), ...runs.slice(1).map(() => '')];
+  const withTrials = runs.filter((r) => isRun(r) && r.doc.kvcache_bench.trials !== undefined).length;
   // The modelled TTFT (issue 23): its own table, after the measured one, when any run has it.
-  const assumptions = ttftAssumptions(runs);
+  const assumptions = ttftAssumptions(runs.filter(isRun));
   const modelledRows = compareFigures(runs, TTFT_FIGURES).map(({ figure, values }) => [
     figure.label,
     figure.unit,
@@ -115,12 +127,15 @@ export function formatCompareTable(runs: readonly LoadedRun[]): string {
     ...table([header, ...rows, validity]),
     ...modelled,
     '',
-    ...runs.filter((r) => !r.doc.kvcache_bench.validity.valid).map((r) => `#${runs.indexOf(r) + 1} ${validityText(r.doc)}`),
+    ...verdicts.flatMap((v, i) => (v.valid === false ? [`#${i + 1} ${v.text}`] : [])),
+    ...kindNotes(runs),
     `Ratios: value ÷ #1's. n.s. = not significant: the difference is within ${SIGNIFICANCE_CVS} × √(cv₁² + cv₂²), the runs' own`,
     'trial-to-trial coefficients of variation (kvcache_bench.trials). ? = significance unknown:',
     withTrials === runs.length
       ? '  the figure has no trial statistic (device bytes, read p99).'
-      : `  ${runs.length - withTrials} of ${runs.length} runs have no trials (run with --trials 3 or more to measure their noise).`,
+      : runs.every(isRun)
+        ? `  ${runs.length - withTrials} of ${runs.length} runs have no trials (run with --trials 3 or more to measure their noise).`
+        : `  ${runs.length - withTrials} of ${runs.length} entries have no trials (replays and merged summaries never do; run with --trials 3 or more).`,
   ];
   // Labels, paths and validity texts come from the files: shown inert (no terminal escape reaches the console).
   return `${lines.map(inert).join('\n')}\n`;

@@ -5,6 +5,10 @@ import { GiB } from '../../util/units.js';
 import type { TrialFiguresJson } from '../results-schema.js';
 import type { ReportRun } from './run-input.js';
 import { verdictText } from '../console.js';
+import { isOption, isReplay } from './inputs.js';
+import type { LoadedInput } from './inputs.js';
+import type { ReportReplay } from './replay-input.js';
+import type { MergedOption } from './summary-input.js';
 
 export interface HeadlineFigure {
   /** Stable id: the HTML report's data-figure attribute and the compare table's row key. */
@@ -18,7 +22,14 @@ export interface HeadlineFigure {
   readonly value: (doc: ReportRun) => number | null;
   /** The trial figure measuring the same thing (its CV is the noise), when trials record one. */
   readonly trialFigure?: keyof TrialFiguresJson;
+  /** The same figure of a replay, where a replay records it (absent: n/a, never a stand-in). */
+  readonly ofReplay?: (replay: ReportReplay) => number | null;
+  /** The same figure of one option of a merged MLPerf summary (all its ranks), where the summary records it. */
+  readonly ofMerged?: (option: MergedOption) => number | null;
 }
+
+/** A replay's bytes ÷ its measured window, in GiB/s (as its console summary prints them). */
+const replayRate = (bytes: number, r: ReportReplay): number | null => (r.elapsed_time > 0 ? bytes / r.elapsed_time / GiB : null);
 
 /** A latency percentile is null when its histogram has no sample (the results file then holds 0 or leaves it out). */
 const ifSampled =
@@ -35,6 +46,8 @@ export const HEADLINE_FIGURES: readonly HeadlineFigure[] = [
     digits: 3,
     value: (d) => d.kvcache_bench.storage_bytes.read_gib_per_sec,
     trialFigure: 'storage_read_bytes_per_sec',
+    ofReplay: (r) => replayRate(r.replay.read_bytes, r),
+    ofMerged: (o) => o.kvcache_bench.storage_read_gib_per_sec,
   },
   {
     key: 'storage_write_gib_per_sec',
@@ -44,6 +57,8 @@ export const HEADLINE_FIGURES: readonly HeadlineFigure[] = [
     digits: 3,
     value: (d) => d.kvcache_bench.storage_bytes.write_gib_per_sec,
     trialFigure: 'storage_write_bytes_per_sec',
+    ofReplay: (r) => replayRate(r.replay.write_bytes, r),
+    ofMerged: (o) => o.kvcache_bench.storage_write_gib_per_sec,
   },
   {
     key: 'storage_read_device_p95_ms',
@@ -53,6 +68,9 @@ export const HEADLINE_FIGURES: readonly HeadlineFigure[] = [
     digits: 3,
     value: ifSampled('storage_read_device', (d) => d.summary.cache_stats.storage_read_device_p95_ms),
     trialFigure: 'storage_read_device_p95_ms',
+    ofReplay: (r) => r.summary.cache_stats.storage_read_device_p95_ms ?? null,
+    // The p95 of every rank's samples pooled (not upstream's max of the ranks' p95s).
+    ofMerged: (o) => o.kvcache_bench.storage_read_device_latency.p95_ms,
   },
   {
     key: 'storage_read_device_p99_ms',
@@ -61,6 +79,8 @@ export const HEADLINE_FIGURES: readonly HeadlineFigure[] = [
     source: 'summary.cache_stats.storage_read_device_p99_ms',
     digits: 3,
     value: ifSampled('storage_read_device', (d) => d.summary.cache_stats.storage_read_device_p99_ms),
+    ofReplay: (r) => r.summary.cache_stats.storage_read_device_p99_ms ?? null,
+    ofMerged: (o) => o.kvcache_bench.storage_read_device_latency.p99_ms,
   },
   {
     key: 'requests_per_second',
@@ -79,6 +99,8 @@ export const HEADLINE_FIGURES: readonly HeadlineFigure[] = [
     digits: 1,
     value: (d) => d.summary.avg_throughput_tokens_per_sec,
     trialFigure: 'avg_throughput_tokens_per_sec',
+    // Upstream's aggregate: the ranks' tokens/s summed (the whole system's rate), mean over trials.
+    ofMerged: (o) => o.aggregated_avg_throughput_tokens_per_sec,
   },
   {
     key: 'cache_hit_rate',
@@ -96,6 +118,7 @@ export const HEADLINE_FIGURES: readonly HeadlineFigure[] = [
     source: 'kvcache_bench.device_io.read_bytes ÷ 2^30',
     digits: 3,
     value: (d) => (d.kvcache_bench.device_io === null ? null : d.kvcache_bench.device_io.read_bytes / GiB),
+    ofReplay: (r) => (r.kvcache_bench.device_io === null ? null : r.kvcache_bench.device_io.read_bytes / GiB),
   },
   {
     key: 'device_written_gib',
@@ -104,6 +127,7 @@ export const HEADLINE_FIGURES: readonly HeadlineFigure[] = [
     source: 'kvcache_bench.device_io.written_bytes ÷ 2^30',
     digits: 3,
     value: (d) => (d.kvcache_bench.device_io === null ? null : d.kvcache_bench.device_io.written_bytes / GiB),
+    ofReplay: (r) => (r.kvcache_bench.device_io === null ? null : r.kvcache_bench.device_io.written_bytes / GiB),
   },
 ];
 
@@ -113,13 +137,35 @@ export function formatFigure(value: number | null, digits: number): string {
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
+/** A figure of any entry: a run's value, else the replay's or the merged option's where they record it, else null (n/a). */
+export function figureValue(figure: HeadlineFigure, input: LoadedInput): number | null {
+  if (isReplay(input)) return figure.ofReplay?.(input.replay) ?? null;
+  if (isOption(input)) return figure.ofMerged?.(input.merged) ?? null;
+  return figure.value(input.doc);
+}
+
 /** "VALID" or "NOT VALID: code, code". */
 export function validityText(doc: ReportRun): string {
   return verdictText(doc.kvcache_bench.validity);
 }
 
-/** The coefficient of variation of a figure over the run's trials, or undefined without trials (or n < 2). */
-export function trialCv(doc: ReportRun, figure: HeadlineFigure): number | undefined {
-  if (figure.trialFigure === undefined) return undefined;
-  return doc.kvcache_bench.trials?.stats[figure.trialFigure]?.cv ?? undefined;
+/** An entry's verdict: a run's own; a merged option's over its ranks; none for a replay (it records no verdict). */
+export function entryVerdict(input: LoadedInput): { readonly valid: boolean | null; readonly short: string; readonly text: string } {
+  if (isReplay(input)) return { valid: null, short: 'no verdict', text: 'a replay records no validity verdict' };
+  if (isOption(input)) {
+    const ok = input.merged.kvcache_bench.all_ranks_valid;
+    return {
+      valid: ok,
+      short: ok ? 'VALID' : 'NOT VALID',
+      text: ok ? 'VALID (every rank)' : 'NOT VALID (not every rank is VALID: see the rank table)',
+    };
+  }
+  const v = input.doc.kvcache_bench.validity;
+  return { valid: v.valid, short: v.valid ? 'VALID' : 'NOT VALID', text: verdictText(v) };
+}
+
+/** The coefficient of variation of a figure over a run's trials, or undefined without trials (or n < 2), and for replays and summaries. */
+export function trialCv(input: LoadedInput, figure: HeadlineFigure): number | undefined {
+  if (figure.trialFigure === undefined || !('doc' in input)) return undefined;
+  return input.doc.kvcache_bench.trials?.stats[figure.trialFigure]?.cv ?? undefined;
 }

@@ -6,12 +6,12 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { PALETTE } from './chart-spec.js';
 import { compareFigures, ratioText } from './compare-table.js';
-import { formatFigure } from './headline.js';
+import { entryVerdict, formatFigure } from './headline.js';
+import { isOption, isReplay } from './inputs.js';
+import type { LoadedInput } from './inputs.js';
 import type { ReportModel } from './model.js';
 import type { Section, TableSpec } from './sections/section.js';
 import { PAGE_SCRIPT } from './page-script.js';
-import type { LoadedRun } from './run-input.js';
-import { verdictText } from '../console.js';
 
 /** uPlot's minified script and stylesheet, from node_modules. */
 export interface ChartLibrary {
@@ -50,7 +50,7 @@ h1 { font-size: 22px; margin: 8px 0 4px; } h2 { font-size: 18px; margin: 28px 0 
 h3 { font-size: 14px; margin: 12px 0 4px; }
 .meta { color: #555; font-size: 13px; }
 .verdict { font-size: 18px; font-weight: 700; padding: 8px 12px; border-radius: 4px; margin: 12px 0 4px; }
-.verdict.valid { background: #e6f4ea; color: #1e6b34; } .verdict.not-valid { background: #fde8e8; color: #9b1c1c; border: 2px solid #9b1c1c; }
+.verdict.valid { background: #e6f4ea; color: #1e6b34; } .verdict.none { background: #f4f4f4; color: #555; } .verdict.not-valid { background: #fde8e8; color: #9b1c1c; border: 2px solid #9b1c1c; }
 ul.reasons { margin: 4px 0 8px; } ul.reasons li { margin: 2px 0; } ul.reasons li.reason { color: #9b1c1c; } ul.reasons li.warning { color: #7a5b00; }
 .figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(180px, 1fr)); gap: 8px; margin: 8px 0; }
 .figure { border: 1px solid #ddd; border-radius: 4px; padding: 8px 10px; }
@@ -86,22 +86,26 @@ function sectionHtml(s: Section): string {
   return `<section id="section-${escapeHtml(s.id)}">\n<h2>${escapeHtml(s.title)}</h2>\n${notes}\n${charts}\n${s.tables.map(tableHtml).join('\n')}\n</section>`;
 }
 
-/** The validity verdict of a run with its reasons (prominent) and warnings. */
-function verdictHtml(run: LoadedRun, index: number, several: boolean): string {
-  const v = run.doc.kvcache_bench.validity;
-  const who = several ? `${escapeHtml(run.label)}: ` : '';
+/** The validity verdict of an entry with a run's reasons (prominent) and warnings; a replay says it has none. */
+function verdictHtml(entry: LoadedInput, index: number, several: boolean): string {
+  const who = several ? `${escapeHtml(entry.label)}: ` : '';
+  const verdict = entryVerdict(entry);
+  const cls = verdict.valid === null ? 'none' : verdict.valid ? 'valid' : 'not-valid';
+  const head = `<div class="verdict ${cls}" id="validity-${index}" data-valid="${String(verdict.valid)}">${who}${escapeHtml(verdict.text)}</div>`;
+  if (!('doc' in entry)) return head;
+  const v = entry.doc.kvcache_bench.validity;
   const items = [
     ...v.reasons.map((r) => `<li class="reason"><b>${escapeHtml(r.code)}</b>: ${escapeHtml(r.message)}</li>`),
     ...v.warnings.map((w) => `<li class="warning">(warning) <b>${escapeHtml(w.code)}</b>: ${escapeHtml(w.message)}</li>`),
   ];
-  return `<div class="verdict ${v.valid ? 'valid' : 'not-valid'}" id="validity-${index}" data-valid="${String(v.valid)}">${who}${escapeHtml(verdictText(v))}</div>\n${items.length > 0 ? `<ul class="reasons">${items.join('')}</ul>` : ''}`;
+  return `${head}\n${items.length > 0 ? `<ul class="reasons">${items.join('')}</ul>` : ''}`;
 }
 
 const figureAttrs = (key: string, run: number, value: number | null): string =>
   `data-figure="${escapeHtml(key)}" data-run="${run}" data-value="${value === null ? '' : String(value)}"`;
 
-/** One run: a tile per headline figure. */
-function singleHeadline(run: LoadedRun): string {
+/** One entry: a tile per headline figure. */
+function singleHeadline(run: LoadedInput): string {
   const tiles = compareFigures([run]).map(({ figure, values }) => {
     const v = values[0]?.value ?? null;
     return `<div class="figure" title="${escapeHtml(figure.source)}"><span class="value" id="fig-0-${figure.key}" ${figureAttrs(figure.key, 0, v)}>${formatFigure(
@@ -113,7 +117,7 @@ function singleHeadline(run: LoadedRun): string {
 }
 
 /** Several runs: figures side by side and ratios against the first run, marked n.s. / ? as `kv-cache compare` does. */
-function comparisonHeadline(runs: readonly LoadedRun[]): string {
+function comparisonHeadline(runs: readonly LoadedInput[]): string {
   const head = `<tr><th>figure</th><th>unit</th>${runs.map((r, i) => `<th>#${i + 1} ${escapeHtml(r.label)}</th>`).join('')}${runs
     .slice(1)
     .map((_, i) => `<th>#${i + 2} ÷ #1</th>`)
@@ -136,23 +140,41 @@ function comparisonHeadline(runs: readonly LoadedRun[]): string {
   return `<table id="table-headline">\n${head}\n${rows.join('\n')}\n</table>\n${note}`;
 }
 
-function runListHtml(runs: readonly LoadedRun[]): string {
-  const items = runs.map((r, i) => {
-    const k = r.doc.kvcache_bench;
-    const color = runs.length > 1 ? `<span class="swatch" style="background:${PALETTE[i % PALETTE.length] ?? '#000'}"></span>` : '';
-    return `<li>${color}<b>#${i + 1} ${escapeHtml(r.label)}</b> — ${escapeHtml(k.model)}, ${escapeHtml(k.storage_io_mode)} I/O on ${escapeHtml(
+/** What the run list says of an entry after its name. */
+function entryFacts(e: LoadedInput): string {
+  if (isReplay(e)) {
+    const k = e.replay.kvcache_bench;
+    return `replay of ${escapeHtml(e.replay.replay.trace)}, ${escapeHtml(k.storage_io_mode)} I/O on ${escapeHtml(
       k.storage_file_system,
-    )}, measured ${k.measured_window_sec.toFixed(1)} s (stop: ${escapeHtml(k.stop_reason)}), started ${escapeHtml(k.started_at)}, kvcache-bench ${escapeHtml(k.version)}</li>`;
+    )}, measured ${k.measured_window_sec.toFixed(1)} s (stop: ${escapeHtml(k.stop_reason)}), kvcache-bench ${escapeHtml(k.version)}`;
+  }
+  if (isOption(e)) {
+    const s = e.summary;
+    return `MLPerf merged summary of ${escapeHtml(s.run_datetime)}: option ${escapeHtml(e.option)}, ${e.merged.rank_count} rank(s) on ${
+      s.host_count
+    } host(s), ${e.merged.trial_count} trial(s)${s.partial_failure ? ' — PARTIAL' : ''}`;
+  }
+  const k = e.doc.kvcache_bench;
+  const rank = k.ranks == null ? '' : `, rank ${k.ranks.rank} of ${k.ranks.world_size} on ${escapeHtml(k.ranks.host)}`;
+  return `${escapeHtml(k.model)}, ${escapeHtml(k.storage_io_mode)} I/O on ${escapeHtml(
+    k.storage_file_system,
+  )}, measured ${k.measured_window_sec.toFixed(1)} s (stop: ${escapeHtml(k.stop_reason)})${rank}, started ${escapeHtml(k.started_at)}, kvcache-bench ${escapeHtml(k.version)}`;
+}
+
+function runListHtml(runs: readonly LoadedInput[]): string {
+  const items = runs.map((r, i) => {
+    const color = runs.length > 1 ? `<span class="swatch" style="background:${PALETTE[i % PALETTE.length] ?? '#000'}"></span>` : '';
+    return `<li>${color}<b>#${i + 1} ${escapeHtml(r.label)}</b> — ${entryFacts(r)}</li>`;
   });
   return `<ul class="legend-runs meta">${items.join('\n')}</ul>`;
 }
 
 /** The whole page. `generatedAt` is shown in the footer (passed in: a report is a function of its inputs). */
 export function renderReportHtml(model: ReportModel, library: ChartLibrary, generatedAt: Date, version: string): string {
-  const several = model.runs.length > 1;
+  const several = model.inputs.length > 1;
   const charts = model.sections.flatMap((s) => s.charts);
-  const firstRun = model.runs[0];
-  const headline = several || firstRun === undefined ? comparisonHeadline(model.runs) : singleHeadline(firstRun);
+  const first = model.inputs[0];
+  const headline = several || first === undefined ? comparisonHeadline(model.inputs) : singleHeadline(first);
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -163,12 +185,12 @@ export function renderReportHtml(model: ReportModel, library: ChartLibrary, gene
 <style>${library.css}</style>
 <style>${STYLE}</style>
 </head>
-<body data-runs="${model.runs.length}" data-charts="${charts.length}">
+<body data-runs="${model.inputs.length}" data-charts="${charts.length}">
 <h1>${escapeHtml(model.title)}</h1>
-${runListHtml(model.runs)}
+${runListHtml(model.inputs)}
 <section id="section-headline">
 <h2>Headline figures and validity</h2>
-${model.runs.map((r, i) => verdictHtml(r, i, several)).join('\n')}
+${model.inputs.map((r, i) => verdictHtml(r, i, several)).join('\n')}
 ${headline}
 </section>
 <noscript><p class="note">The charts need JavaScript; the figures and tables are readable without it.</p></noscript>

@@ -4,12 +4,11 @@
 // prefill-only, trace mode, datasets, trials, ranks — loads, and so does a file of an older 2.x
 // version (no timeline, no device telemetry) or of this version with fields other engineers add.
 // Only a file from a newer schema version than this build knows is refused, since its fields may
-// mean something else.
-import { readFileSync } from 'node:fs';
+// mean something else. Replays' results and merged mlperf summaries are told apart and read in
+// inputs.ts; parseRunText itself reads runs only.
 import { basename } from 'node:path';
 import * as z from 'zod';
 import { LatencyHistogram } from '../../metrics/latency.js';
-import { checkInputFile } from '../../util/input-file.js';
 import { inert } from '../../util/safe-text.js';
 import { CacheStatsSchema } from '../../metrics/cache-stats-schema.js';
 import { DeviceIoSchema, KvcacheBenchSchema, ResultsSchema, SCHEMA_VERSION, SummarySchema } from '../results-schema.js';
@@ -69,6 +68,7 @@ export const ReportRunSchema = lenient(
       device_telemetry: true,
       kv_blocks: true,
       ttft_modelled: true, // modelled TTFT (issue 23)
+      ranks: true,
     }).extend({
       schema_version: z.string(),
       storage_bytes: K.storage_bytes.pick({ read_bytes: true, written_bytes: true, read_gib_per_sec: true, write_gib_per_sec: true }),
@@ -84,6 +84,11 @@ export interface LoadedRun {
   /** Short label for legends and table headers: file name + I/O mode / users. */
   readonly label: string;
   readonly doc: ReportRun;
+  /**
+   * Its place (0-based) among all the files of the report when replays or summaries are among them, so
+   * the charts' colours and "#n" match the list of inputs; absent: its index among the runs.
+   */
+  readonly position?: number;
 }
 
 /** A results file the reports cannot use; `message` names the file, the problem and what would be valid. */
@@ -112,14 +117,14 @@ export function schemaVersionProblem(fileVersion: string, ours: string = SCHEMA_
 }
 
 /** The first few schema problems, as "field: problem". */
-function zodProblems(error: z.ZodError): string {
+export function zodProblems(error: z.ZodError): string {
   const issues = error.issues.slice(0, 5).map((i) => `${i.path.length > 0 ? i.path.join('.') : '(top level)'}: ${i.message}`);
   const more = error.issues.length > 5 ? `; … and ${error.issues.length - 5} more` : '';
   return issues.join('; ') + more;
 }
 
 /** A problem with a file, as one inert line: its text comes from the file (keys, versions) and goes to a console. */
-const refused = (message: string): ReportInputError => new ReportInputError(inert(message));
+export const refused = (message: string): ReportInputError => new ReportInputError(inert(message));
 
 /** Parses a results document's text; `name` is how the messages refer to it. */
 export function parseRunText(text: string, name: string): ReportRun {
@@ -170,30 +175,8 @@ export function runLabel(path: string, doc: ReportRun): string {
   return `${basename(path)} (${mode}${typeof users === 'number' ? `, ${users} users` : ''})`;
 }
 
-/** Reads and checks every file; all problems in one error (bad input: exit 2). */
-export function loadRuns(paths: readonly string[]): LoadedRun[] {
-  const problems: string[] = [];
-  const runs: LoadedRun[] = [];
-  for (const path of paths) {
-    const check = checkInputFile(path, { maxBytes: MAX_RESULTS_BYTES });
-    if (!check.ok) {
-      problems.push(inert(`${path}: ${check.problem}`));
-      continue;
-    }
-    try {
-      const doc = parseRunText(readFileSync(path, 'utf8'), path);
-      runs.push({ path, label: runLabel(path, doc), doc });
-    } catch (e) {
-      if (e instanceof ReportInputError) problems.push(e.message);
-      else problems.push(inert(`${path}: cannot be read (${e instanceof Error ? e.message : String(e)})`));
-    }
-  }
-  if (problems.length > 0) throw new ReportInputError(problems.join('\n'));
-  return disambiguate(runs);
-}
-
-/** Two runs with the same label (same file name in two directories) get their position as a prefix. */
-function disambiguate(runs: LoadedRun[]): LoadedRun[] {
+/** Two entries with the same label (same file name in two directories) get their position as a prefix. */
+export function disambiguate<T extends { readonly label: string }>(runs: T[]): T[] {
   const seen = new Map<string, number>();
   for (const r of runs) seen.set(r.label, (seen.get(r.label) ?? 0) + 1);
   return runs.map((r, i) => ((seen.get(r.label) ?? 0) > 1 ? { ...r, label: `#${i + 1} ${r.label}` } : r));

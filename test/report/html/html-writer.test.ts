@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { reportHtml } from '../../../src/report/html/build-report.js';
 import { escapeHtml, jsonIsland, scriptSafe } from '../../../src/report/html/html-writer.js';
-import { fixtureDoc, fixtureDocWithSeries, loaded } from './docs.js';
+import { ReportReplaySchema } from '../../../src/report/html/replay-input.js';
+import { fixtureDoc, fixtureDocWithSeries, loaded, replayDoc } from './docs.js';
 
 const AT = new Date('2026-01-02T03:04:05Z');
 
@@ -59,4 +60,21 @@ test('comparison: a ratio table against the first run, every chart element decla
   );
   assert.ok(charts.every((c) => c.data.length >= 2 && c.data.every((col) => col.length === c.data[0]?.length)));
   assert.ok(html.includes(`data-charts="${charts.length}"`));
+});
+
+test('a replay beside a run: listed with its trace, a neutral "no verdict" in place of a verdict, its figures n/a where it has none', () => {
+  const replay = { path: 'r.json', label: 'r.json (replay, direct)', replay: ReportReplaySchema.parse(replayDoc()) };
+  const html = reportHtml([loaded(fixtureDoc(), 'a.json', 'a.json (direct, 4 users)'), replay], AT, '9.9.9');
+  assert.ok(
+    html.includes(
+      '<b>#2 r.json (replay, direct)</b> — replay of io.csv, direct I/O on ext4, measured 2.0 s (stop: workload_complete), kvcache-bench 0.1.0</li>',
+    ),
+  );
+  assert.ok(
+    html.includes(
+      '<div class="verdict none" id="validity-1" data-valid="null">r.json (replay, direct): a replay records no validity verdict</div>',
+    ),
+  );
+  assert.ok(html.includes('<span id="fig-1-requests_per_second" data-figure="requests_per_second" data-run="1" data-value="">n/a</span>'));
+  assert.ok(html.includes('id="section-replay"'));
 });

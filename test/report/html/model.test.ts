@@ -4,7 +4,12 @@ import { PALETTE } from '../../../src/report/html/chart-spec.js';
 import { buildReportModel } from '../../../src/report/html/model.js';
 import type { ReportModel } from '../../../src/report/html/model.js';
 import type { Section } from '../../../src/report/html/sections/section.js';
-import { fixtureDoc, fixtureDocWithSeries, loaded } from './docs.js';
+import { ReportReplaySchema } from '../../../src/report/html/replay-input.js';
+import type { ReportReplay } from '../../../src/report/html/replay-input.js';
+import { ReportSummarySchema } from '../../../src/report/html/summary-input.js';
+import { fixtureDoc, fixtureDocWithSeries, loaded, replayDoc, summaryDoc } from './docs.js';
+
+const parseReplay = (doc: unknown): ReportReplay => ReportReplaySchema.parse(doc);
 import { syntheticTimeline } from './synthetic-series.js';
 
 const section = (m: ReportModel, id: string): Section => {
@@ -225,5 +230,93 @@ test('a block-granular run: its token hit rates per tier beside the ideal, and t
   assert.deepEqual(s.tables[1]?.rows, [
     ['≤ 1.00', '1', '25.0 %'],
     ['≤ 4.00', '3', '75.0 %'],
+  ]);
+});
+
+test('a replay alone: its own section (what was replayed, latency percentiles), no run section with nothing in it', () => {
+  const replay = replayDoc();
+  const m = buildReportModel([{ path: 'r.json', label: 'r.json (replay, direct)', replay: parseReplay(replay) }]);
+  assert.equal(m.title, 'kvcache-bench report: r.json (replay, direct)');
+  assert.deepEqual(
+    m.sections.map((s) => s.id),
+    ['replay'],
+  );
+  const [facts, latency] = section(m, 'replay').tables;
+  const fact = (label: string): string[] | undefined => facts?.rows.find((r) => r[0] === label)?.slice(1);
+  assert.deepEqual(facts?.header, ['', 'r.json (replay, direct)']);
+  assert.deepEqual(fact('writes / reads / deletes'), ['4 / 5 / 1']);
+  assert.deepEqual(fact('written / read (GiB)'), ['0.004 / 0.010']);
+  assert.deepEqual(fact('write / read (GiB/s over the measured window)'), ['0.002 / 0.005']);
+  assert.deepEqual(fact('reads or deletes of keys never written'), ['1']);
+  assert.deepEqual(fact('device read / written (GiB)'), ['n/a (block device not resolvable)']);
+  assert.deepEqual(latency?.header, ['operation', 'samples', 'p50', 'p95', 'p99', 'p999']);
+  // 5 reads: a median, and no p95 (it needs 20 samples) — as the console says n/a.
+  assert.deepEqual(latency?.rows[1], [
+    'read (device)',
+    '5',
+    replay.summary.cache_stats.storage_read_device_p50_ms?.toFixed(3),
+    'n/a',
+    'n/a',
+    'n/a',
+  ]);
+  assert.deepEqual(latency?.rows[3]?.slice(0, 2), ['write (total)', '4']);
+});
+
+test('a replay beside a run: the run sections chart the run as #2 (its place in the list), then the replay section', () => {
+  const run = loaded(fixtureDoc(), 'a.json', 'a.json (direct, 4 users)');
+  const replay = { path: 'r.json', label: 'r.json (replay, direct)', replay: parseReplay(replayDoc()) };
+  const m = buildReportModel([replay, run]);
+  assert.equal(m.title, 'kvcache-bench comparison of 2 results');
+  assert.deepEqual(
+    m.sections.map((s) => s.id),
+    ['throughput', 'latency-time', 'distributions', 'tiers', 'kv-blocks', 'device', 'qos', 'ttft', 'autoscaling', 'parameters', 'replay'],
+  );
+  const read = section(m, 'distributions').charts[0];
+  assert.deepEqual(
+    read.series.map((s) => [s.label, s.run, s.color]),
+    [
+      ['#2 total', 1, PALETTE[1]],
+      ['#2 device (in read calls)', 1, PALETTE[1]],
+      ['#2 host (in the tool)', 1, PALETTE[1]],
+    ],
+  );
+  assert.deepEqual(section(m, 'parameters').tables[0]?.header, ['setting', '#2 a.json (direct, 4 users)']);
+  assert.deepEqual(section(m, 'replay').tables[0]?.header, ['', '#1 r.json (replay, direct)']);
+});
+
+test("a merged summary: one row per option, ours beside upstream's, missing files and every rank listed", () => {
+  const summary = summaryDoc();
+  const parsed = ReportSummarySchema.parse(summary);
+  const options = Object.entries(parsed.options).map(([option, merged]) => ({
+    path: 's.json',
+    label: `s.json option ${option}`,
+    option,
+    merged,
+    summary: parsed,
+  }));
+  const m = buildReportModel(options);
+  assert.deepEqual(
+    m.sections.map((s) => s.id),
+    ['merged-summary'],
+  );
+  const s = section(m, 'merged-summary');
+  const [opts, ranks] = s.tables;
+  const o = summary.options['1'];
+  assert.deepEqual(opts?.rows[0]?.slice(0, 4), ['#1 s.json option 1', '2', '1', o.kvcache_bench.storage_read_gib_per_sec.toFixed(3)]);
+  assert.equal(opts?.rows[0]?.[7], '1.250 (20 samples)');
+  assert.equal(opts?.rows[0]?.at(-1), 'NO');
+  assert.equal(ranks?.collapsed, true);
+  assert.deepEqual(
+    ranks?.rows.map((r) => [r[0], r[1], r[2], r[3], r.at(-1)]),
+    [
+      ['#1 s.json option 1', '1', '0', 'vm', 'option_1/trial_1/rank_0/r.json'],
+      ['#1 s.json option 1', '1', '1', 'vm', 'option_1/trial_1/rank_1/r.json'],
+      ['#2 s.json option 2', '1', '0', 'vm', 'option_2/trial_1/rank_0/r.json'],
+      ['#2 s.json option 2', '1', '1', 'vm', 'option_2/trial_1/rank_1/r.json'],
+    ],
+  );
+  assert.deepEqual(s.notes.slice(0, 2), [
+    's.json: PARTIAL — some rank files or trials are missing (listed below).',
+    '#2 s.json option 2: missing option_2/trial_1/rank_2/kvcache_results_*.json: rank 2 wrote nothing',
   ]);
 });

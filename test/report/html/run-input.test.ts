@@ -3,7 +3,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { SCHEMA_VERSION } from '../../../src/report/results-schema.js';
-import { loadRuns, parseRunText, ReportInputError, runLabel, schemaVersionProblem } from '../../../src/report/html/run-input.js';
+import { parseRunText, ReportInputError, runLabel, schemaVersionProblem } from '../../../src/report/html/run-input.js';
+import { isRun, loadInputs } from '../../../src/report/html/inputs.js';
 import { withTempDir } from '../../util/temp-dir.js';
 import { fixtureDoc, fixtureDocWithSeries } from './docs.js';
 
@@ -78,25 +79,27 @@ test('bad input: one message naming the file, the problem and what is expected',
   );
 });
 
-test('loadRuns reports every bad file at once and labels runs by file name, I/O mode and users', async () => {
+test('loadInputs reports every bad file at once and labels runs by file name, I/O mode and users', async () => {
   await withTempDir(async (dir) => {
     const good = join(dir, 'good.json');
     await writeFile(good, JSON.stringify(fixtureDoc()));
     await writeFile(join(dir, 'bad.json'), 'nope');
     assert.throws(
-      () => loadRuns([join(dir, 'missing.json'), join(dir, 'bad.json'), dir]),
+      () => loadInputs([join(dir, 'missing.json'), join(dir, 'bad.json'), dir]),
       (e: unknown) =>
         e instanceof ReportInputError &&
         e.message.split('\n').length === 3 &&
         e.message.startsWith(`${join(dir, 'missing.json')}: file not found\n`) &&
         e.message.includes(`${dir}: is a directory, not a regular file`),
     );
-    const runs = loadRuns([good, good]);
+    const runs = loadInputs([good, good]);
     assert.deepEqual(
       runs.map((r) => r.label),
       ['#1 good.json (direct, 4 users)', '#2 good.json (direct, 4 users)'],
     );
-    assert.equal(runLabel('/x/y/a.json', runs[0].doc), 'a.json (direct, 4 users)');
+    const first = runs[0];
+    assert.ok(isRun(first));
+    assert.equal(runLabel('/x/y/a.json', first.doc), 'a.json (direct, 4 users)');
   });
 });
 

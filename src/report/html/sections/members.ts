@@ -19,12 +19,15 @@ export interface Member {
 
 /** Every run × member as a styled series; with several runs the legend says "#2 read" (the run list above the charts gives #2's colour and name). */
 export function seriesOf(runs: readonly LoadedRun[], members: readonly Member[]): RawSeries[] {
-  return runs.flatMap((run, r) =>
+  return runs.flatMap((run, index) =>
     members.flatMap((m, i) => {
       const xy = m.pick(run.doc);
       if (xy === undefined) return [];
-      const label = runs.length > 1 ? `#${r + 1} ${m.label}` : m.label;
-      return [{ spec: { label, run: r, ...seriesStyle(r, i, runs.length) }, ...xy }];
+      // Numbered and coloured by its place among all the report's files (replays and summaries included).
+      const r = run.position ?? index;
+      const several = runs.length > 1 || run.position !== undefined;
+      const label = several ? `#${r + 1} ${m.label}` : m.label;
+      return [{ spec: { label, run: r, ...seriesStyle(r, i, several ? Math.max(2, runs.length) : 1) }, ...xy }];
     }),
   );
 }

@@ -22,7 +22,10 @@ function keyValueTable(
   return {
     id,
     title,
-    header: ['setting', ...runs.map((r, i) => (runs.length > 1 ? `#${i + 1} ${r.label}` : r.label))],
+    header: [
+      'setting',
+      ...runs.map((r, i) => (runs.length > 1 || r.position !== undefined ? `#${(r.position ?? i) + 1} ${r.label}` : r.label)),
+    ],
     rows: keys.map((k) => [k, ...perRun.map((v) => show(v[k]))]),
   };
 }
