@@ -263,6 +263,7 @@ function assembleResult(i: ResultInputs): RunResult {
         ? null
         : { limitBytes: cache.limitBytes('storage'), peakAllocatedBytes: cache.peakAllocatedBytes('storage') },
     ...(i.ranks !== undefined ? { ranks: i.ranks } : {}),
+    ...(setup.objectStore !== undefined ? { objectStore: setup.objectStore() } : {}),
   };
 }
 
