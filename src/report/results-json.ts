@@ -319,7 +319,14 @@ export function buildResultsJson(r: RunResult): ResultsDocument {
   };
 }
 
-function latencyJson(l: ObjectStoreReport['putMs']): { count: number; mean_ms: number; p50_ms: number; p95_ms: number; p99_ms: number; max_ms: number } {
+function latencyJson(l: ObjectStoreReport['putMs']): {
+  count: number;
+  mean_ms: number;
+  p50_ms: number;
+  p95_ms: number;
+  p99_ms: number;
+  max_ms: number;
+} {
   return { count: l.count, mean_ms: l.meanMs, p50_ms: l.p50Ms, p95_ms: l.p95Ms, p99_ms: l.p99Ms, max_ms: l.maxMs };
 }
 

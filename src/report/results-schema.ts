@@ -53,7 +53,9 @@ const ObjectStoreSchema = z
     multipart_uploads: count('of them as multipart uploads'),
     gets: count('entries downloaded whole'),
     deletes: count('objects deleted'),
-    failures: z.record(z.string(), count('failed operations')).describe('failed operations by class (HTTP_403, HTTP_404, HTTP_5XX, SLOWDOWN, ECONNRESET, ECONNREFUSED, ETIMEDOUT, EDQUOT, …)'),
+    failures: z
+      .record(z.string(), count('failed operations'))
+      .describe('failed operations by class (HTTP_403, HTTP_404, HTTP_5XX, SLOWDOWN, ECONNRESET, ECONNREFUSED, ETIMEDOUT, EDQUOT, …)'),
     get_first_byte_ms: ObjectStoreLatencySchema.describe('GET: request start to the response headers (time to first byte)'),
     put_ms: ObjectStoreLatencySchema.describe('PUT: request start to the answer, payload waits excluded'),
   })

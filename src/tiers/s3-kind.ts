@@ -13,7 +13,7 @@ import { GiB } from '../util/units.js';
 import { entryRunIdOf, newRunId } from './file-names.js';
 import { S3Client, S3Error } from './s3-client.js';
 import type { CredentialSource, S3ClientOptions } from './s3-client.js';
-import { MULTIPART_ABOVE, PART_BYTES, S3Backend } from './s3.js';
+import { S3Backend } from './s3.js';
 import { StorageSetupError } from './storage-kind.js';
 import type { LeftoverEntries, ObjectStoreOptions, OpenedStorage, StorageKind, StorageOpenOptions } from './storage-kind.js';
 
@@ -38,7 +38,8 @@ export function s3FlagProblems(o: ObjectStoreOptions | undefined): string[] {
     const url = URL.canParse(o.endpoint) ? new URL(o.endpoint) : undefined;
     if (url === undefined || !['http:', 'https:'].includes(url.protocol) || url.username !== '' || url.password !== '')
       problems.push(`--s3-endpoint must be an http:// or https:// URL without credentials (got '${url?.protocol ?? 'not a URL'}')`);
-    else if (url.pathname !== '/' || url.search !== '') problems.push('--s3-endpoint takes the scheme, host and port only (no path or query)');
+    else if (url.pathname !== '/' || url.search !== '')
+      problems.push('--s3-endpoint takes the scheme, host and port only (no path or query)');
   }
   if (o !== undefined && o.prefix !== '' && (o.prefix.startsWith('/') || o.prefix.length > 200))
     problems.push('--s3-prefix must not start with / and is at most 200 characters');
@@ -60,7 +61,11 @@ async function credentialsOnce(): Promise<CredentialSource> {
   const chain = defaultProvider({ timeout: 1000, maxRetries: 0 });
   try {
     const c = await chain();
-    const creds = { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey, ...(c.sessionToken ? { sessionToken: c.sessionToken } : {}) };
+    const creds = {
+      accessKeyId: c.accessKeyId,
+      secretAccessKey: c.secretAccessKey,
+      ...(c.sessionToken ? { sessionToken: c.sessionToken } : {}),
+    };
     return () => Promise.resolve(creds);
   } catch {
     throw new StorageSetupError(
@@ -85,7 +90,8 @@ async function checkBucket(client: S3Client, o: S3ClientOptions, create: boolean
       throw new StorageSetupError(
         `--storage-backend s3: ${where} refused the credentials (403 ${e.s3Code ?? 'Forbidden'}): check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the profile in use`,
       );
-    if (e.status === undefined) throw new StorageSetupError(`--storage-backend s3: cannot reach the endpoint ${o.endpoint.host}: ${e.code}`);
+    if (e.status === undefined)
+      throw new StorageSetupError(`--storage-backend s3: cannot reach the endpoint ${o.endpoint.host}: ${e.code}`);
     throw new StorageSetupError(`--storage-backend s3: ${where} cannot be listed: ${e.message}`);
   }
 }
@@ -108,7 +114,9 @@ async function createBucket(client: S3Client, o: S3ClientOptions, where: string)
       },
     });
   } catch (e) {
-    throw new StorageSetupError(`--storage-backend s3: ${where} could not be created (--create-bucket): ${e instanceof Error ? e.message : String(e)}`);
+    throw new StorageSetupError(
+      `--storage-backend s3: ${where} could not be created (--create-bucket): ${e instanceof Error ? e.message : String(e)}`,
+    );
   }
 }
 
@@ -128,7 +136,7 @@ async function listStale(client: S3Client, prefix: string, runId: string): Promi
       const id = entryRunIdOf(name);
       if (id !== undefined && id !== runId) found.push({ key, size });
     }
-    const truncated = /<IsTruncated>true<\/IsTruncated>/.test(res.text);
+    const truncated = res.text.includes('<IsTruncated>true</IsTruncated>');
     token = truncated ? xmlText(/<NextContinuationToken>([\s\S]*?)<\/NextContinuationToken>/.exec(res.text)?.[1] ?? '') : undefined;
   } while (token !== undefined && token !== '');
   return found;
@@ -163,7 +171,12 @@ async function s3Leftovers(client: S3Client, where: string, prefix: string, runI
 }
 
 /** The client's options from the flags and the environment (the endpoint is checked by s3FlagProblems first). */
-export function s3ClientOptions(o: ObjectStoreOptions, maxConnections: number, credentials: CredentialSource, env = process.env): S3ClientOptions {
+export function s3ClientOptions(
+  o: ObjectStoreOptions,
+  maxConnections: number,
+  credentials: CredentialSource,
+  env = process.env,
+): S3ClientOptions {
   const region = regionOf(o, env);
   const endpoint = new URL(o.endpoint ?? `https://s3.${region}.amazonaws.com`);
   return {
@@ -224,8 +237,8 @@ async function openS3(so: StorageOpenOptions): Promise<OpenedStorage> {
       maxConnections: co.maxConnections,
       idleTimeoutMs: co.idleTimeoutMs,
       maxAttempts: co.maxAttempts,
-      multipartAboveBytes: MULTIPART_ABOVE,
-      partBytes: PART_BYTES,
+      multipartAboveBytes: backend.multipartAbove,
+      partBytes: backend.partBytes,
       ...backend.stats(),
     }),
   };

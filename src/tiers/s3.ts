@@ -62,6 +62,9 @@ export class S3Backend implements StorageBackend {
     /** Key prefix of this backend's objects, '' or ending in '/'. */
     readonly prefix: string,
     readonly runId: string,
+    /** Entries above this size go up as multipart uploads of `partBytes` parts. */
+    readonly multipartAbove = MULTIPART_ABOVE,
+    readonly partBytes = PART_BYTES,
   ) {}
 
   /** The object that holds (or would hold) `key`. */
@@ -95,7 +98,8 @@ export class S3Backend implements StorageBackend {
     };
   }
 
-  private counted<T>(e: unknown): T {
+  /** Counts a failure by its class and throws it on. */
+  private counted(e: unknown): never {
     if (e instanceof S3Error) this.failures.set(e.code, (this.failures.get(e.code) ?? 0) + 1);
     throw e;
   }
@@ -111,7 +115,7 @@ export class S3Backend implements StorageBackend {
       acc.device += t.totalMs - t.signMs - t.waitMs;
     };
     try {
-      if (source.size > MULTIPART_ABOVE) await this.multipart(object, source, add);
+      if (source.size > this.multipartAbove) await this.multipart(object, source, add);
       else {
         const res = await this.client.send({ method: 'PUT', key: object, body: source, stopped: () => this.stopping });
         add(res.timing);
@@ -137,7 +141,7 @@ export class S3Backend implements StorageBackend {
     this.multipartUploads++;
     const etags: string[] = [];
     try {
-      for (const [n, part] of partsOf(source, PART_BYTES)) {
+      for (const [n, part] of partsOf(source, this.partBytes)) {
         const res = await this.client.send({
           method: 'PUT',
           key: object,

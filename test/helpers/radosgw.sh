@@ -15,7 +15,8 @@
 # crc` radosgw retries an auth error forever; pool size 1 (and `mon allow pool size one`) because
 # there is one OSD; chooseleaf type 0 so placement groups map to OSDs, not hosts; 8 placement groups
 # per pool (the monitor refuses more PGs per OSD than its limit otherwise); a bluestore OSD on a
-# sparse file (memstore keeps everything in RAM and caps at 1 GiB).
+# sparse file (memstore keeps everything in RAM and caps at 1 GiB); the usage log flushed every second,
+# so a test reads the server's own byte counts (radosgw-admin usage show) right after a run.
 set -euo pipefail
 
 DEFAULT_DIR=/tmp/kvc-radosgw
@@ -65,6 +66,9 @@ bluestore block wal create = false
 osd max object name len = 460
 osd max object namespace len = 64
 rgw data = $dir/rgw
+rgw enable usage log = true
+rgw usage log tick interval = 1
+rgw usage log flush threshold = 1
 [client.rgw.main]
 rgw frontends = beast endpoint=127.0.0.1:$PORT
 EOF
@@ -84,6 +88,9 @@ start() {
   command -v radosgw >/dev/null && command -v ceph-mon >/dev/null && command -v ceph-osd >/dev/null ||
     die 'radosgw, ceph-mon and ceph-osd are needed: apt-get install --no-install-recommends radosgw ceph-mon ceph-osd'
   [ -e "$DIR" ] && die "$DIR exists: stop the earlier cluster first (radosgw.sh stop $DIR)"
+  # A monitor still listening (an earlier cluster not yet gone) would hand the new OSD a wrong fsid.
+  for _ in $(seq 40); do ss -ltn 2>/dev/null | grep -Eq ":(6789|$PORT) " || break; sleep 0.25; done
+  ss -ltn 2>/dev/null | grep -Eq ":(6789|$PORT) " && die "port 6789 or $PORT is in use: another cluster is running"
   mkdir -p "$DIR"/{run,log,mon,osd/ceph-0,rgw}
   local fsid conf
   fsid=$(cat /proc/sys/kernel/random/uuid)
