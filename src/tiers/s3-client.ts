@@ -225,10 +225,13 @@ export class S3Client {
         return { ...res, timing };
       } catch (e) {
         // A body chunk once taken cannot be asked for again (a demotion's source is one pass).
-        const again = timing.attempts < this.o.maxAttempts && isRetryable(e) && !used.body && !(r.stopped?.() ?? false);
+        const again = timing.attempts < this.o.maxAttempts && isRetryable(e) && !used.body;
         if (!again) throw e;
+        // The run ended while this request waited to be tried again: cut by the end, not failed.
+        if (r.stopped?.() ?? false) throw new TransferStoppedError(0);
         this.counters.retries++;
         await sleepMs(this.o.backoffMs * 2 ** (timing.attempts - 1) * (0.5 + Math.random()));
+        if (r.stopped?.() ?? false) throw new TransferStoppedError(0);
       }
     }
   }
