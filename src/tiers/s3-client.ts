@@ -336,22 +336,34 @@ export class S3Client {
     const sink = ok ? r.sink : undefined;
     let bytes = 0;
     const texts: Buffer[] = [];
-    const reading = (async () => {
-      for await (const chunk of res as AsyncIterable<Buffer>) {
-        if (sink === undefined) texts.push(chunk);
-        else {
-          if (r.stopped?.() ?? false) {
-            req.destroy();
-            return true;
-          }
-          const w0 = performance.now();
-          await sink(chunk);
-          timing.waitMs += performance.now() - w0;
-          bytes += chunk.length;
+    // 'data' events rather than async iteration: a GET of 1 GiB is ~16,000 socket reads, and a promise
+    // per read cost ~5× curl's CPU per GiB (bench:s3). The stream pauses only while a sink's promise is pending.
+    const reading = new Promise<boolean>((resolve, reject) => {
+      res.on('data', (chunk: Buffer) => {
+        if (sink === undefined) return void texts.push(chunk);
+        if (r.stopped?.() ?? false) {
+          req.destroy();
+          return resolve(true);
         }
-      }
-      return false;
-    })();
+        bytes += chunk.length;
+        const w0 = performance.now();
+        const pending = sink(chunk);
+        if (pending === undefined) return void (timing.waitMs += performance.now() - w0);
+        res.pause();
+        pending.then(
+          () => {
+            timing.waitMs += performance.now() - w0;
+            res.resume();
+          },
+          (e: unknown) => {
+            req.destroy();
+            reject(e instanceof Error ? e : new Error(String(e)));
+          },
+        );
+      });
+      res.on('end', () => resolve(false));
+      res.on('error', (e) => reject(errorOfTransport(r.method, r.key, e)));
+    });
     const stopped = await Promise.race([reading, failed]);
     if (stopped) throw new TransferStoppedError(bytes);
     const text = Buffer.concat(texts).toString('utf8');

@@ -214,7 +214,7 @@ export class S3Backend implements StorageBackend {
   }
 }
 
-async function discard(): Promise<void> {
+function discard(): void {
   // a hit read moves the bytes and drops them, as the file tier's read without a sink
 }
 
