@@ -152,10 +152,11 @@ export const FLAG_TABLE = {
   s3Endpoint: path(
     's3-endpoint',
     T,
-    'S3 endpoint URL (http(s)://host[:port]) for --storage-backend s3; default: the provider for --s3-region',
+    'S3 endpoint URL (http(s)://host[:port]) of --storage-backend s3; credentials come from AWS_* variables or profile files only',
     {
       ours: true,
       metavar: 'URL',
+      defaultText: "the provider's endpoint for --s3-region",
     },
   ),
   s3Bucket: path('s3-bucket', T, 'Bucket of --storage-backend s3 (must exist unless --create-bucket)', { ours: true, metavar: 'NAME' }),
@@ -170,9 +171,10 @@ export const FLAG_TABLE = {
       metavar: 'PREFIX',
     },
   ),
-  s3Region: path('s3-region', T, 'S3 signing region (default: AWS_REGION, AWS_DEFAULT_REGION, else us-east-1)', {
+  s3Region: path('s3-region', T, 'S3 signing region', {
     ours: true,
     metavar: 'REGION',
+    defaultText: 'AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1',
   }),
   s3PathStyle: bool('s3-path-style', T, "Path-style S3 addressing for the provider's endpoint (always used with --s3-endpoint)", {
     ours: true,
