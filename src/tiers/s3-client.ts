@@ -15,6 +15,7 @@ import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleepMs } from 'node:timers/promises';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { RawGetPool } from './s3-get.js';
 
 /** Access key, secret and optional session token; never printed, never in results. */
 export interface S3Credentials {
@@ -194,6 +195,8 @@ export class S3Client {
   private readonly secure: boolean;
   private readonly host: string;
   private readonly basePath: string;
+  /** Object downloads over plain HTTP (s3-get.ts); absent for TLS endpoints, which use node:https. */
+  private readonly raw: RawGetPool | undefined;
 
   constructor(readonly o: S3ClientOptions) {
     this.secure = o.endpoint.protocol === 'https:';
@@ -201,6 +204,10 @@ export class S3Client {
     this.agent = this.secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
     this.host = o.pathStyle ? o.endpoint.host : `${o.bucket}.${o.endpoint.host}`;
     this.basePath = o.pathStyle ? `/${encodeURIComponent(o.bucket)}` : '';
+    const port = o.endpoint.port === '' ? 80 : Number(o.endpoint.port);
+    this.raw = this.secure
+      ? undefined
+      : new RawGetPool(o.pathStyle ? o.endpoint.hostname : `${o.bucket}.${o.endpoint.hostname}`, port, o.idleTimeoutMs);
     this.signer = new SignatureV4({
       service: 's3',
       region: o.region,
@@ -264,6 +271,7 @@ export class S3Client {
   }
 
   private async attempt(r: S3Request, timing: RequestTiming, used: { body: boolean }): Promise<Omit<S3Response, 'timing'>> {
+    if (r.method === 'GET' && r.sink !== undefined && this.raw !== undefined) return this.rawGet(this.raw, r, r.sink, timing);
     const headers = await this.sign(r, timing);
     const a0 = performance.now();
     const transport = this.secure ? https : http;
@@ -371,9 +379,31 @@ export class S3Client {
     return { status, headers: res.headers, text, bytes };
   }
 
+  /** An object download through the raw GET path: same signing, failures and timing as the others. */
+  private async rawGet(
+    raw: RawGetPool,
+    r: S3Request,
+    sink: (chunk: Uint8Array) => void | Promise<void>,
+    timing: RequestTiming,
+  ): Promise<Omit<S3Response, 'timing'>> {
+    const headers = await this.sign(r, timing);
+    let res;
+    try {
+      res = await raw.get(this.pathOf(r.key, r.query), headers, sink, () => r.stopped?.() ?? false);
+    } catch (e) {
+      throw errorOfTransport(r.method, r.key, e);
+    }
+    timing.firstByteMs = res.firstByteMs;
+    timing.waitMs += res.waitMs;
+    if (res.stopped) throw new TransferStoppedError(res.bytes);
+    if (res.status < 200 || res.status >= 300) throw errorOfResponse(r.method, r.key, res.status, res.text);
+    return { status: res.status, headers: res.headers, text: '', bytes: res.bytes };
+  }
+
   /** Closes the idle connections. */
   close(): void {
     this.agent.destroy();
+    this.raw?.close();
   }
 }
 
