@@ -163,12 +163,18 @@ describe('--storage-backend s3 against radosgw', { skip: SKIP }, () => {
       const args = ['--num-users', '4', '--duration', '6', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0', '--seed', '5', '--output', out];
       const r = await runWith([...(await smallWorkloadArgs(dir)), ...args, ...s3Args(bucket), '--create-bucket']);
       assert.equal(r.code, 0, r.stderr);
-      assert.match(r.stdout, new RegExp(`Storage under test: S3 bucket ${bucket} at ${host.replace('.', '\\.')}`));
+      assert.match(r.stdout, new RegExp(`Storage under test: S3 bucket ${bucket} at ${host.replaceAll('.', '\\.')}`));
       const doc = await readValidResults(out);
       assert.equal(doc.kvcache_bench.storage_dir, `s3://${bucket}/kvcache-bench/ at ${host}`);
       assert.deepEqual(doc.kvcache_bench.failed_operations, []);
       assert.equal(doc.kvcache_bench.stale_entries?.count, 0);
       assertObjectStoreBlock(doc, host);
+      const o = doc.kvcache_bench.object_store;
+      assert.match(
+        r.stdout,
+        new RegExp(`### OBJECT STORE \\(S3\\) ###\n  ${host.replaceAll('.', '\\.')} bucket ${bucket} prefix kvcache-bench/`),
+      );
+      assert.ok(r.stdout.includes(`requests ${o?.requests}   retries 0   puts ${o?.puts} (multipart 0)   gets ${o?.gets}   failures none`));
       await assertServerAgrees(doc, bucket);
     });
   });
