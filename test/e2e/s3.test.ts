@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { ResultsDocument } from '../../src/report/results-schema.js';
 import { readValidResults } from '../report/validate-results.js';
-import { BIN, inTempDir, shareGptText, smallWorkloadArgs } from './run-cli.js';
+import { BIN, inTempDir, pacedTrace, shareGptText, smallWorkloadArgs } from './run-cli.js';
 import type { CliRun } from './run-cli.js';
 
 const run = promisify(execFile);
@@ -197,6 +197,29 @@ describe('--storage-backend s3 against radosgw', { skip: SKIP }, () => {
       assert.equal((doc.kvcache_bench.workload_source as { kind?: string }).kind, 'sharegpt');
       assertObjectStoreBlock(doc, host);
       await assertServerAgrees(doc, bucket);
+    });
+  });
+
+  test('kv-cache replay onto the S3 tier: every row replayed, the server received the bytes written (±5 %)', async () => {
+    await inTempDir(async (dir) => {
+      const trace = join(dir, 'trace.csv');
+      await writeFile(trace, pacedTrace());
+      const out = join(dir, 'replay.json');
+      const bucket = freshBucket();
+      const r = await runWith(['replay', trace, '--duration', '2', '-o', out, ...s3Args(bucket).slice(0, -2), '--create-bucket']);
+      assert.equal(r.code, 0, r.stderr);
+      const doc = JSON.parse(await readFile(out, 'utf8')) as {
+        replay: { writes: number; write_bytes: number };
+        kvcache_bench: { storage_dir: string };
+      };
+      assert.equal(doc.kvcache_bench.storage_dir, `s3://${bucket}/kvcache-bench/ at ${host}`);
+      assert.ok(doc.replay.writes > 0);
+      const server = await settledServerBytes(bucket, doc.replay.write_bytes * 0.95);
+      assert.ok(
+        Math.abs(server.received - doc.replay.write_bytes) <= 0.05 * doc.replay.write_bytes,
+        `server ${server.received}, tool ${doc.replay.write_bytes}`,
+      );
+      assert.equal(await objectCount(bucket), 0);
     });
   });
 
