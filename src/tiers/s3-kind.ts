@@ -19,7 +19,8 @@ import type { LeftoverEntries, ObjectStoreOptions, OpenedStorage, StorageKind, S
 
 const NO_CAPACITY = '--storage-backend s3 needs --storage-capacity-gb > 0: an object store has no free space to take a share of';
 /** What the results name as the client. */
-export const S3_CLIENT_NAME = 'kvcache-bench S3 client (node:http, SigV4 by @smithy/signature-v4)';
+export const S3_CLIENT_NAME =
+  'kvcache-bench S3 client (SigV4 by @smithy/signature-v4; PUT over node:http, GET over raw keep-alive sockets)';
 /** A socket silent this long fails the request (ETIMEDOUT). */
 const IDLE_TIMEOUT_MS = 30_000;
 /** Tries per request (retries of 5xx, SlowDown and connection failures, with doubling back-off). */
