@@ -58,6 +58,9 @@ export function applyRankFlags(flags: RunFlags, given: (name: string) => boolean
     problems.push(...cacheDirProblems(flags.rankCacheBase, realFs, false, { flag: 'rank-cache-base', createHint: false }));
     next = { ...next, cacheDir: join(flags.rankCacheBase, dir), createCacheDir: true };
   }
+  // Under a launcher each rank keeps its S3 objects under its own prefix: another rank's live objects are
+  // never taken for an earlier run's leftovers (and removed with --remove-stale-entries).
+  if (identity.launcher !== 'none' && flags.storageBackend === 's3') next = { ...next, s3Prefix: `${folderOf(flags.s3Prefix)}${dir}/` };
   const seedFromBase = given('seed-base');
   if (seedFromBase) {
     if (given('seed')) problems.push('--seed and --seed-base exclude each other (each rank’s seed is the base + its rank)');
@@ -90,4 +93,9 @@ export function rankSessionFor(cfg: RunConfig, env: Env = process.env): RankSess
     host: hostname(),
     pid: process.pid,
   });
+}
+
+/** A key prefix as a folder: '' or ending in '/'. */
+function folderOf(prefix: string): string {
+  return prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`;
 }

@@ -2,6 +2,8 @@
 // the trace, prints a storage summary and writes a results JSON. Bad input exits 2 with every problem in one message and
 // nothing created; it is hardened like `run`: the same cache-dir and output checks, signals (partial
 // results, exit 130/143), --duration, a failure mid-replay saves partial results and exits 1.
+import { storageKind } from '../tiers/registry.js';
+import { objectStoreOptionsOf, StorageSetupError } from '../tiers/storage-kind.js';
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ArgsOf } from './sub-args.js';
@@ -52,6 +54,17 @@ function replayArgs(a: ArgsOf<typeof REPLAY_ARGS>, now: Date): ReplayArgs {
   const cacheDir = v['cache-dir'];
   if (cacheDir !== undefined) problems.push(...cacheDirProblems(cacheDir, realFs, v['create-cache-dir']));
   else if (v['create-cache-dir']) problems.push('--create-cache-dir needs --cache-dir');
+  const objectStore = objectStoreOptionsOf({
+    ...(v['s3-endpoint'] !== undefined ? { s3Endpoint: v['s3-endpoint'] } : {}),
+    ...(v['s3-bucket'] !== undefined ? { s3Bucket: v['s3-bucket'] } : {}),
+    createBucket: v['create-bucket'],
+    s3Prefix: v['s3-prefix'],
+    ...(v['s3-region'] !== undefined ? { s3Region: v['s3-region'] } : {}),
+    s3PathStyle: v['s3-path-style'],
+  });
+  const storageBackend = v['storage-backend'];
+  // A replay sets no capacity: only the kind's own flags are checked here.
+  problems.push(...(storageKind(storageBackend).objectStoreProblems?.(objectStore) ?? []));
   const output = v.output ?? `replay_results_${fileStamp(now)}.json`;
   if (tracePath !== '') problems.push(...outputProblems(output, '--output', [{ flag: 'the trace', path: tracePath }]));
   if (problems.length > 0) throw new ConfigError(problems);
@@ -59,6 +72,8 @@ function replayArgs(a: ArgsOf<typeof REPLAY_ARGS>, now: Date): ReplayArgs {
     tracePath,
     ...(cacheDir !== undefined ? { cacheDir: resolve(cacheDir) } : {}),
     ioMode: v['io-mode'],
+    storageBackend,
+    objectStore,
     concurrency: v.concurrency,
     paced: v.paced,
     allTiers: v['all-tiers'],
@@ -104,7 +119,7 @@ export async function replayMain(input: ArgsOf<typeof REPLAY_ARGS>, version: str
       }),
     );
   } catch (e) {
-    if (isTraceInputError(e)) {
+    if (isTraceInputError(e) || e instanceof StorageSetupError) {
       process.stderr.write(`kv-cache replay: error: ${e.message}\n`);
       return 2;
     }

@@ -3,6 +3,7 @@
 // trials, each trial's results go to `<stem>.trial-<k>.json` beside --output, and --output holds the
 // median trial (by storage bytes/s) plus the trials block. A signal stops the trial in progress; what
 // finished and the interrupted trial's partial results (marked, not counted) are saved.
+import { StorageSetupError } from '../tiers/storage-kind.js';
 import { mkdirSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -71,7 +72,7 @@ function saveJson(path: string, doc: ResultsDocument, cacheDir: string | undefin
 
 /** An input file that turned out bad once the run opened it (a workload source's or --validation-trace): exit 2. */
 function isInputError(e: unknown): e is Error {
-  return isSourceInputError(e) || e instanceof ValidationTraceError;
+  return isSourceInputError(e) || e instanceof ValidationTraceError || e instanceof StorageSetupError;
 }
 
 interface Command {

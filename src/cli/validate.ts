@@ -14,6 +14,7 @@ import type { ModelConfig } from '../model/models.js';
 import { formatBytes } from '../util/input-file.js';
 import { runBlockTokens, sourceFor, sourceProblems } from '../engine/sources/registry.js';
 import { storageBackendChecks } from '../tiers/registry.js';
+import { objectStoreOptionsOf } from '../tiers/storage-kind.js';
 
 export interface CheckResult {
   readonly problems: string[];
@@ -116,7 +117,7 @@ export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs
   if (f.cacheDir !== undefined) problems.push(...cacheDirProblems(f.cacheDir, fs, f.createCacheDir));
   // Trace mode replaces every tier with a null tier: the storage backend is not opened.
   if (f.ioTraceLog === undefined) {
-    const storage = storageBackendChecks(f.storageBackend, f.storageCapacityGb, f.cacheDir);
+    const storage = storageBackendChecks(f.storageBackend, f.storageCapacityGb, f.cacheDir, objectStoreOptionsOf(f));
     problems.push(...storage.problems);
     warnings.push(...storage.warnings);
   }

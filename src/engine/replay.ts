@@ -4,6 +4,7 @@
 // It stops like a run: at the end of the trace, at --duration, at the first SIGINT/SIGTERM (the
 // in-flight operations are cut, partial results returned) or at a failure (ReplayFailedError carries
 // the partial results). Nothing is created before the trace's header and first row have been read.
+import type { ObjectStoreOptions } from '../tiers/storage-kind.js';
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
@@ -31,6 +32,8 @@ export interface ReplayOptions {
   readonly tracePath: string;
   /** The storage backend (the registry's row); default `file`. */
   readonly storageBackend?: StorageBackendName;
+  /** The --s3-* flags, for an object-store backend. */
+  readonly objectStore?: ObjectStoreOptions;
   readonly cacheDir?: string;
   readonly ioMode: IoMode;
   /** Operations in flight at once (as fast as possible mode). */
@@ -210,6 +213,7 @@ function openReplayStorage(o: ReplayOptions): Promise<OpenStorage> {
     ioMode: o.ioMode,
     seed: o.seed,
     slots: slotCounts(o.concurrency),
+    ...(o.objectStore !== undefined ? { objectStore: o.objectStore } : {}),
   });
 }
 

@@ -277,6 +277,7 @@ function assembleResult(i: ResultInputs): RunResult {
     ...(i.ranks !== undefined ? { ranks: i.ranks } : {}),
     ...kvBlocksOf(cfg, cache, i.recorder),
     ...(i.ttft !== undefined ? { ttftModelled: i.ttft instanceof RunTtft ? i.ttft.result() : i.ttft } : {}),
+    ...(setup.objectStore !== undefined ? { objectStore: setup.objectStore() } : {}),
   };
 }
 

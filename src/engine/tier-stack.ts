@@ -22,7 +22,8 @@ import { NullBackend } from '../tiers/null.js';
 import { storageKind } from '../tiers/registry.js';
 import type { StorageBackendName } from '../tiers/registry.js';
 import { SimulatedGpuBackend } from '../tiers/simulated-gpu.js';
-import type { LeftoverEntries, OpenedStorage, StorageDescription } from '../tiers/storage-kind.js';
+import { objectStoreOptionsOf } from '../tiers/storage-kind.js';
+import type { LeftoverEntries, ObjectStoreOptions, ObjectStoreReport, OpenedStorage, StorageDescription } from '../tiers/storage-kind.js';
 import { TraceWriter } from '../trace/writer.js';
 import type { Clock } from '../util/clock.js';
 import { Semaphore } from '../util/lock.js';
@@ -125,6 +126,8 @@ export interface StorageOptions {
   /** Seed of the payload bytes. */
   readonly seed: number;
   readonly slots: SlotCounts;
+  /** The --s3-* flags (an object-store kind reads them). */
+  readonly objectStore?: ObjectStoreOptions;
 }
 
 export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
@@ -135,6 +138,7 @@ export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
     chunkBytes: IO_CHUNK_BYTES,
     stagingSlots: o.slots.staging,
     directSlabs,
+    ...(o.objectStore !== undefined ? { objectStore: o.objectStore } : {}),
   });
   try {
     const payload = await PayloadPool.create({
@@ -168,6 +172,8 @@ export interface TierStack {
   readonly payload?: { readonly stats: PayloadGeneration; resetStats(): void };
   /** Where this run's entry files are (a force-quit removes them); absent in trace mode. */
   readonly entryFiles?: EntryFilesAt;
+  /** An object store's account of its traffic (kvcache_bench.object_store); absent for other kinds. */
+  readonly objectStore?: () => ObjectStoreReport;
   close(): Promise<void>;
 }
 
@@ -240,6 +246,7 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
     ioMode: cfg.ioMode,
     seed: cfg.seed,
     slots,
+    objectStore: objectStoreOptionsOf(cfg),
   });
   const { opened, payload } = storage;
   const parts: StackParts = { payload, tiers: opened.backend };
@@ -284,6 +291,7 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
       storageFull,
       payload,
       ...(opened.entryFiles !== undefined ? { entryFiles: opened.entryFiles } : {}),
+      ...(opened.objectStore !== undefined ? { objectStore: opened.objectStore } : {}),
       close: () => tearDown(parts),
     };
   } catch (e) {

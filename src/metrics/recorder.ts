@@ -41,10 +41,26 @@ export interface TierTraffic {
 /** What a failed tier operation was doing. */
 export type FailedOperation = 'placement_write' | 'hit_read' | 'demote_read' | 'demote_write' | 'delete';
 
-/** Why it failed: the errno classes a storage user acts on, everything else as 'other'. */
-export type FailureClass = 'ENOSPC' | 'EDQUOT' | 'EIO' | 'EEXIST' | 'other';
-
-export const FAILURE_CLASSES: readonly FailureClass[] = ['ENOSPC', 'EDQUOT', 'EIO', 'EEXIST', 'other'];
+/**
+ * Why it failed: the errno classes a storage user acts on, an object store's answers and connection
+ * failures (tiers/s3-client.ts: 403, 404, 5xx, 503 SlowDown, resets, refusals, timeouts), everything
+ * else as 'other'.
+ */
+export const FAILURE_CLASSES = [
+  'ENOSPC',
+  'EDQUOT',
+  'EIO',
+  'EEXIST',
+  'HTTP_403',
+  'HTTP_404',
+  'HTTP_5XX',
+  'SLOWDOWN',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'other',
+] as const;
+export type FailureClass = (typeof FAILURE_CLASSES)[number];
 
 /** The class of a thrown error: its errno code when it is one of FAILURE_CLASSES, else 'other'. */
 export function failureClassOf(e: unknown): FailureClass {

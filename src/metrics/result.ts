@@ -3,6 +3,7 @@
 // from this value; they never measure.
 import type { BlockStatsSnapshot } from './block-stats.js';
 import type { TierName } from '../tiers/backend.js';
+import type { ObjectStoreReport } from '../tiers/storage-kind.js';
 import type { TierOccupancy } from './cache-stats.js';
 import type { RecorderSnapshot } from './recorder.js';
 import type { RequestMetricsSnapshot } from './request-metrics.js';
@@ -103,6 +104,8 @@ export interface RunResult {
   } | null;
   /** The storage tier's limit and the most it held, both in bytes on the medium (whole blocks); null or absent in trace mode. */
   readonly storageCapacity?: { readonly limitBytes: number; readonly peakAllocatedBytes: number } | null;
+  /** An object-store storage tier's own account (endpoint host, client, retries, failures, time to first byte); absent for other kinds. */
+  readonly objectStore?: ObjectStoreReport;
   // The per-second series of the measured phase (issues 13 and 15): absent in hand-made results.
   /** One point per second of the measured window (metrics/timeline.ts). */
   readonly timeline?: RunTimeline;

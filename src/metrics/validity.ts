@@ -34,6 +34,8 @@ export interface ValidityFacts {
   readonly ramFileSystem: boolean;
   /** The storage backend keeping its entries in RAM (--storage-backend memory), by name; absent for a storage device. */
   readonly ramBackend?: string;
+  /** The storage tier is an object store at this endpoint host: no block device stands behind it here. */
+  readonly objectStoreHost?: string;
   /** What the storage tier moved, demotions included (kvcache_bench.storage_bytes). */
   readonly toolReadBytes: number;
   readonly toolWriteBytes: number;
@@ -119,6 +121,13 @@ export const checkTraceMode: Check = (v) =>
 export const checkDeviceBytes: Check = (v) => {
   if (v.traceMode) return [];
   const d = v.device;
+  if (d === undefined && v.objectStoreHost !== undefined)
+    return [
+      warning(
+        'object_store_no_device',
+        `the storage tier is an object store (${v.objectStoreHost}): no device counters stand behind it, so the tool's bytes could not be checked against a device's; compare them with the server's own counts (e.g. radosgw-admin bucket stats)`,
+      ),
+    ];
   if (d === undefined)
     return v.ramFileSystem || v.ramBackend !== undefined
       ? []
@@ -343,6 +352,7 @@ export function validityFactsOf(r: RunResult): ValidityFacts {
     fileSystem: r.storage.fileSystem,
     ramFileSystem: r.storageSetup.ramFileSystem,
     ...(r.storageSetup.ramBackend !== undefined ? { ramBackend: r.storageSetup.ramBackend } : {}),
+    ...(r.objectStore !== undefined ? { objectStoreHost: r.objectStore.endpointHost } : {}),
     toolReadBytes: kvReadBytes(st),
     toolWriteBytes: kvWriteBytes(st),
     ...(r.device !== undefined

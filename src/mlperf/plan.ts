@@ -77,6 +77,7 @@ export function planSequence(r: MlperfRequest, ctx: LaunchContext): Plan {
     String(r.barrierTimeoutSec),
     '--no-progress',
     ...(r.config !== undefined ? ['--config', r.config] : []),
+    ...r.storageArgs,
   ];
   const steps: Step[] = [];
   if (r.hosts.length > 1) {

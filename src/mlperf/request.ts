@@ -19,6 +19,8 @@ export interface MlperfRequest {
   readonly numProcesses: number;
   readonly npernode: number;
   readonly mpiParams: readonly string[];
+  /** `--storage-backend` and its flags for every run ([] = the file tier under --cache-dir). */
+  readonly storageArgs: readonly string[];
   readonly startDelaySec: number;
   readonly endDelaySec: number;
   readonly interOptionDelaySec: number;
@@ -142,6 +144,7 @@ export function mlperfRequest(args: MlperfArgs): { readonly request: MlperfReque
     numProcesses,
     npernode,
     mpiParams: (str('mpi-params') ?? '').split(/\s+/).filter((p) => p !== ''),
+    storageArgs: storageArgsOf(division, str('storage-backend'), str('s3-args'), problems),
     startDelaySec: numberFlag(problems, values, 'start-delay', CLOSED_DEFAULTS.startDelaySec, 0, false),
     endDelaySec: numberFlag(problems, values, 'end-delay', CLOSED_DEFAULTS.endDelaySec, 0, false),
     interOptionDelaySec: numberFlag(problems, values, 'inter-option-delay', CLOSED_DEFAULTS.interOptionDelaySec, 0, false),
@@ -155,4 +158,22 @@ export function mlperfRequest(args: MlperfArgs): { readonly request: MlperfReque
     overrides: overrides,
   };
   return { request, problems };
+}
+
+/**
+ * The storage flags every run gets. Upstream's rules admit object storage in CLOSED only through a
+ * POSIX gateway (s3fs, rclone, Mountpoint-S3) mounted as the cache dir, so the native S3 tier is OPEN only.
+ */
+function storageArgsOf(division: Division, backend: string | undefined, s3Args: string | undefined, problems: string[]): string[] {
+  const name = backend ?? 'file';
+  if (name !== 'file' && name !== 's3') problems.push(`--storage-backend: invalid choice '${name}'; valid: file, s3`);
+  if (name === 's3' && division === 'closed')
+    problems.push(
+      '--storage-backend s3 is not allowed in CLOSED: the rules admit object storage only through a POSIX gateway (s3fs, rclone, Mountpoint-S3) mounted as --cache-dir; run with --open for the native S3 tier',
+    );
+  if (name !== 's3') {
+    if (s3Args !== undefined) problems.push('--s3-args needs --storage-backend s3');
+    return [];
+  }
+  return ['--storage-backend', 's3', ...(s3Args ?? '').split(/\s+/).filter((p) => p !== '')];
 }

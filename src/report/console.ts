@@ -139,6 +139,21 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
     );
   }
 
+  const os = add.object_store;
+  if (os !== undefined) {
+    // Beside the split above (S3 tier: host = signing, device = the HTTP requests): what the object store did.
+    section(lines, 'OBJECT STORE (S3)');
+    const failures = Object.entries(os.failures).map(([c, n]) => `${c} ${n}`);
+    lines.push(`  ${os.endpoint_host} bucket ${os.bucket} prefix ${os.prefix}   client: ${os.client}`);
+    lines.push(
+      `  requests ${os.requests}   retries ${os.retries}   puts ${os.puts} (multipart ${os.multipart_uploads})   gets ${os.gets}   failures ${failures.length > 0 ? failures.join(', ') : 'none'}`,
+    );
+    const l = os.get_first_byte_ms;
+    lines.push(
+      `  GET time to first byte ms: p50 ${f(l.p50_ms)}  p95 ${f(l.p95_ms)}  p99 ${f(l.p99_ms)}  max ${f(l.max_ms)} (${l.count} GETs)`,
+    );
+  }
+
   section(lines, 'CACHE TYPE BREAKDOWNS');
   lines.push(
     `  system prompt hits ${cs.system_prompt_hits}   common phrase hits ${cs.common_phrase_hits}   user cache hits ${cs.user_cache_hits}   multi-turn hits ${cs.multi_turn_hits}`,

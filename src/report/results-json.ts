@@ -13,6 +13,7 @@ import { compareWithTrace } from '../metrics/trace-comparison.js';
 import { SCHEMA_VERSION } from './results-schema.js';
 import { tracingFields } from './tracing-json.js';
 import { ttftModelledJson } from './ttft-json.js';
+import type { ObjectStoreReport } from '../tiers/storage-kind.js';
 import type { TracingFields } from './tracing-json.js'; // block-layer tracing (issue 13)
 import type {
   EffectiveConfig,
@@ -201,6 +202,7 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
             limit_bytes: Number.isFinite(r.storageCapacity.limitBytes) ? r.storageCapacity.limitBytes : null,
             peak_allocated_bytes: r.storageCapacity.peakAllocatedBytes,
           },
+    ...(r.objectStore !== undefined ? { object_store: objectStoreJson(r.objectStore) } : {}),
     effective_config: loose.effectiveConfig,
     machine: machineJson(r.machine),
     latency_histograms: latencyHistograms(r),
@@ -318,5 +320,42 @@ export function buildResultsJson(r: RunResult): ResultsDocument {
     kvcache_bench: buildAdditions(r, loose, tracing),
     ...(r.validationTrace !== undefined ? { validation: validationJson(r.validationTrace, r, summary) } : {}),
     ...tracing.root, // block-layer tracing (issue 13): device_latency_tracing, fio_workload
+  };
+}
+
+function latencyJson(l: ObjectStoreReport['putMs']): {
+  count: number;
+  mean_ms: number;
+  p50_ms: number;
+  p95_ms: number;
+  p99_ms: number;
+  max_ms: number;
+} {
+  return { count: l.count, mean_ms: l.meanMs, p50_ms: l.p50Ms, p95_ms: l.p95Ms, p99_ms: l.p99Ms, max_ms: l.maxMs };
+}
+
+/** kvcache_bench.object_store from the S3 tier's report. */
+function objectStoreJson(o: ObjectStoreReport): NonNullable<ResultsDocument['kvcache_bench']['object_store']> {
+  return {
+    endpoint_host: o.endpointHost,
+    bucket: o.bucket,
+    prefix: o.prefix,
+    region: o.region,
+    addressing: o.addressing,
+    client: o.client,
+    max_connections: o.maxConnections,
+    idle_timeout_ms: o.idleTimeoutMs,
+    max_attempts: o.maxAttempts,
+    multipart_above_bytes: o.multipartAboveBytes,
+    part_bytes: o.partBytes,
+    requests: o.requests,
+    retries: o.retries,
+    puts: o.puts,
+    multipart_uploads: o.multipartUploads,
+    gets: o.gets,
+    deletes: o.deletes,
+    failures: { ...o.failures },
+    get_first_byte_ms: latencyJson(o.getFirstByteMs),
+    put_ms: latencyJson(o.putMs),
   };
 }

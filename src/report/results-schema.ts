@@ -5,6 +5,7 @@
 import * as z from 'zod';
 import { CacheStatsSchema } from '../metrics/cache-stats-schema.js';
 import { KvBlocksSchema } from './kv-blocks-schema.js';
+import { FAILURE_CLASSES } from '../metrics/recorder.js';
 import { DeviceLatencyTracingSchema, LatencyTracingSchema } from './tracing-schema.js'; // block-layer tracing (issue 13)
 import { TtftModelledSchema } from './ttft-schema.js'; // the modelled time to first token (issue 23)
 
@@ -23,6 +24,46 @@ export const LatencyBlockSchema = z
   .strictObject({ mean: z.number(), p50: z.number(), p95: z.number(), p99: z.number(), p999: z.number(), p9999: z.number() })
   .describe('Latency distribution summary (ms)');
 export type LatencyBlock = z.output<typeof LatencyBlockSchema>;
+
+/** One operation's times of an object store (kvcache_bench.object_store). */
+const ObjectStoreLatencySchema = z.strictObject({
+  count: count('operations'),
+  mean_ms: ms('mean'),
+  p50_ms: ms('median'),
+  p95_ms: ms('95th percentile'),
+  p99_ms: ms('99th percentile'),
+  max_ms: ms('largest'),
+});
+
+/** The S3 storage tier's own account (issue 25); absent for the other kinds. */
+const ObjectStoreSchema = z
+  .strictObject({
+    endpoint_host: z.string().describe('host[:port] of the endpoint only (no path, no credentials)'),
+    bucket: z.string(),
+    prefix: z.string().describe("key prefix of the run's objects (kvc-<run id>-*.bin under it)"),
+    region: z.string().describe('signing region'),
+    addressing: z.enum(['path', 'virtual-host']),
+    client: z.string().describe('the HTTP client and signer'),
+    max_connections: count('requests in flight at most (keep-alive sockets)'),
+    idle_timeout_ms: ms('a request whose socket is silent this long fails (ETIMEDOUT)'),
+    max_attempts: count('tries per request, the first included (5xx, 503 SlowDown and connection failures are retried)'),
+    multipart_above_bytes: count('entries above this size are multipart uploads'),
+    part_bytes: count('multipart part size'),
+    requests: count('HTTP requests sent, retries included'),
+    retries: count('of them retries (their time is inside the operation that retried)'),
+    puts: count('entries uploaded'),
+    multipart_uploads: count('of them as multipart uploads'),
+    gets: count('entries downloaded whole'),
+    deletes: count('objects deleted'),
+    failures: z
+      .record(z.string(), count('failed operations'))
+      .describe('failed operations by class (HTTP_403, HTTP_404, HTTP_5XX, SLOWDOWN, ECONNRESET, ECONNREFUSED, ETIMEDOUT, EDQUOT, …)'),
+    get_first_byte_ms: ObjectStoreLatencySchema.describe('GET: request start to the response headers (time to first byte)'),
+    put_ms: ObjectStoreLatencySchema.describe('PUT: request start to the answer, payload waits excluded'),
+  })
+  .describe(
+    "The object store's view from the client: requests, retries, failures by class and time to first byte. Storage latencies split host = request signing, device = the HTTP requests (every attempt and back-off)",
+  );
 
 const QosClassSchema = z.union([
   z.strictObject({ no_data: z.literal(true) }).describe('The class saw no request'),
@@ -472,7 +513,7 @@ export const KvcacheBenchSchema = z
         z.strictObject({
           tier: z.enum(['gpu', 'cpu', 'storage']),
           operation: z.enum(['placement_write', 'hit_read', 'demote_read', 'demote_write', 'delete']),
-          error: z.enum(['ENOSPC', 'EDQUOT', 'EIO', 'EEXIST', 'other']),
+          error: z.enum(FAILURE_CLASSES),
           count: count('failed operations of this tier, operation and error'),
         }),
       )
@@ -496,6 +537,7 @@ export const KvcacheBenchSchema = z
       })
       .nullable()
       .describe('The hard storage limit and the peak against it; null in trace mode'),
+    object_store: ObjectStoreSchema.optional(),
     effective_config: EffectiveConfigSchema,
     machine: MachineSchema,
     latency_histograms: z.record(z.string(), HistogramSchema).describe('Every latency distribution with samples, by name'),

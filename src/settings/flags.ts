@@ -150,6 +150,36 @@ export const FLAG_TABLE = {
     `Storage tier backend: ${STORAGE_BACKENDS.map((k) => `${k} = ${STORAGE_KINDS[k].help}`).join('; ')}`,
     { ours: true },
   ),
+  s3Endpoint: path(
+    's3-endpoint',
+    T,
+    'S3 endpoint URL (http(s)://host[:port]) of --storage-backend s3; credentials come from AWS_* variables or profile files only',
+    {
+      ours: true,
+      metavar: 'URL',
+      defaultText: "the provider's endpoint for --s3-region",
+    },
+  ),
+  s3Bucket: path('s3-bucket', T, 'Bucket of --storage-backend s3 (must exist unless --create-bucket)', { ours: true, metavar: 'NAME' }),
+  createBucket: bool('create-bucket', T, 'Create --s3-bucket when it does not exist', { ours: true }),
+  s3Prefix: str(
+    's3-prefix',
+    'kvcache-bench/',
+    T,
+    "Key prefix of the S3 tier's objects (kvc-<run id>-*.bin under it); ranks add rank_<N>/",
+    {
+      ours: true,
+      metavar: 'PREFIX',
+    },
+  ),
+  s3Region: path('s3-region', T, 'S3 signing region', {
+    ours: true,
+    metavar: 'REGION',
+    defaultText: 'AWS_REGION, else AWS_DEFAULT_REGION, else us-east-1',
+  }),
+  s3PathStyle: bool('s3-path-style', T, "Path-style S3 addressing for the provider's endpoint (always used with --s3-endpoint)", {
+    ours: true,
+  }),
   ioMode: choice(
     'io-mode',
     IO_MODES,

@@ -40,6 +40,11 @@ export function entryFileName(runId: string, key: string): string {
   return `kvc-${runId}-${fileNameForKey(key)}`;
 }
 
+/** The run id of an entry file (or object) name, or undefined when the name is not one of our entries. */
+export function entryRunIdOf(name: string): string | undefined {
+  return ENTRY_FILE.exec(name)?.[1];
+}
+
 /** Entry files of other runs found in a cache directory (regular files named ENTRY_FILE only). */
 export interface StaleEntries {
   readonly paths: readonly string[];

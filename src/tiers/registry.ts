@@ -3,11 +3,13 @@
 // (storage-kind.ts) plus its row here; the engine opens whatever row the run names.
 import { FILE_STORAGE } from './file-kind.js';
 import { MEMORY_STORAGE } from './memory-kind.js';
-import type { StorageKind } from './storage-kind.js';
+import { S3_STORAGE } from './s3-kind.js';
+import type { ObjectStoreOptions, StorageKind } from './storage-kind.js';
 
 export const STORAGE_KINDS = {
   file: FILE_STORAGE,
   memory: MEMORY_STORAGE,
+  s3: S3_STORAGE,
 } as const satisfies Readonly<Record<string, StorageKind>>;
 
 export type StorageBackendName = keyof typeof STORAGE_KINDS;
@@ -26,12 +28,13 @@ export function storageBackendChecks(
   name: StorageBackendName,
   capacityGiB: number,
   cacheDir: string | undefined,
+  objectStore?: ObjectStoreOptions,
 ): { readonly problems: string[]; readonly warnings: string[] } {
   const kind = storageKind(name);
   const problem = kind.capacityProblem(capacityGiB);
   const unusedDir = !kind.usesCacheDir && cacheDir !== undefined;
   return {
-    problems: problem === undefined ? [] : [problem],
+    problems: [...(problem === undefined ? [] : [problem]), ...(kind.objectStoreProblems?.(objectStore) ?? [])],
     warnings: unusedDir ? [`--cache-dir ${cacheDir} is not used: --storage-backend ${name} keeps no files`] : [],
   };
 }

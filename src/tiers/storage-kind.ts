@@ -18,6 +18,92 @@ export interface StorageOpenOptions {
   readonly stagingSlots: number;
   /** Callers' aligned buffers (payload slots, CPU-tier pages) a direct write may take as they are. */
   readonly directSlabs: DirectSlabs;
+  /** The --s3-* flags, for an object-store kind; the other kinds ignore them. */
+  readonly objectStore?: ObjectStoreOptions;
+}
+
+/** Where an object-store kind keeps its entries (the --s3-* flags). Credentials are never among them. */
+export interface ObjectStoreOptions {
+  /** http(s)://host[:port]; absent: the provider's own endpoint for the region. */
+  readonly endpoint?: string;
+  readonly bucket?: string;
+  /** Create the bucket when it does not exist (--create-bucket). */
+  readonly createBucket: boolean;
+  /** Key prefix of this run's objects ('' or ending in '/'). */
+  readonly prefix: string;
+  readonly region?: string;
+  /** Path-style addressing (bucket in the path) even for the provider's own endpoint. */
+  readonly pathStyle: boolean;
+}
+
+/** The --s3-* flag values as the run's flags hold them. */
+export interface ObjectStoreFlags {
+  readonly s3Endpoint?: string;
+  readonly s3Bucket?: string;
+  readonly createBucket: boolean;
+  readonly s3Prefix: string;
+  readonly s3Region?: string;
+  readonly s3PathStyle: boolean;
+}
+
+/** The open options of the --s3-* flags. */
+export function objectStoreOptionsOf(f: ObjectStoreFlags): ObjectStoreOptions {
+  return {
+    ...(f.s3Endpoint !== undefined ? { endpoint: f.s3Endpoint } : {}),
+    ...(f.s3Bucket !== undefined ? { bucket: f.s3Bucket } : {}),
+    createBucket: f.createBucket,
+    prefix: f.s3Prefix,
+    ...(f.s3Region !== undefined ? { region: f.s3Region } : {}),
+    pathStyle: f.s3PathStyle,
+  };
+}
+
+/**
+ * The storage cannot be used as the flags say it (a bucket missing, credentials refused, an endpoint
+ * unreachable), found when it is opened, before anything is measured: a user error (exit 2).
+ */
+export class StorageSetupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StorageSetupError';
+  }
+}
+
+/** An object store's own account of a run, for the results (kvcache_bench.object_store). */
+export interface ObjectStoreReport {
+  /** Host (and port) of the endpoint only: never a path, query or credential. */
+  readonly endpointHost: string;
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly region: string;
+  readonly addressing: 'path' | 'virtual-host';
+  /** The client and its settings. */
+  readonly client: string;
+  readonly maxConnections: number;
+  readonly idleTimeoutMs: number;
+  readonly maxAttempts: number;
+  readonly multipartAboveBytes: number;
+  readonly partBytes: number;
+  readonly requests: number;
+  readonly retries: number;
+  readonly puts: number;
+  readonly multipartUploads: number;
+  readonly gets: number;
+  readonly deletes: number;
+  /** Failed operations by class (HTTP_403, HTTP_404, HTTP_5XX, SLOWDOWN, ECONNRESET, ECONNREFUSED, ETIMEDOUT, EDQUOT, …). */
+  readonly failures: Readonly<Record<string, number>>;
+  readonly getFirstByteMs: LatencySummaryMs;
+  readonly putMs: LatencySummaryMs;
+}
+
+/** Count, mean, percentiles and maximum of one operation's times, ms. */
+export interface LatencySummaryMs {
+  readonly count: number;
+  readonly meanMs: number;
+  readonly p50Ms: number;
+  readonly p95Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
 }
 
 /** What the storage is, worked out once when it is opened. */
@@ -83,6 +169,8 @@ export interface OpenedStorage {
    * to remove (a kind keeping its entries in memory, or an object store, which its own teardown empties).
    */
   readonly entryFiles?: { readonly dir: string; readonly runId: string; readonly ownsDir: boolean };
+  /** An object store's account of its traffic so far (retries, failures by class, time to first byte). */
+  readonly objectStore?: () => ObjectStoreReport;
 }
 
 export interface StorageKind {
@@ -92,5 +180,7 @@ export interface StorageKind {
   readonly usesCacheDir: boolean;
   /** A problem with --storage-capacity-gb (in GiB, 0 = not given) found before anything is made; undefined when fine. */
   capacityProblem(capacityGiB: number): string | undefined;
+  /** Problems with the --s3-* flags found before anything is made (an object-store kind); absent: none asked of them. */
+  readonly objectStoreProblems?: (o: ObjectStoreOptions | undefined) => string[];
   open(o: StorageOpenOptions): Promise<OpenedStorage>;
 }

@@ -68,6 +68,13 @@ const OUR_FLAGS = [
   // Block-granular KV and Mooncake traces (issue 22).
   'mooncake-trace',
   'kv-block-tokens',
+  // The S3 storage backend (issue 25); test/tiers/s3-kind.test.ts checks their values.
+  's3-endpoint',
+  's3-bucket',
+  'create-bucket',
+  's3-prefix',
+  's3-region',
+  's3-path-style',
   // Ranks (issue 14); test/cli/rank-flags.test.ts tests those that need a launcher or exclude --seed/--output/--cache-dir.
   'rank-output-base',
   'rank-cache-base',
@@ -213,6 +220,12 @@ test('every reference flag and every new flag is accepted with a value of its ty
     'trial-pause': '2.5',
     'remove-stale-entries': null,
     'kv-block-tokens': '64',
+    's3-endpoint': 'http://127.0.0.1:9000',
+    's3-bucket': 'kvc-bucket',
+    'create-bucket': null,
+    's3-prefix': 'runs/',
+    's3-region': 'eu-west-1',
+    's3-path-style': null,
     'barrier-dir': '/shared/barrier',
     'barrier-timeout': '30',
   };
@@ -279,7 +292,7 @@ test('unknown flags are named, with the closest valid flag when obvious', () => 
 test('invalid choices list the valid ones', () => {
   assert.match(rejection(['--generation-mode', 'slow']), /--generation-mode: invalid choice 'slow'; valid choices: none, fast, realistic/);
   assert.match(rejection(['--io-mode', 'mmap']), /valid choices: direct, buffered/);
-  assert.match(rejection(['--storage-backend', 's3']), /--storage-backend: invalid choice 's3'; valid choices: file, memory/);
+  assert.match(rejection(['--storage-backend', 'nfs']), /--storage-backend: invalid choice 'nfs'; valid choices: file, memory, s3/);
   assert.match(rejection(['--autoscaler-mode', 'predictive']), /valid choices: qos, capacity/);
   assert.match(rejection(['--log-level', 'debug']), /did you mean 'DEBUG'\?/);
   assert.match(rejection(['--performance-profile', 'fast']), /valid choices: latency, throughput/);
@@ -329,7 +342,7 @@ test('help lists every flag with its default, grouped by purpose', () => {
   assert.match(flat, /--io-mode \{direct,buffered\}\s+.*\(default: direct\)/);
   assert.match(
     flat,
-    /--storage-backend \{file,memory\}\s+Storage tier backend: file = one file per entry under --cache-dir .*; memory = entries in RAM.*\(default: file\)/,
+    /--storage-backend \{file,memory,s3\}\s+Storage tier backend: file = one file per entry under --cache-dir .*; memory = entries in RAM.*; s3 = one object per entry in an S3 bucket.*\(default: file\)/,
   );
   assert.match(flat, /--keep-latency-samples\s+.*\(default: off\)/);
   assert.equal((help.match(/\(default:/g) ?? []).length, FLAGS.length, 'every flag shows a default');

@@ -58,3 +58,13 @@ test('rank flags that contradict the plain ones, a world without a meeting place
     'JOB_COMPLETION_INDEX is set but the world size is unknown: pass --world-size N (the number of ranks, the job’s completions)',
   ]);
 });
+
+test('under a launcher each rank of an S3 run keeps its objects under <prefix>rank_<N>/; without one the prefix stays', () => {
+  const s3 = ['--storage-backend', 's3', '--s3-bucket', 'kvc', '--storage-capacity-gb', '1', '--barrier-dir', tmpdir()];
+  const ranked = (argv: string[], env: Record<string, string>) => parseRunArgs([...s3, ...argv], NOW, () => 0.5, undefined, env).config;
+  assert.equal(ranked([], OMPI).s3Prefix, 'kvcache-bench/rank_2/');
+  assert.equal(ranked(['--s3-prefix', 'team/a'], OMPI).s3Prefix, 'team/a/rank_2/');
+  assert.equal(ranked([], {}).s3Prefix, 'kvcache-bench/');
+  // The file tier's runs keep their prefix flag as given (it is unused there).
+  assert.equal(parseRunArgs(['--barrier-dir', tmpdir()], NOW, () => 0.5, undefined, OMPI).config.s3Prefix, 'kvcache-bench/');
+});

@@ -102,3 +102,23 @@ test('shellQuote: plain words bare, spaces in single quotes, control characters 
   assert.equal(shellQuote("it's here"), `'it'\\''s here'`);
   assert.equal(shellQuote("a\nb'\\\u001b\u202e"), "$'a\\x0ab\\'\\\\\\x1b\\u202e'");
 });
+
+test('OPEN with --storage-backend s3: every run of the sequence gets the backend and its flags', () => {
+  const r = request([
+    '--open',
+    '--storage-backend',
+    's3',
+    '--s3-args',
+    '--s3-bucket kvc --storage-capacity-gb 10',
+    '--option',
+    '1',
+    '--trials',
+    '1',
+  ]);
+  const runs = planSequence(r, CTX).steps.filter((s) => s.kind === 'precondition' || s.kind === 'trial');
+  assert.equal(runs.length, 2);
+  for (const s of runs) {
+    const line = s.argv.join(' ');
+    assert.ok(line.includes('--storage-backend s3 --s3-bucket kvc --storage-capacity-gb 10'), line);
+  }
+});

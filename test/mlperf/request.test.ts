@@ -108,3 +108,18 @@ test('rank counts: hosts × npernode, an even division of --num-processes, and t
     '--cache-dir DIR is empty (the storage under test)',
   ]);
 });
+
+test('--storage-backend s3: refused in CLOSED with the POSIX-gateway rule; in OPEN every run gets it and the --s3-args', () => {
+  const closed = parsed([...BASE, '--storage-backend', 's3']);
+  assert.deepEqual(closed.problems, [
+    '--storage-backend s3 is not allowed in CLOSED: the rules admit object storage only through a POSIX gateway (s3fs, rclone, Mountpoint-S3) mounted as --cache-dir; run with --open for the native S3 tier',
+  ]);
+  const open = parsed([...BASE, '--open', '--storage-backend', 's3', '--s3-args', '--s3-bucket kvc  --storage-capacity-gb 100']);
+  assert.deepEqual(open.problems, []);
+  assert.deepEqual(open.request.storageArgs, ['--storage-backend', 's3', '--s3-bucket', 'kvc', '--storage-capacity-gb', '100']);
+  assert.deepEqual(parsed(BASE).request.storageArgs, []);
+  assert.deepEqual(parsed([...BASE, '--open', '--s3-args', '--s3-bucket kvc']).problems, ['--s3-args needs --storage-backend s3']);
+  assert.deepEqual(parsed([...BASE, '--open', '--storage-backend', 'nfs']).problems, [
+    "--storage-backend: invalid choice 'nfs'; valid: file, s3",
+  ]);
+});

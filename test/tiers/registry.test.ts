@@ -5,12 +5,14 @@ import assert from 'node:assert/strict';
 import { DEFAULT_STORAGE_BACKEND, STORAGE_BACKENDS, STORAGE_KINDS, storageBackendChecks, storageKind } from '../../src/tiers/registry.js';
 import { FILE_STORAGE } from '../../src/tiers/file-kind.js';
 import { MEMORY_STORAGE } from '../../src/tiers/memory-kind.js';
+import { S3_STORAGE } from '../../src/tiers/s3-kind.js';
 
 test('one row per kind, in table order; the default is file', () => {
-  assert.deepEqual(STORAGE_BACKENDS, ['file', 'memory']);
+  assert.deepEqual(STORAGE_BACKENDS, ['file', 'memory', 's3']);
   assert.equal(DEFAULT_STORAGE_BACKEND, 'file');
   assert.equal(storageKind('file'), FILE_STORAGE);
   assert.equal(storageKind('memory'), MEMORY_STORAGE);
+  assert.equal(storageKind('s3'), S3_STORAGE);
   for (const name of STORAGE_BACKENDS) assert.notEqual(STORAGE_KINDS[name].help, '', name);
 });
 

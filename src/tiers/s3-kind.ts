@@ -1,0 +1,254 @@
+// The `s3` storage backend: the storage tier's entries as objects in an S3 bucket (s3.ts), for OPEN
+// runs and for users who want to know what their object store does for KV offload without a POSIX
+// gateway in the way (issue 25). What the registry needs around the S3Backend: the flags' checks, the
+// bucket checked (or created with --create-bucket) when it is opened, so that a wrong key, a missing
+// bucket or an unreachable endpoint is one clear error before the run (exit 2); earlier runs' objects
+// under the prefix; QuotaExceeded as "full"; the description saying no device counters stand behind it.
+//
+// Addressing: path style (the bucket in the path) whenever --s3-endpoint is given, since custom
+// endpoints (radosgw, MinIO, …) rarely resolve bucket host names; virtual-host style for the
+// provider's own endpoint unless --s3-path-style.
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
+import { GiB } from '../util/units.js';
+import { entryRunIdOf, newRunId } from './file-names.js';
+import { S3Client, S3Error } from './s3-client.js';
+import type { CredentialSource, S3ClientOptions } from './s3-client.js';
+import { S3Backend } from './s3.js';
+import { StorageSetupError } from './storage-kind.js';
+import type { LeftoverEntries, ObjectStoreOptions, OpenedStorage, StorageKind, StorageOpenOptions } from './storage-kind.js';
+
+const NO_CAPACITY = '--storage-backend s3 needs --storage-capacity-gb > 0: an object store has no free space to take a share of';
+/** What the results name as the client. */
+export const S3_CLIENT_NAME =
+  'kvcache-bench S3 client (SigV4 by @smithy/signature-v4; PUT over node:http, GET over raw keep-alive sockets)';
+/** A socket silent this long fails the request (ETIMEDOUT). */
+const IDLE_TIMEOUT_MS = 30_000;
+/** Tries per request (retries of 5xx, SlowDown and connection failures, with doubling back-off). */
+const MAX_ATTEMPTS = 4;
+const BACKOFF_MS = 100;
+/** S3 keys are at most 1,024 bytes: room for the prefix. */
+const MAX_OBJECT_NAME = 900;
+
+/** The --s3-* flags' problems found before anything is made (bucket name, endpoint URL). */
+export function s3FlagProblems(o: ObjectStoreOptions | undefined): string[] {
+  const problems: string[] = [];
+  if (o?.bucket === undefined || o.bucket === '') problems.push('--storage-backend s3 needs --s3-bucket NAME');
+  else if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(o.bucket))
+    problems.push(`--s3-bucket '${o.bucket}' is not a bucket name (3–63 lowercase letters, digits, '.' and '-')`);
+  if (o?.endpoint !== undefined) {
+    const url = URL.canParse(o.endpoint) ? new URL(o.endpoint) : undefined;
+    if (url === undefined || !['http:', 'https:'].includes(url.protocol) || url.username !== '' || url.password !== '')
+      problems.push(`--s3-endpoint must be an http:// or https:// URL without credentials (got '${url?.protocol ?? 'not a URL'}')`);
+    else if (url.pathname !== '/' || url.search !== '')
+      problems.push('--s3-endpoint takes the scheme, host and port only (no path or query)');
+  }
+  if (o !== undefined && o.prefix !== '' && (o.prefix.startsWith('/') || o.prefix.length > 200))
+    problems.push('--s3-prefix must not start with / and is at most 200 characters');
+  return problems;
+}
+
+/** The region: --s3-region, else AWS_REGION / AWS_DEFAULT_REGION, else us-east-1. */
+function regionOf(o: ObjectStoreOptions, env: NodeJS.ProcessEnv): string {
+  return o.region ?? env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1';
+}
+
+/** The prefix as a folder: '' or ending in '/'. */
+function folderOf(prefix: string): string {
+  return prefix === '' || prefix.endsWith('/') ? prefix : `${prefix}/`;
+}
+
+/** Credentials from the AWS default chain, resolved once; a chain that finds none is a user error. */
+async function credentialsOnce(): Promise<CredentialSource> {
+  const chain = defaultProvider({ timeout: 1000, maxRetries: 0 });
+  try {
+    const c = await chain();
+    const creds = {
+      accessKeyId: c.accessKeyId,
+      secretAccessKey: c.secretAccessKey,
+      ...(c.sessionToken ? { sessionToken: c.sessionToken } : {}),
+    };
+    return () => Promise.resolve(creds);
+  } catch {
+    throw new StorageSetupError(
+      '--storage-backend s3: no credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile (AWS_PROFILE) in ~/.aws/credentials',
+    );
+  }
+}
+
+/** The bucket answers a listing with these credentials; missing → created with --create-bucket, else a user error. */
+async function checkBucket(client: S3Client, o: S3ClientOptions, create: boolean, prefix: string): Promise<void> {
+  const where = `bucket '${o.bucket}' at ${o.endpoint.host}`;
+  try {
+    await client.send({ method: 'GET', key: '', query: { 'list-type': '2', 'max-keys': '1', prefix } });
+  } catch (e) {
+    if (!(e instanceof S3Error)) throw e;
+    if (e.s3Code === 'NoSuchBucket' || (e.status === 404 && e.s3Code === undefined)) {
+      if (!create) throw new StorageSetupError(`--storage-backend s3: ${where} does not exist: create it, or pass --create-bucket`);
+      await createBucket(client, o, where);
+      return;
+    }
+    if (e.status === 403)
+      throw new StorageSetupError(
+        `--storage-backend s3: ${where} refused the credentials (403 ${e.s3Code ?? 'Forbidden'}): check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the profile in use`,
+      );
+    if (e.status === undefined)
+      throw new StorageSetupError(`--storage-backend s3: cannot reach the endpoint ${o.endpoint.host}: ${e.code}`);
+    throw new StorageSetupError(`--storage-backend s3: ${where} cannot be listed: ${e.message}`);
+  }
+}
+
+async function createBucket(client: S3Client, o: S3ClientOptions, where: string): Promise<void> {
+  const location =
+    o.region === 'us-east-1'
+      ? ''
+      : `<CreateBucketConfiguration><LocationConstraint>${o.region}</LocationConstraint></CreateBucketConfiguration>`;
+  const bytes = Buffer.from(location);
+  try {
+    await client.send({
+      method: 'PUT',
+      key: '',
+      body: {
+        size: bytes.length,
+        chunks: async function* () {
+          yield bytes;
+        },
+      },
+    });
+  } catch (e) {
+    throw new StorageSetupError(
+      `--storage-backend s3: ${where} could not be created (--create-bucket): ${e instanceof Error ? e.message : String(e)}`,
+    );
+  }
+}
+
+/** Our entry objects under `prefix` of runs other than `runId`, with their sizes. */
+async function listStale(client: S3Client, prefix: string, runId: string): Promise<Array<{ key: string; size: number }>> {
+  const found: Array<{ key: string; size: number }> = [];
+  let token: string | undefined;
+  do {
+    const query: Record<string, string> = { 'list-type': '2', prefix: `${prefix}kvc-`, 'max-keys': '1000' };
+    if (token !== undefined) query['continuation-token'] = token;
+    const res = await client.send({ method: 'GET', key: '', query });
+    for (const m of res.text.matchAll(/<Contents>([\s\S]*?)<\/Contents>/g)) {
+      const key = xmlText(/<Key>([\s\S]*?)<\/Key>/.exec(m[1])?.[1] ?? '');
+      const size = Number(/<Size>(\d+)<\/Size>/.exec(m[1])?.[1] ?? '0');
+      const name = key.slice(prefix.length);
+      if (name.includes('/')) continue; // deeper "folders" are not ours
+      const id = entryRunIdOf(name);
+      if (id !== undefined && id !== runId) found.push({ key, size });
+    }
+    const truncated = res.text.includes('<IsTruncated>true</IsTruncated>');
+    token = truncated ? xmlText(/<NextContinuationToken>([\s\S]*?)<\/NextContinuationToken>/.exec(res.text)?.[1] ?? '') : undefined;
+  } while (token !== undefined && token !== '');
+  return found;
+}
+
+function xmlText(s: string): string {
+  return s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
+}
+
+async function s3Leftovers(client: S3Client, where: string, prefix: string, runId: string, remove: boolean) {
+  const stale = await listStale(client, prefix, runId);
+  let removed = 0;
+  if (remove) {
+    for (const s of stale) {
+      await client.send({ method: 'DELETE', key: s.key });
+      removed++;
+    }
+  }
+  const bytes = stale.reduce((n, s) => n + s.size, 0);
+  const found: LeftoverEntries = { count: stale.length, bytes, allocatedBytes: bytes, removed };
+  if (found.count === 0) return { found, warnings: [] };
+  const what = `${where} held ${found.count} entry object(s) of earlier runs (kvc-<run id>-*.bin, ${(bytes / GiB).toFixed(3)} GiB), e.g. from a killed run`;
+  const action = remove
+    ? `; ${removed} removed (--remove-stale-entries)`
+    : '; left in place (they take space in the bucket): remove them with --remove-stale-entries';
+  return { found, warnings: [what + action] };
+}
+
+/** The client's options from the flags and the environment (the endpoint is checked by s3FlagProblems first). */
+export function s3ClientOptions(
+  o: ObjectStoreOptions,
+  maxConnections: number,
+  credentials: CredentialSource,
+  env = process.env,
+): S3ClientOptions {
+  const region = regionOf(o, env);
+  const endpoint = new URL(o.endpoint ?? `https://s3.${region}.amazonaws.com`);
+  return {
+    endpoint,
+    bucket: o.bucket ?? '',
+    region,
+    pathStyle: o.endpoint !== undefined || o.pathStyle,
+    credentials,
+    maxConnections,
+    idleTimeoutMs: IDLE_TIMEOUT_MS,
+    maxAttempts: MAX_ATTEMPTS,
+    backoffMs: BACKOFF_MS,
+  };
+}
+
+async function openS3(so: StorageOpenOptions): Promise<OpenedStorage> {
+  const o = so.objectStore;
+  const problems = s3FlagProblems(o);
+  if (o === undefined || problems.length > 0) throw new StorageSetupError(problems.join('; '));
+  const prefix = folderOf(o.prefix);
+  // One connection per operation that may be in flight, as the file tier has one staging slot each.
+  const co = s3ClientOptions(o, so.stagingSlots, await credentialsOnce());
+  const client = new S3Client(co);
+  try {
+    await checkBucket(client, co, o.createBucket, prefix);
+  } catch (e) {
+    client.close();
+    throw e;
+  }
+  const runId = newRunId();
+  const backend = new S3Backend(client, prefix, runId);
+  const host = co.endpoint.host;
+  const where = `s3://${co.bucket}/${prefix} at ${host}`;
+  return {
+    backend,
+    description: {
+      kind: 's3',
+      location: where,
+      noDevice: `an object store (${host}) has no block device whose counters this host can read: the device-bytes checks do not apply`,
+      headline: `S3 bucket ${co.bucket} at ${host} (object store: no device counters; ${S3_CLIENT_NAME})`,
+      ioMode: `S3 over ${co.endpoint.protocol.replace(':', '')}`,
+      fileSystem: 'none (object store)',
+    },
+    warnings: [],
+    leftovers: (remove) => s3Leftovers(client, where, prefix, runId, remove),
+    // capacityProblem refuses a missing capacity at start; this is the guard behind it.
+    limitBytes: (capacityBytes) => (capacityBytes > 0 ? Promise.resolve(capacityBytes) : Promise.reject(new RangeError(NO_CAPACITY))),
+    // A bucket over its quota answers 403 QuotaExceeded (class EDQUOT): the run stops as on a full disk.
+    fullness: { where, isFullError: (c) => c === 'EDQUOT', space: () => Promise.resolve(undefined) },
+    keyFits: (key) => backend.objectKey(key).length <= MAX_OBJECT_NAME,
+    objectStore: () => ({
+      endpointHost: host,
+      bucket: co.bucket,
+      prefix,
+      region: co.region,
+      addressing: co.pathStyle ? 'path' : 'virtual-host',
+      client: S3_CLIENT_NAME,
+      maxConnections: co.maxConnections,
+      idleTimeoutMs: co.idleTimeoutMs,
+      maxAttempts: co.maxAttempts,
+      multipartAboveBytes: backend.multipartAbove,
+      partBytes: backend.partBytes,
+      ...backend.stats(),
+    }),
+  };
+}
+
+export const S3_STORAGE: StorageKind = {
+  help: 'one object per entry in an S3 bucket (--s3-endpoint, --s3-bucket; needs --storage-capacity-gb; OPEN runs only)',
+  usesCacheDir: false,
+  capacityProblem: (capacityGiB) => (capacityGiB > 0 ? undefined : NO_CAPACITY),
+  objectStoreProblems: s3FlagProblems,
+  open: openS3,
+};

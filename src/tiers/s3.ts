@@ -1,0 +1,269 @@
+// The S3 storage backend: one object per entry, `<prefix>kvc-<run id>-<key>.bin` (the file tier's
+// entry names, file-names.ts), so a killed run's objects are found by the next run under the same
+// prefix and removed only on request. It deletes only objects it wrote, all of them at close.
+//
+// An entry larger than MULTIPART_ABOVE goes up as a multipart upload of PART_BYTES parts, one after
+// the other (the bytes come from one sequential ChunkSource); smaller ones in one PUT. Downloads stream
+// to the sink as the socket delivers them. Nothing holds a whole entry in memory.
+//
+// Timing (IOTiming, ms): device = the wall time of the HTTP requests themselves (connect, send,
+// the server's work, receive; every attempt of a retried request and the back-off between them);
+// host = request signing (SigV4) and credentials. Waits for payload bytes (writes) and for the sink
+// (reads) are in neither, as in the file tier. Time to first byte (request start to the response's
+// headers, of a GET) is kept beside it in the backend's own histogram (ObjectStoreStats).
+import { IoAbortedError, EntryNotFoundError, timing } from './backend.js';
+import type { ChunkSink, IOTiming, ReadResult } from './backend.js';
+import type { ChunkSource } from '../data/chunk-source.js';
+import { entryFileName } from './file-names.js';
+import { S3Error, TransferStoppedError } from './s3-client.js';
+import type { RequestTiming, S3Client, S3Response } from './s3-client.js';
+import { LatencySketch } from './s3-sketch.js';
+import type { LatencySummaryMs, StorageBackend } from './storage-kind.js';
+import { MiB } from '../util/units.js';
+
+/** Entries above this size go up as multipart uploads (measured: docs/s3.md). */
+export const MULTIPART_ABOVE = 256 * MiB;
+/** Part size of a multipart upload (S3: at least 5 MiB, at most 10,000 parts). */
+export const PART_BYTES = 64 * MiB;
+
+/** What the results say about the object store's traffic. */
+export interface ObjectStoreStats {
+  readonly requests: number;
+  readonly retries: number;
+  readonly puts: number;
+  readonly multipartUploads: number;
+  readonly gets: number;
+  readonly deletes: number;
+  /** Failed operations by class (S3 error or connection failure). */
+  readonly failures: Readonly<Record<string, number>>;
+  /** GET time to first byte, ms. */
+  readonly getFirstByteMs: LatencySummaryMs;
+  /** PUT time from request start to the server's answer, ms (the whole upload). */
+  readonly putMs: LatencySummaryMs;
+}
+
+export class S3Backend implements StorageBackend {
+  readonly tier = 'storage' as const;
+  private readonly sizes = new Map<string, number>();
+  /** Objects whose write was cut or whose delete failed: deleted (again) at close. */
+  private readonly abandoned = new Set<string>();
+  private stopping = false;
+  private closed = false;
+  private readonly firstByte = new LatencySketch();
+  private readonly putTimes = new LatencySketch();
+  private readonly failures = new Map<string, number>();
+  private puts = 0;
+  private multipartUploads = 0;
+  private gets = 0;
+  private deletes = 0;
+
+  constructor(
+    private readonly client: S3Client,
+    /** Key prefix of this backend's objects, '' or ending in '/'. */
+    readonly prefix: string,
+    readonly runId: string,
+    /** Entries above this size go up as multipart uploads of `partBytes` parts. */
+    readonly multipartAbove = MULTIPART_ABOVE,
+    readonly partBytes = PART_BYTES,
+  ) {}
+
+  /** The object that holds (or would hold) `key`. */
+  objectKey(key: string): string {
+    return `${this.prefix}${entryFileName(this.runId, key)}`;
+  }
+
+  keys(): Iterable<string> {
+    return this.sizes.keys();
+  }
+
+  sizeOf(key: string): number | undefined {
+    return this.sizes.get(key);
+  }
+
+  stopInFlight(): void {
+    this.stopping = true;
+  }
+
+  stats(): ObjectStoreStats {
+    return {
+      requests: this.client.counters.requests,
+      retries: this.client.counters.retries,
+      puts: this.puts,
+      multipartUploads: this.multipartUploads,
+      gets: this.gets,
+      deletes: this.deletes,
+      failures: Object.fromEntries(this.failures),
+      getFirstByteMs: this.firstByte.summary(),
+      putMs: this.putTimes.summary(),
+    };
+  }
+
+  /** Counts a failure by its class and throws it on. */
+  private counted(e: unknown): never {
+    if (e instanceof S3Error) this.failures.set(e.code, (this.failures.get(e.code) ?? 0) + 1);
+    throw e;
+  }
+
+  async write(key: string, source: ChunkSource): Promise<IOTiming> {
+    this.assertOpen();
+    if (this.stopping) throw new IoAbortedError(0);
+    const object = this.objectKey(key);
+    this.sizes.delete(key);
+    const acc = { host: 0, device: 0 };
+    const add = (t: RequestTiming): void => {
+      acc.host += t.signMs;
+      acc.device += t.totalMs - t.signMs - t.waitMs;
+    };
+    try {
+      if (source.size > this.multipartAbove) await this.multipart(object, source, add);
+      else {
+        const res = await this.client.send({ method: 'PUT', key: object, body: source, stopped: () => this.stopping });
+        add(res.timing);
+        this.putTimes.add(res.timing.totalMs - res.timing.waitMs);
+      }
+      this.puts++;
+    } catch (e) {
+      this.abandoned.add(object); // a stopped or failed upload may have left an object: close() deletes it
+      if (e instanceof TransferStoppedError) throw new IoAbortedError(e.bytes);
+      return this.counted(e);
+    }
+    this.abandoned.delete(object);
+    this.sizes.set(key, source.size);
+    return timing(acc.host, acc.device);
+  }
+
+  /** Initiate, parts in order from the one source, complete; aborted on failure. */
+  private async multipart(object: string, source: ChunkSource, add: (t: RequestTiming) => void): Promise<void> {
+    const init = await this.client.send({ method: 'POST', key: object, query: { uploads: '' } });
+    add(init.timing);
+    const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(init.text)?.[1];
+    if (uploadId === undefined) throw new S3Error(`S3 multipart upload of ${object}: no UploadId in the answer`, 'HTTP_5XX');
+    this.multipartUploads++;
+    const etags: string[] = [];
+    try {
+      for (const [n, part] of partsOf(source, this.partBytes)) {
+        const res = await this.client.send({
+          method: 'PUT',
+          key: object,
+          query: { partNumber: String(n), uploadId },
+          body: part,
+          stopped: () => this.stopping,
+        });
+        add(res.timing);
+        etags.push(etagOf(res));
+      }
+      const xml = etags.map((e, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${e}</ETag></Part>`).join('');
+      const body = Buffer.from(`<CompleteMultipartUpload>${xml}</CompleteMultipartUpload>`);
+      const done = await this.client.send({ method: 'POST', key: object, query: { uploadId }, body: bufferBody(body) });
+      add(done.timing);
+    } catch (e) {
+      await this.client.send({ method: 'DELETE', key: object, query: { uploadId } }).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  async read(key: string, sink?: ChunkSink): Promise<ReadResult> {
+    this.assertOpen();
+    const size = this.sizes.get(key);
+    if (size === undefined) throw new EntryNotFoundError(this.tier, key);
+    const object = this.objectKey(key);
+    let res: S3Response;
+    try {
+      res = await this.client.send({ method: 'GET', key: object, sink: sink ?? discard, stopped: () => this.stopping });
+    } catch (e) {
+      if (e instanceof TransferStoppedError) return { timing: timing(0, 0), bytes: e.bytes };
+      return this.counted(e);
+    }
+    this.gets++;
+    this.firstByte.add(res.timing.firstByteMs);
+    const t = res.timing;
+    return { timing: timing(t.signMs, t.totalMs - t.signMs - t.waitMs), bytes: res.bytes };
+  }
+
+  async delete(key: string): Promise<void> {
+    if (!this.sizes.delete(key)) return; // not ours: never touch it
+    const object = this.objectKey(key);
+    try {
+      await this.client.send({ method: 'DELETE', key: object });
+      this.deletes++;
+    } catch (e) {
+      this.abandoned.add(object);
+      this.counted(e);
+    }
+  }
+
+  async clear(): Promise<void> {
+    for (const key of [...this.sizes.keys()]) await this.delete(key);
+  }
+
+  /** Deletes every object this backend wrote (a KV cache does not outlive its run), then closes the connections. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      await this.clear().catch(() => undefined);
+      for (const object of this.abandoned) await this.client.send({ method: 'DELETE', key: object }).catch(() => undefined);
+      this.abandoned.clear();
+    } finally {
+      this.client.close();
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('S3 tier is closed');
+  }
+}
+
+function discard(): void {
+  // a hit read moves the bytes and drops them, as the file tier's read without a sink
+}
+
+function etagOf(res: S3Response): string {
+  const e = res.headers.etag;
+  if (typeof e !== 'string') throw new S3Error('S3 upload part: no ETag in the answer', 'HTTP_5XX');
+  return e;
+}
+
+function bufferBody(b: Buffer): { size: number; chunks(): AsyncIterable<Uint8Array> } {
+  return {
+    size: b.length,
+    chunks: async function* () {
+      yield b;
+    },
+  };
+}
+
+/**
+ * Splits one sequential source into consecutive parts of `partBytes` (the last shorter): each part's
+ * chunks are the source's, cut where a part ends. Parts must be consumed in order, each to its end.
+ */
+export function* partsOf(source: ChunkSource, partBytes: number): Generator<[number, ChunkSource]> {
+  const it = source.chunks()[Symbol.asyncIterator]();
+  let rest: Uint8Array | undefined;
+  const count = Math.max(1, Math.ceil(source.size / partBytes));
+  for (let n = 1; n <= count; n++) {
+    const size = Math.min(partBytes, source.size - (n - 1) * partBytes);
+    const part: ChunkSource = {
+      size,
+      chunks: async function* () {
+        let left = size;
+        while (left > 0) {
+          let chunk = rest;
+          rest = undefined;
+          if (chunk === undefined) {
+            const next = await it.next();
+            if (next.done === true) throw new RangeError(`the entry's source ended ${left} bytes before its size`);
+            chunk = next.value;
+          }
+          if (chunk.length > left) {
+            rest = chunk.subarray(left);
+            chunk = chunk.subarray(0, left);
+          }
+          left -= chunk.length;
+          yield chunk;
+        }
+      },
+    };
+    yield [n, part];
+  }
+}

@@ -1,0 +1,219 @@
+// The S3 backend and its client against an in-process fake S3 server (s3-fake-server.ts): entries
+// round-trip byte for byte as one object each under the run's prefix, multipart above the threshold,
+// a missing key, retries counted (503 SlowDown answered before the body), failures named by class,
+// stopped transfers, and clean-up of only our objects at close.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { ChunkSource } from '../../src/data/chunk-source.js';
+import { EntryNotFoundError, IoAbortedError } from '../../src/tiers/backend.js';
+import { classOfStatus, isRetryable, S3Client, S3Error } from '../../src/tiers/s3-client.js';
+import type { S3ClientOptions } from '../../src/tiers/s3-client.js';
+import { partsOf, S3Backend } from '../../src/tiers/s3.js';
+import { LatencySketch } from '../../src/tiers/s3-sketch.js';
+import { MiB } from '../../src/util/units.js';
+import { FakeS3 } from './s3-fake-server.js';
+
+let fake: FakeS3;
+before(async () => (fake = await FakeS3.start(['b'])));
+after(() => fake.stop());
+
+function clientOptions(overrides: Partial<S3ClientOptions> = {}): S3ClientOptions {
+  return {
+    endpoint: new URL(fake.endpoint),
+    bucket: 'b',
+    region: 'us-east-1',
+    pathStyle: true,
+    credentials: () => Promise.resolve({ accessKeyId: 'AKID', secretAccessKey: 'secret' }),
+    maxConnections: 4,
+    idleTimeoutMs: 5000,
+    maxAttempts: 3,
+    backoffMs: 1,
+    ...overrides,
+  };
+}
+
+/** `size` bytes (byte i = i mod 251) in chunks of `chunk`, each chunk a fresh view that is then overwritten (as payload slots are reused). */
+function sourceOf(size: number, chunk = MiB): ChunkSource {
+  return {
+    size,
+    async *chunks() {
+      const slot = new Uint8Array(chunk);
+      for (let off = 0; off < size; off += chunk) {
+        const n = Math.min(chunk, size - off);
+        for (let i = 0; i < n; i++) slot[i] = (off + i) % 251;
+        yield slot.subarray(0, n);
+        slot.fill(0); // the chunk is valid only until the next is asked for
+      }
+    },
+  };
+}
+
+function expected(size: number): Buffer {
+  return Buffer.from(Array.from({ length: size }, (_, i) => i % 251));
+}
+
+async function collect(backend: S3Backend, key: string): Promise<{ bytes: Buffer; read: number }> {
+  const parts: Buffer[] = [];
+  const r = await backend.read(key, (c) => void parts.push(Buffer.from(c)));
+  return { bytes: Buffer.concat(parts), read: r.bytes };
+}
+
+test('an entry round-trips as one object <prefix>kvc-<run id>-<key>.bin, with an honest timing split', async () => {
+  fake.objects.clear();
+  const backend = new S3Backend(new S3Client(clientOptions()), 'pre/', 'abcd0123');
+  const size = 3 * MiB + 17;
+  const t = await backend.write('user 1/turn', sourceOf(size));
+  assert.deepEqual([...fake.objects.keys()], ['b/pre/kvc-abcd0123-user%00201%002Fturn.bin']);
+  assert.ok(expected(size).equals(fake.objects.get('b/pre/kvc-abcd0123-user%00201%002Fturn.bin') ?? Buffer.alloc(0)), 'bytes as sent');
+  assert.equal(t.totalMs, t.hostMs + t.deviceMs);
+  assert.equal(backend.sizeOf('user 1/turn'), size);
+  const got = await collect(backend, 'user 1/turn');
+  assert.equal(got.read, size);
+  assert.ok(got.bytes.equals(expected(size)));
+  const s = backend.stats();
+  assert.deepEqual([s.puts, s.gets, s.multipartUploads, s.retries, s.getFirstByteMs.count], [1, 1, 0, 0, 1]);
+  await backend.close();
+  assert.equal(fake.objects.size, 0, 'close deletes what the backend wrote');
+});
+
+test('above the threshold an entry goes up as a multipart upload of consecutive parts', async () => {
+  fake.objects.clear();
+  const backend = new S3Backend(new S3Client(clientOptions()), '', 'abcd0123', 2 * MiB, MiB + 5);
+  const size = 3 * MiB;
+  await backend.write('big', sourceOf(size, 700_000));
+  const partPuts = fake.log.filter((r) => r.method === 'PUT' && r.query.has('partNumber'));
+  assert.deepEqual(
+    partPuts.map((r) => r.query.get('partNumber')),
+    ['1', '2', '3'],
+  );
+  assert.ok(expected(size).equals(fake.objects.get('b/kvc-abcd0123-big.bin') ?? Buffer.alloc(0)));
+  assert.equal(backend.stats().multipartUploads, 1);
+  await backend.close();
+});
+
+test('partsOf cuts one source into parts whose sizes and bytes add up to it', async () => {
+  const parts: number[] = [];
+  const all: Buffer[] = [];
+  for (const [n, part] of partsOf(sourceOf(10, 4), 3)) {
+    parts.push(n, part.size);
+    for await (const c of part.chunks()) all.push(Buffer.from(c));
+  }
+  assert.deepEqual(parts, [1, 3, 2, 3, 3, 3, 4, 1]);
+  assert.ok(Buffer.concat(all).equals(expected(10)));
+});
+
+test('a key not written is EntryNotFoundError; a deleted object read back is a 404 failure, counted', async () => {
+  fake.objects.clear();
+  const backend = new S3Backend(new S3Client(clientOptions()), '', 'abcd0123');
+  await assert.rejects(backend.read('nope'), EntryNotFoundError);
+  await backend.write('k', sourceOf(100));
+  fake.objects.clear(); // lost on the server's side
+  await assert.rejects(backend.read('k'), (e: unknown) => e instanceof S3Error && e.code === 'HTTP_404' && e.status === 404);
+  assert.deepEqual(backend.stats().failures, { HTTP_404: 1 });
+  await backend.close();
+});
+
+test('503 SlowDown before the body is retried: the retry is counted and the entry stored once', async () => {
+  fake.objects.clear();
+  const seen = new Set<string>();
+  fake.fault = (r) => {
+    if (r.method !== 'PUT' || seen.has(r.key)) return undefined;
+    seen.add(r.key);
+    return { status: 503, code: 'SlowDown' };
+  };
+  try {
+    const backend = new S3Backend(new S3Client(clientOptions()), '', 'abcd0123');
+    await backend.write('a', sourceOf(2 * MiB));
+    await backend.write('b', sourceOf(10));
+    const s = backend.stats();
+    assert.deepEqual([s.puts, s.retries, s.requests], [2, 2, 4]);
+    assert.deepEqual(s.failures, {});
+    assert.equal(fake.objects.size, 2);
+    await backend.close();
+  } finally {
+    fake.fault = () => undefined;
+  }
+});
+
+test('throttled on every try: the write fails as SLOWDOWN after maxAttempts, counted, nothing stored', async () => {
+  fake.objects.clear();
+  fake.fault = (r) => (r.method === 'PUT' ? { status: 503, code: 'SlowDown' } : undefined);
+  try {
+    const backend = new S3Backend(new S3Client(clientOptions({ maxAttempts: 3 })), '', 'abcd0123');
+    await assert.rejects(backend.write('a', sourceOf(1000)), (e: unknown) => e instanceof S3Error && e.code === 'SLOWDOWN');
+    const s = backend.stats();
+    assert.deepEqual([s.puts, s.retries, s.requests, s.failures.SLOWDOWN], [0, 2, 3, 1]);
+    assert.equal(backend.sizeOf('a'), undefined);
+    await backend.close();
+  } finally {
+    fake.fault = () => undefined;
+  }
+});
+
+test('403 is not retried; an unreachable endpoint fails as ECONNREFUSED after its retries', async () => {
+  fake.fault = () => ({ status: 403, code: 'AccessDenied' });
+  try {
+    const client = new S3Client(clientOptions());
+    await assert.rejects(
+      client.send({ method: 'GET', key: 'x' }),
+      (e: unknown) => e instanceof S3Error && e.code === 'HTTP_403' && e.s3Code === 'AccessDenied',
+    );
+    assert.deepEqual(client.counters, { requests: 1, retries: 0 });
+    client.close();
+  } finally {
+    fake.fault = () => undefined;
+  }
+  const dead = new S3Client(clientOptions({ endpoint: new URL('http://127.0.0.1:1') }));
+  await assert.rejects(dead.send({ method: 'GET', key: 'x' }), (e: unknown) => e instanceof S3Error && e.code === 'ECONNREFUSED');
+  assert.deepEqual(dead.counters, { requests: 3, retries: 2 });
+  dead.close();
+});
+
+test('stopInFlight: a write stops at its next chunk (IoAbortedError) and its object is removed at close; a read returns what it had', async () => {
+  fake.objects.clear();
+  const backend = new S3Backend(new S3Client(clientOptions()), '', 'abcd0123');
+  await backend.write('r', sourceOf(4 * MiB));
+  const got: number[] = [];
+  let reads = 0;
+  const read = await backend.read('r', (c) => {
+    got.push(c.length);
+    if (++reads === 1) backend.stopInFlight();
+  });
+  assert.ok(read.bytes > 0 && read.bytes < 4 * MiB, `partial read: ${read.bytes}`);
+  const source: ChunkSource = { size: 2 * MiB, chunks: () => sourceOf(2 * MiB).chunks() };
+  await assert.rejects(backend.write('w', source), IoAbortedError);
+  await backend.close();
+  assert.equal(fake.objects.size, 0);
+});
+
+test('failure classes of answers and which are retried', () => {
+  assert.deepEqual(
+    [
+      classOfStatus(503, 'SlowDown'),
+      classOfStatus(503, undefined),
+      classOfStatus(500, 'InternalError'),
+      classOfStatus(403, 'QuotaExceeded'),
+      classOfStatus(403, 'SignatureDoesNotMatch'),
+      classOfStatus(404, 'NoSuchKey'),
+      classOfStatus(400, 'InvalidArgument'),
+    ],
+    ['SLOWDOWN', 'SLOWDOWN', 'HTTP_5XX', 'EDQUOT', 'HTTP_403', 'HTTP_404', 'HTTP_400'],
+  );
+  const retried = ['HTTP_5XX', 'SLOWDOWN', 'ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'HTTP_403', 'HTTP_404', 'EDQUOT'].map((c) =>
+    isRetryable(new S3Error('x', c)),
+  );
+  assert.deepEqual(retried, [true, true, true, true, true, false, false, false]);
+});
+
+test('LatencySketch: percentiles within its 2 % buckets, capped at the largest value', () => {
+  const s = new LatencySketch();
+  for (let i = 1; i <= 100; i++) s.add(i);
+  const x = s.summary();
+  assert.equal(x.count, 100);
+  assert.equal(x.meanMs, 50.5);
+  assert.equal(x.maxMs, 100);
+  assert.ok(x.p50Ms >= 50 && x.p50Ms <= 51, `p50 ${x.p50Ms}`);
+  assert.ok(x.p95Ms >= 95 && x.p95Ms <= 96.9, `p95 ${x.p95Ms}`);
+  assert.equal(x.p99Ms, Math.min(100, x.p99Ms));
+  assert.deepEqual(new LatencySketch().summary(), { count: 0, meanMs: 0, p50Ms: 0, p95Ms: 0, p99Ms: 0, maxMs: 0 });
+});
