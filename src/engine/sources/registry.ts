@@ -10,7 +10,12 @@ import type { OpenedSource, SourceFlags, SourceInput, WorkloadSourceDef } from '
 import { syntheticSource } from './synthetic.js';
 
 /** Every source; exactly one without a `pick` (the default). */
-export const WORKLOAD_SOURCES: readonly WorkloadSourceDef[] = Object.freeze([shareGptSource, burstGptSource, mooncakeSource, syntheticSource]);
+export const WORKLOAD_SOURCES: readonly WorkloadSourceDef[] = Object.freeze([
+  shareGptSource,
+  burstGptSource,
+  mooncakeSource,
+  syntheticSource,
+]);
 
 /** The sources the flags pick, in list order (more than one is a problem: sourceProblems). */
 export function pickedSources(f: SourceFlags, sources: readonly WorkloadSourceDef[] = WORKLOAD_SOURCES): WorkloadSourceDef[] {
