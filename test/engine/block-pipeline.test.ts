@@ -55,6 +55,16 @@ test('a first request writes its whole chain; a second sharing the conversation 
   assert.equal(s.ideal.hitBlocks, 2);
 });
 
+test('for the modelled TTFT: the prompt is the chain, the hits its present prefix, their load time the prefix reads', async () => {
+  const { cache, rec } = makeCache({ cpuBytes: GiB, kind: 'null' });
+  const o = options(cache, rec, { prefillOnly: true });
+  const first = await processRequest(req({ conversationId: 'c', contextTokens: 40 }), o, new Rng(1));
+  assert.deepEqual([first.promptTokens, first.hitTokens, first.hitLoadMs], [40, 0, 0]);
+  const second = await processRequest(req({ conversationId: 'c', contextTokens: 70 }), o, new Rng(1));
+  assert.deepEqual([second.promptTokens, second.hitTokens], [70, 32], 'two full blocks of 16 hit; the partial third did not');
+  assert.equal(second.hitLoadMs, 0, 'null tiers take no time');
+});
+
 test('the lookup stops at the first missing block: blocks after a gap are not read but written again', async () => {
   const { cache, rec } = makeCache({ cpuBytes: GiB, kind: 'null' });
   const o = options(cache, rec, { prefillOnly: true });

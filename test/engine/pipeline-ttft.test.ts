@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { processRequest } from '../../src/engine/pipeline.js';
 import type { PipelineOptions } from '../../src/engine/pipeline.js';
 import type { Request } from '../../src/workload/request.js';
+import { testRequest } from './requests.js';
 import { PrefixMatcher, makeSystemPrompt } from '../../src/workload/prefix.js';
 import { MemoryBackend } from '../../src/tiers/memory.js';
 import type { ChunkSink, ReadResult } from '../../src/tiers/backend.js';
@@ -23,21 +24,7 @@ class FixedReadTier extends MemoryBackend {
 }
 
 function req(over: Partial<Request>): Request {
-  return {
-    id: 'u_req_000001',
-    kind: 'chat',
-    userId: 'u',
-    qos: 'batch',
-    priority: 1,
-    contextTokens: 100,
-    generationTokens: 0,
-    phase: 'prefill',
-    cacheKey: 'u_req_000001',
-    turn: 1,
-    previousTurnKeys: [],
-    scheduledAtMs: 0,
-    ...over,
-  };
+  return testRequest({ generationTokens: 0, phase: 'prefill', ...over });
 }
 
 function options(over: Partial<PipelineOptions> & Pick<PipelineOptions, 'cache'>): PipelineOptions {
@@ -98,4 +85,14 @@ test('decode reads after the prefill are not part of the time to first token', a
   const out = await processRequest(req({ phase: 'both', generationTokens: 64 }), options({ cache }), new Rng(1));
   assert.ok(out.storageMs >= 3 * READ_MS); // probe + 2 batch reads happened
   assert.deepEqual([out.hitTokens, out.hitLoadMs], [0, 0]);
+});
+
+test('block mode: the prompt is the chain, the hits its present prefix, each hit block read once in 7 ms', async () => {
+  const { cache, rec } = fixedCache();
+  const o = options({ cache, blocks: { blockTokens: 16, stats: rec.blocks } });
+  await processRequest(req({ conversationId: 'c', contextTokens: 40 }), o, new Rng(1));
+  const out = await processRequest(req({ conversationId: 'c', contextTokens: 70 }), o, new Rng(1));
+  assert.equal(out.promptTokens, 70);
+  assert.equal(out.hitTokens, 32, 'the two full blocks of 16; the third (8 tokens then, 16 now) is new');
+  assert.equal(out.hitLoadMs, 2 * READ_MS);
 });
