@@ -20,7 +20,8 @@ export interface MooncakeRecord {
   readonly timestampMs: number;
   readonly inputLength: number;
   readonly outputLength: number;
-  readonly hashIds: readonly number[];
+  /** The ids as text: whole numbers of any size (a 64-bit hash loses digits in JSON.parse but stays one id), or short strings. */
+  readonly hashIds: readonly string[];
   readonly line: number;
 }
 
@@ -64,6 +65,16 @@ function count(o: Record<string, unknown>, name: string, max: number): Parsed<nu
   return { ok: true, value: v };
 }
 
+/** Longest string id accepted (a hex SHA-256 is 64). */
+const MAX_ID_CHARS = 128;
+
+/** An id as key text: a whole number (any size, any sign: hashes can be signed 64-bit), or a non-empty short string. */
+function hashIdText(id: unknown): string | undefined {
+  if (typeof id === 'number') return Number.isInteger(id) ? String(id) : undefined;
+  if (typeof id === 'string' && id.length > 0 && id.length <= MAX_ID_CHARS) return id;
+  return undefined;
+}
+
 /** A line → a record, or why it is skipped. Extra fields are ignored. */
 export function parseMooncakeLine(text: string, line: number): Parsed<MooncakeRecord> {
   let o: unknown;
@@ -90,14 +101,17 @@ export function parseMooncakeLine(text: string, line: number): Parsed<MooncakeRe
       ok: false,
       reason: `"hash_ids" has ${ids.length} ids for input_length ${input.value} (expected ${expected}, one per ${MOONCAKE_BLOCK_TOKENS} tokens)`,
     };
+  const hashIds: string[] = [];
   for (const id of ids as unknown[]) {
-    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0)
-      return { ok: false, reason: `"hash_ids" holds ${excerpt(JSON.stringify(id) ?? String(id), 40)}, expected whole numbers ≥ 0` };
+    const text = hashIdText(id);
+    if (text === undefined)
+      return {
+        ok: false,
+        reason: `"hash_ids" holds ${excerpt(JSON.stringify(id) ?? String(id), 40)}, expected whole numbers or short strings`,
+      };
+    hashIds.push(text);
   }
-  return {
-    ok: true,
-    value: { timestampMs: ts, inputLength: input.value, outputLength: output.value, hashIds: ids as number[], line },
-  };
+  return { ok: true, value: { timestampMs: ts, inputLength: input.value, outputLength: output.value, hashIds, line } };
 }
 
 /**

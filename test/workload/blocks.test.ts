@@ -79,7 +79,7 @@ test('property: contexts sharing k full blocks of prefix share exactly k keys', 
 });
 
 test('Mooncake: with the trace block size each id is one block; shared ids are shared keys', () => {
-  const a = mooncakeBlocks({ inputLength: 1100, hashIds: [7, 8, 9] }, 512);
+  const a = mooncakeBlocks({ inputLength: 1100, hashIds: ['7', '8', '9'] }, 512);
   assert.deepEqual(
     a.map((b) => [b.key, b.tokens]),
     [
@@ -88,7 +88,7 @@ test('Mooncake: with the trace block size each id is one block; shared ids are s
       ['mc_9_76', 76],
     ],
   );
-  const b = mooncakeBlocks({ inputLength: 1536, hashIds: [7, 8, 10] }, 512);
+  const b = mooncakeBlocks({ inputLength: 1536, hashIds: ['7', '8', '10'] }, 512);
   assert.equal(sharedKeys(a, b), 2);
 });
 
@@ -103,8 +103,8 @@ test('property: Mooncake records sharing m trace blocks share floor(512·m / N) 
         // Ids are prefix hashes: after the shared m, each record continues with ids of its own.
         const idsA = [...Array.from({ length: m }, (_, i) => i), ...Array.from({ length: extraA }, (_, i) => 1000 + i)];
         const idsB = [...Array.from({ length: m }, (_, i) => i), ...Array.from({ length: extraB }, (_, i) => 2000 + i)];
-        const a = mooncakeBlocks({ inputLength: idsA.length * 512, hashIds: idsA }, n);
-        const b = mooncakeBlocks({ inputLength: idsB.length * 512, hashIds: idsB }, n);
+        const a = mooncakeBlocks({ inputLength: idsA.length * 512, hashIds: idsA.map(String) }, n);
+        const b = mooncakeBlocks({ inputLength: idsB.length * 512, hashIds: idsB.map(String) }, n);
         assert.equal(sharedKeys(a, b), Math.floor((512 * m) / n));
         assert.equal(chainTokens(a), idsA.length * 512);
       },

@@ -19,7 +19,7 @@ test('usable lines become records; bad ones are counted with their line numbers 
     '',
     JSON.stringify({ timestamp: 5, input_length: 100, output_length: 1, hash_ids: [1, 2] }),
     JSON.stringify({ timestamp: -1, input_length: 100, output_length: 1, hash_ids: [1] }),
-    JSON.stringify({ timestamp: 7, input_length: 100, output_length: 1, hash_ids: ['x'] }),
+    JSON.stringify({ timestamp: 7, input_length: 100, output_length: 1, hash_ids: [1.5] }),
     JSON.stringify({ timestamp: 7, input_length: 0, output_length: 1, hash_ids: [] }),
     GOOD(9, [1, 3]),
   ].join('\n');
@@ -29,8 +29,8 @@ test('usable lines become records; bad ones are counted with their line numbers 
   assert.deepEqual(
     recs.map((r) => [r.line, r.timestampMs, r.hashIds]),
     [
-      [1, 0, [1, 2]],
-      [8, 9, [1, 3]],
+      [1, 0, ['1', '2']],
+      [8, 9, ['1', '3']],
     ],
   );
   assert.equal(stats.records, 2);
@@ -41,6 +41,15 @@ test('usable lines become records; bad ones are counted with their line numbers 
   );
   assert.match(stats.skippedExamples[1]?.reason ?? '', /has 2 ids for input_length 100 \(expected 1/);
   assert.match(stats.skippedExamples[2]?.reason ?? '', /timestamp/);
+});
+
+test('ids may be whole numbers of any size or sign, or short strings: each is one id', () => {
+  const big = '{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [-9223372036854775807, "a1b2"]}';
+  const r = parseMooncakeLine(big, 1);
+  assert.ok(r.ok);
+  assert.deepEqual(r.value.hashIds, ['-9223372036854776000', 'a1b2']);
+  const long = parseMooncakeLine(JSON.stringify({ timestamp: 0, input_length: 10, output_length: 1, hash_ids: ['x'.repeat(129)] }), 1);
+  assert.equal(long.ok, false);
 });
 
 test('the timeline paces by timestamp ÷ speed-up, and later passes follow the first', async () => {
