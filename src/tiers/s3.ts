@@ -18,29 +18,13 @@ import { entryFileName } from './file-names.js';
 import { S3Error, TransferStoppedError } from './s3-client.js';
 import type { RequestTiming, S3Client, S3Response } from './s3-client.js';
 import { LatencySketch } from './s3-sketch.js';
-import type { LatencySummaryMs, StorageBackend } from './storage-kind.js';
+import type { ObjectStoreStats, StorageBackend } from './storage-kind.js';
 import { MiB } from '../util/units.js';
 
 /** Entries above this size go up as multipart uploads (measured: docs/s3.md). */
 export const MULTIPART_ABOVE = 256 * MiB;
 /** Part size of a multipart upload (S3: at least 5 MiB, at most 10,000 parts). */
 export const PART_BYTES = 64 * MiB;
-
-/** What the results say about the object store's traffic. */
-export interface ObjectStoreStats {
-  readonly requests: number;
-  readonly retries: number;
-  readonly puts: number;
-  readonly multipartUploads: number;
-  readonly gets: number;
-  readonly deletes: number;
-  /** Failed operations by class (S3 error or connection failure). */
-  readonly failures: Readonly<Record<string, number>>;
-  /** GET time to first byte, ms. */
-  readonly getFirstByteMs: LatencySummaryMs;
-  /** PUT time from request start to the server's answer, ms (the whole upload). */
-  readonly putMs: LatencySummaryMs;
-}
 
 export class S3Backend implements StorageBackend {
   readonly tier = 'storage' as const;

@@ -69,8 +69,8 @@ export class StorageSetupError extends Error {
   }
 }
 
-/** An object store's own account of a run, for the results (kvcache_bench.object_store). */
-export interface ObjectStoreReport {
+/** Where an object store is and how its client is set: the first half of its results block. */
+export interface ObjectStoreSettings {
   /** Host (and port) of the endpoint only: never a path, query or credential. */
   readonly endpointHost: string;
   readonly bucket: string;
@@ -84,6 +84,13 @@ export interface ObjectStoreReport {
   readonly maxAttempts: number;
   readonly multipartAboveBytes: number;
   readonly partBytes: number;
+}
+
+/** An object store's own account of a run, for the results (kvcache_bench.object_store). */
+export type ObjectStoreReport = ObjectStoreSettings & ObjectStoreStats;
+
+/** What the results say about the object store's traffic. */
+export interface ObjectStoreStats {
   readonly requests: number;
   readonly retries: number;
   readonly puts: number;
@@ -92,7 +99,9 @@ export interface ObjectStoreReport {
   readonly deletes: number;
   /** Failed operations by class (HTTP_403, HTTP_404, HTTP_5XX, SLOWDOWN, ECONNRESET, ECONNREFUSED, ETIMEDOUT, EDQUOT, …). */
   readonly failures: Readonly<Record<string, number>>;
+  /** GET time to first byte, ms. */
   readonly getFirstByteMs: LatencySummaryMs;
+  /** PUT time from request start to the server's answer, ms (the whole upload). */
   readonly putMs: LatencySummaryMs;
 }
 

@@ -6,7 +6,7 @@ import { processRequest } from '../../src/engine/pipeline.js';
 import type { PipelineOptions } from '../../src/engine/pipeline.js';
 import { requestChain } from '../../src/engine/block-pipeline.js';
 import type { Request } from '../../src/workload/request.js';
-import { testRequest } from './requests.js';
+import { testPipelineOptions, testRequest } from './requests.js';
 import { PrefixMatcher, makeSystemPrompt } from '../../src/workload/prefix.js';
 import { ConversationManager } from '../../src/workload/conversation.js';
 import { createSessions } from '../../src/workload/session.js';
@@ -22,18 +22,7 @@ function req(over: Partial<Request>): Request {
 }
 
 function options(cache: TieredCache, rec: Recorder, over: Partial<PipelineOptions> = {}): PipelineOptions {
-  return {
-    cache,
-    multiTurn: true,
-    prefillOnly: false,
-    decodeOnly: false,
-    decodeBatchSize: 32,
-    secondsPerToken: 0,
-    sleep: async () => undefined,
-    stopped: () => false,
-    blocks: { blockTokens: 16, stats: rec.blocks },
-    ...over,
-  };
+  return testPipelineOptions({ cache, blocks: { blockTokens: 16, stats: rec.blocks }, ...over });
 }
 
 test('a first request writes its whole chain; a second sharing the conversation reads the shared blocks and writes the rest', async () => {

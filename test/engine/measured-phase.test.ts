@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TieredCache } from '../../src/cache/tiered-cache.js';
 import { requestServer, runMeasuredPhase } from '../../src/engine/measured-phase.js';
+import { testPipelineOptions } from './requests.js';
 import type { PipelineOptions } from '../../src/engine/pipeline.js';
 import { StopController } from '../../src/engine/stop-control.js';
 import type { StepSource } from '../../src/engine/dispatcher.js';
@@ -31,16 +32,7 @@ function req(id: string): Request {
 }
 
 function pipeline(cache: TieredCache): PipelineOptions {
-  return {
-    cache,
-    multiTurn: false,
-    prefillOnly: false,
-    decodeOnly: false,
-    decodeBatchSize: 32,
-    secondsPerToken: 0,
-    sleep: async () => undefined,
-    stopped: () => false,
-  };
+  return testPipelineOptions({ cache, multiTurn: false });
 }
 
 const metrics = (): RequestMetrics => new RequestMetrics({ batch: { targetP95Ms: 1000 } }, false);

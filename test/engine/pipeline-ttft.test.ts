@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { processRequest } from '../../src/engine/pipeline.js';
 import type { PipelineOptions } from '../../src/engine/pipeline.js';
 import type { Request } from '../../src/workload/request.js';
-import { testRequest } from './requests.js';
+import { testPipelineOptions, testRequest } from './requests.js';
 import { PrefixMatcher, makeSystemPrompt } from '../../src/workload/prefix.js';
 import { MemoryBackend } from '../../src/tiers/memory.js';
 import type { ChunkSink, ReadResult } from '../../src/tiers/backend.js';
@@ -28,16 +28,7 @@ function req(over: Partial<Request>): Request {
 }
 
 function options(over: Partial<PipelineOptions> & Pick<PipelineOptions, 'cache'>): PipelineOptions {
-  return {
-    multiTurn: true,
-    prefillOnly: false,
-    decodeOnly: false,
-    decodeBatchSize: 32,
-    secondsPerToken: 0,
-    sleep: async () => undefined,
-    stopped: () => false,
-    ...over,
-  };
+  return testPipelineOptions(over);
 }
 
 const fixedCache = (tensorParallel = 1) => makeCache({ storage: new FixedReadTier('storage', 4096), tensorParallel });

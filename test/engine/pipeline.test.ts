@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { processRequest } from '../../src/engine/pipeline.js';
 import type { PipelineOptions } from '../../src/engine/pipeline.js';
 import type { Request } from '../../src/workload/request.js';
-import { testRequest } from './requests.js';
+import { testPipelineOptions, testRequest } from './requests.js';
 import { PrefixMatcher, makeSystemPrompt } from '../../src/workload/prefix.js';
 import { Rng } from '../../src/util/rng.js';
 import { GiB } from '../../src/util/units.js';
@@ -14,16 +14,7 @@ function req(over: Partial<Request>): Request {
 }
 
 function options(over: Partial<PipelineOptions> & Pick<PipelineOptions, 'cache'>): PipelineOptions {
-  return {
-    multiTurn: true,
-    prefillOnly: false,
-    decodeOnly: false,
-    decodeBatchSize: 32,
-    secondsPerToken: 0,
-    sleep: async () => undefined,
-    stopped: () => false,
-    ...over,
-  };
+  return testPipelineOptions(over);
 }
 
 test('prefill + decode: one write, a probe and ceil(gen/32) full re-reads', async () => {
