@@ -103,7 +103,7 @@ async function fioRun(root: string, ranks: number, opts: { seconds: number; user
 }
 
 async function main(): Promise<void> {
-  const o = numberArgs({ seconds: 10, rounds: 3, users: 4, 'max-ranks': 3 });
+  const o = numberArgs({ seconds: 10, rounds: 3, users: 4, 'max-ranks': 3 }, ['dir']);
   const dirArg = process.argv.indexOf('--dir');
   const parent = dirArg >= 0 ? (process.argv[dirArg + 1] ?? tmpdir()) : tmpdir();
   ensureFio('bench:ranks');

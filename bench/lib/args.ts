@@ -1,11 +1,18 @@
 // Option parsing shared by the bench scripts.
 
-/** `--name value` options with numeric defaults, from this process's arguments. */
-export function numberArgs<T extends Record<string, number>>(defaults: T): T {
+/**
+ * `--name value` options with numeric defaults, from this process's arguments; `text` names options
+ * whose value is a string (read by the caller), skipped here.
+ */
+export function numberArgs<T extends Record<string, number>>(defaults: T, text: readonly string[] = []): T {
   const out: Record<string, number> = { ...defaults };
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
     const name = argv[i]?.replace(/^--/, '') ?? '';
+    if (text.includes(name)) {
+      i++;
+      continue;
+    }
     if (!(name in defaults))
       throw new Error(
         `unknown option --${name}; valid: ${Object.keys(defaults)
