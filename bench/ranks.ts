@@ -84,12 +84,27 @@ async function ranksRun(
   };
 }
 
-async function fioRun(root: string, ranks: number, opts: { seconds: number; users: number }, tag: string): Promise<number> {
+/** Each fio job's file: 1 GiB, or less so that all of them fit in half the free space (a small RAM device). */
+function fioFileBytes(free: number, jobs: number): number {
+  const share = Math.floor((free * 0.5) / jobs / IO_BYTES) * IO_BYTES;
+  return Math.max(IO_BYTES * 16, Math.min(GiB, share));
+}
+
+async function fioRun(root: string, ranks: number, opts: { seconds: number; users: number }, free: number, tag: string): Promise<number> {
   const dir = join(root, `fio-${tag}`);
   await mkdir(dir, { recursive: true });
   const output = join(dir, 'fio.json');
   const args = fioArgs(
-    { name: 'ranks', dir, rw: 'write', engine: 'psync', numjobs: ranks * opts.users, iodepth: 1, sizeBytes: GiB, extra: [] },
+    {
+      name: 'ranks',
+      dir,
+      rw: 'write',
+      engine: 'psync',
+      numjobs: ranks * opts.users,
+      iodepth: 1,
+      sizeBytes: fioFileBytes(free, ranks * opts.users),
+      extra: [],
+    },
     IO_BYTES,
     opts.seconds,
     output,
@@ -125,7 +140,7 @@ async function main(): Promise<void> {
         for (const side of inRoundOrder(round, ['kv', 'fio'] as const)) {
           const tag = `${ranks}-${round}`;
           if (side === 'kv') kv = await ranksRun(root, ranks, { seconds: o.seconds, users: o.users }, free, tag);
-          else fio = await fioRun(root, ranks, { seconds: o.seconds, users: o.users }, tag);
+          else fio = await fioRun(root, ranks, { seconds: o.seconds, users: o.users }, free, tag);
         }
         if (kv === undefined) continue;
         const ratio = fio > 0 ? kv.deviceWriteBytesPerSec / fio : 0;

@@ -5,6 +5,7 @@
 // the timestamps with --trace-speedup (0 = closed-loop), over --replay-cycles passes, like BurstGPT.
 import { checkInputFileAsync } from '../../util/input-file.js';
 import { messageOf } from '../../util/errors.js';
+import { inert } from '../../util/safe-text.js';
 import { readTextLines, splitTextLines } from '../../util/text-lines.js';
 import type { LineReadProblem } from '../../util/text-lines.js';
 import { DEFAULT_ZSTD_COMMAND, hasZstdSuffix, startZstd, startsWithZstdMagic } from '../../trace/zstd.js';
@@ -135,7 +136,7 @@ async function open(cfg: RunConfig): Promise<OpenedSource> {
       skipped_examples: stats.skippedExamples,
     }),
     logLines: () => [
-      `Mooncake trace: ${path}${compressed ? ' (zstd)' : ''}, blocks of ${blockTokens} tokens, speed-up ${cfg.traceSpeedup}, cycles ${cfg.replayCycles || 'unlimited'}`,
+      `Mooncake trace: ${inert(path)}${compressed ? ' (zstd)' : ''}, blocks of ${blockTokens} tokens, speed-up ${cfg.traceSpeedup}, cycles ${cfg.replayCycles || 'unlimited'}`,
     ],
     users: ({ cfg: switches, parts, rng, stop }) => {
       let failure: unknown;
