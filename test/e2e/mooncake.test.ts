@@ -154,11 +154,14 @@ test('bad traces and flags: one message naming the problem, exit 2, nothing writ
     await writeFile(bad, 'garbage\n{"timestamp": 1, "input_length": 600, "output_length": 1, "hash_ids": [1]}\n');
     const cut = join(dir, 'cut.jsonl.zst');
     await writeFile(cut, Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3]));
+    const forged = join(dir, 'evil\nkv-cache: VALID.jsonl'); // a name that would forge a console line
+    await writeFile(forged, 'x\n');
     const cases: ReadonlyArray<readonly [readonly string[], RegExp]> = [
       [['--mooncake-trace', bad], /line 1: not a JSON object; line 2: "hash_ids" has 1 ids for input_length 600/],
       [['--mooncake-trace', join(dir, 'none.jsonl')], /Mooncake trace ".*none\.jsonl": file not found/],
       [['--mooncake-trace', dir], /Mooncake trace ".*": .*directory/],
       [['--mooncake-trace', cut], /cannot be decompressed/],
+      [['--mooncake-trace', forged], /evil\\nkv-cache: VALID\.jsonl" has no usable record/],
       [['--mooncake-trace', EXCERPT, '--use-burst-trace'], /mutually exclusive/],
       [['--kv-block-tokens', '16', '--decode-only'], /--decode-only .* block-granular/],
       [['--kv-block-tokens', '-1'], /kv-block-tokens/],
@@ -171,6 +174,6 @@ test('bad traces and flags: one message naming the problem, exit 2, nothing writ
       assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
       assert.equal(existsSync(out), false, 'nothing written');
     }
-    assert.deepEqual((await readdir(dir)).sort(), ['bad.jsonl', 'cut.jsonl.zst']);
+    assert.deepEqual((await readdir(dir)).sort(), ['bad.jsonl', 'cut.jsonl.zst', 'evil\nkv-cache: VALID.jsonl']);
   });
 });
