@@ -67,6 +67,7 @@ export const ReportRunSchema = lenient(
       timeline: true,
       device_telemetry: true,
       kv_blocks: true,
+      payload_generation: true,
       ttft_modelled: true, // modelled TTFT (issue 23)
       ranks: true,
     }).extend({

@@ -320,3 +320,24 @@ test("a merged summary: one row per option, ours beside upstream's, missing file
     '#2 s.json option 2: missing option_2/trial_1/rank_2/kvcache_results_*.json: rank 2 wrote nothing',
   ]);
 });
+
+test("the machine table shows where the harness's time went: the payload wait share against the verdict's limit", () => {
+  const doc = fixtureDoc();
+  const payload = { stamped_bytes: 3 * 2 ** 30, copied_bytes: 2 ** 29, write_wait_ms: 830, chunks_waited_for: 12, write_wait_share: 0.83 };
+  const m = buildReportModel([
+    loaded({ ...doc, kvcache_bench: { ...doc.kvcache_bench, payload_generation: payload } }, 'p.json', 'p.json'),
+  ]);
+  const rows = section(m, 'parameters').tables[0]?.rows ?? [];
+  const row = (k: string): string | undefined => rows.find((r) => r[0] === k)?.[1];
+  assert.equal(row('payload_write_wait_share'), '83.0 % (verdict limit 10 %)');
+  assert.equal(row('payload_chunks_waited_for'), '12');
+  assert.equal(row('payload_stamped_gib'), '3.000');
+  assert.equal(row('payload_copied_gib'), '0.500');
+  // A file without the block (trace mode, before schema 2.3.0): no payload rows.
+  const { payload_generation: _payload, ...bare } = doc.kvcache_bench;
+  const none = buildReportModel([loaded({ ...doc, kvcache_bench: bare }, 'a.json', 'a.json')]);
+  assert.deepEqual(
+    (section(none, 'parameters').tables[0]?.rows ?? []).filter((r) => r[0]?.startsWith('payload_')),
+    [],
+  );
+});

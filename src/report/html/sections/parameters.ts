@@ -35,6 +35,18 @@ function differingRows(t: TableSpec, id: string, title: string): TableSpec {
   return { ...t, id, title, rows: t.rows.filter((row) => new Set(row.slice(1)).size > 1) };
 }
 
+/** The payload generator's figures (absent in trace mode and in files before schema 2.3.0). */
+function payloadRows(d: ReportRun): Record<string, string> {
+  const p = d.kvcache_bench.payload_generation;
+  if (p === undefined) return {};
+  return {
+    payload_write_wait_share: `${(p.write_wait_share * 100).toFixed(1)} % (verdict limit 10 %)`,
+    payload_chunks_waited_for: String(p.chunks_waited_for),
+    payload_stamped_gib: (p.stamped_bytes / GiB).toFixed(3),
+    payload_copied_gib: (p.copied_bytes / GiB).toFixed(3),
+  };
+}
+
 export function parametersSection(runs: readonly LoadedRun[]): Section {
   const machine = (d: ReportRun): Record<string, unknown> => {
     const m = d.kvcache_bench.machine;
@@ -54,6 +66,8 @@ export function parametersSection(runs: readonly LoadedRun[]): Section {
       stop_reason: d.kvcache_bench.stop_reason,
       measured_window_sec: d.kvcache_bench.measured_window_sec.toFixed(3),
       seed: d.seed,
+      // Where the harness's time went (issue 24): the share of write time spent waiting for payload bytes.
+      ...payloadRows(d),
     };
   };
   const flags = keyValueTable(
