@@ -7,6 +7,7 @@ import { entryVerdict, figureValue, formatFigure, HEADLINE_FIGURES, trialCv } fr
 import type { HeadlineFigure } from './headline.js';
 import { isOption, isReplay, isRun } from './inputs.js';
 import type { LoadedInput } from './inputs.js';
+import { KV_BLOCK_FIGURES, anyKvBlocks } from './kv-block-figures.js';
 import { TTFT_FIGURES, ttftAssumptions } from './ttft-figures.js';
 import { inert } from '../../util/safe-text.js';
 
@@ -120,11 +121,22 @@ export function formatCompareTable(runs: readonly LoadedInput[]): string {
           `Modelled TTFT (MODELLED, not measured: measured loads + modelled prefill compute; ${assumptions}):`,
           ...table([header, ...modelledRows]),
         ];
+  // Block-granular runs (issue 22): their own table, when any run has blocks.
+  const blockRows = compareFigures(runs, KV_BLOCK_FIGURES).map(({ figure, values }) => [
+    figure.label,
+    figure.unit,
+    ...values.map((v) => formatFigure(v.value, figure.digits)),
+    ...values.slice(1).map((v) => (v.ratio === null ? '' : `×${v.ratio.toFixed(2)}`)),
+  ]);
+  const blocks = anyKvBlocks(runs.filter(isRun))
+    ? ['', 'KV blocks (block-granular runs; n/a: one entry per request):', ...table([header, ...blockRows])]
+    : [];
   const lines = [
     'Runs:',
     ...runs.map((r, i) => `  #${i + 1}  ${r.label}  ${r.path}`),
     '',
     ...table([header, ...rows, validity]),
+    ...blocks,
     ...modelled,
     '',
     ...verdicts.flatMap((v, i) => (v.valid === false ? [`#${i + 1} ${v.text}`] : [])),
