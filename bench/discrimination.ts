@@ -26,7 +26,7 @@ import { ensureFio, reserveHugePages } from './lib/fio.js';
 import type { HugePageReservation } from './lib/fio.js';
 import { PROJECT_ROOT, writeZeroThinkConfig } from './lib/kv-cache.js';
 import { freeBytes } from './lib/machine.js';
-import { ReadThrottle, detectThrottle } from './lib/throttle.js';
+import { ReadThrottle, detectThrottle, removeThrottleLoudly } from './lib/throttle.js';
 import { Interrupted, UsageError, parseOptions, prepopBytes } from './lib/discrimination/options.js';
 import type { Options } from './lib/discrimination/options.js';
 import { runRound } from './lib/discrimination/phases.js';
@@ -127,11 +127,7 @@ async function main(): Promise<void> {
     await huge?.release().catch((e: unknown) => console.error(`${SCRIPT}: huge pages not released: ${messageOf(e)}`));
     await rm(root, { recursive: true, force: true });
     console.log(`\nremoved ${root}`);
-    if (throttle !== undefined) {
-      const problems = await throttle.remove();
-      for (const p of problems) console.error(`${SCRIPT}: ${p}`);
-      if (problems.length === 0) console.log(`removed cgroup ${throttle.parent}`);
-    }
+    if (throttle !== undefined) await removeThrottleLoudly(throttle, SCRIPT);
   }
 }
 

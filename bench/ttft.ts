@@ -25,7 +25,7 @@ import { KV_BIN, PROJECT_ROOT, storageOnlyArgs } from './lib/kv-cache.js';
 import { machineLine } from './lib/machine.js';
 import { makeRamDevice, ramDeviceUnavailable } from './lib/ram-device.js';
 import type { RamDevice } from './lib/ram-device.js';
-import { detectThrottle, ReadThrottle } from './lib/throttle.js';
+import { detectThrottle, ReadThrottle, removeThrottleLoudly } from './lib/throttle.js';
 import { CONDITIONS, figuresOf, median, rankBy } from './lib/ttft/figures.js';
 import type { Condition, RunFigures } from './lib/ttft/figures.js';
 
@@ -177,11 +177,7 @@ async function main(): Promise<void> {
     ram?.remove();
     if (ram !== undefined) console.log(`\nremoved RAM device ${ram.name} and its mount ${ram.mount}`);
     await rm(root, { recursive: true, force: true });
-    if (throttle !== undefined) {
-      const problems = await throttle.remove();
-      for (const p of problems) console.error(`${SCRIPT}: ${p}`);
-      if (problems.length === 0) console.log(`removed cgroup ${throttle.parent}`);
-    }
+    if (throttle !== undefined) await removeThrottleLoudly(throttle, SCRIPT);
   }
 }
 

@@ -214,3 +214,10 @@ export class ReadThrottle {
     return problems;
   }
 }
+
+/** Removes a bench's throttle, saying on the console what was removed or what could not be (`script` names the bench). */
+export async function removeThrottleLoudly(throttle: ReadThrottle, script: string): Promise<void> {
+  const problems = await throttle.remove();
+  for (const p of problems) console.error(`${script}: ${p}`);
+  if (problems.length === 0) console.log(`removed cgroup ${throttle.parent}`);
+}

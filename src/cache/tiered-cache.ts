@@ -178,15 +178,13 @@ export class TieredCache {
   }
 
   /**
-   * Marks `keys` most recently used in the order given (the last newest), without counting accesses.
-   * Block chains are kept head-newest this way, so LRU evicts a chain from its tail, as engines do
-   * (vLLM frees a request's blocks tail first): evicting the head would orphan every block after it.
+   * Marks `key` most recently used without counting an access. Called for a block chain from its tail
+   * to its head, it keeps the head newest, so LRU evicts a chain from its tail, as engines do (vLLM
+   * frees a request's blocks tail first): evicting the head would orphan every block after it.
    */
-  keepRecent(keys: readonly string[]): void {
-    for (const key of keys) {
-      const meta = this.entries.get(key);
-      if (meta !== undefined) this.entries.refresh(meta);
-    }
+  keepRecent(key: string): void {
+    const meta = this.entries.get(key);
+    if (meta !== undefined) this.entries.refresh(meta);
   }
 
   /** Writes a new entry of `tokens` tokens; an existing key is left as is (no write, latency 0). */

@@ -15,6 +15,7 @@ import type { KvBlock, TokenSegment } from '../workload/blocks.js';
 import { decodeBatchReads, hasDecode, prefillTokens } from '../workload/request.js';
 import type { Request } from '../workload/request.js';
 import type { Steps } from '../util/steps.js';
+import { RequestStopped, stopCheck } from './pipeline-types.js';
 import type { BlockMode, PipelineOptions, PipelineOutcome } from './pipeline-types.js';
 
 export type { BlockMode } from './pipeline-types.js';
@@ -37,8 +38,6 @@ export function requestChain(req: Request, blockTokens: number): readonly KvBloc
   return req.blocks ?? blockChain(requestSegments(req), blockTokens);
 }
 
-class Aborted extends Error {}
-
 export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: BlockMode): Steps<PipelineOutcome> {
   const { cache } = o;
   const stats = mode.stats;
@@ -48,9 +47,7 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
   let decodeMs: number | undefined;
   let hitTokens = 0;
   let hitLoadMs = 0;
-  const checkStop = (): void => {
-    if (o.stopped()) throw new Aborted();
-  };
+  const checkStop = stopCheck(o);
   const outcome = (completed: boolean, generationMs: number): PipelineOutcome => ({
     completed,
     storageMs,
@@ -82,7 +79,7 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
       }
       // Every block after the first missing one is a miss too (not looked up: an engine stops there).
       cache.countMisses(Math.max(0, chain.length - hitTiers.length - 1));
-      stats.recordLookup({ keys: chain.map((b) => b.key), tokens: chain.map((b) => b.tokens), hitTiers });
+      stats.recordLookup(chain, hitTiers);
 
       // 2. Prefill: the blocks after it are computed and stored.
       const before = storageMs;
@@ -119,7 +116,7 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
       }
       decodeMs = storageMs - before;
     }
-    cache.keepRecent(chain.map((b) => b.key).reverse());
+    for (let i = chain.length - 1; i >= 0; i--) cache.keepRecent(chain[i]?.key ?? '');
 
     // 5. Generation: the worker is busy for the simulated decode time.
     checkStop();
@@ -128,7 +125,7 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
     checkStop();
     return outcome(true, generationMs);
   } catch (e) {
-    if (e instanceof Aborted) return outcome(false, 0);
+    if (e instanceof RequestStopped) return outcome(false, 0);
     throw e;
   }
 }

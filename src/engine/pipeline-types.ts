@@ -1,5 +1,5 @@
 // The request pipeline's options and outcome (engine/pipeline.ts, engine/block-pipeline.ts), declared
-// apart so the two pipelines share them without importing each other.
+// apart so the two pipelines share them without importing each other; with them, how a request stops.
 import type { TieredCache } from '../cache/tiered-cache.js';
 import type { BlockStats } from '../metrics/block-stats.js';
 import type { PrefixMatcher } from '../workload/prefix.js';
@@ -45,4 +45,14 @@ export interface PipelineOutcome {
   readonly hitTokens: number;
   /** Summed latency of those hit reads (ms). */
   readonly hitLoadMs: number;
+}
+
+/** Thrown at an operation boundary once the run is over; the pipeline returns the request as cut short. */
+export class RequestStopped extends Error {}
+
+/** The check both pipelines make between operations: throws RequestStopped once the run is over. */
+export function stopCheck(o: Pick<PipelineOptions, 'stopped'>): () => void {
+  return () => {
+    if (o.stopped()) throw new RequestStopped();
+  };
 }

@@ -2,6 +2,7 @@
 // prefill write, RAG chunk reads, decode probe plus one full re-read per decode batch, then the
 // simulated token generation. Storage latency is the sum of the backend-timed operations.
 import { blockRequestSteps } from './block-pipeline.js';
+import { RequestStopped, stopCheck } from './pipeline-types.js';
 import type { PipelineOptions, PipelineOutcome } from './pipeline-types.js';
 import { decodeBatchReads, hasDecode, hasPrefill, prefillTokens } from '../workload/request.js';
 import type { Request } from '../workload/request.js';
@@ -10,8 +11,6 @@ import { settle } from '../util/steps.js';
 import type { Steps } from '../util/steps.js';
 
 export type { PipelineOptions, PipelineOutcome } from './pipeline-types.js';
-
-class Aborted extends Error {}
 
 export function processRequest(req: Request, o: PipelineOptions, rng: Rng): Promise<PipelineOutcome> {
   return settle(requestSteps(req, o, rng));
@@ -40,9 +39,7 @@ export function* requestSteps(req: Request, o: PipelineOptions, rng: Rng): Steps
     storageMs += r.latencyMs;
     return r;
   };
-  const checkStop = (): void => {
-    if (o.stopped()) throw new Aborted();
-  };
+  const checkStop = stopCheck(o);
   const outcome = (completed: boolean, generationMs: number): PipelineOutcome => ({
     completed,
     storageMs,
@@ -127,7 +124,7 @@ export function* requestSteps(req: Request, o: PipelineOptions, rng: Rng): Steps
     checkStop(); // a generation cut short by the end of the run is not a completed request
     return outcome(true, generationMs);
   } catch (e) {
-    if (e instanceof Aborted) return outcome(false, 0);
+    if (e instanceof RequestStopped) return outcome(false, 0);
     throw e;
   }
 }

@@ -12,11 +12,10 @@ export const MAX_IDEAL_KEYS = 1 << 22;
 /** Sizes are counted in power-of-two buckets: bucket k holds sizes in (2^(k−1), 2^k] bytes. */
 const SIZE_BUCKETS = 48;
 
-export interface BlockLookup {
-  readonly keys: readonly string[];
-  readonly tokens: readonly number[];
-  /** How many blocks from the head were found, and in which tier each was. */
-  readonly hitTiers: readonly TierName[];
+/** A block of a request's chain, as the lookup saw it. */
+export interface LookedUpBlock {
+  readonly key: string;
+  readonly tokens: number;
 }
 
 export interface BlockSizeBucket {
@@ -77,26 +76,24 @@ export class BlockStats {
   private idealHitTokens = 0;
   private idealHitBlocks = 0;
 
-  /** A request's prefix lookup: its chain and the tiers of the present prefix. */
-  recordLookup(l: BlockLookup): void {
+  /** A request's prefix lookup: its chain, and the tier of each block of the present prefix (from the head). */
+  recordLookup(chain: readonly LookedUpBlock[], hitTiers: readonly TierName[]): void {
     this.requests++;
-    for (let i = 0; i < l.keys.length; i++) {
-      const key = l.keys[i] ?? '';
-      const tokens = l.tokens[i] ?? 0;
+    chain.forEach(({ key, tokens }, i) => {
       this.blocksAsked++;
       this.tokensAsked += tokens;
-      const tier = l.hitTiers[i];
+      const tier = hitTiers[i];
       if (tier !== undefined) {
         this.hitTokens[tier] += tokens;
         this.hitBlocks[tier]++;
       }
-      if (!this.idealTracked) continue;
+      if (!this.idealTracked) return;
       if (this.seen.has(key)) {
         this.idealHitTokens += tokens;
         this.idealHitBlocks++;
       } else if (this.seen.size < MAX_IDEAL_KEYS) this.seen.add(key);
       else this.idealTracked = false;
-    }
+    });
   }
 
   /** The outcome of writing one missing block. */

@@ -4,19 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { contextBinOf, TtftMetrics } from '../../src/metrics/ttft.js';
 import type { TtftSample } from '../../src/metrics/ttft.js';
+import { ttftSample } from './ttft-sample.js';
 
 // A: no hit. B: 2,000 of 3,000 tokens loaded in 10 ms, TTFT 40 vs 80 ms (speedup 2). C: 1,000 loaded
 // in 100 ms, TTFT 150 vs 100 ms: loading lost (speedup 2/3).
-const A: TtftSample = {
-  qos: 'batch',
-  promptTokens: 1000,
-  hitTokens: 0,
-  hitBytes: 0,
-  hitLoadMs: 0,
-  offloadMs: 50,
-  recomputeMs: 50,
-  hitComputeMs: 0,
-};
+const A: TtftSample = ttftSample({ promptTokens: 1000 });
 const B: TtftSample = {
   qos: 'batch',
   promptTokens: 3000,

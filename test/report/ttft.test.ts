@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TtftMetrics } from '../../src/metrics/ttft.js';
-import type { TtftModelled, TtftSample, TtftSetup } from '../../src/metrics/ttft.js';
+import type { TtftModelled, TtftSetup } from '../../src/metrics/ttft.js';
 import { buildResultsJson } from '../../src/report/results-json.js';
 import { formatSummary } from '../../src/report/console.js';
 import { ttftLines } from '../../src/report/console-ttft.js';
@@ -13,6 +13,7 @@ import { formatCompareTable } from '../../src/report/html/compare-table.js';
 import { runResultFixture } from './fixtures.js';
 import { loaded } from './html/docs.js';
 import { assertValidResults } from './validate-results.js';
+import { ttftSample } from '../metrics/ttft-sample.js';
 
 const SETUP: TtftSetup = {
   gpuProfile: 'h100-sxm',
@@ -28,17 +29,7 @@ const SETUP: TtftSetup = {
   ],
 };
 
-const sample = (over: Partial<TtftSample>): TtftSample => ({
-  qos: 'batch',
-  promptTokens: 3000,
-  hitTokens: 0,
-  hitBytes: 0,
-  hitLoadMs: 0,
-  offloadMs: 50,
-  recomputeMs: 50,
-  hitComputeMs: 0,
-  ...over,
-});
+const sample = ttftSample;
 
 function modelled(): TtftModelled {
   const m = new TtftMetrics();

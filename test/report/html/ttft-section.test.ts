@@ -4,22 +4,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ttftSection } from '../../../src/report/html/sections/ttft.js';
 import { TtftMetrics } from '../../../src/metrics/ttft.js';
-import type { TtftModelled, TtftSample } from '../../../src/metrics/ttft.js';
+import type { TtftModelled } from '../../../src/metrics/ttft.js';
 import { buildResultsJson } from '../../../src/report/results-json.js';
 import { runResultFixture } from '../fixtures.js';
 import { fixtureDoc, loaded } from './docs.js';
+import { ttftSample } from '../../metrics/ttft-sample.js';
 
-const sample = (over: Partial<TtftSample>): TtftSample => ({
-  qos: 'batch',
-  promptTokens: 3000,
-  hitTokens: 0,
-  hitBytes: 0,
-  hitLoadMs: 0,
-  offloadMs: 50,
-  recomputeMs: 50,
-  hitComputeMs: 0,
-  ...over,
-});
+const sample = ttftSample;
 
 function docWithTtft(): unknown {
   const m = new TtftMetrics();
