@@ -19,6 +19,8 @@ import { excerpt } from '../util/excerpt.js';
 import { expandPath } from '../util/glob.js';
 import type { PathProblem } from '../util/glob.js';
 import { readTextLines } from '../util/text-lines.js';
+import { NonDecreasingTimestamps, pacedTimeline } from './paced-timeline.js';
+import type { PacedReplayOptions } from './paced-timeline.js';
 import type { LineReadProblem } from '../util/text-lines.js';
 
 /** A trace that cannot be found or read as BurstGPT CSV; the CLI reports it and exits 2. */
@@ -229,38 +231,14 @@ export async function* readBurstRows(files: readonly string[], stats: BurstReadS
 // ---------------------------------------------------------------------------------------------
 // Time across files and passes
 
-/**
- * Makes a timestamp sequence non-decreasing the way the reference's pacing behaved: it slept
- * (ts − previous ts) only when positive, so a step back in time (typically a later file whose
- * clock restarts) costs no delay and the following steps keep their spacing. Equivalently, from a
- * step back on, timestamps are shifted forward by how far they stepped back. A trace whose files
- * continue each other's clock (the real BurstGPT split, the test fixture) is left unchanged.
- */
-export class NonDecreasingTimestamps {
-  private offsetS = 0;
-  private lastRawS: number | undefined;
-  private lastS = 0;
-
-  next(rawS: number): number {
-    if (this.lastRawS !== undefined && rawS < this.lastRawS) this.offsetS += this.lastRawS - rawS;
-    this.lastRawS = rawS;
-    this.lastS = Math.max(this.lastS, rawS + this.offsetS); // guards against rounding by one ulp
-    return this.lastS;
-  }
-}
-
 /** The rows with `timestampS` made non-decreasing across file boundaries (see NonDecreasingTimestamps). */
 export async function* monotonicTimestamps(rows: AsyncIterable<BurstRow>): AsyncGenerator<BurstRow> {
   const timestamps = new NonDecreasingTimestamps();
   for await (const row of rows) yield { ...row, timestampS: timestamps.next(row.timestampS) };
 }
 
-export interface BurstReplayOptions {
-  /** `--trace-speedup`: trace seconds per replay second; 0 = no pacing (everything at 0 ms). */
-  readonly speedup: number;
-  /** `--replay-cycles`: passes over the files; 0 = until the consumer stops pulling. */
-  readonly replayCycles: number;
-}
+/** `--trace-speedup` (trace seconds per replay second) and `--replay-cycles`. */
+export type BurstReplayOptions = PacedReplayOptions;
 
 export interface BurstTimelineItem {
   /** The row as read (its own timestamp, not the adjusted one). */
@@ -288,24 +266,6 @@ export async function* burstTimeline(
   options: BurstReplayOptions,
   stats: BurstReadStats = createBurstReadStats(),
 ): AsyncGenerator<BurstTimelineItem> {
-  const { speedup, replayCycles } = options;
-  if (!Number.isFinite(speedup) || speedup < 0) throw new RangeError(`trace speedup must be a finite number ≥ 0, got ${speedup}`);
-  if (!Number.isSafeInteger(replayCycles) || replayCycles < 0)
-    throw new RangeError(`replay cycles must be an integer ≥ 0, got ${replayCycles}`);
-  let index = 0;
-  let passOffsetMs = 0;
-  for (let pass = 0; replayCycles === 0 || pass < replayCycles; pass++) {
-    const timestamps = new NonDecreasingTimestamps();
-    let firstS: number | undefined;
-    let lastMs = passOffsetMs;
-    for await (const row of readBurstRows(files, pass === 0 ? stats : createBurstReadStats())) {
-      const ts = timestamps.next(row.timestampS);
-      firstS ??= ts;
-      const scheduledAtMs = speedup === 0 ? 0 : passOffsetMs + ((ts - firstS) * 1000) / speedup;
-      lastMs = scheduledAtMs;
-      yield { row, pass, index: index++, scheduledAtMs };
-    }
-    if (firstS === undefined) return;
-    passOffsetMs = lastMs;
-  }
+  const rows = (pass: number): AsyncIterable<BurstRow> => readBurstRows(files, pass === 0 ? stats : createBurstReadStats());
+  for await (const { record, ...when } of pacedTimeline(rows, (r) => r.timestampS, 1000, options)) yield { row: record, ...when };
 }

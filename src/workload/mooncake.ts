@@ -10,7 +10,8 @@
 import { excerpt } from '../util/excerpt.js';
 import type { KvBlock } from './blocks.js';
 import { MAX_BLOCK_TOKENS } from '../settings/choices.js';
-import { NonDecreasingTimestamps } from './burstgpt.js';
+import { pacedTimeline } from './paced-timeline.js';
+import type { PacedItem, PacedReplayOptions } from './paced-timeline.js';
 
 /** Tokens per hash id in the published traces. */
 export const MOONCAKE_BLOCK_TOKENS = 512;
@@ -154,51 +155,20 @@ export async function* mooncakeRecords(lines: AsyncIterable<string>, stats: Moon
   }
 }
 
-export interface MooncakeTimelineItem {
-  readonly record: MooncakeRecord;
-  /** 0-based pass over the trace. */
-  readonly pass: number;
-  /** 0-based sequence number across passes: unique per request of the run. */
-  readonly index: number;
-  /** When to issue it, ms from the replay start; non-decreasing. */
-  readonly scheduledAtMs: number;
-}
-
-export interface MooncakeReplayOptions {
-  /** Trace time per replay time; 0 = no pacing (everything due at once, users closed-loop). */
-  readonly speedup: number;
-  /** Passes over the trace; 0 = until the run stops pulling. */
-  readonly replayCycles: number;
-}
+export type MooncakeTimelineItem = PacedItem<MooncakeRecord>;
+export type MooncakeReplayOptions = PacedReplayOptions;
 
 /**
- * The replay schedule over `passes()` (each call a fresh stream of the trace's lines), pulled lazily:
- * scheduledAtMs = pass offset + (ts − first ts of the pass) ÷ speedup. A step back in time costs no
- * delay (BurstGPT's rule, NonDecreasingTimestamps). A later pass asks the same prefixes again, so its
- * blocks hit what the earlier pass left in the cache. `stats` are filled during the first pass. A pass
- * with no usable record ends the timeline.
+ * The replay schedule over `passes()` (each call a fresh stream of the trace's lines), paced as
+ * BurstGPT's (paced-timeline.ts; timestamps in ms). A later pass asks the same prefixes again, so its
+ * blocks hit what the earlier pass left in the cache. `stats` are filled during the first pass.
  */
-export async function* mooncakeTimeline(
+export function mooncakeTimeline(
   passes: () => AsyncIterable<string>,
   options: MooncakeReplayOptions,
   stats: MooncakeReadStats = createMooncakeReadStats(),
 ): AsyncGenerator<MooncakeTimelineItem> {
-  const { speedup, replayCycles } = options;
-  if (!Number.isFinite(speedup) || speedup < 0) throw new RangeError(`trace speedup must be a finite number ≥ 0, got ${speedup}`);
-  let index = 0;
-  let passOffsetMs = 0;
-  for (let pass = 0; replayCycles === 0 || pass < replayCycles; pass++) {
-    const timestamps = new NonDecreasingTimestamps();
-    let firstMs: number | undefined;
-    let lastMs = passOffsetMs;
-    for await (const record of mooncakeRecords(passes(), pass === 0 ? stats : createMooncakeReadStats())) {
-      const ts = timestamps.next(record.timestampMs);
-      firstMs ??= ts;
-      const scheduledAtMs = speedup === 0 ? 0 : passOffsetMs + (ts - firstMs) / speedup;
-      lastMs = scheduledAtMs;
-      yield { record, pass, index: index++, scheduledAtMs };
-    }
-    if (firstMs === undefined) return;
-    passOffsetMs = lastMs;
-  }
+  const records = (pass: number): AsyncIterable<MooncakeRecord> =>
+    mooncakeRecords(passes(), pass === 0 ? stats : createMooncakeReadStats());
+  return pacedTimeline(records, (r) => r.timestampMs, 1, options);
 }
