@@ -8,19 +8,27 @@ import type { ChunkSource } from './chunk-source.js';
 import { DIRECT_ALIGN } from './aligned.js';
 import type { DirectSlabs } from './aligned.js';
 import { checkEntrySize, type PayloadFactory } from './inline-payload.js';
-import { entryKeyMaterial, payloadSource, sourceOffsetOf } from './payload.js';
+import { entryKeyMaterial, MIN_REPEAT_BYTES, payloadSource, SOURCE_BYTES, sourceOffsetOf, START_ALIGN } from './payload.js';
 import type { FillMessage, FromWorker, InitMessage, ToWorker } from './payload-worker.js';
 import { SlotPool } from './slots.js';
 
 export type { PayloadFactory } from './inline-payload.js';
+
+/**
+ * Chunks an entry holds by default: the one being written and one filled ahead. A fill (stamps, a tenth
+ * of a millisecond per 4 MiB) is far shorter than a write; more read-ahead only holds slots that other
+ * entries need, to find a free one holding a base they may reuse.
+ */
+export const PAYLOAD_READAHEAD = 2;
 
 export interface PayloadPoolOptions {
   readonly seed: number;
   /** Generator threads (≥ 1). */
   readonly workers: number;
   /**
-   * Bytes per chunk, a multiple of DIRECT_ALIGN: every chunk but an entry's last then ends on an
-   * aligned file offset, which O_DIRECT writes need.
+   * Bytes per chunk, a multiple of DIRECT_ALIGN (every chunk but an entry's last then ends on an
+   * aligned file offset, which O_DIRECT writes need) dividing START_ALIGN (4 MiB: a chunk then copies
+   * part of one base).
    */
   readonly chunkBytes: number;
   /** Chunk buffers shared by all entries (≥ 1); this bounds the pool's memory. */
@@ -31,13 +39,50 @@ export interface PayloadPoolOptions {
   readonly directSlabs?: DirectSlabs;
   /**
    * Most chunks one entry holds at once: the one its consumer has plus those generated ahead.
-   * Default min(slots, workers + 1), enough to keep every worker busy on a single entry.
+   * Default min(slots, PAYLOAD_READAHEAD).
    */
   readonly readahead?: number;
   /** Milliseconds from a monotonic clock, for the consumers' waits (default performance.now). */
   readonly now?: () => number;
   /** Tests only: a worker script speaking the payload-worker protocol, to exercise failures. */
   readonly workerUrl?: URL;
+}
+
+/** What a chunk is: entry bytes from `entryOffset`, copying the source from `sourceFrom`. */
+interface ChunkSpec {
+  readonly material: Uint8Array;
+  readonly entryOffset: number;
+  readonly sourceFrom: number;
+  readonly length: number;
+}
+
+/**
+ * The bases (source offsets) one entry's chunks copied within the last MIN_REPEAT_BYTES of the entry:
+ * the next chunk may copy any other (payload.ts: no source byte repeats nearer than that).
+ */
+class RecentBases {
+  private readonly recent: number[] = [];
+  private readonly keep: number;
+
+  constructor(private readonly chunkBytes: number) {
+    this.keep = MIN_REPEAT_BYTES / chunkBytes - 1;
+  }
+
+  allows(sourceFrom: number): boolean {
+    return !this.recent.includes(sourceFrom);
+  }
+
+  /** `preferred` (the default layout's) if allowed, else the next allowed chunk-aligned offset after it. */
+  firstAllowed(preferred: number): number {
+    let at = preferred;
+    while (!this.allows(at)) at = (at + this.chunkBytes) % SOURCE_BYTES;
+    return at;
+  }
+
+  use(sourceFrom: number): void {
+    this.recent.push(sourceFrom);
+    if (this.recent.length > this.keep) this.recent.shift();
+  }
 }
 
 /** One chunk to fill, waiting in the pool's backlog or running on a thread. */
@@ -136,11 +181,12 @@ class GeneratorThread {
 }
 
 /**
- * What a slot holds outside the stamps after its last fill: the source bytes from `sourceOffset` on,
- * for `length` bytes. A chunk at that source offset, no longer, needs only its stamps rewritten.
+ * What a slot holds outside the stamps after its last fill: the source bytes from `sourceFrom` on, for
+ * `length` bytes. A chunk that may copy them (payload.ts's repeat rule), no longer, needs only its
+ * stamps rewritten.
  */
 interface SlotContent {
-  readonly sourceOffset: number;
+  readonly sourceFrom: number;
   readonly length: number;
 }
 
@@ -157,7 +203,7 @@ interface InFlight {
 export interface PayloadStats {
   /** Bytes made by rewriting the stamps of a slot that held the source bytes already. */
   readonly stampedBytes: number;
-  /** Bytes made by a full copy from the source (a slot's first use, or one that held another source offset). */
+  /** Bytes made by a full copy from the source (a slot's first use, or one holding a base the entry used too recently). */
   readonly copiedBytes: number;
   /**
    * Milliseconds consumers (the tiers' writes) spent waiting for a chunk: for a free slot or for a
@@ -192,7 +238,7 @@ export class PayloadPool implements PayloadFactory {
   ) {
     this.seed = options.seed;
     this.chunkBytes = options.chunkBytes;
-    this.readahead = options.readahead ?? Math.min(options.slots, options.workers + 1);
+    this.readahead = options.readahead ?? Math.min(options.slots, PAYLOAD_READAHEAD);
     this.now = options.now ?? (() => performance.now());
   }
 
@@ -262,18 +308,23 @@ export class PayloadPool implements PayloadFactory {
   private async *generate(key: string, size: number): AsyncGenerator<Uint8Array> {
     if (size === 0) return;
     const material = new Uint8Array(entryKeyMaterial(this.seed, key));
+    const bases = new RecentBases(this.chunkBytes);
     const queue: InFlight[] = [];
     let requested = 0;
-    // Prefer a slot that holds the source bytes of the next chunk (it then needs its stamps only), then an
-    // unused one.
-    const holdsNext = (slot: Uint8Array): number => {
+    const nextLength = (): number => Math.min(this.chunkBytes, size - requested);
+    /** The slot's content when the next chunk may take it as it is (stamps only), else undefined. */
+    const reusable = (slot: Uint8Array): SlotContent | undefined => {
       const held = this.contents.get(slot);
-      if (held === undefined) return 1;
-      return held.sourceOffset === sourceOffsetOf(material, requested) ? 2 : 0;
+      return held !== undefined && held.length >= nextLength() && bases.allows(held.sourceFrom) ? held : undefined;
     };
+    // Prefer a slot the next chunk can take by its stamps alone, then an unused one, then any (a copy).
+    const prefer = (slot: Uint8Array): number => (reusable(slot) !== undefined ? 2 : this.contents.has(slot) ? 0 : 1);
     const request = (slot: Uint8Array): void => {
-      const length = Math.min(this.chunkBytes, size - requested);
-      const filled = this.fill(slot, material, requested, length);
+      const length = nextLength();
+      const held = reusable(slot);
+      const sourceFrom = held?.sourceFrom ?? bases.firstAllowed(sourceOffsetOf(material, requested));
+      bases.use(sourceFrom);
+      const filled = this.fill(slot, { material, entryOffset: requested, sourceFrom, length }, held);
       const chunk: InFlight = { slot, length, filled, done: false };
       // (the catch also keeps a read-ahead chunk that fails before anyone awaits it from going unhandled)
       filled.then(
@@ -298,10 +349,10 @@ export class PayloadPool implements PayloadFactory {
       while (requested < size || queue.length > 0) {
         if (queue.length === 0) {
           const free = this.slotPool.available > 0;
-          request(await waitFor(this.slotPool.acquire(holdsNext), free));
+          request(await waitFor(this.slotPool.acquire(prefer), free));
         }
         while (requested < size && queue.length < this.readahead) {
-          const spare = this.slotPool.tryAcquire(holdsNext);
+          const spare = this.slotPool.tryAcquire(prefer);
           if (spare === undefined) break;
           request(spare);
         }
@@ -320,21 +371,23 @@ export class PayloadPool implements PayloadFactory {
     }
   }
 
-  private fill(slot: Uint8Array, material: Uint8Array, entryOffset: number, length: number): Promise<void> {
+  /** Fills `slot` with `chunk`: its stamps alone when the slot holds `held` (the same source bytes), else a copy. */
+  private fill(slot: Uint8Array, chunk: ChunkSpec, held: SlotContent | undefined): Promise<void> {
     if (this.closed) return Promise.reject(new Error('payload pool is closed'));
-    const sourceOffset = sourceOffsetOf(material, entryOffset);
-    const held = this.contents.get(slot);
-    const stampOnly = held?.sourceOffset === sourceOffset && length <= held.length;
+    const { sourceFrom, length } = chunk;
+    const stampOnly = held !== undefined;
     // Until the fill is done the slot's content is unknown (a failed fill may have stopped halfway).
     this.contents.delete(slot);
     if (stampOnly) this.stampedBytes += length;
     else this.copiedBytes += length;
+    // Stamps alone leave the source bytes past the chunk as they were: the slot still holds all it held.
+    const after: SlotContent = { sourceFrom, length: Math.max(length, held?.length ?? 0) };
     return new Promise<void>((resolve, reject) => {
       const done = (): void => {
-        this.contents.set(slot, { sourceOffset, length });
+        this.contents.set(slot, after);
         resolve();
       };
-      this.backlog.push({ request: { byteOffset: slot.byteOffset, length, material, entryOffset, stampOnly }, resolve: done, reject });
+      this.backlog.push({ request: { byteOffset: slot.byteOffset, ...chunk, stampOnly }, resolve: done, reject });
       this.dispatch();
     });
   }
@@ -363,8 +416,8 @@ function checkOptions(o: PayloadPoolOptions): void {
   const problems: string[] = [];
   if (!Number.isSafeInteger(o.workers) || o.workers < 1) problems.push(`workers must be a positive integer, got ${o.workers}`);
   if (!Number.isSafeInteger(o.slots) || o.slots < 1) problems.push(`slots must be a positive integer, got ${o.slots}`);
-  if (!Number.isSafeInteger(o.chunkBytes) || o.chunkBytes < 1 || o.chunkBytes % DIRECT_ALIGN !== 0) {
-    problems.push(`chunkBytes must be a positive multiple of ${DIRECT_ALIGN}, got ${o.chunkBytes}`);
+  if (!Number.isSafeInteger(o.chunkBytes) || o.chunkBytes < 1 || o.chunkBytes % DIRECT_ALIGN !== 0 || START_ALIGN % o.chunkBytes !== 0) {
+    problems.push(`chunkBytes must be a positive multiple of ${DIRECT_ALIGN} dividing ${START_ALIGN}, got ${o.chunkBytes}`);
   }
   if (o.readahead !== undefined && (!Number.isSafeInteger(o.readahead) || o.readahead < 1)) {
     problems.push(`readahead must be a positive integer, got ${o.readahead}`);

@@ -1,10 +1,10 @@
 // Generator thread of the PayloadPool. Filling a chunk is a memory copy from the shared random source
-// plus stamps (payload.ts), a millisecond or so per 4 MiB, or, in a slot that already holds the right
-// source bytes, the stamps alone (tens of microseconds); either way it runs here rather than on the main
+// plus stamps (payload.ts), a millisecond or so per 4 MiB, or, in a slot that already holds a base the
+// entry may use, the stamps alone (a tenth of that); either way it runs here rather than on the main
 // event loop; it writes straight into the shared slab, so a filled slot needs no copy before a tier
 // writes it. The slab and the source arrive once; each job then names only a byte range of the slab.
 import { parentPort } from 'node:worker_threads';
-import { fillPayload, stampPayload } from './payload.js';
+import { fillChunk, stampChunk } from './payload.js';
 import { messageOf } from '../util/errors.js';
 
 /** Sent once, right after the worker starts. */
@@ -23,8 +23,11 @@ export interface FillMessage {
   readonly length: number;
   /** The entry's key material (entryKeyMaterial); a copy, 32 bytes per message. */
   readonly material: Uint8Array;
+  /** A multiple of the payload block (512 bytes). */
   readonly entryOffset: number;
-  /** The slot already holds the source bytes of this range (it last held the same source offset): rewrite the stamps only. */
+  /** Where in the source the chunk's bytes come from (the base the pool chose). */
+  readonly sourceFrom: number;
+  /** The slot already holds the source bytes from sourceFrom on (the same base, as long): rewrite the stamps only. */
   readonly stampOnly: boolean;
 }
 
@@ -50,7 +53,7 @@ function serve(port: NonNullable<typeof parentPort>): void {
     try {
       if (slab === undefined || source === undefined) throw new Error('fill request before init');
       const target = new Uint8Array(slab, msg.byteOffset, msg.length);
-      (msg.stampOnly ? stampPayload : fillPayload)(source, msg.material, msg.entryOffset, target);
+      (msg.stampOnly ? stampChunk : fillChunk)(source, msg.material, msg.entryOffset, msg.sourceFrom, target);
       reply({ type: 'done', id: msg.id });
     } catch (e) {
       // A bad job fails alone; the thread stays up for the others.

@@ -1,38 +1,48 @@
-// KV payload bytes. An entry's byte at offset o is byte (s + o) mod SOURCE_BYTES of one random "source"
-// per run seed (an AES-256-CTR keystream), where the start s is one of the source's 4 MiB quarters,
-// chosen by the key, except the first 16 bytes of every 512-byte block, which are that source's bytes
-// XORed with a stamp of the key's hash and the block's index in the entry. So:
-// - deterministic per (seed, key), and any byte range can be produced on its own (random access);
+// KV payload bytes. An entry is made of 4 MiB spans (entry offsets [4k MiB, 4(k+1) MiB)); span k is
+// a copy of one 4 MiB "base" of a random source per run seed (SOURCE_BYTES of AES-256-CTR keystream,
+// BASES bases), except the first 16 bytes of every 512-byte block, which are that base's bytes XORed
+// with a stamp of the key's hash and the block's index in the entry. Which base a span copies is free
+// within one rule (below); the default layout, the one fillPayload and the inline factories write, is
+// base (start + k) mod BASES, the start chosen by the key, so an entry there is deterministic per
+// (seed, key) and any byte range can be produced on its own. The PayloadPool instead picks for each
+// chunk the base a free slot already holds (chunks at fixed offsets, fillChunk/stampChunk). So:
 // - no two 512-byte blocks of a run are equal, at any dataset size (arrays that deduplicate at 512 B
-//   find nothing): blocks at different source offsets differ in 496 random bytes, and blocks at the
-//   same source offset carry different stamps (another block index of the same key, or another key's
-//   64-bit hash prefix) — the reference's static buffer repeated up to 96.7 % of blocks
+//   find nothing): blocks at different places of the source differ in 496 random bytes, and blocks at
+//   the same place carry different stamps (another block index of the same key, or another key's 64-bit
+//   hash prefix) — the reference's static buffer repeated up to 96.7 % of blocks
 //   (docs/reference-compat.md#rc-38);
-// - incompressible: every byte is keystream, and within an entry the source repeats only every
-//   SOURCE_BYTES (16 MiB), beyond the match window of zstd's levels 1–19 (at most 8 MiB); a long-range
-//   matcher (`zstd --long`) over an entry larger than 16 MiB finds that period, and similarity-based
-//   reduction (blocks that differ by a few bytes) would find the shared source bytes, as it would with
-//   fio's scramble_buffers;
-// - cheap: a buffer that already holds the source bytes at the right offset (a payload slot reused for
-//   the same source offset) becomes the next chunk by rewriting its stamps alone — 1/32 of the bytes,
-//   one cache line in eight — instead of copying it whole (stampPayload; fio's scramble_buffers idea).
+// - incompressible: every byte is keystream, and an entry repeats a base no nearer than
+//   MIN_REPEAT_BYTES (16 MiB) after its last use — beyond the match window of zstd's levels 1–19 (at
+//   most 8 MiB); a long-range matcher (`zstd --long`) over an entry larger than 16 MiB finds the
+//   repeat, and similarity-based reduction (blocks that differ by a few bytes) would find the shared
+//   base bytes, as it would with fio's scramble_buffers;
+// - cheap: a buffer that already holds a base (a payload slot reused) becomes the next chunk by
+//   rewriting its stamps alone — 1/32 of the bytes, one cache line in eight — instead of copying it
+//   whole (stampChunk; fio's scramble_buffers idea); the pool can do that for nearly every chunk
+//   because any base the entry has not used in the last MIN_REPEAT_BYTES will do.
 import { createCipheriv, createHash } from 'node:crypto';
 import { endianness } from 'node:os';
 import { MiB } from '../util/units.js';
 
 /** Stamped block size: the granularity at which blocks are unique (some arrays deduplicate at 512 B). */
 export const PAYLOAD_BLOCK = 512;
-/** Random source per seed, shared by all entries (and all generator threads): the period of an entry's bytes. */
-export const SOURCE_BYTES = 16 * MiB;
+/** Random source per seed, shared by all entries (and all generator threads): BASES bases. */
+export const SOURCE_BYTES = 32 * MiB;
 const STAMP_BYTES = 16;
 /** Bytes of entry key material; the first 16 make the stamp, the next 4 choose the start in the source. */
 export const MATERIAL_BYTES = 32;
 /**
- * Entries start at a multiple of this in the source (the I/O chunk size): an entry's 4 MiB chunks then
- * fall on 4 source offsets only, so a payload slot can be reused for the same one, and the key spreads
- * the entries' first chunks over all four.
+ * A base: entries start at a multiple of this in the source (the I/O chunk size), so every 4 MiB span
+ * of an entry copies one whole base, and the key spreads the entries' first spans over all of them.
  */
 export const START_ALIGN = 4 * MiB;
+/** The bases of the source. */
+export const BASES = SOURCE_BYTES / START_ALIGN;
+/**
+ * An entry's bytes at offsets o and o + d copy the same source bytes only when d ≥ this (the default
+ * layout: d is a multiple of SOURCE_BYTES): beyond the 8 MiB window of zstd levels 1–19.
+ */
+export const MIN_REPEAT_BYTES = 16 * MiB;
 
 /** Keystream is produced this many bytes at a time from a reused zero buffer (below glibc's mmap threshold). */
 const KEYSTREAM_STEP = 64 * 1024;
@@ -80,7 +90,7 @@ export function entryKeyMaterial(seed: number, key: string): Buffer {
 export function sourceOffsetOf(material: Uint8Array, offset: number): number {
   const m = material;
   const word = ((m[16] ?? 0) | ((m[17] ?? 0) << 8) | ((m[18] ?? 0) << 16) | ((m[19] ?? 0) << 24)) >>> 0;
-  const start = (word % (SOURCE_BYTES / START_ALIGN)) * START_ALIGN;
+  const start = (word % BASES) * START_ALIGN;
   return (start + (offset % SOURCE_BYTES)) % SOURCE_BYTES;
 }
 
@@ -129,6 +139,33 @@ export function stampPayload(source: Uint8Array, material: Uint8Array, offset: n
 }
 
 /**
+ * Fills `target` with the chunk of an entry at `offset` (a multiple of PAYLOAD_BLOCK) that copies the
+ * source from `from` (not past the source's end): the source bytes, then the entry's stamps. With
+ * `from` = sourceOffsetOf(material, offset) these are fillPayload's bytes; a PayloadPool passes the
+ * base a free slot holds, within the repeat rule (MIN_REPEAT_BYTES).
+ */
+export function fillChunk(source: Uint8Array, material: Uint8Array, offset: number, from: number, target: Uint8Array): void {
+  checkChunk(source, material, offset, from, target);
+  target.set(source.subarray(from, from + target.length));
+  stampsFrom(source, material, offset, from, target);
+}
+
+/** fillChunk's result when `target` already holds source bytes from `from` outside the stamps: the stamps alone. */
+export function stampChunk(source: Uint8Array, material: Uint8Array, offset: number, from: number, target: Uint8Array): void {
+  checkChunk(source, material, offset, from, target);
+  stampsFrom(source, material, offset, from, target);
+}
+
+function checkChunk(source: Uint8Array, material: Uint8Array, offset: number, from: number, target: Uint8Array): void {
+  checkSource(source);
+  checkRange(material, offset);
+  if (offset % PAYLOAD_BLOCK !== 0) throw new RangeError(`a chunk starts on a ${PAYLOAD_BLOCK}-byte block, got offset ${offset}`);
+  if (!Number.isSafeInteger(from) || from < 0 || from % 4 !== 0 || from + target.length > SOURCE_BYTES) {
+    throw new RangeError(`a chunk of ${target.length} bytes cannot copy the source from ${from}`);
+  }
+}
+
+/**
  * The same bytes as fillPayload with payloadSource(seed), computed from the keystream of just the
  * source bytes they use: slower per byte than a copy, but with no source to make or keep, which suits
  * one-off ranges (tests, scripts).
@@ -169,12 +206,16 @@ function forEachStamp(
 
 /** target[stamp bytes] = source[same offsets] XOR stamp, for every stamp in the range. */
 function writeStamps(source: Uint8Array, material: Uint8Array, offset: number, target: Uint8Array): void {
-  if (wordStamps(source, material, offset, target)) return;
+  stampsFrom(source, material, offset, sourceOffsetOf(material, offset), target);
+}
+
+/** writeStamps for a target that copies the source from `from` on (wrapping at its end). */
+function stampsFrom(source: Uint8Array, material: Uint8Array, offset: number, from: number, target: Uint8Array): void {
+  if (wordStamps(source, material, offset, from, target)) return;
   forEachStamp(offset, target.length, (at, first, last, lo, hi) => {
-    const from = sourceOffsetOf(material, offset + at);
     for (let j = first; j < last; j++) {
       const k = j - first;
-      target[at + k] = (source[(from + k) % SOURCE_BYTES] ?? 0) ^ stampByte(material, j, lo, hi);
+      target[at + k] = (source[(from + at + k) % SOURCE_BYTES] ?? 0) ^ stampByte(material, j, lo, hi);
     }
   });
 }
@@ -183,8 +224,9 @@ function writeStamps(source: Uint8Array, material: Uint8Array, offset: number, t
  * writeStamps four bytes at a time, where everything is word-aligned (every payload slot and chunk of a
  * run): 4 word writes per 512-byte block. Returns false, doing nothing, where it does not apply.
  */
-function wordStamps(source: Uint8Array, material: Uint8Array, offset: number, target: Uint8Array): boolean {
-  if (!LITTLE_ENDIAN || offset % PAYLOAD_BLOCK !== 0 || target.byteOffset % 4 !== 0 || source.byteOffset % 4 !== 0) return false;
+function wordStamps(source: Uint8Array, material: Uint8Array, offset: number, sourceFrom: number, target: Uint8Array): boolean {
+  const aligned = offset % PAYLOAD_BLOCK === 0 && sourceFrom % 4 === 0 && target.byteOffset % 4 === 0 && source.byteOffset % 4 === 0;
+  if (!LITTLE_ENDIAN || !aligned) return false;
   const words = Math.floor(target.length / 4);
   const out = new Uint32Array(target.buffer, target.byteOffset, words);
   const src = new Uint32Array(source.buffer, source.byteOffset, SOURCE_BYTES / 4);
@@ -197,7 +239,7 @@ function wordStamps(source: Uint8Array, material: Uint8Array, offset: number, ta
   const firstBlock = offset / PAYLOAD_BLOCK;
   const wholeBlocks = Math.floor(target.length / PAYLOAD_BLOCK);
   const sourceWords = SOURCE_BYTES / 4;
-  let from = sourceOffsetOf(material, offset) / 4;
+  let from = sourceFrom / 4;
   // The index's high word changes only every 2^32 blocks (2 TiB): per run of blocks below such a boundary.
   for (let b = 0; b < wholeBlocks;) {
     const block = firstBlock + b;
@@ -217,9 +259,10 @@ function wordStamps(source: Uint8Array, material: Uint8Array, offset: number, ta
   const tail = wholeBlocks * PAYLOAD_BLOCK;
   if (tail < target.length) {
     const rest = target.subarray(tail);
+    const restFrom = (sourceFrom + tail) % SOURCE_BYTES;
     forEachStamp(offset + tail, rest.length, (at, first, last, lo, hi) => {
-      const at0 = sourceOffsetOf(material, offset + tail + at);
-      for (let j = first; j < last; j++) rest[at + j - first] = (source[at0 + j - first] ?? 0) ^ stampByte(material, j, lo, hi);
+      for (let j = first; j < last; j++)
+        rest[at + j - first] = (source[(restFrom + at + j - first) % SOURCE_BYTES] ?? 0) ^ stampByte(material, j, lo, hi);
     });
   }
   return true;

@@ -1,6 +1,7 @@
-// Payload bytes (docs/reference-compat.md#rc-38): deterministic per seed and key, random access by offset, free of
-// duplicate 512-byte blocks and incompressible, which is what defeats dedup/compression in storage. The
-// inline factory is the generator here; the pool must give the same bytes (payload-pool.test.ts).
+// Payload bytes (docs/reference-compat.md#rc-38): in the default layout deterministic per seed and key with
+// random access by offset; in any layout the repeat rule allows (the pool's: chunks over whatever base a
+// slot holds), free of duplicate 512-byte blocks and incompressible, which is what defeats
+// dedup/compression in storage. The pool's choice of bases is tested in payload-pool.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -8,6 +9,8 @@ import { spawnSync } from 'node:child_process';
 import { deflateSync } from 'node:zlib';
 import { InlinePayloadFactory } from '../../src/data/inline-payload.js';
 import {
+  BASES,
+  MIN_REPEAT_BYTES,
   PAYLOAD_BLOCK,
   SOURCE_BYTES,
   START_ALIGN,
@@ -16,8 +19,9 @@ import {
   fillPayloadFromSeed,
   payloadBytes,
   payloadSource,
+  fillChunk,
   sourceOffsetOf,
-  stampPayload,
+  stampChunk,
 } from '../../src/data/payload.js';
 import { BUILTIN_MODELS, kvBytesPerToken } from '../../src/model/models.js';
 import type { ChunkSource } from '../../src/data/chunk-source.js';
@@ -241,11 +245,11 @@ function keysWithOneStart(seed: number, prefix: string, n: number): string[] {
   }
 }
 
-test('entries start at one of the source quarters, chosen by the key', () => {
-  const starts = new Set(Array.from({ length: 64 }, (_, i) => sourceOffsetOf(entryKeyMaterial(3, `q${i}`), 0)));
+test('entries start at one of the source bases, chosen by the key', () => {
+  const starts = new Set(Array.from({ length: 256 }, (_, i) => sourceOffsetOf(entryKeyMaterial(3, `q${i}`), 0)));
   assert.deepEqual(
     [...starts].sort((a, b) => a - b),
-    [0, 1, 2, 3].map((q) => q * START_ALIGN),
+    Array.from({ length: BASES }, (_, q) => q * START_ALIGN),
   );
 });
 
@@ -261,7 +265,7 @@ test('two keys with one start share the source bytes after each stamp and differ
   }
 });
 
-test('stampPayload turns a buffer holding any entry at the same source offset into this entry, byte for byte', () => {
+test('fillChunk over the default base is fillPayload; stampChunk turns a buffer holding that base for any entry into it', () => {
   const seed = 4;
   const source = payloadSource(seed);
   const rng = new Rng(seed, 'stamp');
@@ -275,14 +279,87 @@ test('stampPayload turns a buffer holding any entry at the same source offset in
     [rng.int(0, 100) * PAYLOAD_BLOCK, 100_000, 4],
   ] as const) {
     const buffer = backing.subarray(shift, shift + length);
-    const [previous = '', next = ''] = keysWithOneStart(seed, 'stamped', 2);
-    fillPayload(source, entryKeyMaterial(seed, previous), offset + 2 * SOURCE_BYTES, buffer); // same source offset, another key and index
-    const material = entryKeyMaterial(seed, next);
-    stampPayload(source, material, offset, buffer);
+    const material = entryKeyMaterial(seed, 'next');
+    const from = sourceOffsetOf(material, offset);
+    if (from + length > SOURCE_BYTES) continue; // a chunk does not wrap the source
+    fillChunk(source, entryKeyMaterial(seed, 'previous'), offset + 2 * MiB, from, buffer); // another key and index, same base
+    stampChunk(source, material, offset, from, buffer);
     const expected = new Uint8Array(length);
     fillPayloadFromSeed(seed, material, offset, expected);
     assert.ok(bytesEqual(buffer, expected), `range ${offset}+${length} at shift ${shift}`);
+    fillChunk(source, material, offset, from, buffer);
+    assert.ok(bytesEqual(buffer, expected), `fillChunk ${offset}+${length} at shift ${shift}`);
   }
+  assert.throws(() => fillChunk(source, entryKeyMaterial(seed, 'x'), 100, 0, backing), /starts on a 512-byte block/);
+  assert.throws(() => fillChunk(source, entryKeyMaterial(seed, 'x'), 0, SOURCE_BYTES - MiB, backing), /cannot copy the source from/);
+});
+
+/** Entry `key` over the given bases, one per 4 MiB chunk in turn, stamped into one reused buffer as the pool does. */
+function entryOverBases(seed: number, key: string, size: number, bases: readonly number[]): Uint8Array {
+  const source = payloadSource(seed);
+  const material = entryKeyMaterial(seed, key);
+  const out = new Uint8Array(size);
+  const slot = new Uint8Array(START_ALIGN);
+  for (let offset = 0, i = 0; offset < size; offset += START_ALIGN, i++) {
+    const from = (bases[i % bases.length] ?? 0) * START_ALIGN;
+    fillChunk(source, entryKeyMaterial(seed, 'warm'), 0, from, slot);
+    const view = slot.subarray(0, Math.min(START_ALIGN, size - offset));
+    stampChunk(source, material, offset, from, view);
+    out.set(view, offset);
+  }
+  return out;
+}
+
+test('the repeat rule keeps an entry incompressible: bases reused no nearer than MIN_REPEAT_BYTES escape an 8 MiB long-range window; reused every 4 MiB they do not', () => {
+  const window = ['-3', '--long=23', '-c', '-q']; // zstd levels 1–19 match no further back than 8 MiB (2^23)
+  const saved = (input: Uint8Array): number => {
+    const r = spawnSync('zstd', window, { input, maxBuffer: 2 * input.length });
+    assert.equal(r.status, 0, `zstd failed: ${r.error?.message ?? r.stderr?.toString()}`);
+    return 1 - r.stdout.length / input.length;
+  };
+  const size = 48 * MiB;
+  const nearest = MIN_REPEAT_BYTES / START_ALIGN; // the pool's closest reuse: every 4th chunk
+  const allowed = saved(
+    entryOverBases(
+      6,
+      'rule',
+      size,
+      Array.from({ length: nearest }, (_, i) => (i * 3) % BASES),
+    ),
+  );
+  assert.ok(allowed < 0.01, `zstd saved ${(allowed * 100).toFixed(2)} % under the rule`);
+  // The check can fail: the same entry with one base for every chunk (repeats 4 MiB apart) shrinks to a few %.
+  const broken = saved(entryOverBases(6, 'rule', size, [1]));
+  assert.ok(broken > 0.8, `zstd saved only ${(broken * 100).toFixed(2)} % with repeats 4 MiB apart`);
+});
+
+test('dedup across a run of pool-like entries: 200 MiB of mixed lengths through 6 reused slots, stamped wherever the rule allows', () => {
+  const seed = 31;
+  const source = payloadSource(seed);
+  const rng = new Rng(seed, 'census');
+  const slots = Array.from({ length: 6 }, () => ({ bytes: new Uint8Array(START_ALIGN), base: -1 }));
+  const census = new BlockCensus();
+  let stamped = 0;
+  for (let e = 0; census.blocks < (200 * MiB) / PAYLOAD_BLOCK; e++) {
+    const size = rng.int(1, 40 * 1024) * PAYLOAD_BLOCK - rng.int(0, 511); // up to 20 MiB, ragged tails
+    const material = entryKeyMaterial(seed, `run_${e}`);
+    const recent: number[] = [];
+    for (let offset = 0; offset < size; offset += START_ALIGN) {
+      const slot = slots[rng.int(0, slots.length - 1)] ?? { bytes: new Uint8Array(0), base: -1 };
+      const reuse = slot.base >= 0 && !recent.includes(slot.base);
+      let from = reuse ? slot.base : sourceOffsetOf(material, offset);
+      while (recent.includes(from)) from = (from + START_ALIGN) % SOURCE_BYTES;
+      recent.push(from);
+      if (recent.length >= MIN_REPEAT_BYTES / START_ALIGN) recent.shift();
+      const view = slot.bytes.subarray(0, Math.min(START_ALIGN, size - offset));
+      (reuse ? stampChunk : fillChunk)(source, material, offset, from, view);
+      if (reuse) stamped++;
+      else slot.base = view.length === START_ALIGN ? from : -1;
+      census.add(view);
+    }
+  }
+  assert.ok(stamped > 0);
+  census.assertUnique();
 });
 
 test('dedup across slot reuse: 64 entries generated through one reused 1 MiB buffer by stamps', () => {
@@ -290,9 +367,9 @@ test('dedup across slot reuse: 64 entries generated through one reused 1 MiB buf
   const source = payloadSource(seed);
   const buffer = new Uint8Array(MiB);
   const census = new BlockCensus();
-  fillPayload(source, entryKeyMaterial(seed, 'warm'), 0, buffer);
+  fillChunk(source, entryKeyMaterial(seed, 'warm'), 0, 0, buffer);
   for (let i = 0; i < 64; i++) {
-    stampPayload(source, entryKeyMaterial(seed, `reused_${i}`), 0, buffer);
+    stampChunk(source, entryKeyMaterial(seed, `reused_${i}`), 0, 0, buffer);
     census.add(buffer);
   }
   census.assertUnique();

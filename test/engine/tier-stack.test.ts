@@ -54,8 +54,8 @@ test('teardown: the first error stops it and is thrown; quiet releases everythin
 test('buffer slots: two staging slots per operation (a read keeps its next chunk in flight) plus 4, two payload slots per operation, bounded', () => {
   assert.equal(READS_IN_FLIGHT, 2);
   assert.deepEqual(slotCounts(1), { staging: 6, payload: 8 });
-  assert.deepEqual(slotCounts(16), { staging: 36, payload: 32 });
-  assert.deepEqual(slotCounts(500), { staging: 64, payload: 64 });
+  assert.deepEqual(slotCounts(16), { staging: 36, payload: 48 });
+  assert.deepEqual(slotCounts(500), { staging: 64, payload: 96 });
 });
 
 test('openStorage asks the registry for the kind: the memory backend has no directory and no device, and tears down', async () => {
