@@ -44,8 +44,6 @@ const IO_BYTES = 4 * MiB;
 const FIO_DEPTH = 16;
 /** Share of the device one run's data may take (kv-cache's capacity, fio's files). */
 const RUN_SHARE = 0.4;
-/** Share of the device the unmeasured warm-up writes once (leaving the file system's own overhead). */
-const WARM_UP_SHARE = 0.85;
 
 type Workload = 'write' | 'read' | 'mixed';
 const WORKLOADS: readonly Workload[] = ['write', 'read', 'mixed'];
@@ -155,7 +153,7 @@ class Bench {
     return dir;
   }
 
-  async kvCache(round: number, workload: Workload, program: Program & { kvBin: string }): Promise<Measured> {
+  async kvCache(round: number, workload: Workload, program: Program & { kvBin: string }, keep = true): Promise<Measured> {
     const dir = await this.scratch('kv');
     const output = join(this.device.mount, 'kv-result.json');
     const args = storageOnlyArgs({
@@ -180,7 +178,7 @@ class Bench {
     const valid = field(doc, 'kvcache_bench', 'validity', 'valid');
     const reasons = field(doc, 'kvcache_bench', 'validity', 'reasons');
     const codes = Array.isArray(reasons) ? reasons.map((r) => String(field(r, 'code'))).join(',') : '';
-    return this.keep({
+    const measured: Measured = {
       round,
       workload,
       program: program.name,
@@ -189,7 +187,8 @@ class Bench {
       coresPerGibs: measuredPhaseCores(run),
       verdict: valid === true ? 'VALID' : `NOT VALID ${codes}`,
       readShare: read + write > 0 ? read / (read + write) : 0,
-    });
+    };
+    return keep ? this.keep(measured) : measured;
   }
 
   async fio(round: number, workload: Workload, readShare: number): Promise<Measured> {
@@ -227,15 +226,11 @@ class Bench {
   }
 
   /**
-   * Writes most of the fresh file system once, unmeasured: the first writes to a new loop-device ext4
-   * ran at a twentieth of later ones (round 1 of every earlier run), which made round 1 an anecdote.
+   * One unmeasured kv-cache write run on the fresh file system: the first one ran at a twentieth of
+   * later ones (round 1 of every earlier run), even after fio had written the device once.
    */
-  async warmUp(): Promise<number> {
-    const dir = await this.scratch('warm-up');
-    const bytes = Math.floor((this.device.bytes * WARM_UP_SHARE) / IO_BYTES) * IO_BYTES;
-    checkExit(await this.runner.run('fio', fioJobArgs(dir, 'write', bytes, this.hugeFlags, 0), this.device.name), 'fio warm-up');
-    await rm(dir, { recursive: true, force: true });
-    return bytes;
+  async warmUp(): Promise<void> {
+    await this.kvCache(0, 'write', { name: 'warm-up', kvBin: KV_BIN }, false);
   }
 
   private keep(m: Measured): Measured {
@@ -336,7 +331,8 @@ async function main(): Promise<void> {
         `zero think, storage only; decode pre-population ${(prepop / GiB).toFixed(2)} GiB; ${huge.note}`,
     );
     bench = new Bench(opts, device, huge.fioFlags, writeZeroThinkConfig(device.mount));
-    console.log(`warm-up: fio wrote ${((await bench.warmUp()) / GiB).toFixed(2)} GiB once over the fresh file system (not measured)`);
+    await bench.warmUp();
+    console.log('warm-up: one kv-cache write run on the fresh file system (not measured)');
     for (let round = 1; round <= opts.rounds && !bench.interrupted; round++) {
       for (const workload of opts.workloads) {
         // Mixed: kv-cache first, so fio copies this round's read share.
