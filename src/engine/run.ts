@@ -115,6 +115,7 @@ async function measure(
     ...(env.onPrepareProgress !== undefined ? { onProgress: env.onPrepareProgress } : {}),
   });
   setup.payload?.resetStats(); // like the recorder: what preparation generated is not measured
+  setup.fileIo?.resetStats();
   const users = source.users({ cfg, parts, rng, stop });
   const requests = new RequestMetrics(qosTargetsOf(cfg), cfg.keepLatencySamples);
   const pipeline = pipelineOptions(cfg, setup.cache, parts, prepared.prepopulatedKeys, stop, recorder);
@@ -258,6 +259,7 @@ function assembleResult(i: ResultInputs): RunResult {
     machine: i.machine,
     mainThreadBusy: measured.mainThreadBusy,
     ...(setup.payload !== undefined ? { payload: setup.payload.stats } : {}),
+    ...(setup.fileIo !== undefined ? { fileIo: setup.fileIo.stats } : {}),
     storageSetup: {
       traceMode: cfg.ioTraceLog !== undefined,
       ramFileSystem: setup.storage.inRam === 'file system',

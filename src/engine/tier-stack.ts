@@ -23,6 +23,7 @@ import { storageKind } from '../tiers/registry.js';
 import type { StorageBackendName } from '../tiers/registry.js';
 import { SimulatedGpuBackend } from '../tiers/simulated-gpu.js';
 import { objectStoreOptionsOf } from '../tiers/storage-kind.js';
+import type { FileIoFigures } from '../tiers/storage-kind.js';
 import type { LeftoverEntries, ObjectStoreOptions, ObjectStoreReport, OpenedStorage, StorageDescription } from '../tiers/storage-kind.js';
 import { TraceWriter } from '../trace/writer.js';
 import type { Clock } from '../util/clock.js';
@@ -185,6 +186,8 @@ export interface TierStack {
   readonly entryFiles?: EntryFilesAt;
   /** An object store's account of its traffic (kvcache_bench.object_store); absent for other kinds. */
   readonly objectStore?: () => ObjectStoreReport;
+  /** The file tier's threadpool use and staging waits (reset after preparation); absent for other kinds and in trace mode. */
+  readonly fileIo?: FileIoFigures;
   close(): Promise<void>;
 }
 
@@ -303,6 +306,7 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
       payload,
       ...(opened.entryFiles !== undefined ? { entryFiles: opened.entryFiles } : {}),
       ...(opened.objectStore !== undefined ? { objectStore: opened.objectStore } : {}),
+      ...(opened.fileIo !== undefined ? { fileIo: opened.fileIo } : {}),
       close: () => tearDown(parts),
     };
   } catch (e) {

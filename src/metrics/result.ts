@@ -4,6 +4,8 @@
 import type { BlockStatsSnapshot } from './block-stats.js';
 import type { TierName } from '../tiers/backend.js';
 import type { ObjectStoreReport } from '../tiers/storage-kind.js';
+import type { FileIoStats } from '../tiers/file-io-gauge.js';
+export type { FileIoStats };
 import type { TierOccupancy } from './cache-stats.js';
 import type { RecorderSnapshot } from './recorder.js';
 import type { RequestMetricsSnapshot } from './request-metrics.js';
@@ -116,6 +118,8 @@ export interface RunResult {
   readonly mainThreadBusy: number;
   /** How the payload generator made the bytes written in the measured window, and how long writes waited for them; absent in trace mode. */
   readonly payload?: PayloadGeneration;
+  /** The file tier's threadpool use and staging waits over the measured window; absent for other kinds and in trace mode. */
+  readonly fileIo?: FileIoStats;
   readonly storageSetup: {
     /** Trace mode: null tiers, no real I/O. */
     readonly traceMode: boolean;

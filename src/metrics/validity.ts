@@ -9,7 +9,7 @@ import { GiB, MiB } from '../util/units.js';
 import { STORAGE_VERDICT_HISTOGRAMS, samplesOf } from './cache-stats.js';
 import { kvReadBytes, kvWriteBytes } from './recorder.js';
 import type { RecorderSnapshot } from './recorder.js';
-import type { RunResult } from './result.js';
+import type { FileIoStats, RunResult } from './result.js';
 import { MIN_SAMPLES, MIN_STORAGE_TRANSFERS } from './sample-minimums.js';
 
 export interface ValidityFinding {
@@ -57,6 +57,11 @@ export interface ValidityFacts {
    * tiers' write times)), 0–1; absent when nothing was generated (trace mode).
    */
   readonly payloadWaitShare?: number;
+  /**
+   * The file tier (absent for other kinds): share of the window during which its fs calls queued for
+   * a libuv thread, and share of the storage reads' time spent waiting for a staging buffer, 0–1.
+   */
+  readonly fileIo?: { readonly poolQueuedShare: number; readonly poolThreads: number; readonly stagingWaitShare: number };
   readonly capacityExplicit: boolean;
   readonly storageLimitBytes: number;
   readonly storageEvictDeletes: number;
@@ -86,6 +91,10 @@ export const MAX_MAIN_THREAD_BUSY = 0.9;
  * the write figure (a write's own timing never includes the wait: the bandwidth over the window does).
  */
 export const MAX_PAYLOAD_WAIT_SHARE = 0.1;
+/** Share of the window the file tier's calls may queue for a libuv thread (their latencies include it). */
+export const MAX_POOL_QUEUED_SHARE = 0.1;
+/** Share of their time storage reads may wait for a staging buffer (untimed, but the read bandwidth pays it). */
+export const MAX_STAGING_WAIT_SHARE = 0.1;
 
 const gib = (b: number): string => `${(b / GiB).toFixed(3)} GiB`;
 const pct = (x: number): string => `${(x * 100).toFixed(1)} %`;
@@ -268,6 +277,15 @@ export const checkHarness: Check = (v) => {
     over.push(
       `writes waited for payload bytes ${pct(v.payloadWaitShare)} of their time (limit ${pct(MAX_PAYLOAD_WAIT_SHARE)}): the generator threads, not the device, set the write figure`,
     );
+  const f = v.fileIo;
+  if (f !== undefined && f.poolQueuedShare > MAX_POOL_QUEUED_SHARE)
+    over.push(
+      `file calls queued for one of libuv's ${f.poolThreads} threads ${pct(f.poolQueuedShare)} of the window (limit ${pct(MAX_POOL_QUEUED_SHARE)}; UV_THREADPOOL_SIZE): the queueing is inside the latencies`,
+    );
+  if (f !== undefined && f.stagingWaitShare > MAX_STAGING_WAIT_SHARE)
+    over.push(
+      `storage reads waited for a staging buffer ${pct(f.stagingWaitShare)} of their time (limit ${pct(MAX_STAGING_WAIT_SHARE)})`,
+    );
   if (over.length === 0) return [];
   return [
     reason(
@@ -334,11 +352,25 @@ const PAYLOAD_WRITES = ['cpu_write', 'storage_write', 'cpu_demote_write', 'stora
 
 /** waitMs ÷ (waitMs + the total time of the writes that waited), 0 when neither happened. */
 export function payloadWaitShare(waitMs: number, rec: RecorderSnapshot): number {
-  const writeMs = PAYLOAD_WRITES.reduce((sum, name) => {
+  return waitShare(waitMs, rec, PAYLOAD_WRITES);
+}
+
+/** waitMs ÷ (waitMs + the total time of the `ops` that waited), 0 when neither happened. */
+function waitShare(waitMs: number, rec: RecorderSnapshot, ops: readonly string[]): number {
+  const opMs = ops.reduce((sum, name) => {
     const h = rec.latencies[name];
     return sum + (h === undefined ? 0 : h.count * h.mean);
   }, 0);
-  return waitMs + writeMs > 0 ? waitMs / (waitMs + writeMs) : 0;
+  return waitMs + opMs > 0 ? waitMs / (waitMs + opMs) : 0;
+}
+
+/** The file tier's harness figures as the verdict judges them. */
+export function fileIoShares(f: FileIoStats, rec: RecorderSnapshot, elapsedSec: number): NonNullable<ValidityFacts['fileIo']> {
+  return {
+    poolThreads: f.poolThreads,
+    poolQueuedShare: elapsedSec > 0 ? Math.min(1, f.queuedMs / (elapsedSec * 1000)) : 0,
+    stagingWaitShare: waitShare(f.stagingWaitMs, rec, STORAGE_VERDICT_HISTOGRAMS.read),
+  };
 }
 
 /** The facts of a run, from its result. */
@@ -367,6 +399,7 @@ export function validityFactsOf(r: RunResult): ValidityFacts {
     eventLoopDelayP99Ms: r.eventLoopDelayMs.p99,
     mainThreadBusy: r.mainThreadBusy,
     ...(r.payload !== undefined ? { payloadWaitShare: payloadWaitShare(r.payload.consumerWaitMs, rec) } : {}),
+    ...(r.fileIo !== undefined ? { fileIo: fileIoShares(r.fileIo, rec, r.elapsedSec) } : {}),
     capacityExplicit: r.storageSetup.capacityExplicit,
     storageLimitBytes: Number.isFinite(limit) ? limit : 0,
     storageEvictDeletes: st.evictDeleteOps,

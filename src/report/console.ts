@@ -217,6 +217,13 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
       `  payload bytes: ${f(made / GiB, 3)} GiB (${stamped}); writes waited for them ${(pg.write_wait_share * 100).toFixed(1)} % of their time (${f(pg.write_wait_ms, 0)} ms, ${pg.chunks_waited_for} chunks)`,
     );
   }
+  const io = add.file_io;
+  if (io !== undefined) {
+    lines.push(
+      `  file calls: at most ${io.max_in_flight} in flight on ${io.pool_threads} libuv threads; queued for a thread ${(io.queued_share * 100).toFixed(1)} % of the window; ` +
+        `reads waited for a staging buffer ${(io.staging_wait_share * 100).toFixed(1)} % of their time (${io.staging_waits} waits)`,
+    );
+  }
   for (const w of add.warnings) lines.push(`  WARNING: ${w}`);
   if (add.trials !== undefined) lines.push(...trialsBlock(add.trials));
   lines.push(...validityLines(add.validity), RULE);

@@ -5,9 +5,9 @@ import { kvBlocksJson } from './kv-blocks-json.js';
 import { buildCacheStats } from '../metrics/cache-stats.js';
 import type { LatencySnapshot, LatencySummaryMs } from '../metrics/latency.js';
 import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
-import type { MachineContext, RunResult } from '../metrics/result.js';
+import type { FileIoStats, MachineContext, RunResult } from '../metrics/result.js';
 import type { DiskDelta } from '../metrics/diskstats.js';
-import { payloadWaitShare, validityFactsOf, validityOf } from '../metrics/validity.js';
+import { fileIoShares, payloadWaitShare, validityFactsOf, validityOf } from '../metrics/validity.js';
 import { GiB } from '../util/units.js';
 import { compareWithTrace } from '../metrics/trace-comparison.js';
 import { SCHEMA_VERSION } from './results-schema.js';
@@ -222,11 +222,27 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
           },
         }
       : {}),
+    ...(r.fileIo !== undefined ? { file_io: fileIoJson(r.fileIo, r) } : {}),
     ...(r.kvBlocks !== undefined ? { kv_blocks: kvBlocksJson(r.kvBlocks, r.elapsedSec) } : {}),
     validity: validityJson(r),
     ranks: r.ranks === undefined ? null : ranksJson(r.ranks),
     ...(tracing.block !== undefined ? { latency_tracing: tracing.block } : {}), // block-layer tracing (issue 13)
     ...(r.ttftModelled !== undefined ? { ttft_modelled: ttftModelledJson(r.ttftModelled) } : {}), // modelled TTFT (issue 23)
+  };
+}
+
+/** The file tier's harness figures (tiers/file-io-gauge.ts) in the file's snake_case, with the shares the verdict judges. */
+function fileIoJson(f: FileIoStats, r: RunResult): NonNullable<KvcacheBench['file_io']> {
+  const shares = fileIoShares(f, r.recorded, r.elapsedSec);
+  return {
+    pool_threads: f.poolThreads,
+    max_in_flight: f.maxInFlight,
+    queued_ms: f.queuedMs,
+    queued_share: shares.poolQueuedShare,
+    calls_queued: f.callsQueued,
+    staging_wait_ms: f.stagingWaitMs,
+    staging_waits: f.stagingWaits,
+    staging_wait_share: shares.stagingWaitShare,
   };
 }
 

@@ -13,7 +13,7 @@ import { TtftModelledSchema } from './ttft-schema.js'; // the modelled time to f
  * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
  * removed field or a changed meaning.
  */
-export const SCHEMA_VERSION = '2.4.0';
+export const SCHEMA_VERSION = '2.5.0';
 
 const ms = (what: string): z.ZodNumber => z.number().nonnegative().describe(`${what} (ms)`);
 const count = (what: string): z.ZodNumber => z.number().int().nonnegative().describe(what);
@@ -572,6 +572,27 @@ export const KvcacheBenchSchema = z
       })
       .optional()
       .describe('the payload generator over the measured window; absent in trace mode and before schema 2.3.0'),
+    file_io: z
+      .strictObject({
+        pool_threads: z.number().int().min(1).describe("threads in libuv's pool, where every file call runs (UV_THREADPOOL_SIZE)"),
+        max_in_flight: z.number().int().min(0).describe("most of the file tier's calls in flight at once"),
+        queued_ms: z.number().min(0).describe('milliseconds during which more calls were in flight than the pool has threads (ms)'),
+        queued_share: z
+          .number()
+          .min(0)
+          .max(1)
+          .describe('queued_ms ÷ the measured window, 0–1: the queueing is inside the latencies; over 0.1 the verdict says harness_saturated'),
+        calls_queued: z.number().int().min(0).describe('calls that started while every thread was taken'),
+        staging_wait_ms: z.number().min(0).describe("milliseconds storage operations waited for a staging buffer, summed; in no operation's time (ms)"),
+        staging_waits: z.number().int().min(0).describe('operations that had to wait for one'),
+        staging_wait_share: z
+          .number()
+          .min(0)
+          .max(1)
+          .describe('staging_wait_ms ÷ (staging_wait_ms + the storage reads\' time), 0–1; over 0.1 the verdict says harness_saturated'),
+      })
+      .optional()
+      .describe("the file tier's use of libuv's threadpool and of its staging buffers over the measured window; absent for other storage kinds, in trace mode and before schema 2.5.0"),
     kv_blocks: KvBlocksSchema.optional(),
     validity: z
       .strictObject({

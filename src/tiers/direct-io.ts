@@ -9,6 +9,7 @@ import type { SlotPool } from '../data/slots.js';
 import { roundUp } from '../util/units.js';
 import { errnoCode } from './fs-info.js';
 import type { SplitTimer } from './split-timer.js';
+import type { FileIoGauge } from './file-io-gauge.js';
 
 /** Chunk reads of one entry in flight at once, staging slots permitting (FileBackend.readInto says why). */
 export const READS_IN_FLIGHT = 2;
@@ -70,6 +71,8 @@ export interface WriterContext {
   readonly slots: SlotPool;
   readonly directSlabs: DirectSlabs;
   readonly counters: FileCounters;
+  /** Counts the waits for a staging slot. */
+  readonly gauge: FileIoGauge;
   /** False once a caller's aligned view was refused (its slab was probed on another file system). */
   callerViewsOk: boolean;
 }
@@ -125,9 +128,9 @@ export class DirectWriter {
     this.slot = undefined;
   }
 
-  /** A staging slot, waiting (untimed) for one if all are in use. */
+  /** A staging slot, waiting (untimed, but counted by the gauge) for one if all are in use. */
   private async stagingSlot(): Promise<Uint8Array> {
-    this.slot ??= await this.ctx.slots.acquire();
+    this.slot ??= await this.ctx.gauge.staging(this.ctx.slots.acquire(), this.ctx.slots.available > 0);
     return this.slot;
   }
 

@@ -63,6 +63,7 @@ async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
     fullness: { where: `${dir} (${file.fileSystem})`, isFullError: (c) => FULL_ERRORS.has(c), space: () => spaceOf(dir) },
     keyFits: (key) => fileNameForKey(key).length <= MAX_PLAIN_FILE_NAME,
     entryFiles: { dir, runId: file.runId, ownsDir: o.dir === undefined },
+    fileIo: file.gauge,
   };
 }
 

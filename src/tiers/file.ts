@@ -36,6 +36,7 @@ import { entryFileName, newRunId, RUN_ID } from './file-names.js';
 import { errnoCode, fileAllocatedBytes, fileSystemOf } from './fs-info.js';
 import type { IoMode } from './io-mode.js';
 import { SplitTimer } from './split-timer.js';
+import { FileIoGauge } from './file-io-gauge.js';
 
 export interface FileBackendOptions {
   /** Directory for entry files; created if absent. Absent: a fresh temp dir, removed on close. */
@@ -50,6 +51,8 @@ export interface FileBackendOptions {
   readonly directSlabs?: DirectSlabs;
   /** The run id in entry file names (RUN_ID pattern); absent: a fresh random one. */
   readonly runId?: string;
+  /** Counts threadpool use and staging waits (default: a gauge of its own, sized from UV_THREADPOOL_SIZE). */
+  readonly gauge?: FileIoGauge;
 }
 
 /** A write would replace a file this backend did not create. */
@@ -92,8 +95,10 @@ export class FileBackend implements Backend {
     slots: SlotPool,
     directSlabs: DirectSlabs,
     private readonly ownsDir: boolean,
+    /** Threadpool use and staging waits of this tier's operations. */
+    readonly gauge: FileIoGauge,
   ) {
-    this.ctx = { chunkBytes, slots, directSlabs, counters: this.counters, callerViewsOk: true };
+    this.ctx = { chunkBytes, slots, directSlabs, counters: this.counters, gauge, callerViewsOk: true };
   }
 
   static async create(options: FileBackendOptions = {}): Promise<FileBackend> {
@@ -111,7 +116,8 @@ export class FileBackend implements Backend {
       const slots = new SlotPool(slotCount, chunkBytes, ioMode === 'direct' ? dir : undefined);
       const effective: IoMode = ioMode === 'direct' && slots.direct ? 'direct' : 'buffered';
       const slabs = options.directSlabs ?? new DirectSlabs();
-      return new FileBackend(dir, ioMode, effective, fs.name, fs.blockBytes, runId, chunkBytes, slots, slabs, ownsDir);
+      const gauge = options.gauge ?? new FileIoGauge();
+      return new FileBackend(dir, ioMode, effective, fs.name, fs.blockBytes, runId, chunkBytes, slots, slabs, ownsDir, gauge);
     } catch (e) {
       if (ownsDir) await rm(dir, { recursive: true, force: true });
       throw e;
@@ -152,12 +158,12 @@ export class FileBackend implements Backend {
     const exclusive = ours ? 0 : fsc.O_EXCL;
     // O_NOFOLLOW: rewriting an entry of ours never writes through a link put in its place (a shared cache dir).
     const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | fsc.O_NOFOLLOW | exclusive | (direct ? fsc.O_DIRECT : 0);
-    const t = new SplitTimer();
+    const t = new SplitTimer(this.gauge);
     let fh: FileHandle;
     try {
       fh = await t.host(() => open(path, flags, 0o644));
     } catch (e) {
-      if (ours) await unlink(path).catch(() => undefined); // the old entry is unusable now
+      if (ours) await this.unlink(path).catch(() => undefined); // the old entry is unusable now
       throw errnoCode(e) === 'EEXIST' ? new ForeignFileError(path) : e;
     }
     const writer = direct ? new DirectWriter(fh, this.ctx, t) : undefined;
@@ -183,7 +189,7 @@ export class FileBackend implements Backend {
       // close(): unlinking a large file takes ~0.1 s per 300 MB here (ext4 with discard), and doing
       // it now would stretch the measured window with teardown.
       if (e instanceof IoAbortedError) this.abandoned.add(path);
-      else await unlink(path).catch(() => undefined);
+      else await this.unlink(path).catch(() => undefined);
       throw e;
     }
     this.sizes.set(key, source.size);
@@ -207,8 +213,9 @@ export class FileBackend implements Backend {
     const size = this.sizes.get(key);
     if (size === undefined) throw new EntryNotFoundError(this.tier, key);
     const direct = this.effectiveIoMode === 'direct';
-    const slot = await this.ctx.slots.acquire(); // untimed: a harness limit, not storage
-    const t = new SplitTimer();
+    // Untimed: a harness limit, not storage; the gauge counts it.
+    const slot = await this.gauge.staging(this.ctx.slots.acquire(), this.ctx.slots.available > 0);
+    const t = new SplitTimer(this.gauge);
     let read: number;
     try {
       let fh: FileHandle;
@@ -274,7 +281,7 @@ export class FileBackend implements Backend {
   async delete(key: string): Promise<void> {
     if (!this.sizes.delete(key)) return; // not ours: never touch it
     const path = this.pathFor(key);
-    await unlink(path).catch((e: unknown) => {
+    await this.unlink(path).catch((e: unknown) => {
       if (errnoCode(e) === 'ENOENT') return;
       this.abandoned.add(path); // still ours: close() tries again
       throw e;
@@ -293,6 +300,11 @@ export class FileBackend implements Backend {
     for (const path of this.abandoned) await unlink(path).catch(() => undefined);
     this.abandoned.clear();
     if (this.ownsDir) await rm(this.dir, { recursive: true, force: true });
+  }
+
+  /** unlink(2) on the threadpool, counted by the gauge (an eviction's delete competes with the I/O). */
+  private unlink(path: string): Promise<void> {
+    return this.gauge.track(() => unlink(path));
   }
 
   private assertOpen(): void {

@@ -7,6 +7,8 @@ import type { Backend } from './backend.js';
 import type { IoMode } from './io-mode.js';
 
 /** Plain options every kind is opened with (never the RunConfig). */
+import type { FileIoStats } from './file-io-gauge.js';
+
 export interface StorageOpenOptions {
   /** --cache-dir; absent: the kind decides (the file kind makes a fresh temporary directory). */
   readonly dir?: string;
@@ -180,6 +182,14 @@ export interface OpenedStorage {
   readonly entryFiles?: { readonly dir: string; readonly runId: string; readonly ownsDir: boolean };
   /** An object store's account of its traffic so far (retries, failures by class, time to first byte). */
   readonly objectStore?: () => ObjectStoreReport;
+  /** A kind on local files: its threadpool use and staging waits (file-io-gauge.ts). */
+  readonly fileIo?: FileIoFigures;
+}
+
+/** Figures kept over a run and started again after preparation (as plain data when read). */
+export interface FileIoFigures {
+  readonly stats: FileIoStats;
+  resetStats(): void;
 }
 
 export interface StorageKind {

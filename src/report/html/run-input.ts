@@ -68,6 +68,7 @@ export const ReportRunSchema = lenient(
       device_telemetry: true,
       kv_blocks: true,
       payload_generation: true,
+      file_io: true,
       ttft_modelled: true, // modelled TTFT (issue 23)
       ranks: true,
     }).extend({

@@ -47,6 +47,17 @@ function payloadRows(d: ReportRun): Record<string, string> {
   };
 }
 
+/** The file tier's threadpool and staging figures (absent for other kinds and in files before schema 2.5.0). */
+function fileIoRows(d: ReportRun): Record<string, string> {
+  const io = d.kvcache_bench.file_io;
+  if (io === undefined) return {};
+  return {
+    file_calls_max_in_flight: `${io.max_in_flight} (libuv threads: ${io.pool_threads})`,
+    file_calls_queued_share: `${(io.queued_share * 100).toFixed(1)} % of the window (verdict limit 10 %)`,
+    staging_wait_share: `${(io.staging_wait_share * 100).toFixed(1)} % of the reads' time (verdict limit 10 %)`,
+  };
+}
+
 export function parametersSection(runs: readonly LoadedRun[]): Section {
   const machine = (d: ReportRun): Record<string, unknown> => {
     const m = d.kvcache_bench.machine;
@@ -68,6 +79,7 @@ export function parametersSection(runs: readonly LoadedRun[]): Section {
       seed: d.seed,
       // Where the harness's time went (issue 24): the share of write time spent waiting for payload bytes.
       ...payloadRows(d),
+      ...fileIoRows(d),
     };
   };
   const flags = keyValueTable(
