@@ -17,7 +17,10 @@
 // Root only (it makes a loop device); elsewhere it says why and exits 0 without measuring.
 // Usage: node dist/bench/fast-device.js [--gib 6] [--seconds 15] [--users 16] [--rounds 3]
 //          [--workloads write,read,mixed] [--compare-bin PATH/bin/kv-cache.cjs]
+import { spawnSync } from 'node:child_process';
 import { rm, mkdir, readFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PREPARE_ENTRY_TOKENS, PREPOP_ENTRIES_PER_USER } from '../src/engine/prepare.js';
@@ -27,7 +30,7 @@ import { GiB, MiB } from '../src/util/units.js';
 import { positiveInt } from './lib/args.js';
 import { ChildRunner, checkExit, quote } from './lib/child.js';
 import type { ChildRun } from './lib/child.js';
-import { windowBetween } from './lib/disk-window.js';
+import { snapshot, windowBetween } from './lib/disk-window.js';
 import { ensureFio, fioVersion, reserveHugePages } from './lib/fio.js';
 import type { HugePageReservation } from './lib/fio.js';
 import { table } from './lib/format.js';
@@ -44,6 +47,9 @@ const IO_BYTES = 4 * MiB;
 const FIO_DEPTH = 16;
 /** Share of the device one run's data may take (kv-cache's capacity, fio's files). */
 const RUN_SHARE = 0.4;
+/** The machine's busy share below which the kernel's leftover work of the previous program is done. */
+const SETTLED_BUSY_PCT = 15;
+const SETTLE_LIMIT_MS = 120_000;
 
 type Workload = 'write' | 'read' | 'mixed';
 const WORKLOADS: readonly Workload[] = ['write', 'read', 'mixed'];
@@ -154,6 +160,7 @@ class Bench {
   }
 
   async kvCache(round: number, workload: Workload, program: Program & { kvBin: string }, keep = true): Promise<Measured> {
+    await this.settle();
     const dir = await this.scratch('kv');
     const output = join(this.device.mount, 'kv-result.json');
     const args = storageOnlyArgs({
@@ -192,6 +199,7 @@ class Bench {
   }
 
   async fio(round: number, workload: Workload, readShare: number): Promise<Measured> {
+    await this.settle();
     const dir = await this.scratch('fio');
     const rw = workload === 'mixed' ? 'rw' : workload;
     const readPct = Math.round(readShare * 100);
@@ -223,6 +231,25 @@ class Bench {
       verdict: rw === 'rw' ? `rwmixread=${readPct}` : '',
       readShare,
     });
+  }
+
+  /**
+   * Waits until the device and the kernel are quiet: the previous program's writeback and ext4's
+   * conversion of its unwritten extents (kworkers) go on after it exits, and slowed whichever program
+   * came next to a tenth (round 1 of earlier runs). Quiet: a second with no device writes and the
+   * machine under 15 % busy; at most two minutes.
+   */
+  private async settle(): Promise<void> {
+    spawnSync('sync', ['-f', this.device.mount]);
+    const started = performance.now();
+    for (;;) {
+      const a = snapshot(this.device.name, undefined);
+      await sleep(1000);
+      const w = windowBetween(a, snapshot(this.device.name, undefined));
+      if ((w.disk.writeBytes === 0 && w.machineBusyPct < SETTLED_BUSY_PCT) || performance.now() - started > SETTLE_LIMIT_MS) break;
+    }
+    const waited = (performance.now() - started) / 1000;
+    if (waited > 2.5) console.log(`(settled for ${waited.toFixed(1)} s: the previous program's writeback and extent conversion)`);
   }
 
   /**

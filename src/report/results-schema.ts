@@ -581,18 +581,25 @@ export const KvcacheBenchSchema = z
           .number()
           .min(0)
           .max(1)
-          .describe('queued_ms ÷ the measured window, 0–1: the queueing is inside the latencies; over 0.1 the verdict says harness_saturated'),
+          .describe(
+            'queued_ms ÷ the measured window, 0–1: the queueing is inside the latencies; over 0.1 the verdict says harness_saturated',
+          ),
         calls_queued: z.number().int().min(0).describe('calls that started while every thread was taken'),
-        staging_wait_ms: z.number().min(0).describe("milliseconds storage operations waited for a staging buffer, summed; in no operation's time (ms)"),
+        staging_wait_ms: z
+          .number()
+          .min(0)
+          .describe("milliseconds storage operations waited for a staging buffer, summed; in no operation's time (ms)"),
         staging_waits: z.number().int().min(0).describe('operations that had to wait for one'),
         staging_wait_share: z
           .number()
           .min(0)
           .max(1)
-          .describe('staging_wait_ms ÷ (staging_wait_ms + the storage reads\' time), 0–1; over 0.1 the verdict says harness_saturated'),
+          .describe("staging_wait_ms ÷ (staging_wait_ms + the storage reads' time), 0–1; over 0.1 the verdict says harness_saturated"),
       })
       .optional()
-      .describe("the file tier's use of libuv's threadpool and of its staging buffers over the measured window; absent for other storage kinds, in trace mode and before schema 2.5.0"),
+      .describe(
+        "the file tier's use of libuv's threadpool and of its staging buffers over the measured window; absent for other storage kinds, in trace mode and before schema 2.5.0",
+      ),
     kv_blocks: KvBlocksSchema.optional(),
     validity: z
       .strictObject({

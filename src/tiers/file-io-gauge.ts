@@ -11,7 +11,7 @@ const LIBUV_MAX_THREADS = 1024;
 
 /** The threadpool size libuv uses for `env` (it reads UV_THREADPOOL_SIZE once, at the pool's first use). */
 export function threadPoolSize(env: NodeJS.ProcessEnv = process.env): number {
-  const text = env['UV_THREADPOOL_SIZE'];
+  const text = env.UV_THREADPOOL_SIZE;
   // libuv takes atoi(): leading digits; 0 or none means the default; above the maximum, the maximum.
   const n = text === undefined ? NaN : Number.parseInt(text, 10);
   if (!Number.isFinite(n) || n <= 0) return LIBUV_DEFAULT_THREADS;
@@ -47,7 +47,8 @@ export class FileIoGauge {
     readonly poolThreads: number = threadPoolSize(),
     private readonly now: () => number = () => performance.now(),
   ) {
-    if (!Number.isSafeInteger(poolThreads) || poolThreads < 1) throw new RangeError(`poolThreads must be a positive integer, got ${poolThreads}`);
+    if (!Number.isSafeInteger(poolThreads) || poolThreads < 1)
+      throw new RangeError(`poolThreads must be a positive integer, got ${poolThreads}`);
   }
 
   /** Runs `call` (one fs call on the threadpool), counting it in flight until it settles. */

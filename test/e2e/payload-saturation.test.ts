@@ -1,46 +1,54 @@
-// Issue 24: the verdict says when the payload generator, not the device, set the write figure. A RAM
-// storage backend (--storage-backend memory) takes bytes faster than the generator threads make them,
-// which slows the run down on purpose: harness_saturated then names the payload wait. On the disk the
-// device is the bottleneck and writes wait for payload bytes only a sliver of their time.
+// Issue 24: the verdict says when the harness, not the device, set the write figure. A RAM storage
+// backend (--storage-backend memory) takes bytes faster than the generator threads make them, which
+// slows the run down on purpose: harness_saturated then names the payload wait. One libuv thread for 16
+// users (UV_THREADPOOL_SIZE=1) queues the file tier's calls: it names the threadpool. On the disk with
+// the pool the launcher sizes, the device is the bottleneck and neither is named.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MAX_PAYLOAD_WAIT_SHARE } from '../../src/metrics/validity.js';
+import { MAX_PAYLOAD_WAIT_SHARE, MAX_POOL_QUEUED_SHARE } from '../../src/metrics/validity.js';
 import { inTempDir, runCli } from './run-cli.js';
 
 interface Verdict {
   payload_generation?: { write_wait_share: number; chunks_waited_for: number };
+  file_io?: { pool_threads: number; max_in_flight: number; queued_share: number; calls_queued: number };
   validity: { reasons: Array<{ code: string; message: string }> };
 }
 
 /** A write-only run of 16 users with 64 MiB+ entries (llama3.1-8b), 4 s. */
-async function writeRun(dir: string, backend: readonly string[]): Promise<Verdict> {
+async function writeRun(dir: string, backend: readonly string[], env?: NodeJS.ProcessEnv): Promise<Verdict> {
   const out = join(dir, 'r.json');
-  const r = await runCli([
-    ...backend,
-    '--storage-capacity-gb',
-    '2',
-    '--num-users',
-    '16',
-    '--gpu-mem-gb',
-    '0',
-    '--cpu-mem-gb',
-    '0',
-    '--generation-mode',
-    'none',
-    '--duration',
-    '4',
-    '--prefill-only',
-    '--disable-multi-turn',
-    '--disable-prefix-caching',
-    '--no-progress',
-    '--output',
-    out,
-  ]);
+  const r = await runCli(
+    [
+      ...backend,
+      '--storage-capacity-gb',
+      '2',
+      '--num-users',
+      '16',
+      '--gpu-mem-gb',
+      '0',
+      '--cpu-mem-gb',
+      '0',
+      '--generation-mode',
+      'none',
+      '--duration',
+      '4',
+      '--prefill-only',
+      '--disable-multi-turn',
+      '--disable-prefix-caching',
+      '--no-progress',
+      '--output',
+      out,
+    ],
+    env === undefined ? {} : { env },
+  );
   assert.equal(r.code, 0, r.stderr);
   return (JSON.parse(await readFile(out, 'utf8')) as { kvcache_bench: Verdict }).kvcache_bench;
 }
+
+const poolReason = (v: Verdict): string | undefined =>
+  v.validity.reasons.find((r) => r.code === 'harness_saturated' && r.message.includes('queued for one of libuv'))?.message;
 
 const payloadReason = (v: Verdict): string | undefined =>
   v.validity.reasons.find((r) => r.code === 'harness_saturated' && r.message.includes('writes waited for payload bytes'))?.message;
@@ -55,11 +63,24 @@ test('a sink faster than the generator: writes wait for payload bytes most of th
   });
 });
 
-test('the disk is the bottleneck: the payload wait stays under the limit and no reason names it', async () => {
+test('the disk is the bottleneck: the payload wait and the threadpool queue stay under their limits and no reason names them', async () => {
   await inTempDir(async (dir) => {
     const v = await writeRun(dir, ['--cache-dir', dir]);
     const share = v.payload_generation?.write_wait_share ?? 1;
     assert.ok(share < MAX_PAYLOAD_WAIT_SHARE, `write wait share ${share}`);
     assert.equal(payloadReason(v), undefined);
+    assert.ok(v.file_io !== undefined && v.file_io.pool_threads >= 16, JSON.stringify(v.file_io));
+    assert.ok(v.file_io.queued_share < MAX_POOL_QUEUED_SHARE, JSON.stringify(v.file_io));
+    assert.equal(poolReason(v), undefined);
+  });
+});
+
+test('one libuv thread for 16 users: the file calls queue most of the window, and the verdict names the threadpool', async () => {
+  await inTempDir(async (dir) => {
+    const v = await writeRun(dir, ['--cache-dir', dir], { UV_THREADPOOL_SIZE: '1' });
+    assert.equal(v.file_io?.pool_threads, 1);
+    assert.ok((v.file_io?.max_in_flight ?? 0) > 1 && (v.file_io?.calls_queued ?? 0) > 0, JSON.stringify(v.file_io));
+    assert.ok((v.file_io?.queued_share ?? 0) > MAX_POOL_QUEUED_SHARE, JSON.stringify(v.file_io));
+    assert.match(poolReason(v) ?? '', /file calls queued for one of libuv's 1 threads \d+(\.\d)? % of the window/);
   });
 });

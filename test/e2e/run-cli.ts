@@ -20,10 +20,17 @@ export interface CliRun {
  */
 export function runCli(
   args: readonly string[],
-  opts: { cwd?: string; onStart?: (kill: (s: NodeJS.Signals) => void) => void; onStdout?: (soFar: string) => void } = {},
+  opts: {
+    cwd?: string;
+    onStart?: (kill: (s: NodeJS.Signals) => void) => void;
+    onStdout?: (soFar: string) => void;
+    /** Set in the child's environment, over this process's. */
+    env?: NodeJS.ProcessEnv;
+  } = {},
 ): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = opts.env === undefined ? process.env : { ...process.env, ...opts.env };
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => {

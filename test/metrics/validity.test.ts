@@ -223,6 +223,28 @@ test('harness saturated: writes that waited for payload bytes over 10 % of their
   assert.equal(validityFactsOf(r).payloadWaitShare, undefined, 'no payload figures (trace mode): no share');
 });
 
+test('harness saturated: file calls queued for a libuv thread, or reads waiting for a staging buffer, over 10 %', () => {
+  const at = { poolThreads: 4, poolQueuedShare: 0.1, stagingWaitShare: 0.1 };
+  assert.deepEqual(checkHarness({ ...SOUND, fileIo: at }), [], 'at the limits');
+  assert.deepEqual(
+    checkHarness({ ...SOUND, fileIo: { ...at, poolQueuedShare: 0.5 } }).map((f) => f.message),
+    [
+      "the benchmark itself was a bottleneck: file calls queued for one of libuv's 4 threads 50.0 % of the window (limit 10.0 %; UV_THREADPOOL_SIZE): the queueing is inside the latencies: latencies include time waiting for the harness; use fewer users or an otherwise idle host",
+    ],
+  );
+  assert.match(
+    checkHarness({ ...SOUND, fileIo: { ...at, stagingWaitShare: 0.25 } })[0]?.message ?? '',
+    /storage reads waited for a staging buffer 25\.0 % of their time/,
+  );
+  // From a run: 10 s measured, 3 s queued; the fixture's storage reads take 1 ms each, the waits as long.
+  const r = runResultFixture();
+  const fileIo = { poolThreads: 1, maxInFlight: 9, queuedMs: 3000, callsQueued: 40, stagingWaitMs: 0, stagingWaits: 0 };
+  const facts = validityFactsOf({ ...r, fileIo });
+  assert.deepEqual(facts.fileIo, { poolThreads: 1, poolQueuedShare: 0.3, stagingWaitShare: 0 });
+  assert.ok(codes(facts).includes('harness_saturated'));
+  assert.equal(validityFactsOf(r).fileIo, undefined, 'no file tier: no shares');
+});
+
 test('storage evictions with the default capacity mean the disk filled; with --storage-capacity-gb they are the intent', () => {
   const full: ValidityFacts = { ...SOUND, storageEvictDeletes: 12, storageLimitBytes: 50 * GiB };
   assert.deepEqual(
