@@ -67,7 +67,18 @@ interface Program {
   readonly name: string;
   /** kv-cache's bin/kv-cache.cjs; absent for fio. */
   readonly kvBin?: string;
+  /** fio writing new files all the time (writes only), as kv-cache's entries are. */
+  readonly newFiles?: boolean;
 }
+
+/**
+ * fio's write job over ever-new files: 64 MiB files (a tiny-1b entry of ~2,700 tokens), unlinked after
+ * each pass, so every write lands in freshly allocated blocks, as kv-cache's do; the plain fio row
+ * overwrites one file laid out in its first pass. The difference is the file system's price of new
+ * files (block allocation, unwritten-extent conversion after each O_DIRECT write).
+ */
+const FIO_NEW_FILES: Program = { name: 'fio (new files)', newFiles: true };
+const NEW_FILE_BYTES = 64 * MiB;
 
 interface Measured {
   readonly round: number;
@@ -198,7 +209,7 @@ class Bench {
     return keep ? this.keep(measured) : measured;
   }
 
-  async fio(round: number, workload: Workload, readShare: number): Promise<Measured> {
+  async fio(round: number, workload: Workload, readShare: number, newFiles = false): Promise<Measured> {
     await this.settle();
     const dir = await this.scratch('fio');
     const rw = workload === 'mixed' ? 'rw' : workload;
@@ -206,9 +217,16 @@ class Bench {
     const job = fioJobArgs(dir, rw, this.dataBytes, this.hugeFlags, readPct);
     if (rw !== 'write') checkExit(await this.runner.run('fio', [...job, '--create_only=1'], this.device.name), 'fio layout');
     const out = join(this.device.mount, 'fio.json');
+    // New files: passes (loops) over files unlinked after each, cut by the runtime.
+    const files = [
+      `--nrfiles=${Math.max(1, Math.floor(this.dataBytes / NEW_FILE_BYTES))}`,
+      `--filesize=${NEW_FILE_BYTES}`,
+      '--unlink_each_loop=1',
+      '--loops=100000',
+    ];
     const timed = [
       ...job,
-      '--time_based',
+      ...(newFiles ? files : ['--time_based']),
       `--runtime=${this.opts.seconds}`,
       ...(rw === 'read' ? [] : ['--end_fsync=1']),
       '--group_reporting',
@@ -224,7 +242,7 @@ class Bench {
     return this.keep({
       round,
       workload,
-      program: 'fio',
+      program: newFiles ? FIO_NEW_FILES.name : 'fio',
       readBytesPerSec: num(doc, 'jobs', 0, 'read', 'bw_bytes') ?? 0,
       writeBytesPerSec: num(doc, 'jobs', 0, 'write', 'bw_bytes') ?? 0,
       coresPerGibs: coresPerGibs(run),
@@ -305,7 +323,7 @@ function printSummary(results: readonly Measured[], programs: readonly Program[]
   const rows: string[][] = [];
   for (const workload of workloads) {
     const fioByRound = new Map(results.filter((m) => m.workload === workload && m.program === 'fio').map((m) => [m.round, m]));
-    for (const p of programs) {
+    for (const p of [...programs, FIO_NEW_FILES]) {
       const mine = results.filter((m) => m.workload === workload && m.program === p.name);
       if (mine.length === 0) continue;
       const total = (m: Measured): number => m.readBytesPerSec + m.writeBytesPerSec;
@@ -318,7 +336,7 @@ function printSummary(results: readonly Measured[], programs: readonly Program[]
         workload,
         p.name,
         gibs(median(mine.map(total))),
-        p.kvBin === undefined ? '1' : median(ratios).toFixed(2),
+        p.name === 'fio' ? '1' : median(ratios).toFixed(2),
         ratios.map((r) => r.toFixed(2)).join(' / '),
         cores.length === 0 ? '?' : median(cores).toFixed(3),
         mine.map((m) => m.verdict || '-').join(' | '),
@@ -363,11 +381,14 @@ async function main(): Promise<void> {
     for (let round = 1; round <= opts.rounds && !bench.interrupted; round++) {
       for (const workload of opts.workloads) {
         // Mixed: kv-cache first, so fio copies this round's read share.
-        const order = workload === 'mixed' ? [...programs.slice(1), programs[0] ?? { name: 'fio' }] : inRoundOrder(round, programs);
+        const order =
+          workload === 'mixed'
+            ? [...programs.slice(1), programs[0] ?? { name: 'fio' }]
+            : inRoundOrder(round, workload === 'write' ? [...programs, FIO_NEW_FILES] : programs);
         let readShare = 0.5;
         for (const p of order) {
           if (bench.interrupted) break;
-          if (p.kvBin === undefined) await bench.fio(round, workload, readShare);
+          if (p.kvBin === undefined) await bench.fio(round, workload, readShare, p.newFiles === true);
           else {
             const m = await bench.kvCache(round, workload, { ...p, kvBin: p.kvBin });
             if (p.kvBin === KV_BIN) readShare = m.readShare;

@@ -3,6 +3,8 @@
 // use, and loading ES modules already uses it. Loading this file does not, so the size set here holds.
 'use strict';
 const MAX_POOL = 256;
+/** READS_IN_FLIGHT of src/tiers/direct-io.ts (this file loads nothing of the build). */
+const READS_IN_FLIGHT = 2;
 /** The engine's cap on concurrent requests (MAX_WORKERS in src/engine/setup.ts). */
 const MAX_WORKERS = 500;
 /** The value of `name` as the flag parser takes it: the last occurrence wins. */
@@ -19,7 +21,9 @@ if (process.env.UV_THREADPOOL_SIZE === undefined) {
   // Autoscaling may add users up to a maximum set in a config file: size for the cap then.
   const users = argv.includes('--enable-autoscaling') ? MAX_WORKERS : flagValue(argv, '--num-users', 100);
   const concurrent = Number.isFinite(users) && users > 0 ? Math.min(users, MAX_WORKERS) : 100;
-  process.env.UV_THREADPOOL_SIZE = String(Math.min(MAX_POOL, Math.max(4, concurrent + 8)));
+  // Every user may have READS_IN_FLIGHT (src/tiers/direct-io.ts) reads in flight at once; a pool sized
+  // for one call per user queued reads behind its threads (kvcache_bench.file_io saw it), inside their latencies.
+  process.env.UV_THREADPOOL_SIZE = String(Math.min(MAX_POOL, Math.max(4, READS_IN_FLIGHT * concurrent + 8)));
 }
 // Signals: the handlers are installed here, before anything else, and never swapped (a signal
 // pending while a handler is replaced can be lost). Until main() listens on the relay, a signal
