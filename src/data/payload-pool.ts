@@ -11,6 +11,7 @@ import { checkEntrySize, type PayloadFactory } from './inline-payload.js';
 import { entryKeyMaterial, MIN_REPEAT_BYTES, payloadSource, SOURCE_BYTES, sourceOffsetOf, START_ALIGN } from './payload.js';
 import type { FillMessage, FromWorker, InitMessage, ToWorker } from './payload-worker.js';
 import { SlotPool } from './slots.js';
+import { awaitCounted } from '../util/timed-wait.js';
 
 export type { PayloadFactory } from './inline-payload.js';
 
@@ -335,16 +336,11 @@ export class PayloadPool implements PayloadFactory {
       requested += length;
     };
     /** Awaits `wait`, counting the time as the consumer's when `ready` says it was not ready yet. */
-    const waitFor = async <T>(wait: Promise<T>, ready: boolean): Promise<T> => {
-      if (ready) return wait;
-      const t0 = this.now();
-      try {
-        return await wait;
-      } finally {
-        this.consumerWaitMs += this.now() - t0;
+    const waitFor = <T>(wait: Promise<T>, ready: boolean): Promise<T> =>
+      awaitCounted(wait, ready, this.now, (ms) => {
+        this.consumerWaitMs += ms;
         this.chunksWaitedFor++;
-      }
-    };
+      });
     try {
       while (requested < size || queue.length > 0) {
         if (queue.length === 0) {

@@ -4,6 +4,7 @@
 // inside the timed latencies. Reads also wait (untimed) for a staging buffer when all are taken. The
 // gauge counts both, per run, so the verdict can say when the harness, not the device, set a figure.
 import { performance } from 'node:perf_hooks';
+import { awaitCounted } from '../util/timed-wait.js';
 
 /** libuv's default threadpool size, and its bounds for UV_THREADPOOL_SIZE. */
 const LIBUV_DEFAULT_THREADS = 4;
@@ -64,15 +65,11 @@ export class FileIoGauge {
   }
 
   /** Awaits a staging buffer, counting the time when `wait` was not already settled (`ready`). */
-  async staging<T>(wait: Promise<T>, ready: boolean): Promise<T> {
-    if (ready) return wait;
-    const t0 = this.now();
-    try {
-      return await wait;
-    } finally {
-      this.stagingWaitMs += this.now() - t0;
+  staging<T>(wait: Promise<T>, ready: boolean): Promise<T> {
+    return awaitCounted(wait, ready, this.now, (ms) => {
+      this.stagingWaitMs += ms;
       this.stagingWaits++;
-    }
+    });
   }
 
   get stats(): FileIoStats {
