@@ -4,7 +4,7 @@
 // event loop; it writes straight into the shared slab, so a filled slot needs no copy before a tier
 // writes it. The slab and the source arrive once; each job then names only a byte range of the slab.
 import { parentPort } from 'node:worker_threads';
-import { fillChunk, stampChunk } from './payload.js';
+import { fillChunk, stampChunk, stampWordsOf } from './payload.js';
 import { messageOf } from '../util/errors.js';
 
 /** Sent once, right after the worker starts. */
@@ -41,19 +41,21 @@ export type FromWorker =
 function serve(port: NonNullable<typeof parentPort>): void {
   let slab: SharedArrayBuffer | undefined;
   let source: Uint8Array | undefined;
+  let stampWords: Uint32Array | undefined;
   const reply = (msg: FromWorker): void => port.postMessage(msg);
 
   port.on('message', (msg: ToWorker) => {
     if (msg.type === 'init') {
       slab = msg.slab;
       source = new Uint8Array(msg.source);
+      stampWords = stampWordsOf(source); // this thread's packed stamp source (1 MiB)
       reply({ type: 'ready' });
       return;
     }
     try {
       if (slab === undefined || source === undefined) throw new Error('fill request before init');
       const target = new Uint8Array(slab, msg.byteOffset, msg.length);
-      (msg.stampOnly ? stampChunk : fillChunk)(source, msg.material, msg.entryOffset, msg.sourceFrom, target);
+      (msg.stampOnly ? stampChunk : fillChunk)(source, msg.material, msg.entryOffset, msg.sourceFrom, target, stampWords);
       reply({ type: 'done', id: msg.id });
     } catch (e) {
       // A bad job fails alone; the thread stays up for the others.

@@ -22,6 +22,7 @@ import {
   fillChunk,
   sourceOffsetOf,
   stampChunk,
+  stampWordsOf,
 } from '../../src/data/payload.js';
 import { BUILTIN_MODELS, kvBytesPerToken } from '../../src/model/models.js';
 import type { ChunkSource } from '../../src/data/chunk-source.js';
@@ -268,6 +269,7 @@ test('two keys with one start share the source bytes after each stamp and differ
 test('fillChunk over the default base is fillPayload; stampChunk turns a buffer holding that base for any entry into it', () => {
   const seed = 4;
   const source = payloadSource(seed);
+  const stampWords = stampWordsOf(source);
   const rng = new Rng(seed, 'stamp');
   // Word-aligned (every slot of a run) and unaligned views, whole blocks and ragged tails.
   const backing = new Uint8Array(new ArrayBuffer(4 * MiB + 8));
@@ -289,6 +291,10 @@ test('fillChunk over the default base is fillPayload; stampChunk turns a buffer 
     assert.ok(bytesEqual(buffer, expected), `range ${offset}+${length} at shift ${shift}`);
     fillChunk(source, material, offset, from, buffer);
     assert.ok(bytesEqual(buffer, expected), `fillChunk ${offset}+${length} at shift ${shift}`);
+    // The packed stamp source (a generator thread's) gives the same bytes.
+    fillChunk(source, entryKeyMaterial(seed, 'previous'), offset + 2 * MiB, from, buffer);
+    stampChunk(source, material, offset, from, buffer, stampWords);
+    assert.ok(bytesEqual(buffer, expected), `stampChunk with stamp words ${offset}+${length} at shift ${shift}`);
   }
   assert.throws(() => fillChunk(source, entryKeyMaterial(seed, 'x'), 100, 0, backing), /starts on a 512-byte block/);
   assert.throws(() => fillChunk(source, entryKeyMaterial(seed, 'x'), 0, SOURCE_BYTES - MiB, backing), /cannot copy the source from/);
