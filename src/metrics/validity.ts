@@ -59,7 +59,7 @@ export interface ValidityFacts {
   readonly payloadWaitShare?: number;
   /**
    * The file tier (absent for other kinds): share of the window during which its fs calls queued for
-   * a libuv thread, and share of the storage reads' time spent waiting for a staging buffer, 0–1.
+   * a libuv thread, and share of the storage operations' time spent waiting for a staging buffer, 0–1.
    */
   readonly fileIo?: { readonly poolQueuedShare: number; readonly poolThreads: number; readonly stagingWaitShare: number };
   readonly capacityExplicit: boolean;
@@ -93,7 +93,7 @@ export const MAX_MAIN_THREAD_BUSY = 0.9;
 export const MAX_PAYLOAD_WAIT_SHARE = 0.1;
 /** Share of the window the file tier's calls may queue for a libuv thread (their latencies include it). */
 export const MAX_POOL_QUEUED_SHARE = 0.1;
-/** Share of their time storage reads may wait for a staging buffer (untimed, but the read bandwidth pays it). */
+/** Share of their time storage operations may wait for a staging buffer (untimed, but the bandwidth pays it). */
 export const MAX_STAGING_WAIT_SHARE = 0.1;
 
 const gib = (b: number): string => `${(b / GiB).toFixed(3)} GiB`;
@@ -283,7 +283,7 @@ export const checkHarness: Check = (v) => {
       `file calls queued for one of libuv's ${f.poolThreads} threads ${pct(f.poolQueuedShare)} of the window (limit ${pct(MAX_POOL_QUEUED_SHARE)}; UV_THREADPOOL_SIZE): the queueing is inside the latencies`,
     );
   if (f !== undefined && f.stagingWaitShare > MAX_STAGING_WAIT_SHARE)
-    over.push(`storage reads waited for a staging buffer ${pct(f.stagingWaitShare)} of their time (limit ${pct(MAX_STAGING_WAIT_SHARE)})`);
+    over.push(`storage operations waited for a staging buffer ${pct(f.stagingWaitShare)} of their time (limit ${pct(MAX_STAGING_WAIT_SHARE)})`);
   if (over.length === 0) return [];
   return [
     reason(
@@ -367,7 +367,7 @@ export function fileIoShares(f: FileIoStats, rec: RecorderSnapshot, elapsedSec: 
   return {
     poolThreads: f.poolThreads,
     poolQueuedShare: elapsedSec > 0 ? Math.min(1, f.queuedMs / (elapsedSec * 1000)) : 0,
-    stagingWaitShare: waitShare(f.stagingWaitMs, rec, STORAGE_VERDICT_HISTOGRAMS.read),
+    stagingWaitShare: waitShare(f.stagingWaitMs, rec, [...STORAGE_VERDICT_HISTOGRAMS.read, ...STORAGE_VERDICT_HISTOGRAMS.write]),
   };
 }
 

@@ -221,7 +221,7 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
   if (io !== undefined) {
     lines.push(
       `  file calls: at most ${io.max_in_flight} in flight on ${io.pool_threads} libuv threads; queued for a thread ${(io.queued_share * 100).toFixed(1)} % of the window; ` +
-        `reads waited for a staging buffer ${(io.staging_wait_share * 100).toFixed(1)} % of their time (${io.staging_waits} waits)`,
+        `storage operations waited for a staging buffer ${(io.staging_wait_share * 100).toFixed(1)} % of their time (${io.staging_waits} waits)`,
     );
   }
   for (const w of add.warnings) lines.push(`  WARNING: ${w}`);

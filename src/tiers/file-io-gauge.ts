@@ -1,7 +1,7 @@
 // Where the file tier's time goes inside the harness rather than the device. Every fs call the file
 // tier awaits runs on libuv's threadpool (UV_THREADPOOL_SIZE threads, sized by bin/kv-cache.cjs): once
 // more calls are in flight than there are threads, the rest wait in libuv's queue, and that wait is
-// inside the timed latencies. Reads also wait (untimed) for a staging buffer when all are taken. The
+// inside the timed latencies. Reads (and unaligned writes) also wait, untimed, for a staging buffer. The
 // gauge counts both, per run, so the verdict can say when the harness, not the device, set a figure.
 import { performance } from 'node:perf_hooks';
 import { awaitCounted } from '../util/timed-wait.js';
@@ -29,9 +29,9 @@ export interface FileIoStats {
   readonly queuedMs: number;
   /** Calls that started while every thread was taken. */
   readonly callsQueued: number;
-  /** Milliseconds reads waited for a free staging buffer (not part of any read's time). */
+  /** Milliseconds storage operations waited for a free staging buffer (not part of any operation's time). */
   readonly stagingWaitMs: number;
-  /** Reads that had to wait for one. */
+  /** Operations that had to wait for one. */
   readonly stagingWaits: number;
 }
 

@@ -234,7 +234,7 @@ test('harness saturated: file calls queued for a libuv thread, or reads waiting 
   );
   assert.match(
     checkHarness({ ...SOUND, fileIo: { ...at, stagingWaitShare: 0.25 } })[0]?.message ?? '',
-    /storage reads waited for a staging buffer 25\.0 % of their time/,
+    /storage operations waited for a staging buffer 25\.0 % of their time/,
   );
   // From a run: 10 s measured, 3 s queued; the fixture's storage reads take 1 ms each, the waits as long.
   const r = runResultFixture();

@@ -54,7 +54,7 @@ function fileIoRows(d: ReportRun): Record<string, string> {
   return {
     file_calls_max_in_flight: `${io.max_in_flight} (libuv threads: ${io.pool_threads})`,
     file_calls_queued_share: `${(io.queued_share * 100).toFixed(1)} % of the window (verdict limit 10 %)`,
-    staging_wait_share: `${(io.staging_wait_share * 100).toFixed(1)} % of the reads' time (verdict limit 10 %)`,
+    staging_wait_share: `${(io.staging_wait_share * 100).toFixed(1)} % of the storage I/O time (verdict limit 10 %)`,
   };
 }
 
