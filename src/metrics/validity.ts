@@ -283,7 +283,9 @@ export const checkHarness: Check = (v) => {
       `file calls queued for one of libuv's ${f.poolThreads} threads ${pct(f.poolQueuedShare)} of the window (limit ${pct(MAX_POOL_QUEUED_SHARE)}; UV_THREADPOOL_SIZE): the queueing is inside the latencies`,
     );
   if (f !== undefined && f.stagingWaitShare > MAX_STAGING_WAIT_SHARE)
-    over.push(`storage operations waited for a staging buffer ${pct(f.stagingWaitShare)} of their time (limit ${pct(MAX_STAGING_WAIT_SHARE)})`);
+    over.push(
+      `storage operations waited for a staging buffer ${pct(f.stagingWaitShare)} of their time (limit ${pct(MAX_STAGING_WAIT_SHARE)})`,
+    );
   if (over.length === 0) return [];
   return [
     reason(

@@ -594,7 +594,9 @@ export const KvcacheBenchSchema = z
           .number()
           .min(0)
           .max(1)
-          .describe("staging_wait_ms ÷ (staging_wait_ms + the storage reads' and writes' time), 0–1; over 0.1 the verdict says harness_saturated"),
+          .describe(
+            "staging_wait_ms ÷ (staging_wait_ms + the storage reads' and writes' time), 0–1; over 0.1 the verdict says harness_saturated",
+          ),
       })
       .optional()
       .describe(
