@@ -280,7 +280,7 @@ export const checkHarness: Check = (v) => {
   const f = v.fileIo;
   if (f !== undefined && f.poolQueuedShare > MAX_POOL_QUEUED_SHARE)
     over.push(
-      `file calls queued for one of libuv's ${f.poolThreads} threads ${pct(f.poolQueuedShare)} of the window (limit ${pct(MAX_POOL_QUEUED_SHARE)}; UV_THREADPOOL_SIZE): the queueing is inside the latencies`,
+      `file calls queued for ${f.poolThreads === 1 ? "libuv's only thread" : `one of libuv's ${f.poolThreads} threads`} ${pct(f.poolQueuedShare)} of the window (limit ${pct(MAX_POOL_QUEUED_SHARE)}; UV_THREADPOOL_SIZE): the queueing is inside the latencies`,
     );
   if (f !== undefined && f.stagingWaitShare > MAX_STAGING_WAIT_SHARE)
     over.push(

@@ -220,7 +220,7 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
   const io = add.file_io;
   if (io !== undefined) {
     lines.push(
-      `  file calls: at most ${io.max_in_flight} in flight on ${io.pool_threads} libuv threads; queued for a thread ${(io.queued_share * 100).toFixed(1)} % of the window; ` +
+      `  file calls: at most ${io.max_in_flight} in flight on ${io.pool_threads} libuv thread${io.pool_threads === 1 ? '' : 's'}; queued for a thread ${(io.queued_share * 100).toFixed(1)} % of the window; ` +
         `storage operations waited for a staging buffer ${(io.staging_wait_share * 100).toFixed(1)} % of their time (${io.staging_waits} waits)`,
     );
   }
