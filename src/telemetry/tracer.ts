@@ -117,7 +117,9 @@ export async function startTrace(program: string, o: TracerOptions): Promise<Tra
         const windowSec = (o.clock.now() - startedAt) / 1000;
         child.kill('SIGINT');
         let killed = false;
-        const stopMs = o.stopTimeoutMs ?? 10_000;
+        // As long as attaching may take: on the loaded 2-core CI VM bpftrace once needed over 10 s to detach
+        // its probes and print its maps, was killed, and the run lost every histogram.
+        const stopMs = o.stopTimeoutMs ?? 30_000;
         const guard = setTimeout(() => {
           killed = true;
           child.kill('SIGKILL');
