@@ -128,17 +128,6 @@ export function fillPayload(source: Uint8Array, material: Uint8Array, offset: nu
 }
 
 /**
- * The same result as fillPayload when `target` already holds the source bytes of this range outside
- * the stamps (it last held a range of any entry at the same source offset, at least as long): only
- * the stamps are rewritten.
- */
-export function stampPayload(source: Uint8Array, material: Uint8Array, offset: number, target: Uint8Array): void {
-  checkSource(source);
-  checkRange(material, offset);
-  writeStamps(source, material, offset, target);
-}
-
-/**
  * Fills `target` with the chunk of an entry at `offset` (a multiple of PAYLOAD_BLOCK) that copies the
  * source from `from` (not past the source's end): the source bytes, then the entry's stamps. With
  * `from` = sourceOffsetOf(material, offset) these are fillPayload's bytes; a PayloadPool passes the
@@ -154,7 +143,7 @@ export function fillChunk(
 ): void {
   checkChunk(source, material, offset, from, target);
   target.set(source.subarray(from, from + target.length));
-  stampsFrom(source, material, offset, from, target, stampWords);
+  stampChunk(source, material, offset, from, target, stampWords);
 }
 
 /**
