@@ -62,16 +62,25 @@ const entryFiles = (dir: string): string[] => readdirSync(dir).filter((n) => n.s
 const ABSORBED =
   /^kv-cache( replay)?: SIGTERM again within 1 s of the first: the same stop request|^kv-cache: SIGTERM after the work finished: exiting$/m;
 
+/** Every line the command printed about a SIGTERM. */
+const SIGTERM_LINES = /^kv-cache( replay)?: .*SIGTERM.*$/gm;
+const FIRST_STOP = /^kv-cache( replay)?: SIGTERM: stopping, saving the results gathered so far/;
+
 /**
- * A repeated SIGTERM did not force anything: exit 143 with the repeat absorbed (ABSORBED) — or, when it
- * landed after the saved stop had finished, while Node was tearing the process down and its signal
- * handlers were already gone, death by that SIGTERM: a shell then reports 143 all the same, and the
- * caller still checks that the results were saved and no entry file was left.
+ * A repeated SIGTERM did not force anything. Three outcomes are one stop: exit 143 with the repeat
+ * absorbed (ABSORBED); exit 143 with no word of the repeat, when the stop had saved and the process
+ * exited before the kernel delivered it (a fast stop: Node exits with a signal still pending); or,
+ * when it landed while Node was tearing the finished process down and its signal handlers were already
+ * gone, death by that SIGTERM (a shell then reports 143 all the same). Whatever the command said about
+ * a SIGTERM is the first stop's line or the absorbed repeat, never a second stop or "before the work
+ * started". The caller still checks that the results were saved and no entry file was left.
  */
 function assertOneStop(r: { code: number | null; signal: NodeJS.Signals | null; stderr: string }): void {
-  if (r.code === null && r.signal === 'SIGTERM') return;
-  assert.equal(r.code, 143, r.stderr);
-  assert.match(r.stderr, ABSORBED);
+  if (!(r.code === null && r.signal === 'SIGTERM')) assert.equal(r.code, 143, r.stderr);
+  const lines = r.stderr.match(SIGTERM_LINES) ?? [];
+  assert.match(lines[0] ?? '', FIRST_STOP, r.stderr);
+  for (const line of lines.slice(1)) assert.match(line, ABSORBED, r.stderr);
+  assert.ok(lines.length <= 2, r.stderr);
 }
 /**
  * Sends SIGTERM twice, 1 ms apart (as `timeout` does: the command, then its process group). The kernel
@@ -216,7 +225,8 @@ test('--trials 3: forced exit during trial 2 still writes --output with the tria
     await waitFor(s, () => stdout.includes('--- Trial 2 of 3 ---') && entryFiles(cache).length > 0, 'trial 2 to write');
     await termThenAgainAfter2s(s);
     const r = await s.done;
-    assert.equal(r.code, 143, r.stderr);
+    // A stop that saved before the child was frozen leaves the pending signal to Node's teardown (see assertOneStop).
+    if (!(r.code === null && r.signal === 'SIGTERM')) assert.equal(r.code, 143, r.stderr);
     const t = (await readValidResults(out)).kvcache_bench.trials;
     assert.deepEqual(t?.runs[0] && [t.runs[0].trial, t.runs[0].counted], [1, true]);
     // When the process resumes, the stop it was in and the pending second signal race: the signal
