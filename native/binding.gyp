@@ -4,6 +4,11 @@
       "target_name": "huge_pages",
       "sources": ["huge-pages.c"],
       "cflags": ["-O2", "-Wall", "-Wextra"]
+    },
+    {
+      "target_name": "payload_fill",
+      "sources": ["payload-fill.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra"]
     }
   ]
 }

@@ -1,20 +1,22 @@
 #!/usr/bin/env node
-// Builds the huge-page helper (huge-pages.c → build/Release/huge_pages.node) with npm's own node-gyp,
-// unless the built file is newer than its sources. Optional by design: without a C compiler (or off
-// Linux) the tool still runs, with its I/O buffers in ordinary pages, and says so in every result
-// (kvcache_bench.machine.io_buffers). So a failed build prints one line and exits 0.
+// Builds the native helpers with npm's own node-gyp, unless the built files are newer than their
+// sources: huge-pages.c → build/Release/huge_pages.node, payload-fill.c → build/Release/payload_fill.node.
+// Optional by design: without a C compiler (or off Linux) the tool still runs, with its I/O buffers in
+// ordinary pages and its payload fills on worker threads, and says so in every result
+// (kvcache_bench.machine.io_buffers, kvcache_bench.payload_generation.filler). So a failed build prints
+// one line and exits 0.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const { existsSync, statSync } = require('node:fs');
 const { dirname, join, resolve } = require('node:path');
 
 const here = __dirname;
-const target = join(here, 'build', 'Release', 'huge_pages.node');
-const sources = ['huge-pages.c', 'binding.gyp', 'build.cjs'].map((f) => join(here, f));
+const targets = ['huge_pages.node', 'payload_fill.node'].map((f) => join(here, 'build', 'Release', f));
+const sources = ['huge-pages.c', 'payload-fill.c', 'binding.gyp', 'build.cjs'].map((f) => join(here, f));
 
 function upToDate() {
-  if (!existsSync(target)) return false;
-  const built = statSync(target).mtimeMs;
+  if (!targets.every((t) => existsSync(t))) return false;
+  const built = Math.min(...targets.map((t) => statSync(t).mtimeMs));
   return sources.every((s) => statSync(s).mtimeMs <= built);
 }
 
@@ -35,7 +37,9 @@ function nodeDir() {
 }
 
 function skip(why) {
-  process.stderr.write(`kv-cache build: huge-page helper not built (${why}); I/O buffers will use ordinary 4 KiB pages\n`);
+  process.stderr.write(
+    `kv-cache build: native helpers not built (${why}); I/O buffers will use ordinary 4 KiB pages and payload fills worker threads\n`,
+  );
 }
 
 if (process.platform !== 'linux') skip('not Linux');

@@ -6,15 +6,13 @@
 // drifted by a third (bench:discrimination, issue 11). Node cannot madvise, so a small native helper
 // (native/huge-pages.c, built by `npm run build` when a C compiler is there) does it.
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { loadNativeHelper } from '../util/native-helper.js';
 import { MiB } from '../util/units.js';
 
 /** The huge page size buffers are aligned to (x86-64 and arm64 with 4 KiB base pages). */
 export const HUGE_PAGE_BYTES = 2 * MiB;
 
 const THP_ENABLED = '/sys/kernel/mm/transparent_hugepage/enabled';
-/** From dist/src/data/ (where this runs) to the helper node-gyp builds. */
-const HELPER = '../../../native/build/Release/huge_pages.node';
 
 interface Helper {
   /** Bytes of whole pages advised MADV_HUGEPAGE, or -errno. */
@@ -32,15 +30,6 @@ export function thpMode(path = THP_ENABLED): 'always' | 'madvise' | 'never' | un
   }
   const mode = /\[(\w+)\]/.exec(text)?.[1];
   return mode === 'always' || mode === 'madvise' || mode === 'never' ? mode : undefined;
-}
-
-function loadHelper(): Helper | string {
-  try {
-    // Node caches the loaded helper: calling this per slab loads it once.
-    return createRequire(import.meta.url)(HELPER) as Helper;
-  } catch (e) {
-    return `huge-page helper not built (${(e as NodeJS.ErrnoException).code ?? 'load failed'}): run \`npm run build\` with a C compiler`;
-  }
 }
 
 /** How a run's I/O buffers are backed, and the means to back a fresh one. */
@@ -68,7 +57,7 @@ export function pageBacking(modePath?: string): PageBacking {
   const mode = thpMode(modePath);
   if (mode === undefined) return ORDINARY('no transparent huge pages on this kernel');
   if (mode === 'never') return ORDINARY('transparent huge pages disabled: enabled = never');
-  const helper = loadHelper();
+  const helper = loadNativeHelper<Helper>('huge_pages', 'huge-page');
   if (typeof helper === 'string') return ORDINARY(helper);
   return {
     huge: true,

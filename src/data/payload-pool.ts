@@ -1,15 +1,15 @@
-// Payload generation off the main thread. Worker threads fill slots of one shared, O_DIRECT-aligned
-// slab in place, so the event loop only posts a small message per chunk and the file tier can write a
-// chunk straight from the slot. Each entry's iterator generates a few chunks ahead, so a write rarely
+// Payload generation off the main thread. Native threadpool jobs (or, without the native helper, worker
+// threads: fillers.ts) fill slots of one shared, O_DIRECT-aligned slab in place, so the event loop only
+// queues a job per chunk and the file tier can write a chunk straight from the slot. Each entry's iterator generates a few chunks ahead, so a write rarely
 // waits for data, while the number of slots bounds the memory whatever the number of entries.
 import { performance } from 'node:perf_hooks';
-import { Worker } from 'node:worker_threads';
 import type { ChunkSource } from './chunk-source.js';
 import { DIRECT_ALIGN } from './aligned.js';
 import type { DirectSlabs } from './aligned.js';
 import { checkEntrySize, type PayloadFactory } from './inline-payload.js';
 import { entryKeyMaterial, MIN_REPEAT_BYTES, payloadSource, SOURCE_BYTES, sourceOffsetOf, START_ALIGN } from './payload.js';
-import type { FillMessage, FromWorker, InitMessage, ToWorker } from './payload-worker.js';
+import { NativeFiller, nativeFillHelper, ThreadFiller } from './fillers.js';
+import type { Filler, FillerKind } from './fillers.js';
 import { SlotPool } from './slots.js';
 import { awaitCounted } from '../util/timed-wait.js';
 
@@ -24,8 +24,13 @@ export const PAYLOAD_READAHEAD = 2;
 
 export interface PayloadPoolOptions {
   readonly seed: number;
-  /** Generator threads (≥ 1). */
+  /** Generator threads (≥ 1) when the fills run on worker threads. */
   readonly workers: number;
+  /**
+   * Who fills the slots: 'native' (threadpool jobs of the native helper) or 'threads' (worker threads).
+   * Default: native when the helper is built, else threads; a `workerUrl` means threads.
+   */
+  readonly filler?: FillerKind;
   /**
    * Bytes per chunk, a multiple of DIRECT_ALIGN (every chunk but an entry's last then ends on an
    * aligned file offset, which O_DIRECT writes need) dividing START_ALIGN (4 MiB: a chunk then copies
@@ -86,101 +91,6 @@ class RecentBases {
   }
 }
 
-/** One chunk to fill, waiting in the pool's backlog or running on a thread. */
-interface FillJob {
-  readonly request: Omit<FillMessage, 'type' | 'id'>;
-  readonly resolve: () => void;
-  readonly reject: (error: Error) => void;
-}
-
-/**
- * One worker thread, running one fill at a time. Jobs wait in the pool's shared backlog rather than
- * in per-thread queues, so a thread never idles while another has a queue of chunks.
- */
-class GeneratorThread {
-  private current: { readonly id: number; readonly job: FillJob } | undefined;
-  private nextId = 0;
-  private failure: Error | undefined;
-  private closing = false;
-  private readonly readyWaiter: { resolve: () => void; reject: (e: Error) => void };
-  readonly ready: Promise<void>;
-
-  constructor(
-    readonly index: number,
-    private readonly worker: Worker,
-    init: Omit<InitMessage, 'type'>,
-    private readonly onIdle: () => void,
-  ) {
-    let waiter: GeneratorThread['readyWaiter'] | undefined;
-    this.ready = new Promise<void>((resolve, reject) => (waiter = { resolve, reject }));
-    if (waiter === undefined) throw new Error('unreachable: Promise executors run synchronously');
-    this.readyWaiter = waiter;
-    worker.on('message', (msg: FromWorker) => this.onMessage(msg));
-    worker.on('error', (e: Error) => this.fail(new Error(`payload worker ${index} failed: ${e.message}`, { cause: e })));
-    worker.on('exit', (code: number) => {
-      if (!this.closing) this.fail(new Error(`payload worker ${index} exited unexpectedly with code ${code}`));
-    });
-    const msg: ToWorker = { type: 'init', ...init };
-    worker.postMessage(msg);
-    // Referenced until ready, later only while a fill runs: an idle pool never keeps the process alive.
-  }
-
-  get alive(): boolean {
-    return this.failure === undefined && !this.closing;
-  }
-
-  get idle(): boolean {
-    return this.alive && this.current === undefined;
-  }
-
-  get error(): Error | undefined {
-    return this.failure;
-  }
-
-  run(job: FillJob): void {
-    const id = this.nextId++;
-    this.current = { id, job };
-    this.worker.ref();
-    const msg: ToWorker = { type: 'fill', id, ...job.request };
-    this.worker.postMessage(msg);
-  }
-
-  async close(): Promise<void> {
-    this.closing = true;
-    this.settle(new Error('payload pool is closed'));
-    await this.worker.terminate();
-  }
-
-  private onMessage(msg: FromWorker): void {
-    if (msg.type === 'ready') {
-      this.worker.unref();
-      this.readyWaiter.resolve();
-      return;
-    }
-    if (this.current?.id !== msg.id) return; // already settled by close() or a failure
-    this.settle(msg.type === 'done' ? undefined : new Error(`payload worker ${this.index} could not generate a chunk: ${msg.error}`));
-    this.onIdle();
-  }
-
-  private fail(error: Error): void {
-    if (this.failure !== undefined) return;
-    this.failure = error;
-    this.readyWaiter.reject(error);
-    this.settle(error);
-    this.onIdle(); // lets the pool hand the backlog to others, or reject it if no thread is left
-  }
-
-  /** Ends the running fill, if any: resolved without an error, rejected with one. */
-  private settle(error: Error | undefined): void {
-    const current = this.current;
-    this.current = undefined;
-    this.worker.unref();
-    if (current === undefined) return;
-    if (error === undefined) current.job.resolve();
-    else current.job.reject(error);
-  }
-}
-
 /**
  * What a slot holds outside the stamps after its last fill: the source bytes from `sourceFrom` on, for
  * `length` bytes. A chunk that may copy them (payload.ts's repeat rule), no longer, needs only its
@@ -202,6 +112,8 @@ interface InFlight {
 
 /** What the pool produced and how long its consumers waited for it. */
 export interface PayloadStats {
+  /** Who fills the slots (fillerDescription). */
+  readonly filler: string;
   /** Bytes made by rewriting the stamps of a slot that held the source bytes already. */
   readonly stampedBytes: number;
   /** Bytes made by a full copy from the source (a slot's first use, or one holding a base the entry used too recently). */
@@ -222,8 +134,6 @@ export class PayloadPool implements PayloadFactory {
   readonly readahead: number;
   private closed = false;
 
-  private readonly threads: GeneratorThread[] = [];
-  private readonly backlog: FillJob[] = [];
   /** Per slot, what its last fill left in it; a slot not yet filled has none. */
   private readonly contents = new WeakMap<Uint8Array, SlotContent>();
   /** Bytes filled by rewriting stamps only, and by a full copy: how often slots were reused for the same source offset. */
@@ -236,6 +146,9 @@ export class PayloadPool implements PayloadFactory {
   private constructor(
     options: PayloadPoolOptions,
     private readonly slotPool: SlotPool,
+    private readonly filler: Filler,
+    /** Why the fills run on worker threads when native ones were not asked against: for the user. */
+    private readonly fallback: string | undefined,
   ) {
     this.seed = options.seed;
     this.chunkBytes = options.chunkBytes;
@@ -243,21 +156,18 @@ export class PayloadPool implements PayloadFactory {
     this.now = options.now ?? (() => performance.now());
   }
 
-  /** Allocates (and touches) the slots, starts the workers and waits until each is ready. */
+  /** Allocates (and touches) the slots, starts the filler (worker threads: waits until each is ready). */
   static async create(options: PayloadPoolOptions): Promise<PayloadPool> {
     checkOptions(options);
     const slots = new SlotPool(options.slots, options.chunkBytes, options.probeDir, options.directSlabs);
-    const init = { slab: slots.buffer, source: sharedBufferOf(payloadSource(options.seed)) };
-    const url = options.workerUrl ?? new URL('./payload-worker.js', import.meta.url);
-    const pool = new PayloadPool(options, slots);
-    try {
-      for (let i = 0; i < options.workers; i++) pool.threads.push(new GeneratorThread(i, new Worker(url), init, () => pool.dispatch()));
-      await Promise.all(pool.threads.map((t) => t.ready));
-    } catch (e) {
-      await pool.close();
-      throw e;
-    }
-    return pool;
+    const source = payloadSource(options.seed);
+    const kind = options.filler ?? (options.workerUrl !== undefined ? 'threads' : 'native');
+    const helper = kind === 'native' ? nativeFillHelper() : undefined;
+    const filler =
+      helper !== undefined && typeof helper !== 'string'
+        ? new NativeFiller(helper, source)
+        : await ThreadFiller.start(options.workers, slots.buffer, sharedBufferOf(source), options.workerUrl);
+    return new PayloadPool(options, slots, filler, typeof helper === 'string' ? helper : undefined);
   }
 
   /** Slots free right now (all of them when no entry is being generated). */
@@ -270,14 +180,15 @@ export class PayloadPool implements PayloadFactory {
     return this.slotPool.direct;
   }
 
-  get workers(): number {
-    return this.threads.length;
+  /** Who fills the slots, and why not natively when the native helper was wanted but is missing. */
+  get fillerDescription(): string {
+    return this.fallback === undefined ? this.filler.description : `${this.filler.description} (${this.fallback})`;
   }
 
   /** Bytes generated so far, by how, and the consumers' waits; resetStats() starts them again (after preparation). */
   get stats(): PayloadStats {
     const { stampedBytes, copiedBytes, consumerWaitMs, chunksWaitedFor } = this;
-    return { stampedBytes, copiedBytes, consumerWaitMs, chunksWaitedFor };
+    return { filler: this.fillerDescription, stampedBytes, copiedBytes, consumerWaitMs, chunksWaitedFor };
   }
 
   resetStats(): void {
@@ -297,8 +208,7 @@ export class PayloadPool implements PayloadFactory {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.rejectBacklog(new Error('payload pool is closed'));
-    await Promise.all(this.threads.map((t) => t.close()));
+    await this.filler.close();
   }
 
   /**
@@ -368,43 +278,17 @@ export class PayloadPool implements PayloadFactory {
   }
 
   /** Fills `slot` with `chunk`: its stamps alone when the slot holds `held` (the same source bytes), else a copy. */
-  private fill(slot: Uint8Array, chunk: ChunkSpec, held: SlotContent | undefined): Promise<void> {
-    if (this.closed) return Promise.reject(new Error('payload pool is closed'));
-    const { sourceFrom, length } = chunk;
+  private async fill(slot: Uint8Array, chunk: ChunkSpec, held: SlotContent | undefined): Promise<void> {
+    if (this.closed) throw new Error('payload pool is closed');
+    const { material, entryOffset, sourceFrom, length } = chunk;
     const stampOnly = held !== undefined;
     // Until the fill is done the slot's content is unknown (a failed fill may have stopped halfway).
     this.contents.delete(slot);
     if (stampOnly) this.stampedBytes += length;
     else this.copiedBytes += length;
+    await this.filler.fill(slot.subarray(0, length), { material, entryOffset, sourceFrom, stampOnly });
     // Stamps alone leave the source bytes past the chunk as they were: the slot still holds all it held.
-    const after: SlotContent = { sourceFrom, length: Math.max(length, held?.length ?? 0) };
-    return new Promise<void>((resolve, reject) => {
-      const done = (): void => {
-        this.contents.set(slot, after);
-        resolve();
-      };
-      this.backlog.push({ request: { byteOffset: slot.byteOffset, ...chunk, stampOnly }, resolve: done, reject });
-      this.dispatch();
-    });
-  }
-
-  /** Hands waiting fills, oldest first, to idle threads; fails them all if no thread is left. */
-  private dispatch(): void {
-    for (const thread of this.threads) {
-      const job = this.backlog[0];
-      if (job === undefined) return;
-      if (!thread.idle) continue;
-      this.backlog.shift();
-      thread.run(job);
-    }
-    if (this.backlog.length > 0 && !this.threads.some((t) => t.alive)) {
-      const cause = this.threads.find((t) => t.error !== undefined)?.error;
-      this.rejectBacklog(new Error(`payload pool has no live worker${cause ? `: ${cause.message}` : ''}`, { cause }));
-    }
-  }
-
-  private rejectBacklog(error: Error): void {
-    for (const job of this.backlog.splice(0)) job.reject(error);
+    this.contents.set(slot, { sourceFrom, length: Math.max(length, held?.length ?? 0) });
   }
 }
 

@@ -178,6 +178,8 @@ export interface RankFacts {
 
 /** The payload generator over the measured window (data/payload-pool.ts PayloadStats, as plain data). */
 export interface PayloadGeneration {
+  /** Who filled the payload buffers (PayloadPool.fillerDescription): native threadpool jobs or worker threads, and why. */
+  readonly filler: string;
   /** Bytes made by rewriting the stamps of a buffer that held the right source bytes already. */
   readonly stampedBytes: number;
   /** Bytes made by a full copy from the random source. */

@@ -214,7 +214,7 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
     const made = pg.stamped_bytes + pg.copied_bytes;
     const stamped = made > 0 ? `${((100 * pg.stamped_bytes) / made).toFixed(1)} % by stamps` : 'none generated';
     lines.push(
-      `  payload bytes: ${f(made / GiB, 3)} GiB (${stamped}); writes waited for them ${(pg.write_wait_share * 100).toFixed(1)} % of their time (${f(pg.write_wait_ms, 0)} ms, ${pg.chunks_waited_for} chunks)`,
+      `  payload bytes: ${f(made / GiB, 3)} GiB (${stamped}, filled by ${pg.filler ?? 'an unrecorded filler'}); writes waited for them ${(pg.write_wait_share * 100).toFixed(1)} % of their time (${f(pg.write_wait_ms, 0)} ms, ${pg.chunks_waited_for} chunks)`,
     );
   }
   const io = add.file_io;

@@ -214,6 +214,7 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
     ...(r.payload !== undefined
       ? {
           payload_generation: {
+            filler: r.payload.filler,
             stamped_bytes: r.payload.stampedBytes,
             copied_bytes: r.payload.copiedBytes,
             write_wait_ms: r.payload.consumerWaitMs,

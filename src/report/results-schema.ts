@@ -13,7 +13,7 @@ import { TtftModelledSchema } from './ttft-schema.js'; // the modelled time to f
  * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
  * removed field or a changed meaning.
  */
-export const SCHEMA_VERSION = '2.5.0';
+export const SCHEMA_VERSION = '2.6.0';
 
 const ms = (what: string): z.ZodNumber => z.number().nonnegative().describe(`${what} (ms)`);
 const count = (what: string): z.ZodNumber => z.number().int().nonnegative().describe(what);
@@ -555,6 +555,12 @@ export const KvcacheBenchSchema = z
       .describe("share of the measured window the harness's main thread was busy (event-loop utilisation, 0–1)"),
     payload_generation: z
       .strictObject({
+        filler: z
+          .string()
+          .optional()
+          .describe(
+            "who filled the payload buffers: native jobs on libuv's threadpool, or worker threads (with why not natively); absent before schema 2.6.0",
+          ),
         stamped_bytes: z.number().int().min(0).describe("bytes made by rewriting the 512-byte blocks' stamps of a reused buffer (bytes)"),
         copied_bytes: z.number().int().min(0).describe('bytes made by a full copy from the random source (bytes)'),
         write_wait_ms: z

@@ -216,7 +216,7 @@ test('harness saturated: writes that waited for payload bytes over 10 % of their
   );
   // From a run: the fixture's 5 storage writes of 2 ms each (10 ms) and 2.5 ms of waiting: 2.5 / 12.5.
   const r = runResultFixture();
-  const payload = { stampedBytes: 3 * MiB, copiedBytes: MiB, consumerWaitMs: 2.5, chunksWaitedFor: 2 };
+  const payload = { filler: '2 worker threads', stampedBytes: 3 * MiB, copiedBytes: MiB, consumerWaitMs: 2.5, chunksWaitedFor: 2 };
   assert.equal(validityFactsOf({ ...r, payload }).payloadWaitShare, 0.2);
   assert.ok(codes(validityFactsOf({ ...r, payload })).includes('harness_saturated'));
   assert.ok(!codes(validityFactsOf(r)).includes('harness_saturated'));

@@ -1,0 +1,241 @@
+// Who fills the PayloadPool's slots. Two ways to the same bytes (payload.ts's fillChunk/stampChunk):
+// - native: one job on libuv's threadpool per chunk (native/payload-fill.c). Queuing it costs the event
+//   loop about what a file write does; nothing is encoded or decoded, no extra thread is woken;
+// - worker threads (the fallback when the helper is not built, and the way tests inject failures): a
+//   message to a thread and one back per chunk. In a fast write run those messages and wake-ups were a
+//   third of the main thread's CPU, and the threads' own event loops added more.
+import { endianness } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { stampWordsOf } from './payload.js';
+import type { FillMessage, FromWorker, InitMessage, ToWorker } from './payload-worker.js';
+import { loadNativeHelper } from '../util/native-helper.js';
+
+/** One chunk to fill: entry bytes from `entryOffset`, copying the source from `sourceFrom`. */
+export interface FillSpec {
+  /** The entry's key material (entryKeyMaterial). */
+  readonly material: Uint8Array;
+  readonly entryOffset: number;
+  readonly sourceFrom: number;
+  /** The slot holds the source bytes from sourceFrom on already: rewrite the stamps only. */
+  readonly stampOnly: boolean;
+}
+
+export interface Filler {
+  /** For results and console, e.g. "native, on libuv's threadpool". */
+  readonly description: string;
+  /** Fills `target` (a view of the slab) with the chunk; settles once nothing writes into it anymore. */
+  fill(target: Uint8Array, spec: FillSpec): Promise<void>;
+  /** Fails waiting fills; fills already running finish. */
+  close(): Promise<void>;
+}
+
+export type FillerKind = 'native' | 'threads';
+
+interface NativeFillHelper {
+  fill(
+    slot: Uint8Array,
+    source: Uint8Array,
+    stampWords: Uint8Array,
+    material: Uint8Array,
+    entryOffset: number,
+    sourceFrom: number,
+    copy: boolean,
+    done: (error?: string) => void,
+  ): void;
+}
+
+/** The native helper, or why a pool cannot use it. */
+export function nativeFillHelper(): NativeFillHelper | string {
+  // The helper writes stamps as little-endian words, as they are defined.
+  if (endianness() !== 'LE') return 'native payload fills need a little-endian machine';
+  return loadNativeHelper<NativeFillHelper>('payload_fill', 'native payload-fill');
+}
+
+/** Fills as native threadpool jobs over `source` (payloadSource of the run's seed). */
+export class NativeFiller implements Filler {
+  readonly description = "native, on libuv's threadpool";
+  private readonly stampBytes: Uint8Array;
+  private closed = false;
+
+  constructor(
+    private readonly helper: NativeFillHelper,
+    private readonly source: Uint8Array,
+  ) {
+    const words = stampWordsOf(source);
+    this.stampBytes = new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
+  }
+
+  fill(target: Uint8Array, spec: FillSpec): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('payload pool is closed'));
+    return new Promise<void>((resolve, reject) => {
+      const done = (error?: string): void =>
+        error === undefined ? resolve() : reject(new Error(`native payload fill failed: ${error}`));
+      this.helper.fill(target, this.source, this.stampBytes, spec.material, spec.entryOffset, spec.sourceFrom, !spec.stampOnly, done);
+    });
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    return Promise.resolve();
+  }
+}
+
+/** One chunk to fill, waiting in the backlog or running on a thread. */
+interface FillJob {
+  readonly request: Omit<FillMessage, 'type' | 'id'>;
+  readonly resolve: () => void;
+  readonly reject: (error: Error) => void;
+}
+
+/**
+ * One worker thread, running one fill at a time. Jobs wait in the filler's shared backlog rather than
+ * in per-thread queues, so a thread never idles while another has a queue of chunks.
+ */
+class GeneratorThread {
+  private current: { readonly id: number; readonly job: FillJob } | undefined;
+  private nextId = 0;
+  private failure: Error | undefined;
+  private closing = false;
+  private readonly readyWaiter: { resolve: () => void; reject: (e: Error) => void };
+  readonly ready: Promise<void>;
+
+  constructor(
+    readonly index: number,
+    private readonly worker: Worker,
+    init: Omit<InitMessage, 'type'>,
+    private readonly onIdle: () => void,
+  ) {
+    let waiter: GeneratorThread['readyWaiter'] | undefined;
+    this.ready = new Promise<void>((resolve, reject) => (waiter = { resolve, reject }));
+    if (waiter === undefined) throw new Error('unreachable: Promise executors run synchronously');
+    this.readyWaiter = waiter;
+    worker.on('message', (msg: FromWorker) => this.onMessage(msg));
+    worker.on('error', (e: Error) => this.fail(new Error(`payload worker ${index} failed: ${e.message}`, { cause: e })));
+    worker.on('exit', (code: number) => {
+      if (!this.closing) this.fail(new Error(`payload worker ${index} exited unexpectedly with code ${code}`));
+    });
+    const msg: ToWorker = { type: 'init', ...init };
+    worker.postMessage(msg);
+    // Referenced until ready, later only while a fill runs: an idle pool never keeps the process alive.
+  }
+
+  get alive(): boolean {
+    return this.failure === undefined && !this.closing;
+  }
+
+  get idle(): boolean {
+    return this.alive && this.current === undefined;
+  }
+
+  get error(): Error | undefined {
+    return this.failure;
+  }
+
+  run(job: FillJob): void {
+    const id = this.nextId++;
+    this.current = { id, job };
+    this.worker.ref();
+    const msg: ToWorker = { type: 'fill', id, ...job.request };
+    this.worker.postMessage(msg);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    this.settle(new Error('payload pool is closed'));
+    await this.worker.terminate();
+  }
+
+  private onMessage(msg: FromWorker): void {
+    if (msg.type === 'ready') {
+      this.worker.unref();
+      this.readyWaiter.resolve();
+      return;
+    }
+    if (this.current?.id !== msg.id) return; // already settled by close() or a failure
+    this.settle(msg.type === 'done' ? undefined : new Error(`payload worker ${this.index} could not generate a chunk: ${msg.error}`));
+    this.onIdle();
+  }
+
+  private fail(error: Error): void {
+    if (this.failure !== undefined) return;
+    this.failure = error;
+    this.readyWaiter.reject(error);
+    this.settle(error);
+    this.onIdle(); // lets the filler hand the backlog to others, or reject it if no thread is left
+  }
+
+  /** Ends the running fill, if any: resolved without an error, rejected with one. */
+  private settle(error: Error | undefined): void {
+    const current = this.current;
+    this.current = undefined;
+    this.worker.unref();
+    if (current === undefined) return;
+    if (error === undefined) current.job.resolve();
+    else current.job.reject(error);
+  }
+}
+
+/** Fills on `workers` worker threads sharing the slab and the source. */
+export class ThreadFiller implements Filler {
+  readonly description: string;
+  private readonly threads: GeneratorThread[] = [];
+  private readonly backlog: FillJob[] = [];
+  private closed = false;
+
+  private constructor(
+    workers: number,
+    private readonly slab: ArrayBufferLike,
+  ) {
+    this.description = `${workers} worker thread${workers === 1 ? '' : 's'}`;
+  }
+
+  /** Starts the threads (`url`: tests only, a script speaking the payload-worker protocol) and waits until each is ready. */
+  static async start(workers: number, slab: SharedArrayBuffer, source: SharedArrayBuffer, url?: URL): Promise<ThreadFiller> {
+    const filler = new ThreadFiller(workers, slab);
+    const script = url ?? new URL('./payload-worker.js', import.meta.url);
+    try {
+      for (let i = 0; i < workers; i++) {
+        filler.threads.push(new GeneratorThread(i, new Worker(script), { slab, source }, () => filler.dispatch()));
+      }
+      await Promise.all(filler.threads.map((t) => t.ready));
+    } catch (e) {
+      await filler.close();
+      throw e;
+    }
+    return filler;
+  }
+
+  fill(target: Uint8Array, spec: FillSpec): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('payload pool is closed'));
+    if (target.buffer !== this.slab) return Promise.reject(new Error('a payload slot must be a view of the pool slab'));
+    return new Promise<void>((resolve, reject) => {
+      this.backlog.push({ request: { byteOffset: target.byteOffset, length: target.length, ...spec }, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.rejectBacklog(new Error('payload pool is closed'));
+    await Promise.all(this.threads.map((t) => t.close()));
+  }
+
+  /** Hands waiting fills, oldest first, to idle threads; fails them all if no thread is left. */
+  private dispatch(): void {
+    for (const thread of this.threads) {
+      const job = this.backlog[0];
+      if (job === undefined) return;
+      if (!thread.idle) continue;
+      this.backlog.shift();
+      thread.run(job);
+    }
+    if (this.backlog.length > 0 && !this.threads.some((t) => t.alive)) {
+      const cause = this.threads.find((t) => t.error !== undefined)?.error;
+      this.rejectBacklog(new Error(`payload pool has no live worker${cause ? `: ${cause.message}` : ''}`, { cause }));
+    }
+  }
+
+  private rejectBacklog(error: Error): void {
+    for (const job of this.backlog.splice(0)) job.reject(error);
+  }
+}
