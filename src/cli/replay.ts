@@ -72,6 +72,7 @@ function replayArgs(a: ArgsOf<typeof REPLAY_ARGS>, now: Date): ReplayArgs {
     tracePath,
     ...(cacheDir !== undefined ? { cacheDir: resolve(cacheDir) } : {}),
     ioMode: v['io-mode'],
+    filler: v['payload-filler'],
     storageBackend,
     objectStore,
     concurrency: v.concurrency,

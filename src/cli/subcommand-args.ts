@@ -22,6 +22,13 @@ directory and measures the storage operations.`,
     },
     'create-cache-dir': { kind: 'bool', help: 'Create --cache-dir (and missing parents) when it does not exist' },
     'io-mode': { kind: 'string', value: 'MODE', choices: ['direct', 'buffered'], default: 'direct', help: 'direct (O_DIRECT) or buffered' },
+    'payload-filler': {
+      kind: 'string',
+      value: 'KIND',
+      choices: ['native', 'threads'],
+      default: 'native',
+      help: 'Who fills the write buffers (as kv-cache run --payload-filler)',
+    },
     'storage-backend': {
       kind: 'string',
       value: 'KIND',

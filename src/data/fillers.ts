@@ -31,7 +31,9 @@ export interface Filler {
   close(): Promise<void>;
 }
 
-export type FillerKind = 'native' | 'threads';
+/** The --payload-filler choices. */
+export const FILLER_KINDS = ['native', 'threads'] as const;
+export type FillerKind = (typeof FILLER_KINDS)[number];
 
 interface NativeFillHelper {
   fill(
@@ -52,7 +54,7 @@ interface NativeFillHelper {
 export function nativeFillHelper(): NativeFillHelper | string {
   // The helper writes stamps as little-endian words, as they are defined.
   if (endianness() !== 'LE') return 'native payload fills need a little-endian machine';
-  return loadNativeHelper<NativeFillHelper>('payload_fill', 'native payload-fill');
+  return loadNativeHelper('payload_fill', 'native payload-fill') as NativeFillHelper | string;
 }
 
 /** Fills as native threadpool jobs over `source` (payloadSource of the run's seed). */

@@ -57,7 +57,7 @@ export function pageBacking(modePath?: string): PageBacking {
   const mode = thpMode(modePath);
   if (mode === undefined) return ORDINARY('no transparent huge pages on this kernel');
   if (mode === 'never') return ORDINARY('transparent huge pages disabled: enabled = never');
-  const helper = loadNativeHelper<Helper>('huge_pages', 'huge-page');
+  const helper = loadNativeHelper('huge_pages', 'huge-page') as Helper | string;
   if (typeof helper === 'string') return ORDINARY(helper);
   return {
     huge: true,

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
 import type { DiskCounters, StorageDevice } from '../metrics/diskstats.js';
 import { Recorder } from '../metrics/recorder.js';
+import type { FillerKind } from '../data/fillers.js';
 import type { IoMode } from '../tiers/io-mode.js';
 import { DEFAULT_STORAGE_BACKEND } from '../tiers/registry.js';
 import type { StorageBackendName } from '../tiers/registry.js';
@@ -36,6 +37,8 @@ export interface ReplayOptions {
   readonly objectStore?: ObjectStoreOptions;
   readonly cacheDir?: string;
   readonly ioMode: IoMode;
+  /** --payload-filler (default native). */
+  readonly filler?: FillerKind;
   /** Operations in flight at once (as fast as possible mode). */
   readonly concurrency: number;
   /** Issue each row at its trace time offset instead of as fast as possible. */
@@ -211,6 +214,7 @@ function openReplayStorage(o: ReplayOptions): Promise<OpenStorage> {
     backend: o.storageBackend ?? DEFAULT_STORAGE_BACKEND,
     ...(o.cacheDir !== undefined ? { cacheDir: o.cacheDir } : {}),
     ioMode: o.ioMode,
+    ...(o.filler !== undefined ? { filler: o.filler } : {}),
     seed: o.seed,
     slots: slotCounts(o.concurrency),
     ...(o.objectStore !== undefined ? { objectStore: o.objectStore } : {}),

@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import { TieredCache } from '../cache/tiered-cache.js';
 import type { CacheOptions, CacheTier } from '../cache/tiered-cache.js';
 import { CopyPool } from '../data/copy-pool.js';
+import type { FillerKind } from '../data/fillers.js';
 import { PAYLOAD_READAHEAD, PayloadPool } from '../data/payload-pool.js';
 import { storageDeviceOf } from '../metrics/diskstats.js';
 import type { StorageDevice } from '../metrics/diskstats.js';
@@ -134,6 +135,8 @@ export interface StorageOptions {
   /** Absent: the kind decides (the file kind: a fresh temporary directory, removed at teardown). */
   readonly cacheDir?: string;
   readonly ioMode: IoMode;
+  /** --payload-filler (default native). */
+  readonly filler?: FillerKind;
   /** Seed of the payload bytes. */
   readonly seed: number;
   readonly slots: SlotCounts;
@@ -158,6 +161,7 @@ export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
       chunkBytes: IO_CHUNK_BYTES,
       slots: o.slots.payload,
       readahead: PAYLOAD_READAHEAD,
+      ...(o.filler !== undefined ? { filler: o.filler } : {}),
       ...(opened.probeDir !== undefined ? { probeDir: opened.probeDir } : {}),
       directSlabs,
     });
@@ -258,6 +262,7 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
     backend: cfg.storageBackend,
     ...(cfg.cacheDir !== undefined ? { cacheDir: cfg.cacheDir } : {}),
     ioMode: cfg.ioMode,
+    filler: cfg.payloadFiller,
     seed: cfg.seed,
     slots,
     objectStore: objectStoreOptionsOf(cfg),

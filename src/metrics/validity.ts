@@ -275,7 +275,7 @@ export const checkHarness: Check = (v) => {
     over.push(`main thread busy ${pct(v.mainThreadBusy)} of the window (limit ${pct(MAX_MAIN_THREAD_BUSY)})`);
   if (v.payloadWaitShare !== undefined && v.payloadWaitShare > MAX_PAYLOAD_WAIT_SHARE)
     over.push(
-      `writes waited for payload bytes ${pct(v.payloadWaitShare)} of their time (limit ${pct(MAX_PAYLOAD_WAIT_SHARE)}): the generator threads, not the device, set the write figure`,
+      `writes waited for payload bytes ${pct(v.payloadWaitShare)} of their time (limit ${pct(MAX_PAYLOAD_WAIT_SHARE)}): payload generation, not the device, set the write figure`,
     );
   const f = v.fileIo;
   if (f !== undefined && f.poolQueuedShare > MAX_POOL_QUEUED_SHARE)

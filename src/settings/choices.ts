@@ -1,6 +1,7 @@
 // The closed sets of values a flag or config key may take, each declared once with its type. The I/O
 // modes are declared where they act (tiers/io-mode.ts) and re-exported here with the others.
 export { IO_MODES } from '../tiers/io-mode.js';
+export { FILLER_KINDS } from '../data/fillers.js';
 export type { IoMode } from '../tiers/io-mode.js';
 export const GENERATION_MODES = ['none', 'fast', 'realistic'] as const;
 export const PERFORMANCE_PROFILES = ['latency', 'throughput'] as const;

@@ -8,7 +8,16 @@ import { fileStamp } from '../util/dates.js';
 import { DEFAULT_GPU_BANDWIDTH_GBS } from '../tiers/simulated-gpu.js';
 import { DEFAULT_STORAGE_BACKEND, STORAGE_BACKENDS, STORAGE_KINDS } from '../tiers/registry.js';
 import { GPU_PROFILE_KEYS } from '../model/gpu-profiles.js';
-import { AUTOSCALER_MODES, GENERATION_MODES, IO_MODES, LOG_LEVELS, MAX_BLOCK_TOKENS, PERFORMANCE_PROFILES, TOKENIZERS } from './choices.js';
+import {
+  AUTOSCALER_MODES,
+  FILLER_KINDS,
+  GENERATION_MODES,
+  IO_MODES,
+  LOG_LEVELS,
+  MAX_BLOCK_TOKENS,
+  PERFORMANCE_PROFILES,
+  TOKENIZERS,
+} from './choices.js';
 
 export type FlagKind = 'int' | 'float' | 'string' | 'choice' | 'bool';
 
@@ -186,6 +195,14 @@ export const FLAG_TABLE = {
     'direct',
     T,
     'Storage tier file I/O: direct = O_DIRECT, reads never served by the page cache; buffered = as the reference',
+    { ours: true },
+  ),
+  payloadFiller: choice(
+    'payload-filler',
+    FILLER_KINDS,
+    'native',
+    T,
+    "Who fills the write buffers: native = the C helper (worker threads when it is not built); threads = worker threads (the results' payload_generation.filler says which ran)",
     { ours: true },
   ),
 

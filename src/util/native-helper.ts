@@ -5,11 +5,11 @@ import { createRequire } from 'node:module';
 /** From dist/src/util/ (where this runs) to node-gyp's output. */
 const BUILT = '../../../native/build/Release/';
 
-/** The helper `<name>.node`, or why it cannot be loaded (a sentence naming the helper). */
-export function loadNativeHelper<T>(name: string, what: string): T | string {
+/** The helper `<name>.node` (its exports, for the caller to type), or why it cannot be loaded (a sentence naming the helper). */
+export function loadNativeHelper(name: string, what: string): object | string {
   try {
     // Node caches a loaded helper: calling this again returns the same module.
-    return createRequire(import.meta.url)(`${BUILT}${name}.node`) as T;
+    return createRequire(import.meta.url)(`${BUILT}${name}.node`) as object;
   } catch (e) {
     return `${what} helper not built (${(e as NodeJS.ErrnoException).code ?? 'load failed'}): run \`npm run build\` with a C compiler`;
   }

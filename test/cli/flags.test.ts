@@ -56,6 +56,7 @@ const REFERENCE_FLAGS = [
 ] as const;
 const OUR_FLAGS = [
   'io-mode',
+  'payload-filler',
   'storage-backend',
   'keep-latency-samples',
   'no-progress',
@@ -208,6 +209,7 @@ test('every reference flag and every new flag is accepted with a value of its ty
     'enable-latency-tracing': null,
     'gpu-bandwidth-gbs': '3350',
     'io-mode': 'buffered',
+    'payload-filler': 'threads',
     'storage-backend': 'memory',
     'keep-latency-samples': null,
     'no-progress': null,
@@ -240,6 +242,7 @@ test('every reference flag and every new flag is accepted with a value of its ty
   assert.equal(config.traceSpeedup, 0);
   assert.equal(config.gpuBandwidthGbs, 3350);
   assert.equal(config.ioMode, 'buffered');
+  assert.equal(config.payloadFiller, 'threads');
   assert.equal(config.storageBackend, 'memory');
   assert.equal(config.keepLatencySamples, true);
   assert.equal(config.noProgress, true);

@@ -1,6 +1,7 @@
 // Issue 24: the verdict says when the harness, not the device, set the write figure. A RAM storage
-// backend (--storage-backend memory) takes bytes faster than the generator threads make them, which
-// slows the run down on purpose: harness_saturated then names the payload wait. One libuv thread for 16
+// backend (--storage-backend memory) takes bytes faster than generator worker threads make them
+// (--payload-filler threads: a message to a thread and back per chunk), which slows the run down on
+// purpose: harness_saturated then names the payload wait. The native filler keeps up with the same sink. One libuv thread for 16
 // users (UV_THREADPOOL_SIZE=1) queues the file tier's calls: it names the threadpool. On the disk with
 // the pool the launcher sizes, the device is the bottleneck and neither is named.
 import { test } from 'node:test';
@@ -8,10 +9,14 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MAX_PAYLOAD_WAIT_SHARE, MAX_POOL_QUEUED_SHARE } from '../../src/metrics/validity.js';
+import { nativeFillHelper } from '../../src/data/fillers.js';
 import { inTempDir, runCli } from './run-cli.js';
 
+/** test/data/fillers.test.ts fails where a C compiler is but the helper is not built. */
+const NO_HELPER = typeof nativeFillHelper() === 'string' ? 'the native payload-fill helper is not built here' : false;
+
 interface Verdict {
-  payload_generation?: { write_wait_share: number; chunks_waited_for: number };
+  payload_generation?: { filler?: string; write_wait_share: number; chunks_waited_for: number };
   file_io?: { pool_threads: number; max_in_flight: number; queued_share: number; calls_queued: number };
   validity: { reasons: Array<{ code: string; message: string }> };
 }
@@ -53,13 +58,24 @@ const poolReason = (v: Verdict): string | undefined =>
 const payloadReason = (v: Verdict): string | undefined =>
   v.validity.reasons.find((r) => r.code === 'harness_saturated' && r.message.includes('writes waited for payload bytes'))?.message;
 
-test('a sink faster than the generator: writes wait for payload bytes most of their time, and the verdict says so', async () => {
+test('a sink faster than the generator threads: writes wait for payload bytes most of their time, and the verdict says so', async () => {
   await inTempDir(async (dir) => {
-    const v = await writeRun(dir, ['--storage-backend', 'memory']);
+    const v = await writeRun(dir, ['--storage-backend', 'memory', '--payload-filler', 'threads']);
+    assert.match(v.payload_generation?.filler ?? '', /^\d+ worker threads?$/);
     const share = v.payload_generation?.write_wait_share ?? 0;
     assert.ok(share > MAX_PAYLOAD_WAIT_SHARE, `write wait share ${share}`);
     assert.ok((v.payload_generation?.chunks_waited_for ?? 0) > 0);
     assert.match(payloadReason(v) ?? '', /writes waited for payload bytes \d+(\.\d)? % of their time \(limit 10\.0 %\)/);
+  });
+});
+
+test('the native filler keeps up with the same sink: the payload wait stays under its limit', { skip: NO_HELPER }, async () => {
+  await inTempDir(async (dir) => {
+    const v = await writeRun(dir, ['--storage-backend', 'memory']);
+    assert.match(v.payload_generation?.filler ?? '', /^native/);
+    const share = v.payload_generation?.write_wait_share ?? 1;
+    assert.ok(share < MAX_PAYLOAD_WAIT_SHARE, `write wait share ${share}`);
+    assert.equal(payloadReason(v), undefined);
   });
 });
 

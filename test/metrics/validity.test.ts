@@ -211,7 +211,7 @@ test('harness saturated: writes that waited for payload bytes over 10 % of their
   assert.deepEqual(
     checkHarness({ ...SOUND, payloadWaitShare: 0.2 }).map((f) => f.message),
     [
-      'the benchmark itself was a bottleneck: writes waited for payload bytes 20.0 % of their time (limit 10.0 %): the generator threads, not the device, set the write figure: latencies include time waiting for the harness; use fewer users or an otherwise idle host',
+      'the benchmark itself was a bottleneck: writes waited for payload bytes 20.0 % of their time (limit 10.0 %): payload generation, not the device, set the write figure: latencies include time waiting for the harness; use fewer users or an otherwise idle host',
     ],
   );
   // From a run: the fixture's 5 storage writes of 2 ms each (10 ms) and 2.5 ms of waiting: 2.5 / 12.5.

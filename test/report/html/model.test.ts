@@ -323,7 +323,14 @@ test("a merged summary: one row per option, ours beside upstream's, missing file
 
 test("the machine table shows where the harness's time went: the payload wait share against the verdict's limit", () => {
   const doc = fixtureDoc();
-  const payload = { stamped_bytes: 3 * 2 ** 30, copied_bytes: 2 ** 29, write_wait_ms: 830, chunks_waited_for: 12, write_wait_share: 0.83 };
+  const payload = {
+    filler: '2 worker threads',
+    stamped_bytes: 3 * 2 ** 30,
+    copied_bytes: 2 ** 29,
+    write_wait_ms: 830,
+    chunks_waited_for: 12,
+    write_wait_share: 0.83,
+  };
   const m = buildReportModel([
     loaded({ ...doc, kvcache_bench: { ...doc.kvcache_bench, payload_generation: payload } }, 'p.json', 'p.json'),
   ]);
@@ -333,6 +340,7 @@ test("the machine table shows where the harness's time went: the payload wait sh
   assert.equal(row('payload_chunks_waited_for'), '12');
   assert.equal(row('payload_stamped_gib'), '3.000');
   assert.equal(row('payload_copied_gib'), '0.500');
+  assert.equal(row('payload_filler'), '2 worker threads');
   // A file without the block (trace mode, before schema 2.3.0): no payload rows.
   const { payload_generation: _payload, ...bare } = doc.kvcache_bench;
   const none = buildReportModel([loaded({ ...doc, kvcache_bench: bare }, 'a.json', 'a.json')]);

@@ -44,6 +44,7 @@ function payloadRows(d: ReportRun): Record<string, string> {
     payload_chunks_waited_for: String(p.chunks_waited_for),
     payload_stamped_gib: (p.stamped_bytes / GiB).toFixed(3),
     payload_copied_gib: (p.copied_bytes / GiB).toFixed(3),
+    ...(p.filler !== undefined ? { payload_filler: p.filler } : {}), // schema 2.6.0
   };
 }
 
