@@ -1,6 +1,6 @@
 // How fast can we fabricate KV payload bytes? The generator must outrun the device under test, or the
 // benchmark measures itself (goal: at least 2x the device's write bandwidth). Compares generation on
-// the main thread, in a PayloadPool with one and with all cores' worker threads, against
+// the main thread, in a PayloadPool with native fills and with one and all cores' worker threads, against
 // crypto.randomFillSync as a yardstick, for 1 and 4 MiB chunks, and measures the device's sequential
 // write bandwidth with fio (1 MiB, queue depth 32, O_DIRECT) before and after, in the same script.
 // Buffers are allocated and touched before timing: fresh guest RAM on a VM is slow on first touch.
@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { entryKeyMaterial, fillChunk, fillPayload, payloadSource, sourceOffsetOf, stampChunk, stampWordsOf } from '../src/data/payload.js';
+import { nativeFillHelper, type FillerKind } from '../src/data/fillers.js';
 import { PayloadPool } from '../src/data/payload-pool.js';
 import { GiB, MiB } from '../src/util/units.js';
 import { ensureFio } from './lib/fio.js';
@@ -104,8 +105,9 @@ async function consume(pool: PayloadPool, key: string, size: number): Promise<nu
 }
 
 /** Generates `total` bytes through a pool, `parallel` entries at a time, consuming chunks as they come. */
-async function timePool(workers: number, parallel: number, chunkBytes: number, total: number): Promise<Row> {
-  const pool = await PayloadPool.create({ seed: SEED, workers, chunkBytes, slots: parallel * (workers + 1) + 1 });
+async function timePool(filler: FillerKind, workers: number, parallel: number, chunkBytes: number, total: number): Promise<Row> {
+  const pool = await PayloadPool.create({ seed: SEED, filler, workers, chunkBytes, slots: parallel * (workers + 1) + 1 });
+  if (filler === 'native' && !pool.fillerDescription.startsWith('native')) throw new Error(`no native fills: ${pool.fillerDescription}`);
   try {
     await consume(pool, 'warmup', WARMUP_BYTES);
     const entries = Math.ceil(total / ENTRY_BYTES);
@@ -126,7 +128,8 @@ async function timePool(workers: number, parallel: number, chunkBytes: number, t
     const cpu = cpuSeconds(process.cpuUsage(cpu0));
     delay.disable();
     const utilization = performance.eventLoopUtilization(elu0).utilization;
-    const label = `PayloadPool ${workers} worker${workers > 1 ? 's' : ''}${parallel > 1 ? `, ${parallel} entries at once` : ''}`;
+    const who = filler === 'native' ? 'native' : `${workers} worker${workers > 1 ? 's' : ''}`;
+    const label = `PayloadPool ${who}${parallel > 1 ? `, ${parallel} entries at once` : ''}`;
     return { name: label, chunkBytes, bytes, seconds, cpu, loop: { utilization, maxDelayMs: delay.max / 1e6 } };
   } finally {
     await pool.close();
@@ -192,9 +195,13 @@ async function main(): Promise<void> {
         }),
       ),
     );
-    console.log(format(keepBest(await timePool(1, 1, chunkBytes, total))));
-    console.log(format(keepBest(await timePool(cores, 1, chunkBytes, total))));
-    if (cores > 1) console.log(format(keepBest(await timePool(cores, cores, chunkBytes, total))));
+    if (typeof nativeFillHelper() !== 'string') {
+      console.log(format(keepBest(await timePool('native', 1, 1, chunkBytes, total))));
+      if (cores > 1) console.log(format(keepBest(await timePool('native', 1, cores, chunkBytes, total))));
+    } else console.log(`(no native fills: ${nativeFillHelper() as string})`);
+    console.log(format(keepBest(await timePool('threads', 1, 1, chunkBytes, total))));
+    console.log(format(keepBest(await timePool('threads', cores, 1, chunkBytes, total))));
+    if (cores > 1) console.log(format(keepBest(await timePool('threads', cores, cores, chunkBytes, total))));
   }
   const fioAfter = fioWriteBandwidth(opts.dir, opts.fioSeconds);
   const device = Math.max(fioBefore, fioAfter);
