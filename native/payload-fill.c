@@ -1,7 +1,8 @@
-// Payload fills on libuv's threadpool (src/data/native-fill.ts). The PayloadPool's worker threads cost
-// two messages and two thread wake-ups per 4 MiB chunk, and the main thread's share of them was a third
-// of its CPU in a fast write run. A fill queued here is one threadpool job: the same bytes as
-// src/data/payload.ts's fillChunk / stampChunk (a test holds them equal), with no message to encode.
+// Payload fills for the PayloadPool (src/data/fillers.ts NativeFiller): the same bytes as
+// src/data/payload.ts's fillChunk / stampChunk (test/data/fillers.test.ts holds them equal). Why: the
+// worker threads cost two messages and two thread wake-ups per 4 MiB chunk, a third of the main
+// thread's CPU in a fast write run. `stamp` rewrites a slot's stamps at once on the calling thread;
+// `fill` (a full copy, or stamps) is a job on libuv's threadpool.
 //
 // fill(slot, source, stampWords, material, entryOffset, sourceFrom, copy, callback):
 //   slot        Uint8Array to fill (a payload slot);

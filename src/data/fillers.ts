@@ -31,9 +31,8 @@ export interface Filler {
   close(): Promise<void>;
 }
 
-/** The --payload-filler choices. */
-export const FILLER_KINDS = ['native', 'threads'] as const;
-export type FillerKind = (typeof FILLER_KINDS)[number];
+/** Who fills a pool's slots (settings/choices.ts PAYLOAD_FILLERS, the flag's choices, must match: tier-stack.ts passes one as the other). */
+export type FillerKind = 'native' | 'threads';
 
 interface NativeFillHelper {
   fill(
@@ -57,7 +56,7 @@ export function nativeFillHelper(): NativeFillHelper | string {
   return loadNativeHelper('payload_fill', 'native payload-fill') as NativeFillHelper | string;
 }
 
-/** Fills as native threadpool jobs over `source` (payloadSource of the run's seed). */
+/** Fills with the C helper over `source` (payloadSource of the run's seed): stamps at once, copies as threadpool jobs. */
 export class NativeFiller implements Filler {
   readonly description = "native: stamps on the event loop, copies on libuv's threadpool";
   private readonly stampBytes: Uint8Array;

@@ -1,6 +1,6 @@
-// Payload generation off the main thread. Native threadpool jobs (or, without the native helper, worker
-// threads: fillers.ts) fill slots of one shared, O_DIRECT-aligned slab in place, so the event loop only
-// queues a job per chunk and the file tier can write a chunk straight from the slot. Each entry's iterator generates a few chunks ahead, so a write rarely
+// Payload generation ahead of the writes. A Filler (fillers.ts: native code, or worker threads without
+// the helper) fills slots of one shared, O_DIRECT-aligned slab in place, so the file tier can write a
+// chunk straight from the slot. Each entry's iterator generates a few chunks ahead, so a write rarely
 // waits for data, while the number of slots bounds the memory whatever the number of entries.
 import { performance } from 'node:perf_hooks';
 import type { ChunkSource } from './chunk-source.js';
@@ -27,7 +27,7 @@ export interface PayloadPoolOptions {
   /** Generator threads (≥ 1) when the fills run on worker threads. */
   readonly workers: number;
   /**
-   * Who fills the slots: 'native' (threadpool jobs of the native helper) or 'threads' (worker threads).
+   * Who fills the slots: 'native' (the C helper: stamps at once, copies on libuv's threadpool) or 'threads' (worker threads).
    * Default: native when the helper is built, else threads; a `workerUrl` means threads.
    */
   readonly filler?: FillerKind;

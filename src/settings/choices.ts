@@ -1,7 +1,8 @@
 // The closed sets of values a flag or config key may take, each declared once with its type. The I/O
 // modes are declared where they act (tiers/io-mode.ts) and re-exported here with the others.
 export { IO_MODES } from '../tiers/io-mode.js';
-export { FILLER_KINDS } from '../data/fillers.js';
+/** --payload-filler: data/fillers.ts FillerKind (settings may not import data; engine/tier-stack.ts passes one as the other, so a mismatch fails to compile). */
+export const PAYLOAD_FILLERS = ['native', 'threads'] as const;
 export type { IoMode } from '../tiers/io-mode.js';
 export const GENERATION_MODES = ['none', 'fast', 'realistic'] as const;
 export const PERFORMANCE_PROFILES = ['latency', 'throughput'] as const;

@@ -10,7 +10,7 @@ import { DEFAULT_STORAGE_BACKEND, STORAGE_BACKENDS, STORAGE_KINDS } from '../tie
 import { GPU_PROFILE_KEYS } from '../model/gpu-profiles.js';
 import {
   AUTOSCALER_MODES,
-  FILLER_KINDS,
+  PAYLOAD_FILLERS,
   GENERATION_MODES,
   IO_MODES,
   LOG_LEVELS,
@@ -199,7 +199,7 @@ export const FLAG_TABLE = {
   ),
   payloadFiller: choice(
     'payload-filler',
-    FILLER_KINDS,
+    PAYLOAD_FILLERS,
     'native',
     T,
     "Who fills the write buffers: native = the C helper (worker threads when it is not built); threads = worker threads (the results' payload_generation.filler says which ran)",
