@@ -17,10 +17,7 @@
 // Root only (it makes a loop device); elsewhere it says why and exits 0 without measuring.
 // Usage: node dist/bench/fast-device.js [--gib 6] [--seconds 15] [--users 16] [--rounds 3]
 //          [--workloads write,read,mixed] [--compare-bin PATH/bin/kv-cache.cjs]
-import { spawnSync } from 'node:child_process';
 import { rm, mkdir, readFile } from 'node:fs/promises';
-import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PREPARE_ENTRY_TOKENS, PREPOP_ENTRIES_PER_USER } from '../src/engine/prepare.js';
@@ -30,7 +27,7 @@ import { GiB, MiB } from '../src/util/units.js';
 import { positiveInt } from './lib/args.js';
 import { ChildRunner, checkExit, quote } from './lib/child.js';
 import type { ChildRun } from './lib/child.js';
-import { snapshot, windowBetween } from './lib/disk-window.js';
+import { windowBetween } from './lib/disk-window.js';
 import { ensureFio, fioVersion, reserveHugePages } from './lib/fio.js';
 import type { HugePageReservation } from './lib/fio.js';
 import { table } from './lib/format.js';
@@ -40,6 +37,7 @@ import { machineLine } from './lib/machine.js';
 import { makeRamDevice, ramDeviceUnavailable } from './lib/ram-device.js';
 import type { RamDevice } from './lib/ram-device.js';
 import { inRoundOrder, median } from './lib/rounds.js';
+import { settleDevice } from './lib/settle.js';
 
 const SCRIPT = 'bench:fast-device';
 const MODEL = 'tiny-1b';
@@ -47,9 +45,6 @@ const IO_BYTES = 4 * MiB;
 const FIO_DEPTH = 16;
 /** Share of the device one run's data may take (kv-cache's capacity, fio's files). */
 const RUN_SHARE = 0.4;
-/** The machine's busy share below which the kernel's leftover work of the previous program is done. */
-const SETTLED_BUSY_PCT = 15;
-const SETTLE_LIMIT_MS = 120_000;
 
 type Workload = 'write' | 'read' | 'mixed';
 const WORKLOADS: readonly Workload[] = ['write', 'read', 'mixed'];
@@ -258,15 +253,7 @@ class Bench {
    * machine under 15 % busy; at most two minutes.
    */
   private async settle(): Promise<void> {
-    spawnSync('sync', ['-f', this.device.mount]);
-    const started = performance.now();
-    for (;;) {
-      const a = snapshot(this.device.name, undefined);
-      await sleep(1000);
-      const w = windowBetween(a, snapshot(this.device.name, undefined));
-      if ((w.disk.writeBytes === 0 && w.machineBusyPct < SETTLED_BUSY_PCT) || performance.now() - started > SETTLE_LIMIT_MS) break;
-    }
-    const waited = (performance.now() - started) / 1000;
+    const waited = await settleDevice(this.device.name, this.device.mount);
     if (waited > 2.5) console.log(`(settled for ${waited.toFixed(1)} s: the previous program's writeback and extent conversion)`);
   }
 

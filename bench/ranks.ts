@@ -8,6 +8,9 @@
 // 4 MiB O_DIRECT write in flight, as in bench:fio (fio jobs = ranks with libaio iodepth = users was
 // tried too: it queues without the per-entry fsync kv-cache does, and is not the same load).
 //
+// Before each program the script waits for the device under --dir to be quiet (lib/settle.ts): the
+// previous program's writeback slowed the next one's round 1 on a RAM-backed device.
+//
 // Usage: node dist/bench/ranks.js [--seconds 10] [--rounds 3] [--users 4] [--max-ranks 3] [--dir D]
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -21,6 +24,8 @@ import { ensureFio, fioArgs, fioVersion } from './lib/fio.js';
 import { KV_BIN, storageOnlyArgs, writeZeroThinkConfig } from './lib/kv-cache.js';
 import { fileSystemOf, freeBytes, machineLine } from './lib/machine.js';
 import { inRoundOrder, median } from './lib/rounds.js';
+import { settleDevice } from './lib/settle.js';
+import { deviceForPath } from '../src/metrics/diskstats.js';
 
 const IO_BYTES = 4 * MiB;
 
@@ -129,6 +134,13 @@ async function main(): Promise<void> {
       `file system: ${await fileSystemOf(root)}; cores ${availableParallelism()}; ${o.users} users per rank, ${o.seconds} s, ${o.rounds} rounds`,
     );
     const free = await freeBytes(root);
+    const device = await deviceForPath(root);
+    const settle = async (): Promise<void> => {
+      if (device === undefined) return;
+      const waited = await settleDevice(device.name, root);
+      if (waited > 2.5) console.log(`  (settled for ${waited.toFixed(1)} s: the previous program's writeback)`);
+    };
+    if (device === undefined) console.log(`(no block device found for ${root}: programs run back to back, without settling)`);
     const rows: string[] = [];
     for (let ranks = 1; ranks <= o['max-ranks']; ranks++) {
       const ratios: number[] = [];
@@ -139,6 +151,7 @@ async function main(): Promise<void> {
         let fio = 0;
         for (const side of inRoundOrder(round, ['kv', 'fio'] as const)) {
           const tag = `${ranks}-${round}`;
+          await settle();
           if (side === 'kv') kv = await ranksRun(root, ranks, { seconds: o.seconds, users: o.users }, free, tag);
           else fio = await fioRun(root, ranks, { seconds: o.seconds, users: o.users }, free, tag);
         }
