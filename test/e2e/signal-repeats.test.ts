@@ -194,14 +194,18 @@ test('replay: SIGTERM, then another 2 s later while it is still stopping: forced
     await waitFor(s, () => entryFiles(cache).length > 0, 'the first entry file');
     await termThenAgainAfter2s(s);
     const r = await s.done;
-    // A paced replay may finish its stop before it is frozen: the second signal then lands during
-    // Node's teardown (see assertOneStop) and nothing was left to force; the clean-up still holds.
-    if (r.code === null && r.signal === 'SIGTERM') {
+    // A paced replay has little in flight and may finish its stop before it is frozen: the second
+    // signal then lands during Node's teardown (death by SIGTERM, see assertOneStop) or is still pending
+    // when the process exits 143 by itself. Nothing was left to force; the stop's own work still holds.
+    if (!FORCED.test(r.stderr)) {
+      if (!(r.code === null && r.signal === 'SIGTERM')) {
+        assert.equal(r.code, 143, r.stderr);
+        assert.equal((await readValidReplayResults(join(dir, 'r.json'))).kvcache_bench.stop_reason, 'interrupted');
+      }
       assert.deepEqual(readdirSync(cache), [], r.stderr);
       return;
     }
     assert.equal(r.code, 143, r.stderr);
-    assert.match(r.stderr, FORCED);
     assert.match(
       r.stderr,
       /^kv-cache replay: (removed \d+ entry file\(s\) of this run from .*|no entry files of this run were left to remove)$/m,
