@@ -23,7 +23,7 @@ export interface FillSpec {
 }
 
 export interface Filler {
-  /** For results and console, e.g. "native, on libuv's threadpool". */
+  /** For results and console, e.g. "2 worker threads". */
   readonly description: string;
   /** Fills `target` (a view of the slab) with the chunk; settles once nothing writes into it anymore. */
   fill(target: Uint8Array, spec: FillSpec): Promise<void>;
