@@ -82,7 +82,8 @@ export class NativeFiller implements Filler {
     }
     return new Promise<void>((resolve, reject) => {
       const done = (error?: string): void => (error === undefined ? resolve() : reject(new Error(`native payload fill failed: ${error}`)));
-      this.helper.fill(target, this.source, this.stampBytes, spec.material, spec.entryOffset, spec.sourceFrom, !spec.stampOnly, done);
+      // (the helper's fill can stamp only too; here it is the copy, stamps having returned above)
+      this.helper.fill(target, this.source, this.stampBytes, spec.material, spec.entryOffset, spec.sourceFrom, true, done);
     });
   }
 

@@ -1,9 +1,9 @@
 // Generator thread of the PayloadPool's ThreadFiller (fillers.ts), used when the native payload-fill
-// helper is not built (or the pool is asked for threads). Filling a chunk is a memory copy from the shared random source
-// plus stamps (payload.ts), a millisecond or so per 4 MiB, or, in a slot that already holds a base the
-// entry may use, the stamps alone (a tenth of that); either way it runs here rather than on the main
-// event loop; it writes straight into the shared slab, so a filled slot needs no copy before a tier
-// writes it. The slab and the source arrive once; each job then names only a byte range of the slab.
+// helper is not built (or the pool is asked for threads). Filling a chunk is a memory copy from the
+// shared random source plus stamps (payload.ts), a millisecond or so per 4 MiB, or, in a slot that
+// already holds a base the entry may use, the stamps alone (a tenth of that); either way it runs here
+// rather than on the main event loop; it writes straight into the shared slab, so a filled slot needs
+// no copy before a tier writes it. The slab and the source arrive once; each job then names only a byte range of the slab.
 import { parentPort } from 'node:worker_threads';
 import { fillChunk, stampChunk, stampWordsOf } from './payload.js';
 import { messageOf } from '../util/errors.js';

@@ -143,7 +143,7 @@ export function fillChunk(
 ): void {
   checkChunk(source, material, offset, from, target);
   target.set(source.subarray(from, from + target.length));
-  stampChunk(source, material, offset, from, target, stampWords);
+  stampsFrom(source, material, offset, from, target, stampWords);
 }
 
 /**
