@@ -11,6 +11,10 @@ export const LOG_LEVELS = ['DEBUG', 'INFO', 'WARNING', 'ERROR', 'CRITICAL'] as c
 export const TOKENIZERS = ['cl100k_base', 'chars'] as const;
 export const RETRIEVAL_DISTRIBUTIONS = ['zipfian', 'uniform'] as const;
 export const USER_TYPES = ['chatbot', 'coding', 'document'] as const;
+/** --kv-pool: each server's own storage namespace, or one pool every server reads and writes (issue 32). */
+export const KV_POOLS = ['private', 'shared'] as const;
+/** --route: how ranks divide a recorded trace (workload/routing.ts). */
+export const ROUTE_MODES = ['replicate', 'session', 'round-robin'] as const;
 /** QoS classes, highest priority first. */
 export const QOS_LEVELS = ['interactive', 'responsive', 'batch'] as const;
 
@@ -22,6 +26,8 @@ export type Tokenizer = (typeof TOKENIZERS)[number];
 export type RetrievalDistribution = (typeof RETRIEVAL_DISTRIBUTIONS)[number];
 export type UserType = (typeof USER_TYPES)[number];
 export type QosLevel = (typeof QOS_LEVELS)[number];
+export type KvPool = (typeof KV_POOLS)[number];
+export type RouteMode = (typeof ROUTE_MODES)[number];
 
 /** Largest --kv-block-tokens: a block is one cache entry, and 2^20 tokens is already GiBs of KV. */
 export const MAX_BLOCK_TOKENS = 1 << 20;
