@@ -17,7 +17,9 @@
 // themselves (the request pipeline); allocate/access/delete wrap them in a promise for everyone else.
 import type { CacheType, Phase } from '../model/kv-access.js';
 import { entrySizeOf } from '../model/models.js';
-import { IoAbortedError } from '../tiers/backend.js';
+import { AlreadyPublishedError, EntryNotFoundError, IoAbortedError } from '../tiers/backend.js';
+import type { PoolAccess } from '../tiers/backend.js';
+import type { PoolOrigin } from '../tiers/pool-names.js';
 import { failureClassOf } from '../metrics/recorder.js';
 import type { FailedOperation, FailureClass } from '../metrics/recorder.js';
 import type { Backend, IOTiming, ReadResult, TierName } from '../tiers/backend.js';
@@ -95,6 +97,12 @@ export interface AccessResult {
   readonly latencyMs: number;
 }
 
+/** A block lookup's result (lookupSteps): where it was read, and in a shared pool who published it. */
+export interface LookupResult extends AccessResult {
+  /** Absent unless the block was read from a shared pool. */
+  readonly origin?: PoolOrigin;
+}
+
 const MISS: AccessResult = Object.freeze({ tier: null, latencyMs: 0 });
 
 function ioPhase(p: Phase): IoPhase {
@@ -117,6 +125,8 @@ export class TieredCache {
    * another, so per-key locks are skipped (they were a fifth of trace-mode CPU).
    */
   private readonly synchronous: boolean;
+  /** The last tier's shared pool (--kv-pool shared): the storage itself is the index of what it holds. */
+  private readonly pool: { readonly access: PoolAccess; readonly tier: TierName } | undefined;
 
   constructor(private readonly opts: CacheOptions) {
     if (opts.tiers.length === 0) throw new RangeError('a cache needs at least one tier');
@@ -127,6 +137,13 @@ export class TieredCache {
     this.synchronous = opts.tiers.every((t) => t.backend.immediate !== undefined);
     this.ev = { ...DEFAULT_EVICTION, ...opts.eviction };
     this.tokenBytes = opts.bytesPerToken / (opts.tensorParallel ?? 1);
+    const last = opts.tiers[opts.tiers.length - 1]?.backend;
+    this.pool = last?.pool !== undefined ? { access: last.pool, tier: last.tier } : undefined;
+  }
+
+  /** Whether the last tier is a shared pool. */
+  get pooled(): boolean {
+    return this.pool !== undefined;
   }
 
   limitBytes(tier: TierName): number {
@@ -233,6 +250,11 @@ export class TieredCache {
     } catch (e) {
       this.usage.landed(tier);
       this.usage.release(tier, size);
+      if (e instanceof AlreadyPublishedError) {
+        // Published by another server first: in the pool, not ours (never evicted or deleted by us).
+        rec.recordPublishRace(tier, e.bytes);
+        return { ok: true, wrote: false, tier, latencyMs: e.timing.totalMs };
+      }
       if (e instanceof IoAbortedError) rec.recordPlacementStopped(tier, e.bytes);
       else this.failed(tier, 'placement_write', e);
       return { ok: false, wrote: false, tier: null, latencyMs: 0 };
@@ -241,6 +263,7 @@ export class TieredCache {
     this.entries.insert({ key, tier, size, lastAccess: this.opts.clock.now(), accessCount: 1 });
     this.usage.notifySpace(tier); // a new victim for allocations waiting here
     rec.recordPlacement(tier, size, tokens, t, phase === 'prefill');
+    if (tier === this.pool?.tier) rec.pool.recordPublished(size);
     this.opts.observer?.({ op: 'Write', tier, key, size, phase: ioPhase(phase) });
     return { ok: true, wrote: true, tier, latencyMs: t.totalMs };
   }
@@ -261,6 +284,81 @@ export class TieredCache {
     // Under the key's lock, a key being written right now is waited for rather than missed: a reader
     // of an entry whose prefill is in flight gets it when the write lands, whatever the timing.
     return this.withKeyLock(key, this.readSteps(key, phase, type), 'shared');
+  }
+
+  /**
+   * One block of a chain lookup (block-pipeline.ts). Without a shared pool: accessSteps. With one, a
+   * block in this server's own GPU or CPU tier is read there; any other is looked up in the pool
+   * through the storage (`check`: an existence check, timed as a lookup; a decode re-read skips it)
+   * and read from it if found — whoever published it. A block gone between lookup and read is a miss.
+   */
+  *lookupSteps(key: string, tokens: number, phase: Phase, type: CacheType, check = true): Steps<LookupResult> {
+    const pool = this.pool;
+    const own = this.entries.get(key);
+    if (pool === undefined || (own !== undefined && own.tier !== pool.tier)) return yield* this.accessSteps(key, phase, type);
+    const rec = this.opts.recorder;
+    let lookupMs = 0;
+    let publishedAtMs = 0;
+    let size = own?.size ?? this.sizeOf(tokens);
+    if (check) {
+      const probe = (yield pool.access.lookup(key)) as Awaited<ReturnType<PoolAccess['lookup']>>;
+      rec.pool.recordLookup(probe.timing, probe.found);
+      lookupMs = probe.timing.totalMs;
+      if (!probe.found) {
+        if (own !== undefined) this.forgetLost(key);
+        rec.recordMiss();
+        return { tier: null, latencyMs: lookupMs };
+      }
+      publishedAtMs = probe.publishedAtMs;
+      size = probe.size;
+    }
+    if (this.entries.get(key) !== undefined) {
+      const r = yield* this.accessSteps(key, phase, type);
+      return { ...r, latencyMs: r.latencyMs + lookupMs, ...(r.tier !== null ? { origin: 'own' as const } : {}) };
+    }
+    const r = yield* this.withKeyLock(key, this.readPublishedSteps(pool, key, size, phase, type), 'shared');
+    const origin: PoolOrigin = publishedAtMs < pool.access.openedAtMs ? 'earlier_run' : 'other_rank';
+    return { ...r, latencyMs: r.latencyMs + lookupMs, ...(r.tier !== null && check ? { origin } : {}) };
+  }
+
+  /** A block another writer published, read from the pool; gone meanwhile: a miss (counted as vanished). */
+  private *readPublishedSteps(
+    pool: { readonly access: PoolAccess; readonly tier: TierName },
+    key: string,
+    size: number,
+    phase: Phase,
+    type: CacheType,
+  ): Steps<AccessResult> {
+    const rec = this.opts.recorder;
+    let r: ReadResult;
+    this.usage.readStarted();
+    try {
+      r = (yield pool.access.readPublished(key, size)) as ReadResult;
+    } catch (e) {
+      if (e instanceof EntryNotFoundError) rec.pool.recordVanished();
+      else this.failed(pool.tier, 'hit_read', e);
+      rec.recordMiss();
+      return MISS;
+    } finally {
+      this.usage.readEnded();
+    }
+    if (r.bytes < size) {
+      rec.recordHitReadStopped(pool.tier, r.bytes);
+      return { tier: null, latencyMs: r.timing.totalMs };
+    }
+    rec.recordHitRead(pool.tier, size, size / this.tokenBytes, type, phase === 'decode', r.timing);
+    this.opts.observer?.({ op: 'Read', tier: pool.tier, key, size, phase: ioPhase(phase) });
+    return { tier: pool.tier, latencyMs: r.timing.totalMs };
+  }
+
+  /** One of this server's pool blocks is gone (removed by someone else): dropped from its index, its room given back. */
+  private forgetLost(key: string): void {
+    const meta = this.entries.get(key);
+    if (meta === undefined || meta.tier !== this.pool?.tier || this.moving.has(key)) return;
+    this.entries.remove(key);
+    this.usage.release(meta.tier, meta.size);
+    this.opts.recorder.pool.recordLostOwn();
+    this.pool.access.forget(key); // never unlinked by us later: the name may be another writer's by then
   }
 
   /** Reads `key` from its tier: a hit, or a miss if it is not (or no longer) cached. Under the key's lock. */
@@ -475,6 +573,20 @@ export class TieredCache {
           : ((yield copyEntry(src, dst, meta.key, meta.size)) as CopyResult);
     } catch (e) {
       this.usage.landed(to);
+      if (e instanceof CopyFailedError && e.cause instanceof AlreadyPublishedError) {
+        // Another server published it first: the pool has it, not as ours; it leaves this server's tiers.
+        this.usage.release(to, meta.size);
+        rec.recordPublishRace(to, e.cause.bytes);
+        try {
+          yield* this.deleteFrom(from, meta.key);
+        } catch (d) {
+          this.failed(from, 'delete', d); // its bytes stay above: so does its room, and the entry
+          return true;
+        }
+        this.entries.remove(meta.key);
+        this.usage.release(from, meta.size);
+        return true;
+      }
       try {
         yield* this.deleteFrom(to, meta.key);
       } catch {
@@ -498,6 +610,7 @@ export class TieredCache {
     this.entries.move(meta, to);
     this.usage.release(from, meta.size);
     rec.recordDemotion(from, to, meta.size, meta.size / this.tokenBytes, copy.read, copy.write);
+    if (to === this.pool?.tier) rec.pool.recordPublished(meta.size);
     this.opts.observer?.({ op: 'Read', tier: from, key: meta.key, size: meta.size, phase: 'Evict' });
     this.opts.observer?.({ op: 'Write', tier: to, key: meta.key, size: meta.size, phase: 'Evict' });
     return true;

@@ -114,6 +114,7 @@ export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs
     problems.push(
       '--decode-only reads pre-populated whole-request entries and cannot run block-granular (--kv-block-tokens, --mooncake-trace); drop one',
     );
+  problems.push(...poolProblems(f));
   if (f.cacheDir !== undefined) problems.push(...cacheDirProblems(f.cacheDir, fs, f.createCacheDir));
   // Trace mode replaces every tier with a null tier: the storage backend is not opened.
   if (f.ioTraceLog === undefined) {
@@ -122,6 +123,25 @@ export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs
     warnings.push(...storage.warnings);
   }
   return { problems, warnings };
+}
+
+/** A shared pool is a pool of KV blocks on a real storage tier (docs/shared-pool.md). */
+function poolProblems(f: CheckedFlags): string[] {
+  const problems: string[] = [];
+  if (f.kvPool !== 'shared') {
+    if (f.keepPool) problems.push('--keep-pool keeps a shared pool: it needs --kv-pool shared');
+    return problems;
+  }
+  if (sourceProblems(f).length === 0 && runBlockTokens(f) === undefined)
+    problems.push(
+      "--kv-pool shared shares KV blocks: it needs block mode (--kv-block-tokens N, or a --mooncake-trace); whole-request entries are one server's own",
+    );
+  if (f.ioTraceLog !== undefined) problems.push('--kv-pool shared needs a storage tier: trace mode (--io-trace-log) has none');
+  if (f.storageBackend === 'memory')
+    problems.push("--kv-pool shared needs storage every rank reaches: --storage-backend file or s3, not 'memory'");
+  if (f.precondition)
+    problems.push("--kv-pool shared with --precondition: a pool's contents are its blocks; warm it with an earlier run and --keep-pool");
+  return problems;
 }
 
 const GiB = 2 ** 30;

@@ -68,11 +68,13 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
       const hitTiers: TierName[] = [];
       for (const block of chain) {
         checkStop();
-        // A block being written by another request is waited for (the key's lock), then read.
-        const r = yield* cache.accessSteps(block.key, 'prefill', 'user');
+        // A block being written by another request is waited for (the key's lock), then read; in a
+        // shared pool, a block not in this server's own tiers is looked up through the storage first.
+        const r = yield* cache.lookupSteps(block.key, block.tokens, 'prefill', 'user');
         storageMs += r.latencyMs;
         if (r.tier === null) break; // the prefix ends at the first block not cached (counted a miss)
         hitTiers.push(r.tier);
+        if (r.origin !== undefined) mode.pool?.recordHit(r.origin, block.tokens);
         hitTokens += block.tokens;
         hitLoadMs += r.latencyMs;
         stats.recordSize(cache.sizeOfEntry(block.key) ?? cache.sizeOf(block.tokens));
@@ -108,7 +110,7 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
       for (let n = 0; n < reads; n++) {
         for (const block of chain) {
           checkStop();
-          const r = yield* cache.accessSteps(block.key, 'decode', 'user');
+          const r = yield* cache.lookupSteps(block.key, block.tokens, 'decode', 'user', false);
           storageMs += r.latencyMs;
           stats.recordDecodeRead(r.tier !== null);
           if (r.tier !== null) stats.recordSize(cache.sizeOfEntry(block.key) ?? cache.sizeOf(block.tokens));

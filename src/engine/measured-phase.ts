@@ -45,7 +45,9 @@ export function pipelineOptions(
   const blockTokens = runBlockTokens(cfg);
   return {
     cache,
-    ...(blockTokens !== undefined ? { blocks: { blockTokens, stats: recorder.blocks } } : {}),
+    ...(blockTokens !== undefined
+      ? { blocks: { blockTokens, stats: recorder.blocks, ...(cache.pooled ? { pool: recorder.pool } : {}) } }
+      : {}),
     ...(parts.prefix !== undefined ? { prefix: parts.prefix } : {}),
     multiTurn: parts.conversations !== undefined,
     prefillOnly: cfg.prefillOnly,

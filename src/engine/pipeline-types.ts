@@ -2,6 +2,7 @@
 // apart so the two pipelines share them without importing each other; with them, how a request stops.
 import type { TieredCache } from '../cache/tiered-cache.js';
 import type { BlockStats } from '../metrics/block-stats.js';
+import type { PoolStats } from '../metrics/pool-stats.js';
 import type { PrefixMatcher } from '../workload/prefix.js';
 
 /** Block-granular KV cache (--kv-block-tokens, Mooncake traces). */
@@ -9,6 +10,8 @@ export interface BlockMode {
   /** Tokens per block. */
   readonly blockTokens: number;
   readonly stats: BlockStats;
+  /** A shared pool's counters (--kv-pool shared): prefix hits by who published the block. */
+  readonly pool?: PoolStats;
 }
 
 export interface PipelineOptions {

@@ -49,6 +49,11 @@ export class RankSession {
   private windowStartEpochMs: number | undefined;
   private peers: RankFacts['peers'] = [];
 
+  /** This rank's place among the ranks. */
+  get identity(): RankIdentity {
+    return this.o.identity;
+  }
+
   constructor(private readonly o: RankSessionOptions) {
     this.time = o.time ?? realBarrierTime;
     const dir = o.barrierDir;

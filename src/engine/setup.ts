@@ -4,7 +4,7 @@ import type { Recorder } from '../metrics/recorder.js';
 import type { Clock } from '../util/clock.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { assembleTiers } from './tier-stack.js';
-import type { TierStack } from './tier-stack.js';
+import type { RankPlace, TierStack } from './tier-stack.js';
 
 /** Worker (logical) count cap, as the reference (bin/kv-cache.cjs sizes libuv's pool with the same cap). */
 export const MAX_WORKERS = 500;
@@ -19,8 +19,8 @@ export interface RunSetup extends TierStack {
   readonly workers: number;
 }
 
-export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock): Promise<RunSetup> {
+export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock, place?: RankPlace): Promise<RunSetup> {
   const workers = workerCount(cfg);
-  const tiers = await assembleTiers(cfg, recorder, clock, workers);
+  const tiers = await assembleTiers(cfg, recorder, clock, workers, place);
   return { ...tiers, workers };
 }

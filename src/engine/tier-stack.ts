@@ -25,7 +25,16 @@ import type { StorageBackendName } from '../tiers/registry.js';
 import { SimulatedGpuBackend } from '../tiers/simulated-gpu.js';
 import { objectStoreOptionsOf } from '../tiers/storage-kind.js';
 import type { FileIoFigures } from '../tiers/storage-kind.js';
-import type { LeftoverEntries, ObjectStoreOptions, ObjectStoreReport, OpenedStorage, StorageDescription } from '../tiers/storage-kind.js';
+import type {
+  LeftoverEntries,
+  ObjectStoreOptions,
+  ObjectStoreReport,
+  OpenedStorage,
+  PoolAtStart,
+  PoolOpenOptions,
+  StorageDescription,
+} from '../tiers/storage-kind.js';
+import { runBlockTokens } from './sources/registry.js';
 import { TraceWriter } from '../trace/writer.js';
 import type { Clock } from '../util/clock.js';
 import { Semaphore } from '../util/lock.js';
@@ -129,6 +138,14 @@ export interface OpenStorage {
   readonly target: StorageTarget;
 }
 
+/** This process's place among the ranks of a run (one rank: 0 of 1). */
+export interface RankPlace {
+  readonly rank: number;
+  readonly worldSize: number;
+}
+
+const ONE_RANK: RankPlace = { rank: 0, worldSize: 1 };
+
 export interface StorageOptions {
   /** --storage-backend: the registry's row. */
   readonly backend: StorageBackendName;
@@ -142,6 +159,8 @@ export interface StorageOptions {
   readonly slots: SlotCounts;
   /** The --s3-* flags (an object-store kind reads them). */
   readonly objectStore?: ObjectStoreOptions;
+  /** A shared KV pool (--kv-pool shared). */
+  readonly pool?: PoolOpenOptions;
 }
 
 export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
@@ -153,6 +172,7 @@ export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
     stagingSlots: o.slots.staging,
     directSlabs,
     ...(o.objectStore !== undefined ? { objectStore: o.objectStore } : {}),
+    ...(o.pool !== undefined ? { pool: o.pool } : {}),
   });
   try {
     const payload = await PayloadPool.create({
@@ -192,14 +212,30 @@ export interface TierStack {
   readonly objectStore?: () => ObjectStoreReport;
   /** The file tier's threadpool use and staging waits (reset after preparation); absent for other kinds and in trace mode. */
   readonly fileIo?: FileIoFigures;
+  /** A shared pool (--kv-pool shared): what it held at start, and this rank's share of its capacity. */
+  readonly pool?: { readonly atStart: PoolAtStart; readonly shareBytes: number; readonly place: RankPlace };
   close(): Promise<void>;
 }
 
 /** The tiers of a run with `concurrency` requests in flight: real devices, or null tiers in trace mode. */
-export async function assembleTiers(cfg: RunConfig, recorder: Recorder, clock: Clock, concurrency: number): Promise<TierStack> {
+export async function assembleTiers(
+  cfg: RunConfig,
+  recorder: Recorder,
+  clock: Clock,
+  concurrency: number,
+  place: RankPlace = ONE_RANK,
+): Promise<TierStack> {
   return cfg.ioTraceLog !== undefined
     ? assembleTraceTiers(cfg, recorder, clock, cfg.ioTraceLog)
-    : assembleDeviceTiers(cfg, recorder, clock, concurrency);
+    : assembleDeviceTiers(cfg, recorder, clock, concurrency, place);
+}
+
+/** The pool a run opens, if --kv-pool shared: its blocks' identity (model, block size, bytes per token on this rank). */
+function poolOptionsOf(cfg: RunConfig): PoolOpenOptions | undefined {
+  const blockTokens = runBlockTokens(cfg);
+  if (cfg.kvPool !== 'shared' || blockTokens === undefined) return undefined;
+  const bytesPerToken = kvBytesPerToken(cfg.model) / Math.max(1, cfg.tensorParallel);
+  return { identity: { model: cfg.model.key, blockTokens, bytesPerToken }, keep: cfg.keepPool };
 }
 
 /** The cache over `tiers`, with the run's model, eviction and allocation settings. */
@@ -256,8 +292,15 @@ async function assembleTraceTiers(cfg: RunConfig, recorder: Recorder, clock: Clo
 }
 
 /** Simulated GPU (when sized), CPU memory, and the storage backend of --storage-backend. */
-async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Clock, concurrency: number): Promise<TierStack> {
+async function assembleDeviceTiers(
+  cfg: RunConfig,
+  recorder: Recorder,
+  clock: Clock,
+  concurrency: number,
+  place: RankPlace,
+): Promise<TierStack> {
   const slots = slotCounts(concurrency);
+  const pool = poolOptionsOf(cfg);
   const storage = await openStorage({
     backend: cfg.storageBackend,
     ...(cfg.cacheDir !== undefined ? { cacheDir: cfg.cacheDir } : {}),
@@ -266,6 +309,7 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
     seed: cfg.seed,
     slots,
     objectStore: objectStoreOptionsOf(cfg),
+    ...(pool !== undefined ? { pool } : {}),
   });
   const { opened, payload } = storage;
   const parts: StackParts = { payload, tiers: opened.backend };
@@ -298,7 +342,9 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
       }),
       limitBytes: memory.cpuLimitBytes,
     });
-    tiers.push({ backend: opened.backend, limitBytes: await opened.limitBytes(gibToBytes(cfg.storageCapacityGb)) });
+    // A shared pool's capacity is the whole pool's: each rank publishes (and evicts) within its share.
+    const storageLimit = (await opened.limitBytes(gibToBytes(cfg.storageCapacityGb))) / (pool !== undefined ? place.worldSize : 1);
+    tiers.push({ backend: opened.backend, limitBytes: storageLimit });
     const cache = cacheOver(cfg, recorder, clock, tiers, (k, n) => payload.source(k, n), undefined, storageFull.onFailure);
     parts.tiers = cache;
     return {
@@ -312,6 +358,7 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
       ...(opened.entryFiles !== undefined ? { entryFiles: opened.entryFiles } : {}),
       ...(opened.objectStore !== undefined ? { objectStore: opened.objectStore } : {}),
       ...(opened.fileIo !== undefined ? { fileIo: opened.fileIo } : {}),
+      ...(stale.pool !== undefined ? { pool: { atStart: stale.pool, shareBytes: storageLimit, place } } : {}),
       close: () => tearDown(parts),
     };
   } catch (e) {

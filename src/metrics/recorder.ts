@@ -1,6 +1,7 @@
 // The Recorder: every measured figure of a run lands here, as exact integer counters and latency
 // histograms. It never prints and never computes report fields; metrics/cache-stats.ts does that.
 import { BlockStats } from './block-stats.js';
+import { PoolStats } from './pool-stats.js';
 import type { CacheType } from '../model/kv-access.js';
 import type { TierName } from '../tiers/backend.js';
 import type { IOTiming } from '../tiers/backend.js';
@@ -179,6 +180,8 @@ export class Recorder {
   private refused: RefusedAllocations = { count: 0, bytes: 0 };
   /** Block-granular runs' per-block figures (untouched in whole-request mode). */
   readonly blocks = new BlockStats();
+  /** A shared pool's lookups, origins and publishes (untouched with a private storage tier). */
+  readonly pool = new PoolStats();
 
   /** The histogram called `name`, created empty on first use. */
   latency(name: string): LatencyHistogram {
@@ -243,6 +246,16 @@ export class Recorder {
     traffic.abortedOps++;
     traffic.writeBytes += movedBytes;
     this.counters.totalWriteBytes += movedBytes;
+  }
+
+  /**
+   * A shared pool's publish found the block published by another writer first: its temporary copy
+   * of `movedBytes` reached `tier` (they moved, inside the window) and was discarded; no entry, no op.
+   */
+  recordPublishRace(tier: TierName, movedBytes: number): void {
+    this.traffic[tier].writeBytes += movedBytes;
+    this.counters.totalWriteBytes += movedBytes;
+    this.pool.recordPublishRace(movedBytes);
   }
 
   /** `operation` on `tier` failed with `error`: nothing was stored, read, moved or deleted there. */
@@ -373,6 +386,7 @@ export class Recorder {
     this.failures = new Map();
     this.refused = { count: 0, bytes: 0 };
     this.blocks.reset();
+    this.pool.reset();
   }
 
   /** Everything recorded so far as plain data (copies: later operations do not change it). */

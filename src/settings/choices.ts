@@ -15,6 +15,8 @@ export const USER_TYPES = ['chatbot', 'coding', 'document'] as const;
 export const KV_POOLS = ['private', 'shared'] as const;
 /** --route: how ranks divide a recorded trace (workload/routing.ts). */
 export const ROUTE_MODES = ['replicate', 'session', 'round-robin'] as const;
+/** --route's values: a mode, or auto (session with a shared pool, else replicate). */
+export const ROUTE_FLAG_VALUES = ['auto', ...ROUTE_MODES] as const;
 /** QoS classes, highest priority first. */
 export const QOS_LEVELS = ['interactive', 'responsive', 'batch'] as const;
 
@@ -28,6 +30,13 @@ export type UserType = (typeof USER_TYPES)[number];
 export type QosLevel = (typeof QOS_LEVELS)[number];
 export type KvPool = (typeof KV_POOLS)[number];
 export type RouteMode = (typeof ROUTE_MODES)[number];
+export type RouteFlag = (typeof ROUTE_FLAG_VALUES)[number];
+
+/** The route a run uses: --route, with auto resolved by the pool. */
+export function routeModeOf(route: RouteFlag, pool: KvPool): RouteMode {
+  if (route !== 'auto') return route;
+  return pool === 'shared' ? 'session' : 'replicate';
+}
 
 /** Largest --kv-block-tokens: a block is one cache entry, and 2^20 tokens is already GiBs of KV. */
 export const MAX_BLOCK_TOKENS = 1 << 20;

@@ -16,6 +16,8 @@ import {
   LOG_LEVELS,
   MAX_BLOCK_TOKENS,
   PERFORMANCE_PROFILES,
+  ROUTE_FLAG_VALUES,
+  KV_POOLS,
   TOKENIZERS,
 } from './choices.js';
 
@@ -150,6 +152,23 @@ export const FLAG_TABLE = {
     ours: true,
   }),
   storageCapacityGb: float('storage-capacity-gb', 0, T, 'Storage tier capacity in GiB (0 = 95% of the free space)', { check: nonNegative }),
+  kvPool: choice(
+    'kv-pool',
+    KV_POOLS,
+    'private',
+    T,
+    'private = each server (rank) its own storage namespace; shared = one KV block pool every rank reads and writes (block mode only; docs/shared-pool.md)',
+    { ours: true },
+  ),
+  keepPool: bool('keep-pool', T, 'Leave the blocks this run published in the shared pool, for a later run to start warm', { ours: true }),
+  route: choice(
+    'route',
+    ROUTE_FLAG_VALUES,
+    'auto',
+    T,
+    'How ranks divide a recorded trace: session = one conversation per server, round-robin = request i to rank i mod N, replicate = every rank replays it all; auto = session with --kv-pool shared, else replicate',
+    { ours: true },
+  ),
   maxConcurrentAllocs: int('max-concurrent-allocs', 0, T, 'Bound on concurrent allocations (0 = unlimited)', { check: nonNegative }),
   storageBackend: choice(
     'storage-backend',

@@ -77,6 +77,47 @@ export interface Backend {
    * had read (fewer than the entry's size); a write throws IoAbortedError and stores nothing.
    */
   stopInFlight?(): void;
+  /** Present when the tier is a shared pool's (--kv-pool shared): lookups through the storage itself. */
+  readonly pool?: PoolAccess;
+}
+
+/** What a lookup through the storage found for one block (an existence check: stat, HEAD). */
+export interface PoolProbe {
+  readonly found: boolean;
+  /** The published block's size (bytes); 0 when not found. */
+  readonly size: number;
+  /** When it was published, on the storage's own clock (mtime, Last-Modified); 0 when not found. */
+  readonly publishedAtMs: number;
+  readonly timing: IOTiming;
+}
+
+/**
+ * A shared pool's storage (docs/shared-pool.md): any rank reads what any rank published, the storage
+ * is the index (a lookup asks it), and a block is published atomically or not at all.
+ */
+export interface PoolAccess {
+  /** When this rank opened the pool, on the storage's clock: blocks published before it are an earlier run's. */
+  readonly openedAtMs: number;
+  /** Whether `key`'s block is published now (an existence check on the storage). */
+  lookup(key: string): Promise<PoolProbe>;
+  /** Reads a published block of `size` bytes that this backend may not have written; EntryNotFoundError when it is gone. */
+  readPublished(key: string, size: number, sink?: ChunkSink): Promise<ReadResult>;
+  /** Drops `key` from what this backend published, touching nothing (its block was removed by someone else). */
+  forget(key: string): void;
+}
+
+/**
+ * A pool write found the block published by another writer first: it is not rewritten. `bytes` of
+ * the discarded temporary copy had reached the medium (they moved, and count as written bytes).
+ */
+export class AlreadyPublishedError extends Error {
+  constructor(
+    readonly bytes: number,
+    readonly timing: IOTiming,
+  ) {
+    super('the block was already published by another writer');
+    this.name = 'AlreadyPublishedError';
+  }
 }
 
 /** A write cut short by stopInFlight; `bytes` reached the medium before it stopped. */

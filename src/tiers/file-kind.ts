@@ -7,7 +7,10 @@ import { FileBackend } from './file.js';
 import { fileNameForKey, findStaleEntries, MAX_PLAIN_FILE_NAME, removeStaleEntries } from './file-names.js';
 import { freeSpaceLimitBytes, RAM_FILE_SYSTEMS, spaceOf } from './fs-info.js';
 import type { IoMode } from './io-mode.js';
-import type { LeftoverEntries, OpenedStorage, StorageKind, StorageOpenOptions } from './storage-kind.js';
+import type { LeftoverEntries, OpenedStorage, PoolAtStart, StorageKind, StorageOpenOptions } from './storage-kind.js';
+import { join } from 'node:path';
+import { poolNamespace } from './pool-names.js';
+import { removePoolTemps, scanPool } from './pool-scan.js';
 
 /** Errno classes of a write that mean the file system (or the user's quota) is full. */
 const FULL_ERRORS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT']);
@@ -36,13 +39,48 @@ async function fileLeftovers(file: FileBackend, remove: boolean): Promise<{ foun
   return { found, warnings: [what + action] };
 }
 
+/**
+ * A shared pool's contents at start: its blocks (left by earlier runs with --keep-pool) and the
+ * temporary files of writers killed mid-block, removed when `remove`.
+ */
+async function poolLeftovers(
+  file: FileBackend,
+  namespace: string,
+  remove: boolean,
+): Promise<{ found: LeftoverEntries; warnings: string[]; pool: PoolAtStart }> {
+  const dir = join(file.dir, namespace);
+  const c = await scanPool(dir, file.runId);
+  const removed = remove ? await removePoolTemps(c.tempPaths) : 0;
+  const found = { count: c.tempPaths.length, bytes: c.tempBytes, allocatedBytes: c.tempAllocatedBytes, removed };
+  const pool: PoolAtStart = {
+    location: dir,
+    namespace,
+    blocks: c.blocks,
+    blockBytes: c.blockBytes,
+    staleTemps: found.count,
+    staleTempBytes: found.bytes,
+    staleTempsRemoved: removed,
+  };
+  const warnings: string[] = [];
+  if (found.count > 0)
+    warnings.push(
+      `the shared pool ${dir} held ${found.count} temporary block file(s) of writers killed mid-block (${(found.allocatedBytes / GiB).toFixed(3)} GiB on disk)` +
+        (remove
+          ? `; ${removed} removed (--remove-stale-entries)`
+          : '; left in place: remove them with --remove-stale-entries (only while no other run writes to the pool)'),
+    );
+  return { found, warnings, pool };
+}
+
 async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
+  const namespace = o.pool !== undefined ? poolNamespace(o.pool.identity) : undefined;
   const file = await FileBackend.create({
     ...(o.dir !== undefined ? { dir: o.dir } : {}),
     ioMode: o.ioMode,
     chunkBytes: o.chunkBytes,
     stagingSlots: o.stagingSlots,
     directSlabs: o.directSlabs,
+    ...(o.pool !== undefined && namespace !== undefined ? { pool: { namespace, keep: o.pool.keep } } : {}),
   });
   const dir = file.dir;
   return {
@@ -57,7 +95,7 @@ async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
     },
     probeDir: dir,
     warnings: fileWarnings(o.ioMode, file),
-    leftovers: (remove) => fileLeftovers(file, remove),
+    leftovers: (remove) => (namespace !== undefined ? poolLeftovers(file, namespace, remove) : fileLeftovers(file, remove)),
     // Asked after the leftovers were handled: removed ones free their space for this run.
     limitBytes: (capacityBytes) => (capacityBytes > 0 ? Promise.resolve(capacityBytes) : freeSpaceLimitBytes(dir)),
     fullness: { where: `${dir} (${file.fileSystem})`, isFullError: (c) => FULL_ERRORS.has(c), space: () => spaceOf(dir) },

@@ -20,15 +20,16 @@
 //                   host   = open + close
 // total = host + device always.
 import { constants as fsc } from 'node:fs';
-import { mkdir, mkdtemp, open, rm, stat, unlink } from 'node:fs/promises';
+import { link, lstat, mkdir, mkdtemp, open, rm, stat, unlink } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DIRECT_ALIGN, DirectSlabs } from '../data/aligned.js';
 import { SlotPool } from '../data/slots.js';
 import { MiB, roundUp } from '../util/units.js';
-import { EntryNotFoundError, IoAbortedError } from './backend.js';
-import type { Backend, ChunkSink, ReadResult, IOTiming } from './backend.js';
+import { AlreadyPublishedError, EntryNotFoundError, IoAbortedError } from './backend.js';
+import type { Backend, ChunkSink, PoolAccess, PoolProbe, ReadResult, IOTiming } from './backend.js';
+import { poolBlockName, poolTempName } from './pool-names.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import { ChunkReads, DirectWriter, READS_IN_FLIGHT, sizedChunks, writeFully } from './direct-io.js';
 import type { ChunkRead, FileCounters, WriterContext } from './direct-io.js';
@@ -53,7 +54,20 @@ export interface FileBackendOptions {
   readonly runId?: string;
   /** Counts threadpool use and staging waits (default: a gauge of its own, sized from UV_THREADPOOL_SIZE). */
   readonly gauge?: FileIoGauge;
+  /** A shared pool's blocks under `dir` (--kv-pool shared): fan-out names, atomic publish, lookups. */
+  readonly pool?: FilePoolOptions;
 }
+
+/** A shared pool on files (docs/shared-pool.md). */
+export interface FilePoolOptions {
+  /** The blocks' namespace directory under the pool's root (pool-names.ts). */
+  readonly namespace: string;
+  /** Leave what this backend published when it closes (--keep-pool). */
+  readonly keep: boolean;
+}
+
+/** errno codes of a lookup or open meaning "no block there" (ENOTDIR: a fan-out level is not a directory). */
+const ABSENT: ReadonlySet<string> = new Set(['ENOENT', 'ENOTDIR', 'ELOOP']);
 
 /** A write would replace a file this backend did not create. */
 export class ForeignFileError extends Error {
@@ -97,9 +111,19 @@ export class FileBackend implements Backend {
     private readonly ownsDir: boolean,
     /** Threadpool use and staging waits of this tier's operations. */
     readonly gauge: FileIoGauge,
+    private readonly poolOptions?: FilePoolOptions,
+    poolOpenedAtMs = 0,
   ) {
     this.ctx = { chunkBytes, slots, directSlabs, counters: this.counters, gauge, callerViewsOk: true };
+    if (poolOptions !== undefined) this.pool = this.poolAccess(poolOpenedAtMs);
   }
+
+  /** Present in a shared pool (--kv-pool shared). */
+  readonly pool?: PoolAccess;
+  /** Fan-out directories known to exist as real directories (not links), so each is made and checked once. */
+  private readonly madeDirs = new Set<string>();
+  /** Temporary names written so far (each publish has its own). */
+  private publishes = 0;
 
   static async create(options: FileBackendOptions = {}): Promise<FileBackend> {
     const ioMode = options.ioMode ?? 'direct';
@@ -117,7 +141,22 @@ export class FileBackend implements Backend {
       const effective: IoMode = ioMode === 'direct' && slots.direct ? 'direct' : 'buffered';
       const slabs = options.directSlabs ?? new DirectSlabs();
       const gauge = options.gauge ?? new FileIoGauge();
-      return new FileBackend(dir, ioMode, effective, fs.name, fs.blockBytes, runId, chunkBytes, slots, slabs, ownsDir, gauge);
+      const openedAt = options.pool === undefined ? 0 : await poolClock(join(dir, options.pool.namespace), runId);
+      return new FileBackend(
+        dir,
+        ioMode,
+        effective,
+        fs.name,
+        fs.blockBytes,
+        runId,
+        chunkBytes,
+        slots,
+        slabs,
+        ownsDir,
+        gauge,
+        options.pool,
+        openedAt,
+      );
     } catch (e) {
       if (ownsDir) await rm(dir, { recursive: true, force: true });
       throw e;
@@ -126,6 +165,7 @@ export class FileBackend implements Backend {
 
   /** The file that holds (or would hold) `key`. */
   pathFor(key: string): string {
+    if (this.poolOptions !== undefined) return join(this.dir, poolBlockName(this.poolOptions.namespace, key));
     return join(this.dir, entryFileName(this.runId, key));
   }
 
@@ -151,6 +191,7 @@ export class FileBackend implements Backend {
   async write(key: string, source: ChunkSource): Promise<IOTiming> {
     this.assertOpen();
     if (this.stopping) throw new IoAbortedError(0); // the run is over: start nothing new
+    if (this.poolOptions !== undefined) return this.publish(key, source);
     const path = this.pathFor(key);
     const direct = this.effectiveIoMode === 'direct';
     // A key we do not hold must not clobber an existing file (another run's or the user's).
@@ -166,24 +207,8 @@ export class FileBackend implements Backend {
       if (ours) await this.unlink(path).catch(() => undefined); // the old entry is unusable now
       throw errnoCode(e) === 'EEXIST' ? new ForeignFileError(path) : e;
     }
-    const writer = direct ? new DirectWriter(fh, this.ctx, t) : undefined;
     try {
-      try {
-        if (writer === undefined) await this.streamBuffered(key, source, fh, t);
-        else {
-          let handed = 0;
-          for await (const [chunk, isLast] of sizedChunks(key, source)) {
-            if (this.stopping) throw new IoAbortedError(handed);
-            await writer.add(chunk, isLast);
-            handed += chunk.length;
-          }
-          await writer.finish(source.size);
-        }
-        await t.device(() => fh.sync());
-      } finally {
-        writer?.release();
-        await t.host(() => fh.close());
-      }
+      await this.fill(key, source, fh, t);
     } catch (e) {
       // Ours: we just created or truncated it. A write cut by the end of the run leaves its file to
       // close(): unlinking a large file takes ~0.1 s per 300 MB here (ext4 with discard), and doing
@@ -194,6 +219,107 @@ export class FileBackend implements Backend {
     }
     this.sizes.set(key, source.size);
     return t.result();
+  }
+
+  /** Writes the whole source into the open file, syncs it and closes it (both when the write fails). */
+  private async fill(key: string, source: ChunkSource, fh: FileHandle, t: SplitTimer): Promise<void> {
+    const writer = this.effectiveIoMode === 'direct' ? new DirectWriter(fh, this.ctx, t) : undefined;
+    try {
+      if (writer === undefined) await this.streamBuffered(key, source, fh, t);
+      else {
+        let handed = 0;
+        for await (const [chunk, isLast] of sizedChunks(key, source)) {
+          if (this.stopping) throw new IoAbortedError(handed);
+          await writer.add(chunk, isLast);
+          handed += chunk.length;
+        }
+        await writer.finish(source.size);
+      }
+      await t.device(() => fh.sync());
+    } finally {
+      writer?.release();
+      await t.host(() => fh.close());
+    }
+  }
+
+  /**
+   * A shared pool's write: the block goes to a temporary name of its own beside its final name
+   * (created exclusively, never through a link), then link(2) publishes it atomically, and only if no
+   * writer published it first: a lost race is not rewritten (AlreadyPublishedError). Timing: the
+   * fan-out directories, the temporary file's open/close and its unlink are host time; the writes,
+   * fsync and link are device time (link is the storage's own metadata operation).
+   */
+  private async publish(key: string, source: ChunkSource): Promise<IOTiming> {
+    const final = this.pathFor(key);
+    const temp = poolTempName(final, this.runId, ++this.publishes);
+    const direct = this.effectiveIoMode === 'direct';
+    const t = new SplitTimer(this.gauge);
+    await t.host(() => this.fanoutDirs(dirname(final)));
+    const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW | (direct ? fsc.O_DIRECT : 0);
+    let fh: FileHandle;
+    try {
+      fh = await t.host(() => open(temp, flags, 0o644));
+    } catch (e) {
+      throw errnoCode(e) === 'EEXIST' ? new ForeignFileError(temp) : e;
+    }
+    try {
+      await this.fill(key, source, fh, t);
+    } catch (e) {
+      if (e instanceof IoAbortedError) this.abandoned.add(temp);
+      else await this.unlink(temp).catch(() => undefined);
+      throw e;
+    }
+    let raced = false;
+    try {
+      await t.device(() => link(temp, final));
+    } catch (e) {
+      if (errnoCode(e) !== 'EEXIST') {
+        await this.unlink(temp).catch(() => undefined);
+        throw e;
+      }
+      raced = true; // another writer's block (or something planted there): never replaced
+    }
+    await t.host(() => this.unlink(temp)).catch(() => this.abandoned.add(temp));
+    if (raced) throw new AlreadyPublishedError(source.size, t.result());
+    this.sizes.set(key, source.size);
+    return t.result();
+  }
+
+  /**
+   * Makes the fan-out directories of `dir` (below the pool's root) and checks that each level is a real
+   * directory, not a link planted to send the pool's writes elsewhere. Each directory once per backend.
+   */
+  private async fanoutDirs(dir: string): Promise<void> {
+    if (this.madeDirs.has(dir)) return;
+    await mkdir(dir, { recursive: true });
+    for (let d = dir; d.length > this.dir.length; d = dirname(d)) {
+      if (this.madeDirs.has(d)) break;
+      const st = await lstat(d);
+      if (!st.isDirectory()) throw new Error(`pool directory '${d}' is not a directory (a link or a file was put in its place)`);
+      this.madeDirs.add(d);
+    }
+  }
+
+  /** The PoolAccess of a shared pool on files: lstat as the lookup, reads that open only regular files. */
+  private poolAccess(openedAtMs: number): PoolAccess {
+    return {
+      openedAtMs,
+      lookup: async (key: string): Promise<PoolProbe> => {
+        this.assertOpen();
+        const t = new SplitTimer(this.gauge);
+        try {
+          const st = await t.device(() => lstat(this.pathFor(key)));
+          if (st.isFile()) return { found: true, size: st.size, publishedAtMs: st.mtimeMs, timing: t.result() };
+        } catch (e) {
+          if (!ABSENT.has(errnoCode(e) ?? '')) throw e;
+        }
+        return { found: false, size: 0, publishedAtMs: 0, timing: t.result() };
+      },
+      readPublished: (key: string, size: number, sink?: ChunkSink) => this.readFile(key, size, sink),
+      forget: (key: string) => {
+        this.sizes.delete(key);
+      },
+    };
   }
 
   /** Buffered write: whole chunks handed to the page cache, at most chunkBytes per syscall. */
@@ -212,7 +338,18 @@ export class FileBackend implements Backend {
     this.assertOpen();
     const size = this.sizes.get(key);
     if (size === undefined) throw new EntryNotFoundError(this.tier, key);
+    return this.readFile(key, size, sink);
+  }
+
+  /**
+   * Reads `key`'s file of `size` bytes. In a shared pool the file may be anyone's: it is opened without
+   * following a link or blocking on a FIFO, and read only when it is a regular file of that size;
+   * anything else, or no file, is EntryNotFoundError (a block gone between lookup and read is a miss).
+   */
+  private async readFile(key: string, size: number, sink?: ChunkSink): Promise<ReadResult> {
+    this.assertOpen();
     const direct = this.effectiveIoMode === 'direct';
+    const pooled = this.poolOptions !== undefined;
     // Untimed: a harness limit, not storage; the gauge counts it.
     const slot = await this.gauge.staging(this.ctx.slots.acquire(), this.ctx.slots.available > 0);
     const t = new SplitTimer(this.gauge);
@@ -220,11 +357,16 @@ export class FileBackend implements Backend {
     try {
       let fh: FileHandle;
       try {
-        fh = await t.host(() => open(this.pathFor(key), fsc.O_RDONLY | (direct ? fsc.O_DIRECT : 0)));
+        const flags = fsc.O_RDONLY | (direct ? fsc.O_DIRECT : 0) | (pooled ? fsc.O_NOFOLLOW | fsc.O_NONBLOCK : 0);
+        fh = await t.host(() => open(this.pathFor(key), flags));
       } catch (e) {
-        throw errnoCode(e) === 'ENOENT' ? new EntryNotFoundError(this.tier, key) : e;
+        throw ABSENT.has(errnoCode(e) ?? '') ? new EntryNotFoundError(this.tier, key) : e;
       }
       try {
+        if (pooled) {
+          const st = await t.host(() => fh.stat());
+          if (!st.isFile() || st.size !== size) throw new EntryNotFoundError(this.tier, key);
+        }
         read = await this.readInto(fh, size, slot, t, sink);
       } finally {
         await t.host(() => fh.close());
@@ -296,6 +438,7 @@ export class FileBackend implements Backend {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.poolOptions?.keep === true) this.sizes.clear(); // --keep-pool: published blocks stay for the next run
     await this.clear();
     for (const path of this.abandoned) await unlink(path).catch(() => undefined);
     this.abandoned.clear();
@@ -309,5 +452,24 @@ export class FileBackend implements Backend {
 
   private assertOpen(): void {
     if (this.closed) throw new Error('file tier is closed');
+  }
+}
+
+/**
+ * The pool's clock when this backend opens it: the mtime of a probe file made (and removed) in the
+ * namespace directory, which it also creates. Blocks with an older mtime were published before this
+ * rank started: by an earlier run (the file server's clock on both sides, so hosts' clocks don't matter).
+ */
+async function poolClock(namespaceDir: string, runId: string): Promise<number> {
+  await mkdir(namespaceDir, { recursive: true });
+  const st = await lstat(namespaceDir);
+  if (!st.isDirectory()) throw new Error(`pool directory '${namespaceDir}' is not a directory`);
+  const probe = join(namespaceDir, `.kvc-open-${runId}`);
+  const fh = await open(probe, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW, 0o644);
+  try {
+    return (await fh.stat()).mtimeMs;
+  } finally {
+    await fh.close();
+    await unlink(probe).catch(() => undefined);
   }
 }

@@ -6,9 +6,10 @@ import type { DirectSlabs } from '../data/aligned.js';
 import type { Backend } from './backend.js';
 import type { IoMode } from './io-mode.js';
 
-/** Plain options every kind is opened with (never the RunConfig). */
 import type { FileIoStats } from './file-io-gauge.js';
+import type { PoolIdentity } from './pool-names.js';
 
+/** Plain options every kind is opened with (never the RunConfig). */
 export interface StorageOpenOptions {
   /** --cache-dir; absent: the kind decides (the file kind makes a fresh temporary directory). */
   readonly dir?: string;
@@ -22,6 +23,28 @@ export interface StorageOpenOptions {
   readonly directSlabs: DirectSlabs;
   /** The --s3-* flags, for an object-store kind; the other kinds ignore them. */
   readonly objectStore?: ObjectStoreOptions;
+  /** A shared KV pool (--kv-pool shared): blocks named by key and identity, published atomically. */
+  readonly pool?: PoolOpenOptions;
+}
+
+/** How a kind opens a shared pool. */
+export interface PoolOpenOptions {
+  readonly identity: PoolIdentity;
+  /** --keep-pool: leave what this run published. */
+  readonly keep: boolean;
+}
+
+/** A shared pool's contents when this rank opened it (kvcache_bench.kv_pool.at_start). */
+export interface PoolAtStart {
+  /** Where the pool's blocks are: a directory, or a bucket and key prefix. */
+  readonly location: string;
+  readonly namespace: string;
+  readonly blocks: number;
+  readonly blockBytes: number;
+  /** Temporary files or objects of writers killed mid-block, and how many were removed (--remove-stale-entries). */
+  readonly staleTemps: number;
+  readonly staleTempBytes: number;
+  readonly staleTempsRemoved: number;
 }
 
 /** Where an object-store kind keeps its entries (the --s3-* flags). Credentials are never among them. */
@@ -167,8 +190,13 @@ export interface OpenedStorage {
   readonly probeDir?: string;
   /** Said at start: O_DIRECT refused, RAM behind the storage, … */
   readonly warnings: readonly string[];
-  /** Earlier runs' entries, removed when `remove` (--remove-stale-entries); `found` null when a kind keeps nothing between runs. */
-  leftovers(remove: boolean): Promise<{ readonly found: LeftoverEntries | null; readonly warnings: readonly string[] }>;
+  /**
+   * Earlier runs' entries, removed when `remove` (--remove-stale-entries); `found` null when a kind keeps
+   * nothing between runs. A shared pool's own account (its blocks, killed writers' temporary copies) in `pool`.
+   */
+  leftovers(
+    remove: boolean,
+  ): Promise<{ readonly found: LeftoverEntries | null; readonly warnings: readonly string[]; readonly pool?: PoolAtStart }>;
   /** The tier's limit: `capacityBytes` (--storage-capacity-gb) when positive, else the kind's default. */
   limitBytes(capacityBytes: number): Promise<number>;
   readonly fullness: StorageFullness;

@@ -1,0 +1,54 @@
+// Names of a shared KV pool's blocks (--kv-pool shared; docs/shared-pool.md#naming). A block's name
+// comes from its key alone plus what makes KV of two runs incompatible (the model, tokens per block,
+// bytes per token), so it is the same on every rank, host and run, and blocks of another model or
+// block size never collide. Names fan out over two levels of hex directories, as llm-d's file-system
+// backend does (`<3 hex>/<2 hex>/<hash>.bin`), so no directory holds millions of entries. The same
+// names are the object keys on an object store.
+//
+// A writer publishes a block atomically: it writes `<name>.tmp-<run id>-<n>` beside the final name
+// and then links (files) or conditionally puts (objects) it into place, so a reader never sees half
+// of a block. A temporary name left behind is a killed writer's: reported, and removed on request.
+import { createHash } from 'node:crypto';
+
+/** What makes two runs' KV blocks interchangeable: equal identities share a namespace. */
+export interface PoolIdentity {
+  /** The model's key (the model table's name). */
+  readonly model: string;
+  readonly blockTokens: number;
+  /** KV bytes of one token on this rank (after tensor parallelism). */
+  readonly bytesPerToken: number;
+}
+
+/** Layout version: bumped if names ever change, so an old pool is never misread. */
+const POOL_LAYOUT = 'kvpool-v1';
+
+/** `kvpool-<16 hex>`: the directory (or key prefix) of one identity's blocks. */
+export function poolNamespace(id: PoolIdentity): string {
+  const text = JSON.stringify([POOL_LAYOUT, id.model, id.blockTokens, id.bytesPerToken]);
+  return `kvpool-${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+}
+
+/** Hex digits of a block's name (160 bits: no collision among any number of blocks a pool could hold). */
+const NAME_HEX = 40;
+
+/** `<namespace>/<3 hex>/<2 hex>/<40 hex>.bin`, relative to the pool's root. */
+export function poolBlockName(namespace: string, key: string): string {
+  const h = createHash('sha256').update(namespace).update('\n').update(key).digest('hex').slice(0, NAME_HEX);
+  return `${namespace}/${h.slice(0, 3)}/${h.slice(3, 5)}/${h}.bin`;
+}
+
+/** A published block's file name (last path part). */
+export const POOL_BLOCK_FILE = /^[0-9a-f]{40}\.bin$/;
+/** A temporary file name of a block being published (last path part); group 1 is the writer's run id. */
+export const POOL_TEMP_FILE = /^[0-9a-f]{40}\.bin\.tmp-([0-9a-f]{8})-[0-9]+$/;
+/** A fan-out directory's name at level 1 (3 hex) and 2 (2 hex). */
+export const FANOUT_DIR = [/^[0-9a-f]{3}$/, /^[0-9a-f]{2}$/] as const;
+
+/** The temporary name the `n`-th publish of run `runId` writes before it links `final` into place. */
+export function poolTempName(final: string, runId: string, n: number): string {
+  return `${final}.tmp-${runId}-${n}`;
+}
+
+/** Who published a block a lookup found: this rank, another rank of this run, or a run before it. */
+export const POOL_ORIGINS = ['own', 'other_rank', 'earlier_run'] as const;
+export type PoolOrigin = (typeof POOL_ORIGINS)[number];
