@@ -2,7 +2,7 @@
 // prepare storage, the measured phase, and the hand-off of everything measured as a RunResult.
 // Never prints: lines for the user go to `env.log`.
 import { Recorder } from '../metrics/recorder.js';
-import type { EntrySizeSummary, KvBlocksFacts, MachineContext, RunResult } from '../metrics/result.js';
+import type { EntrySizeSummary, KvBlocksFacts, KvPoolFacts, MachineContext, RunResult } from '../metrics/result.js';
 import { RequestMetrics } from '../metrics/request-metrics.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { Clock } from '../util/clock.js';
@@ -24,7 +24,8 @@ import { StopController } from './stop-control.js';
 import type { EntryFilesAt } from './entry-cleanup.js';
 import { openWorkloadSource, runBlockTokens, sourceFor } from './sources/registry.js';
 import { failureWarnings } from './failure-warnings.js';
-import type { OpenedSource, RunUsers, WorkloadSourceDef } from './sources/source.js';
+import type { OpenedSource, RankShare, RunUsers, WorkloadSourceDef } from './sources/source.js';
+import { routeModeOf } from '../settings/choices.js';
 import { loadValidationTrace } from '../workload/validation-trace.js';
 import { storageUnderTest } from './machine.js';
 import type { RankSession } from './rank-session.js';
@@ -116,7 +117,8 @@ async function measure(
   });
   setup.payload?.resetStats(); // like the recorder: what preparation generated is not measured
   setup.fileIo?.resetStats();
-  const users = source.users({ cfg, parts, rng, stop });
+  const share = rankShareOf(cfg, env.ranks, recorder);
+  const users = source.users({ cfg, parts, rng, stop, ...(share !== undefined ? { share } : {}) });
   const requests = new RequestMetrics(qosTargetsOf(cfg), cfg.keepLatencySamples);
   const pipeline = pipelineOptions(cfg, setup.cache, parts, prepared.prepopulatedKeys, stop, recorder);
   const ttft = RunTtft.of({ ...cfg, traceMode: cfg.ioTraceLog !== undefined }); // modelled, beside the measured figures (issue 23)
@@ -190,6 +192,21 @@ async function measure(
   });
   if (failure !== undefined) throw new RunFailedError(result, failure);
   return result;
+}
+
+/**
+ * This rank's share of the workload when it matters: ranks dividing a recorded trace (--route), or a
+ * shared pool (synthetic users then name their conversations per rank). Every request the source
+ * passes goes to the pool's account of the whole trace's reuse.
+ */
+function rankShareOf(cfg: RunConfig, ranks: RankSession | undefined, recorder: Recorder): RankShare | undefined {
+  const place = ranks?.identity ?? { rank: 0, worldSize: 1 };
+  if (runBlockTokens(cfg) === undefined || (cfg.kvPool !== 'shared' && place.worldSize <= 1)) return undefined;
+  return {
+    route: { mode: routeModeOf(cfg.route, cfg.kvPool), rank: place.rank, worldSize: place.worldSize },
+    pooled: cfg.kvPool === 'shared',
+    onRequest: (served, chain) => recorder.pool.recordRouted(served, chain),
+  };
 }
 
 function qosTargetsOf(cfg: RunConfig): Record<string, { targetP95Ms: number }> {
@@ -278,6 +295,7 @@ function assembleResult(i: ResultInputs): RunResult {
         : { limitBytes: cache.limitBytes('storage'), peakAllocatedBytes: cache.peakAllocatedBytes('storage') },
     ...(i.ranks !== undefined ? { ranks: i.ranks } : {}),
     ...kvBlocksOf(cfg, cache, i.recorder),
+    ...kvPoolOf(cfg, setup, i.env.ranks, i.recorder),
     ...(i.ttft !== undefined ? { ttftModelled: i.ttft instanceof RunTtft ? i.ttft.result() : i.ttft } : {}),
     ...(setup.objectStore !== undefined ? { objectStore: setup.objectStore() } : {}),
   };
@@ -290,6 +308,23 @@ function kvBlocksOf(cfg: RunConfig, cache: RunSetup['cache'], recorder: Recorder
   // A source that implies a block size names its blocks itself (a trace's hash ids).
   const keys = sourceFor(cfg).blockTokens?.(cfg) !== undefined ? 'trace_hash_ids' : 'prefix_hash';
   return { kvBlocks: { blockTokens, blockBytes: cache.sizeOf(blockTokens), keys, stats: recorder.blocks.snapshot() } };
+}
+
+/** The pool and the route, for block-granular runs with a shared pool or ranks dividing the trace. */
+function kvPoolOf(cfg: RunConfig, setup: RunSetup, ranks: RankSession | undefined, recorder: Recorder): { kvPool?: KvPoolFacts } {
+  const place = ranks?.identity ?? { rank: 0, worldSize: 1 };
+  if (runBlockTokens(cfg) === undefined || (cfg.kvPool !== 'shared' && place.worldSize <= 1)) return {};
+  const pool = setup.pool;
+  return {
+    kvPool: {
+      pool: cfg.kvPool,
+      route: routeModeOf(cfg.route, cfg.kvPool),
+      rank: place.rank,
+      worldSize: place.worldSize,
+      ...(pool !== undefined ? { shared: { atStart: pool.atStart, shareBytes: pool.shareBytes, keep: cfg.keepPool } } : {}),
+      stats: recorder.pool.snapshot(),
+    },
+  };
 }
 
 /** An unexpected failure mid-run, carrying the results gathered until then so they can be saved. */

@@ -12,6 +12,8 @@ import type { LookedUpBlock } from './block-stats.js';
 import { LatencyHistogram } from './latency.js';
 import type { LatencySnapshot } from './latency.js';
 
+export { POOL_ORIGINS };
+export type { PoolOrigin };
 export type ByOrigin = Readonly<Record<PoolOrigin, number>>;
 
 export interface PoolStatsSnapshot {

@@ -1,6 +1,8 @@
 // The measured outcome of a run, handed from the engine to the reporters, as plain data (nothing
 // live: a snapshot taken when the measurement ended). Reporters compute every figure they print
 // from this value; they never measure.
+import type { PoolStatsSnapshot } from './pool-stats.js';
+import type { PoolAtStart } from '../tiers/storage-kind.js';
 import type { BlockStatsSnapshot } from './block-stats.js';
 import type { TierName } from '../tiers/backend.js';
 import type { ObjectStoreReport } from '../tiers/storage-kind.js';
@@ -135,6 +137,8 @@ export interface RunResult {
   readonly ranks?: RankFacts;
   /** Block-granular runs (--kv-block-tokens, Mooncake traces): the block size and per-block figures; absent otherwise. */
   readonly kvBlocks?: KvBlocksFacts;
+  /** Block-granular runs with a shared pool or ranks dividing the trace (issue 32): the pool and the route; absent otherwise. */
+  readonly kvPool?: KvPoolFacts;
   // Block-layer tracing (issue 13): --enable-latency-tracing's capture, or the one reason there is none.
   /** Absent when tracing was not asked for. */
   readonly latencyTracing?: LatencyTracingOutcome;
@@ -150,6 +154,24 @@ export interface KvBlocksFacts {
   /** 'prefix_hash': derived from prompts and conversations; 'trace_hash_ids': the trace's own ids. */
   readonly keys: 'prefix_hash' | 'trace_hash_ids';
   readonly stats: BlockStatsSnapshot;
+}
+
+/** A block-granular run's pool and route (docs/shared-pool.md). */
+export interface KvPoolFacts {
+  /** --kv-pool (settings/choices.ts KV_POOLS). */
+  readonly pool: 'private' | 'shared';
+  /** --route in effect (workload/routing.ts). */
+  readonly route: 'replicate' | 'session' | 'round-robin';
+  readonly rank: number;
+  readonly worldSize: number;
+  /** Present with --kv-pool shared. */
+  readonly shared?: {
+    readonly atStart: PoolAtStart;
+    /** This rank's share of the pool's capacity (bytes; Infinity: unlimited). */
+    readonly shareBytes: number;
+    readonly keep: boolean;
+  };
+  readonly stats: PoolStatsSnapshot;
 }
 
 /** One rank's identity and its measured window against the instants the ranks agreed (engine/rank-session.ts). */

@@ -2,6 +2,7 @@
 // consumers keep working, plus our additions in a `kvcache_bench` block and under new names. The
 // shape is results-schema.ts; this file only computes values into it.
 import { kvBlocksJson } from './kv-blocks-json.js';
+import { kvPoolJson } from './kv-pool-json.js';
 import { buildCacheStats } from '../metrics/cache-stats.js';
 import type { LatencySnapshot, LatencySummaryMs } from '../metrics/latency.js';
 import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
@@ -225,6 +226,7 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
       : {}),
     ...(r.fileIo !== undefined ? { file_io: fileIoJson(r.fileIo, r) } : {}),
     ...(r.kvBlocks !== undefined ? { kv_blocks: kvBlocksJson(r.kvBlocks, r.elapsedSec) } : {}),
+    ...(r.kvPool !== undefined ? { kv_pool: kvPoolJson(r.kvPool, r.elapsedSec, r.kvBlocks?.stats.tokensAsked ?? 0) } : {}),
     validity: validityJson(r),
     ranks: r.ranks === undefined ? null : ranksJson(r.ranks),
     ...(tracing.block !== undefined ? { latency_tracing: tracing.block } : {}), // block-layer tracing (issue 13)

@@ -254,6 +254,8 @@ export interface ShareGptRequestPlan {
   readonly conversationId: string;
   /** The dataset's conversation id. */
   readonly sourceId: string;
+  /** 0-based position of the conversation in the dataset (not the shuffled order): the same on every rank. */
+  readonly conversationIndex: number;
   /** 1-based pass number. */
   readonly pass: number;
   /** 0-based position of the turn in its conversation. */
@@ -302,6 +304,7 @@ function* replay(
           index: k++,
           conversationId,
           sourceId: conv.id,
+          conversationIndex: ci,
           pass,
           turnIndex,
           turn: turnIndex + 1,

@@ -59,13 +59,19 @@ async function open(cfg: RunConfig): Promise<OpenedSource> {
   return {
     describe: () => ({ kind: 'burstgpt', files, rows: stats.rows, skipped_rows: stats.skipped, skipped_examples: stats.skippedExamples }),
     logLines: () => [`BurstGPT: ${files.length} file(s), speed-up ${cfg.traceSpeedup}, cycles ${cfg.replayCycles || 'unlimited'}`],
-    users: ({ cfg: switches, parts, rng, stop }) => {
+    users: ({ cfg: switches, parts, rng, stop, share }) => {
       let failure: unknown;
       const context = { ...parts, rng: rng.fork('trace'), multiTurn: !switches.disableMultiTurn };
-      const pool = pulledUsers(items, burstShape, context, (e) => {
-        failure = e;
-        stop.stopWith('failed');
-      });
+      const pool = pulledUsers(
+        items,
+        burstShape,
+        context,
+        (e) => {
+          failure = e;
+          stop.stopWith('failed');
+        },
+        share,
+      );
       return { pool, conversationsLost: () => 0, sourceFailure: () => failure };
     },
   };

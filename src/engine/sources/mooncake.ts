@@ -138,7 +138,7 @@ async function open(cfg: RunConfig): Promise<OpenedSource> {
     logLines: () => [
       `Mooncake trace: ${inert(path)}${compressed ? ' (zstd)' : ''}, blocks of ${blockTokens} tokens, speed-up ${cfg.traceSpeedup}, cycles ${cfg.replayCycles || 'unlimited'}`,
     ],
-    users: ({ cfg: switches, parts, rng, stop }) => {
+    users: ({ cfg: switches, parts, rng, stop, share }) => {
       let failure: unknown;
       const context = { ...parts, rng: rng.fork('trace'), multiTurn: !switches.disableMultiTurn };
       const pool = pulledUsers(
@@ -149,6 +149,7 @@ async function open(cfg: RunConfig): Promise<OpenedSource> {
           failure = e;
           stop.stopWith('failed');
         },
+        share,
       );
       return { pool, conversationsLost: () => 0, sourceFailure: () => failure };
     },

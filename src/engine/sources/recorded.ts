@@ -14,6 +14,8 @@ import type { Settings } from '../../settings/config-keys.js';
 import { drawProcessing } from '../../workload/session.js';
 import type { SessionStep } from '../../workload/session.js';
 import type { StepSource, UserPool } from '../dispatcher.js';
+import { servesRequest } from '../../workload/routing.js';
+import type { RankShare } from './source.js';
 
 export interface RecordedRequestContext {
   readonly settings: Settings;
@@ -61,10 +63,13 @@ export function pulledUsers<T>(
   shapeOf: (item: T) => RecordedShape,
   c: RecordedRequestContext,
   onError: (e: unknown) => void,
+  share?: RankShare,
 ): UserPool {
   let ended = false;
-  return (): StepSource => ({
-    next: async () => {
+  /** Requests passed so far, in trace order (every rank counts the same ones: the route's index). */
+  let passed = 0;
+  const pull = async (): Promise<RecordedShape | undefined> => {
+    for (;;) {
       if (ended) return undefined;
       let it: IteratorResult<T>;
       try {
@@ -78,7 +83,17 @@ export function pulledUsers<T>(
         ended = true;
         return undefined;
       }
-      return recordedStep(shapeOf(it.value), c);
+      const shape = shapeOf(it.value);
+      if (share === undefined) return shape;
+      const served = servesRequest(share.route, passed++, shape);
+      share.onRequest(served, shape.blocks);
+      if (served) return shape; // another rank's request is passed over, not replayed here
+    }
+  };
+  return (): StepSource => ({
+    next: async () => {
+      const shape = await pull();
+      return shape === undefined ? undefined : recordedStep(shape, c);
     },
   });
 }

@@ -10,12 +10,31 @@ import type { RunConfig } from '../../settings/run-config.js';
 import type { UserPool } from '../dispatcher.js';
 import { recordedStep } from './recorded.js';
 import type { RecordedRequestContext } from './recorded.js';
-import type { OpenedSource, WorkloadSourceDef } from './source.js';
+import type { OpenedSource, RankShare, WorkloadSourceDef } from './source.js';
+import { servesRequest } from '../../workload/routing.js';
+
+/**
+ * Whether this rank replays a conversation when ranks divide the dataset: a conversation is the unit
+ * (its turns reload each other), routed by its id (session) or dealt in dataset order (round-robin,
+ * pass after pass), the same on every rank whatever order each shuffled it into.
+ */
+function servesConversation(share: RankShare | undefined, first: ShareGptRequestPlan, conversations: number): boolean {
+  if (share === undefined) return true;
+  const ordinal = (first.pass - 1) * conversations + first.conversationIndex;
+  const served = servesRequest(share.route, ordinal, { id: first.conversationId, conversationId: first.conversationId });
+  share.onRequest(served, undefined);
+  return served;
+}
 
 /** Virtual users over a ShareGPT replay: each claims the next whole conversation when idle. */
-export function shareGptUsers(plans: Iterator<ShareGptRequestPlan>, c: RecordedRequestContext): UserPool {
+export function shareGptUsers(
+  plans: Iterator<ShareGptRequestPlan>,
+  c: RecordedRequestContext,
+  share?: RankShare,
+  conversations = 0,
+): UserPool {
   let lookahead = plans.next();
-  const claimConversation = (): ShareGptRequestPlan[] => {
+  const nextConversation = (): ShareGptRequestPlan[] => {
     if (lookahead.done === true) return [];
     const first = lookahead.value;
     const turns = [first];
@@ -27,6 +46,13 @@ export function shareGptUsers(plans: Iterator<ShareGptRequestPlan>, c: RecordedR
       turns.push(lookahead.value);
     }
     return turns;
+  };
+  const claimConversation = (): ShareGptRequestPlan[] => {
+    for (;;) {
+      const turns = nextConversation();
+      const first = turns[0];
+      if (first === undefined || servesConversation(share, first, conversations)) return turns;
+    }
   };
   return (index) => {
     const userId = `dataset_user_${index}`;
@@ -76,14 +102,15 @@ async function open(cfg: RunConfig): Promise<OpenedSource> {
     logLines: () => [
       `ShareGPT: ${st.conversationsLoaded} conversations, ${st.turns} turns from ${path} (${tokens.name} tokens; ${st.skippedPairs} misaligned pairs and ${st.skippedRecords} records skipped)`,
     ],
-    users: ({ cfg: switches, parts, rng }) => {
+    users: ({ cfg: switches, parts, rng, share }) => {
       const plans = shareGptTimeline(dataset.conversations, {
         requestRate: switches.requestRate,
         replayCycles: switches.replayCycles,
         rng: rng.fork('sharegpt'),
       });
       const context: RecordedRequestContext = { ...parts, rng: rng.fork('trace'), multiTurn: !switches.disableMultiTurn };
-      return { pool: shareGptUsers(plans, context), conversationsLost: () => 0, sourceFailure: () => undefined };
+      const pool = shareGptUsers(plans, context, share, dataset.conversations.length);
+      return { pool, conversationsLost: () => 0, sourceFailure: () => undefined };
     },
   };
 }

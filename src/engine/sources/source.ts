@@ -9,6 +9,20 @@ import type { RunFlags } from '../../settings/flags.js';
 import type { WorkloadParts } from '../build-workload.js';
 import type { UserPool } from '../dispatcher.js';
 import type { StopController } from '../stop-control.js';
+import type { RouteContext } from '../../workload/routing.js';
+import type { KvBlock } from '../../workload/blocks.js';
+
+/**
+ * How this rank takes its share of a recorded source when ranks divide it (--route; workload/routing.ts):
+ * the route, and who is told of every request passed (served here or not) with its chain when the
+ * source names one — the pool's account of the whole trace's reuse.
+ */
+export interface RankShare {
+  readonly route: RouteContext;
+  /** Whether the run stores KV blocks: synthetic users then name their conversations per rank (pooled keys never collide across ranks). */
+  readonly pooled: boolean;
+  onRequest(served: boolean, chain: readonly KvBlock[] | undefined): void;
+}
 
 /** The flag values a source reads to know whether it is picked and what it reads (RunConfig and the checked flags both qualify). */
 export type SourceFlags = Omit<RunFlags, 'model'>;
@@ -37,6 +51,8 @@ export interface UsersContext {
   readonly rng: Rng;
   /** A recorded source that fails mid-run stops the run as 'failed' through it. */
   readonly stop: Pick<StopController, 'stopWith'>;
+  /** This rank's share when ranks divide the source; absent: one rank, every request its own. */
+  readonly share?: RankShare;
 }
 
 /** A source opened for one run: its input read and checked. */

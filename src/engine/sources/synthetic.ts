@@ -10,12 +10,15 @@ import type { OpenedSource, RunUsers, UsersContext, WorkloadSourceDef } from './
  * adds users beyond --num-users on demand). With --max-requests, the first requests of the first
  * --num-users users in schedule order, then fresh sessions for any user added later.
  */
-export function syntheticUsers({ cfg, parts, rng }: UsersContext): RunUsers {
+export function syntheticUsers({ cfg, parts, rng, share }: UsersContext): RunUsers {
   const sessions: UserSession[] = [];
   const usersRng = rng.fork('users');
   const sessionsRng = rng.fork('sessions');
+  // Each rank has its own users; in a shared pool their conversations are named per rank, so two ranks'
+  // user_0000 never share blocks by name (shared system prompts still do, as on a real cluster).
+  const rankScope = share?.pooled === true && share.route.worldSize > 1 ? `r${share.route.rank}_` : '';
   const sessionFor = (i: number): UserSession => {
-    const id = userId(i);
+    const id = rankScope + userId(i);
     const s = new UserSession({
       ...parts,
       profile: generateUser(id, userStream(usersRng, id), parts.settings),
