@@ -56,11 +56,17 @@ export function applyRankFlags(flags: RunFlags, given: (name: string) => boolean
     if (given('cache-dir')) problems.push('--cache-dir and --rank-cache-base exclude each other (each rank uses DIR/rank_<N>/)');
     // The base must exist: --create-cache-dir creates only each rank's own directory under it.
     problems.push(...cacheDirProblems(flags.rankCacheBase, realFs, false, { flag: 'rank-cache-base', createHint: false }));
-    next = { ...next, cacheDir: join(flags.rankCacheBase, dir), createCacheDir: true };
+    // A shared pool is one directory for every rank: the base itself (docs/shared-pool.md).
+    next =
+      flags.kvPool === 'shared'
+        ? { ...next, cacheDir: flags.rankCacheBase }
+        : { ...next, cacheDir: join(flags.rankCacheBase, dir), createCacheDir: true };
   }
   // Under a launcher each rank keeps its S3 objects under its own prefix: another rank's live objects are
   // never taken for an earlier run's leftovers (and removed with --remove-stale-entries).
-  if (identity.launcher !== 'none' && flags.storageBackend === 's3') next = { ...next, s3Prefix: `${folderOf(flags.s3Prefix)}${dir}/` };
+  // A shared pool's blocks are every rank's: one prefix.
+  if (identity.launcher !== 'none' && flags.storageBackend === 's3' && flags.kvPool !== 'shared')
+    next = { ...next, s3Prefix: `${folderOf(flags.s3Prefix)}${dir}/` };
   const seedFromBase = given('seed-base');
   if (seedFromBase) {
     if (given('seed')) problems.push('--seed and --seed-base exclude each other (each rank’s seed is the base + its rank)');

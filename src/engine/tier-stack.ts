@@ -343,7 +343,8 @@ async function assembleDeviceTiers(
       limitBytes: memory.cpuLimitBytes,
     });
     // A shared pool's capacity is the whole pool's: each rank publishes (and evicts) within its share.
-    const storageLimit = (await opened.limitBytes(gibToBytes(cfg.storageCapacityGb))) / (pool !== undefined ? place.worldSize : 1);
+    const poolLimit = await opened.limitBytes(gibToBytes(cfg.storageCapacityGb));
+    const storageLimit = pool !== undefined && Number.isFinite(poolLimit) ? Math.floor(poolLimit / place.worldSize) : poolLimit;
     tiers.push({ backend: opened.backend, limitBytes: storageLimit });
     const cache = cacheOver(cfg, recorder, clock, tiers, (k, n) => payload.source(k, n), undefined, storageFull.onFailure);
     parts.tiers = cache;

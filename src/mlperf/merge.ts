@@ -12,6 +12,8 @@ import { LatencyHistogram } from '../metrics/latency.js';
 import { byteMismatch } from '../metrics/validity.js';
 import type { ResultsDocument } from '../report/results-schema.js';
 import { GiB } from '../util/units.js';
+import { mergedPool } from './merge-pool.js';
+import type { MergedPool } from './merge-pool.js';
 
 export const SUMMARY_SCHEMA_VERSION = '1.0.0';
 
@@ -107,6 +109,8 @@ export interface TrialFigures {
   readonly max_abs_start_skew_ms: number | null;
   readonly end_spread_ms: number | null;
   readonly all_ranks_valid: boolean;
+  /** Block-granular runs with a shared pool or ranks dividing a trace: the cluster's hit rate and pool traffic (merge-pool.ts); else null. */
+  readonly kv_pool: MergedPool | null;
 }
 
 export interface OptionSummary {
@@ -286,6 +290,7 @@ export function trialFigures(t: TrialInput): TrialFigures {
     end_spread_ms: spread(windows.map((w) => w.end)),
     all_ranks_valid:
       t.missing.length === 0 && docs.every((d) => ownReasons(d).length === 0) && hosts.every((h) => h.bytes_check === 'match'),
+    kv_pool: mergedPool(docs, windowSec),
   };
 }
 

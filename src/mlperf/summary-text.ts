@@ -3,9 +3,29 @@
 import { inert } from '../util/safe-text.js';
 import { MiB } from '../util/units.js';
 import type { RunSummary } from './merge.js';
+import type { MergedPool } from './merge-pool.js';
 
 const fmt = (n: number | null, digits = 1): string => (n === null ? 'n/a' : n.toFixed(digits));
 const mib = (bytesPerSec: number | null): string => (bytesPerSec === null ? 'n/a' : `${(bytesPerSec / MiB).toFixed(1)} MiB/s`);
+
+const pc = (x: number | null): string => (x === null ? 'n/a' : `${(x * 100).toFixed(1)} %`);
+
+/** A trial's pool line: the cluster's token hit rate against the trace's own, and what sharing bought. */
+function poolLines(p: MergedPool | null, trial: number | undefined): string[] {
+  if (p === null) return [];
+  const which = trial !== undefined ? ` (trial ${trial})` : '';
+  const lines = [
+    `  kv pool${which}: ${p.pool}, route ${p.route}, ${p.ranks} rank(s): token hit rate ${pc(p.token_hit_rate)} of the trace's own ${pc(p.trace_ideal_token_hit_rate)}`,
+  ];
+  if (p.token_hit_rate_by_origin !== null && p.lookups !== null) {
+    const o = p.token_hit_rate_by_origin;
+    lines.push(
+      `    from blocks published by: the same rank ${pc(o.own)}, another rank ${pc(o.other_rank)}, an earlier run ${pc(o.earlier_run)} (cross-rank share of pool hits ${pc(p.cross_rank_hit_share)})`,
+      `    lookups ${p.lookups.count} (${fmt(p.lookups.per_sec)}/s), p50 ${fmt(p.lookups.latency.p50_ms, 3)} ms, p95 ${fmt(p.lookups.latency.p95_ms, 3)} ms, p99 ${fmt(p.lookups.latency.p99_ms, 3)} ms; published ${p.published_blocks} blocks (${mib(p.published_bytes).replace('/s', '')}), races ${p.publish_races}, vanished ${p.vanished}`,
+    );
+  }
+  return lines;
+}
 
 export function summaryLines(s: RunSummary, path: string): string[] {
   const lines = [
@@ -18,6 +38,7 @@ export function summaryLines(s: RunSummary, path: string): string[] {
       `  upstream: read ${fmt(o.aggregated_read_bandwidth_gbps, 3)} GiB/s (sum of rank bandwidths), device p95 read ${fmt(o.aggregated_device_read_p95_ms)} ms / write ${fmt(o.aggregated_device_write_p95_ms)} ms (max of rank p95s), storage throughput ${fmt(o.aggregated_storage_throughput_tokens_per_sec)} tok/s`,
       `  ours:     read ${mib(k.storage_read_bytes_per_sec)}, write ${mib(k.storage_write_bytes_per_sec)} (all ranks' bytes ÷ common window); device read ${mib(k.device_read_bytes_per_sec)}, write ${mib(k.device_write_bytes_per_sec)}; pooled device p95 read ${fmt(k.storage_read_device_latency.p95_ms)} ms (${k.storage_read_device_latency.count} samples) / write ${fmt(k.storage_write_device_latency.p95_ms)} ms (${k.storage_write_device_latency.count}); start spread ${fmt(k.max_start_spread_ms)} ms`,
     );
+    k.trials.forEach((t) => lines.push(...poolLines(t.kv_pool, k.trials.length > 1 ? t.trial : undefined)));
     for (const m of o.missing_files) lines.push(`  missing: ${m}`);
   }
   lines.push(`Summary saved to ${path}`);

@@ -2,6 +2,7 @@
 // section order (docs/reference-compat.md#rc-45). The summary is computed from the results document, so that what is
 // printed is exactly what is saved. Our additions come last.
 import { kvBlocksLines } from './console-blocks.js';
+import { kvPoolLines } from './console-pool.js';
 import type { PerformanceProfile } from '../metrics/cache-stats.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { kvBytesPerToken } from '../model/models.js';
@@ -170,6 +171,7 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
     lines.push('  (block-granular: prompts and conversation history are shared blocks of one chain; see KV BLOCKS)');
     lines.push(...kvBlocksLines(add.kv_blocks));
   }
+  if (add.kv_pool !== undefined) lines.push(...kvPoolLines(add.kv_pool));
 
   if (profile === 'latency') {
     section(lines, 'QOS');

@@ -193,6 +193,19 @@ export const WorkloadSourceSchema = z.discriminatedUnion('kind', [
       .array(z.strictObject({ file: z.string(), line: z.number().int().positive(), reason: z.string() }))
       .describe('the first five skipped rows'),
   }),
+  // Missing before 2.7.0, so a Mooncake run's results file did not parse for merge, report or compare.
+  z.strictObject({
+    kind: z.literal('mooncake'),
+    path: z.string(),
+    compressed: z.boolean().describe('read through zstd'),
+    block_tokens: count('tokens per KV block of the run'),
+    trace_block_tokens: count('tokens one hash id of the trace covers'),
+    records: count('usable records read (first pass)'),
+    skipped_lines: count('lines skipped as unusable'),
+    skipped_examples: z
+      .array(z.strictObject({ line: z.number().int().positive(), reason: z.string() }))
+      .describe('the first five skipped lines'),
+  }),
 ]);
 export type WorkloadSourceJson = z.output<typeof WorkloadSourceSchema>;
 

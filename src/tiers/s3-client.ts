@@ -152,6 +152,8 @@ export interface S3Request {
   /** Object key ('' = the bucket itself). */
   readonly key: string;
   readonly query?: Readonly<Record<string, string>>;
+  /** Extra headers, signed with the rest (a conditional PUT's If-None-Match). */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly body?: RequestBody;
   /** Receives the response body of a success in order (GET); absent: the body is collected as text. */
   readonly sink?: (chunk: Uint8Array) => void | Promise<void>;
@@ -267,7 +269,7 @@ export class S3Client {
 
   private async sign(r: S3Request, timing: RequestTiming): Promise<Record<string, string>> {
     const s0 = performance.now();
-    const headers: Record<string, string> = { host: this.host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' };
+    const headers: Record<string, string> = { ...(r.headers ?? {}), host: this.host, 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' };
     if (r.body !== undefined) {
       headers['content-length'] = String(r.body.size);
       // The server refuses (503 SlowDown, 403) before any body byte is sent, so such a PUT can be retried.

@@ -13,9 +13,10 @@ import { GiB } from '../util/units.js';
 import { entryRunIdOf, newRunId } from './file-names.js';
 import { S3Client, S3Error } from './s3-client.js';
 import type { CredentialSource, S3ClientOptions } from './s3-client.js';
-import { S3Backend } from './s3.js';
+import { MULTIPART_ABOVE, PART_BYTES, S3Backend } from './s3.js';
 import { StorageSetupError } from './storage-kind.js';
-import type { LeftoverEntries, ObjectStoreOptions, OpenedStorage, StorageKind, StorageOpenOptions } from './storage-kind.js';
+import type { LeftoverEntries, ObjectStoreOptions, OpenedStorage, PoolAtStart, StorageKind, StorageOpenOptions } from './storage-kind.js';
+import { POOL_BLOCK_FILE, poolNamespace } from './pool-names.js';
 
 const NO_CAPACITY = '--storage-backend s3 needs --storage-capacity-gb > 0: an object store has no free space to take a share of';
 /** What the results name as the client. */
@@ -121,26 +122,66 @@ async function createBucket(client: S3Client, o: S3ClientOptions, where: string)
   }
 }
 
-/** Our entry objects under `prefix` of runs other than `runId`, with their sizes. */
-async function listStale(client: S3Client, prefix: string, runId: string): Promise<Array<{ key: string; size: number }>> {
-  const found: Array<{ key: string; size: number }> = [];
+/** Every object whose key starts with `under`, with its size, page by page. */
+async function* listObjects(client: S3Client, under: string): AsyncGenerator<{ key: string; size: number }> {
   let token: string | undefined;
   do {
-    const query: Record<string, string> = { 'list-type': '2', prefix: `${prefix}kvc-`, 'max-keys': '1000' };
+    const query: Record<string, string> = { 'list-type': '2', prefix: under, 'max-keys': '1000' };
     if (token !== undefined) query['continuation-token'] = token;
     const res = await client.send({ method: 'GET', key: '', query });
     for (const m of res.text.matchAll(/<Contents>([\s\S]*?)<\/Contents>/g)) {
       const key = xmlText(/<Key>([\s\S]*?)<\/Key>/.exec(m[1])?.[1] ?? '');
-      const size = Number(/<Size>(\d+)<\/Size>/.exec(m[1])?.[1] ?? '0');
-      const name = key.slice(prefix.length);
-      if (name.includes('/')) continue; // deeper "folders" are not ours
-      const id = entryRunIdOf(name);
-      if (id !== undefined && id !== runId) found.push({ key, size });
+      yield { key, size: Number(/<Size>(\d+)<\/Size>/.exec(m[1])?.[1] ?? '0') };
     }
     const truncated = res.text.includes('<IsTruncated>true</IsTruncated>');
     token = truncated ? xmlText(/<NextContinuationToken>([\s\S]*?)<\/NextContinuationToken>/.exec(res.text)?.[1] ?? '') : undefined;
   } while (token !== undefined && token !== '');
+}
+
+/** Our entry objects under `prefix` of runs other than `runId`, with their sizes. */
+async function listStale(client: S3Client, prefix: string, runId: string): Promise<Array<{ key: string; size: number }>> {
+  const found: Array<{ key: string; size: number }> = [];
+  for await (const o of listObjects(client, `${prefix}kvc-`)) {
+    const name = o.key.slice(prefix.length);
+    if (name.includes('/')) continue; // deeper "folders" are not ours
+    const id = entryRunIdOf(name);
+    if (id !== undefined && id !== runId) found.push(o);
+  }
   return found;
+}
+
+/**
+ * A shared pool's blocks at start (earlier runs', --keep-pool). An object store has no temporary
+ * names: a PUT makes its object appear whole or not at all, so nothing half-written is ever listed.
+ */
+async function s3PoolAtStart(client: S3Client, where: string, under: string, namespace: string): Promise<PoolAtStart> {
+  let blocks = 0;
+  let blockBytes = 0;
+  for await (const o of listObjects(client, under)) {
+    if (!POOL_BLOCK_FILE.test(o.key.slice(o.key.lastIndexOf('/') + 1))) continue;
+    blocks++;
+    blockBytes += o.size;
+  }
+  return { location: where, namespace, blocks, blockBytes, staleTemps: 0, staleTempBytes: 0, staleTempsRemoved: 0 };
+}
+
+/** The store's clock now: a probe object's Last-Modified (whole seconds), the object then removed. */
+async function poolClockOf(client: S3Client, probeKey: string): Promise<number> {
+  const empty = {
+    size: 0,
+    chunks: async function* (): AsyncGenerator<Uint8Array> {
+      // an empty object: no chunk
+    },
+  };
+  await client.send({ method: 'PUT', key: probeKey, body: empty });
+  try {
+    const res = await client.send({ method: 'HEAD', key: probeKey });
+    const t = Date.parse(res.headers['last-modified'] ?? '');
+    if (!Number.isFinite(t)) throw new StorageSetupError(`--kv-pool shared: the object store gave no Last-Modified time for ${probeKey}`);
+    return t;
+  } finally {
+    await client.send({ method: 'DELETE', key: probeKey }).catch(() => undefined);
+  }
 }
 
 function xmlText(s: string): string {
@@ -208,8 +249,18 @@ async function openS3(so: StorageOpenOptions): Promise<OpenedStorage> {
     throw e;
   }
   const runId = newRunId();
-  const backend = new S3Backend(client, prefix, runId);
   const host = co.endpoint.host;
+  const namespace = so.pool !== undefined ? poolNamespace(so.pool.identity) : undefined;
+  let poolOptions: ConstructorParameters<typeof S3Backend>[5];
+  if (so.pool !== undefined && namespace !== undefined) {
+    try {
+      poolOptions = { namespace, keep: so.pool.keep, openedAtMs: await poolClockOf(client, `${prefix}${namespace}/.kvc-open-${runId}`) };
+    } catch (e) {
+      client.close();
+      throw e instanceof S3Error ? new StorageSetupError(`--kv-pool shared: cannot write to the pool in ${co.bucket}: ${e.message}`) : e;
+    }
+  }
+  const backend = new S3Backend(client, prefix, runId, MULTIPART_ABOVE, PART_BYTES, poolOptions);
   const where = `s3://${co.bucket}/${prefix} at ${host}`;
   return {
     backend,
@@ -222,7 +273,12 @@ async function openS3(so: StorageOpenOptions): Promise<OpenedStorage> {
       fileSystem: 'none (object store)',
     },
     warnings: [],
-    leftovers: (remove) => s3Leftovers(client, where, prefix, runId, remove),
+    leftovers: async (remove) => {
+      const left = await s3Leftovers(client, where, prefix, runId, remove);
+      if (namespace === undefined) return left;
+      const under = `${prefix}${namespace}/`;
+      return { ...left, pool: await s3PoolAtStart(client, `s3://${co.bucket}/${under} at ${host}`, under, namespace) };
+    },
     // capacityProblem refuses a missing capacity at start; this is the guard behind it.
     limitBytes: (capacityBytes) => (capacityBytes > 0 ? Promise.resolve(capacityBytes) : Promise.reject(new RangeError(NO_CAPACITY))),
     // A bucket over its quota answers 403 QuotaExceeded (class EDQUOT): the run stops as on a full disk.

@@ -11,8 +11,9 @@
 // host = request signing (SigV4) and credentials. Waits for payload bytes (writes) and for the sink
 // (reads) are in neither, as in the file tier. Time to first byte (request start to the response's
 // headers, of a GET) is kept beside it in the backend's own histogram (ObjectStoreStats).
-import { IoAbortedError, EntryNotFoundError, timing } from './backend.js';
-import type { ChunkSink, IOTiming, ReadResult } from './backend.js';
+import { AlreadyPublishedError, IoAbortedError, EntryNotFoundError, timing } from './backend.js';
+import type { ChunkSink, IOTiming, PoolAccess, PoolProbe, ReadResult } from './backend.js';
+import { poolBlockName } from './pool-names.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import { entryFileName } from './file-names.js';
 import { S3Error, TransferStoppedError } from './s3-client.js';
@@ -20,6 +21,7 @@ import type { RequestTiming, S3Client, S3Response } from './s3-client.js';
 import { LatencySketch } from './s3-sketch.js';
 import type { ObjectStoreStats, StorageBackend } from './storage-kind.js';
 import { MiB } from '../util/units.js';
+import { performance } from 'node:perf_hooks';
 
 /** Entries above this size go up as multipart uploads (measured: docs/s3.md). */
 export const MULTIPART_ABOVE = 256 * MiB;
@@ -49,11 +51,56 @@ export class S3Backend implements StorageBackend {
     /** Entries above this size go up as multipart uploads of `partBytes` parts. */
     readonly multipartAbove = MULTIPART_ABOVE,
     readonly partBytes = PART_BYTES,
-  ) {}
+    /** A shared pool's blocks (--kv-pool shared): pool names under the prefix, conditional PUTs, HEAD lookups. */
+    private readonly poolOptions?: S3PoolOptions,
+  ) {
+    if (poolOptions !== undefined) this.pool = this.poolAccess(poolOptions.openedAtMs);
+  }
+
+  /** Present in a shared pool. */
+  readonly pool?: PoolAccess;
 
   /** The object that holds (or would hold) `key`. */
   objectKey(key: string): string {
+    if (this.poolOptions !== undefined) return `${this.prefix}${poolBlockName(this.poolOptions.namespace, key)}`;
     return `${this.prefix}${entryFileName(this.runId, key)}`;
+  }
+
+  /**
+   * A shared pool on an object store: a lookup is a HEAD (404: not there), a block another server
+   * published is read by GET (404: gone meanwhile, a miss), and a PUT is conditional (If-None-Match: *):
+   * a block published first by another writer answers 412 and is not rewritten. Objects appear whole,
+   * so a reader never sees half of one.
+   */
+  private poolAccess(openedAtMs: number): PoolAccess {
+    return {
+      openedAtMs,
+      lookup: async (key: string): Promise<PoolProbe> => {
+        this.assertOpen();
+        const t0 = performance.now();
+        try {
+          const res = await this.client.send({ method: 'HEAD', key: this.objectKey(key) });
+          const t = res.timing;
+          const size = Number(res.headers['content-length'] ?? '0');
+          const modified = Date.parse(res.headers['last-modified'] ?? '');
+          return {
+            found: true,
+            size,
+            publishedAtMs: Number.isFinite(modified) ? modified : 0,
+            timing: timing(t.signMs, t.totalMs - t.signMs - t.waitMs),
+          };
+        } catch (e) {
+          // The answer "not there" is the lookup's result: its wall time is the store's (signing included, a few µs).
+          if (e instanceof S3Error && e.status === 404)
+            return { found: false, size: 0, publishedAtMs: 0, timing: timing(0, performance.now() - t0) };
+          return this.counted(e);
+        }
+      },
+      readPublished: (key: string, size: number, sink?: ChunkSink) => this.readObject(key, size, sink),
+      forget: (key: string) => {
+        this.sizes.delete(key);
+      },
+    };
   }
 
   keys(): Iterable<string> {
@@ -101,12 +148,24 @@ export class S3Backend implements StorageBackend {
     try {
       if (source.size > this.multipartAbove) await this.multipart(object, source, add);
       else {
-        const res = await this.client.send({ method: 'PUT', key: object, body: source, stopped: () => this.stopping });
+        // In a shared pool, only if no one published it first (412 otherwise).
+        const headers = this.poolOptions !== undefined ? { 'if-none-match': '*' } : undefined;
+        const res = await this.client.send({
+          method: 'PUT',
+          key: object,
+          body: source,
+          stopped: () => this.stopping,
+          ...(headers !== undefined ? { headers } : {}),
+        });
         add(res.timing);
         this.putTimes.add(res.timing.totalMs - res.timing.waitMs);
       }
       this.puts++;
     } catch (e) {
+      if (this.poolOptions !== undefined && e instanceof S3Error && e.status === 412) {
+        // Refused before the body (Expect: 100-continue): no bytes moved, and the object is the other writer's.
+        throw new AlreadyPublishedError(0, timing(acc.host, acc.device));
+      }
       this.abandoned.add(object); // a stopped or failed upload may have left an object: close() deletes it
       if (e instanceof TransferStoppedError) throw new IoAbortedError(e.bytes);
       return this.counted(e);
@@ -150,12 +209,19 @@ export class S3Backend implements StorageBackend {
     this.assertOpen();
     const size = this.sizes.get(key);
     if (size === undefined) throw new EntryNotFoundError(this.tier, key);
+    return this.readObject(key, size, sink);
+  }
+
+  /** GETs `key`'s object; in a shared pool a missing one (removed by its publisher) is EntryNotFoundError. */
+  private async readObject(key: string, _size: number, sink?: ChunkSink): Promise<ReadResult> {
+    this.assertOpen();
     const object = this.objectKey(key);
     let res: S3Response;
     try {
       res = await this.client.send({ method: 'GET', key: object, sink: sink ?? discard, stopped: () => this.stopping });
     } catch (e) {
       if (e instanceof TransferStoppedError) return { timing: timing(0, 0), bytes: e.bytes };
+      if (this.poolOptions !== undefined && e instanceof S3Error && e.status === 404) throw new EntryNotFoundError(this.tier, key);
       return this.counted(e);
     }
     this.gets++;
@@ -184,6 +250,7 @@ export class S3Backend implements StorageBackend {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.poolOptions?.keep === true) this.sizes.clear(); // --keep-pool: published blocks stay for the next run
     try {
       await this.clear().catch(() => undefined);
       for (const object of this.abandoned) await this.client.send({ method: 'DELETE', key: object }).catch(() => undefined);
@@ -196,6 +263,14 @@ export class S3Backend implements StorageBackend {
   private assertOpen(): void {
     if (this.closed) throw new Error('S3 tier is closed');
   }
+}
+
+/** A shared pool's objects: their namespace, whether they outlive the run, and the pool's clock at open. */
+export interface S3PoolOptions {
+  readonly namespace: string;
+  readonly keep: boolean;
+  /** The store's clock when this backend opened the pool (ms, whole seconds: Last-Modified's resolution). */
+  readonly openedAtMs: number;
 }
 
 function discard(): void {
