@@ -138,6 +138,8 @@ export interface OptionSummary {
     readonly all_ranks_valid: boolean;
     readonly trials: TrialFigures[];
     readonly rank_table: RankRow[];
+    /** Every trial's ranks together (lookups per second over the trials' summed common windows); null without pool blocks. */
+    readonly kv_pool: MergedPool | null;
   };
 }
 
@@ -332,6 +334,7 @@ export function mergeOption(trials: readonly TrialInput[]): OptionSummary {
       all_ranks_valid: figures.every((f) => f.all_ranks_valid),
       trials: figures,
       rank_table: trials.flatMap((t) => t.files.map((f) => rankRow(t.trial, f))),
+      kv_pool: mergedPool(allDocs, sum(figures.map((f) => f.common_window_sec))),
     },
   };
 }

@@ -118,6 +118,7 @@ export function planSequence(r: MlperfRequest, ctx: LaunchContext): Plan {
           ...kvCache,
           ...valueArgs(values),
           ...['--seed-base', String(r.seed), '--rank-output-base', dir, '--rank-cache-base', r.cacheDir, ...common],
+          ...r.poolArgs,
         ],
       });
       if (r.endDelaySec > 0) steps.push({ kind: 'sleep', seconds: r.endDelaySec, why: `after option ${id} trial ${t}` });

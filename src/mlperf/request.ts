@@ -21,6 +21,8 @@ export interface MlperfRequest {
   readonly mpiParams: readonly string[];
   /** `--storage-backend` and its flags for every run ([] = the file tier under --cache-dir). */
   readonly storageArgs: readonly string[];
+  /** OPEN: `--kv-pool shared --kv-block-tokens N` for the option runs (never the preconditioning); [] = private. */
+  readonly poolArgs: readonly string[];
   readonly startDelaySec: number;
   readonly endDelaySec: number;
   readonly interOptionDelaySec: number;
@@ -145,6 +147,7 @@ export function mlperfRequest(args: MlperfArgs): { readonly request: MlperfReque
     npernode,
     mpiParams: (str('mpi-params') ?? '').split(/\s+/).filter((p) => p !== ''),
     storageArgs: storageArgsOf(division, str('storage-backend'), str('s3-args'), problems),
+    poolArgs: poolArgsOf(division, str('kv-pool'), str('kv-block-tokens'), problems),
     startDelaySec: numberFlag(problems, values, 'start-delay', CLOSED_DEFAULTS.startDelaySec, 0, false),
     endDelaySec: numberFlag(problems, values, 'end-delay', CLOSED_DEFAULTS.endDelaySec, 0, false),
     interOptionDelaySec: numberFlag(problems, values, 'inter-option-delay', CLOSED_DEFAULTS.interOptionDelaySec, 0, false),
@@ -158,6 +161,31 @@ export function mlperfRequest(args: MlperfArgs): { readonly request: MlperfReque
     overrides: overrides,
   };
   return { request, problems };
+}
+
+/**
+ * A shared KV pool for the option runs (issue 32): OPEN only — CLOSED is upstream's model, each rank
+ * its own private cache — and block-granular (a pool shares blocks), so --kv-block-tokens comes with it.
+ */
+function poolArgsOf(division: Division, pool: string | undefined, blockTokens: string | undefined, problems: string[]): string[] {
+  const name = pool ?? 'private';
+  if (name !== 'private' && name !== 'shared') problems.push(`--kv-pool: invalid choice '${name}'; valid: private, shared`);
+  if (name !== 'shared') {
+    if (blockTokens !== undefined) problems.push('--kv-block-tokens goes with --kv-pool shared here');
+    return [];
+  }
+  if (division === 'closed') {
+    problems.push(
+      "--kv-pool shared is not allowed in CLOSED: CLOSED is upstream's model, every rank its own private cache; run with --open to measure a shared pool",
+    );
+    return [];
+  }
+  const n = Number(blockTokens ?? '');
+  if (blockTokens === undefined || !Number.isSafeInteger(n) || n < 1) {
+    problems.push('--kv-pool shared needs --kv-block-tokens N (a whole number ≥ 1): a shared pool holds KV blocks');
+    return [];
+  }
+  return ['--kv-pool', 'shared', '--kv-block-tokens', String(n)];
 }
 
 /**

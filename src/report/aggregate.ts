@@ -163,6 +163,16 @@ const OUR_COLUMNS: readonly ColumnSpec[] = [
   ['Ideal Token Hit Rate', (doc) => num(bench('kv_blocks', 'ideal', 'token_hit_rate')(doc))],
   ['Block Reads/sec', (doc) => num(bench('kv_blocks', 'block_reads_per_sec')(doc))],
   ['Block Writes/sec', (doc) => num(bench('kv_blocks', 'block_writes_per_sec')(doc))],
+  // Shared pools and ranks dividing a trace (issue 32; empty otherwise).
+  ['KV Pool', (doc) => str(bench('kv_pool', 'pool')(doc))],
+  ['Route', (doc) => str(bench('kv_pool', 'route')(doc))],
+  ["Trace's Own Token Hit Rate", (doc) => num(bench('kv_pool', 'trace_ideal', 'token_hit_rate')(doc))],
+  ['Pool Hit Rate Own', (doc) => num(bench('kv_pool', 'shared', 'hits_by_origin', 'own', 'token_hit_rate')(doc))],
+  ['Pool Hit Rate Other Rank', (doc) => num(bench('kv_pool', 'shared', 'hits_by_origin', 'other_rank', 'token_hit_rate')(doc))],
+  ['Pool Hit Rate Earlier Run', (doc) => num(bench('kv_pool', 'shared', 'hits_by_origin', 'earlier_run', 'token_hit_rate')(doc))],
+  ['Pool Lookups/sec', (doc) => num(bench('kv_pool', 'shared', 'lookups', 'per_sec')(doc))],
+  ['Pool Lookup P95 ms', (doc) => num(bench('kv_pool', 'shared', 'lookups', 'latency_ms', 'p95')(doc))],
+  ['Pool Publish Races', (doc) => num(bench('kv_pool', 'shared', 'publish_races')(doc))],
   ['Schema Version', (doc) => str(bench('schema_version')(doc))],
   ['Tool Version', (doc) => str(bench('version')(doc))],
 ];

@@ -8,6 +8,7 @@ import type { HeadlineFigure } from './headline.js';
 import { isOption, isReplay, isRun } from './inputs.js';
 import type { LoadedInput } from './inputs.js';
 import { KV_BLOCK_FIGURES, anyKvBlocks } from './kv-block-figures.js';
+import { KV_POOL_FIGURES, anyKvPool } from './kv-pool-figures.js';
 import { TTFT_FIGURES, ttftAssumptions } from './ttft-figures.js';
 import { inert } from '../../util/safe-text.js';
 
@@ -131,12 +132,26 @@ export function formatCompareTable(runs: readonly LoadedInput[]): string {
   const blocks = anyKvBlocks(runs.filter(isRun))
     ? ['', 'KV blocks (block-granular runs; n/a: one entry per request):', ...table([header, ...blockRows])]
     : [];
+  // Pools and routes (issue 32): runs' own and merged options' (all their ranks), when any entry has one.
+  const poolRows = compareFigures(runs, KV_POOL_FIGURES).map(({ figure, values }) => [
+    figure.label,
+    figure.unit,
+    ...values.map((v) => formatFigure(v.value, figure.digits)),
+    ...values.slice(1).map((v) => (v.ratio === null ? '' : `×${v.ratio.toFixed(2)}`)),
+  ]);
+  const withPool = runs.flatMap((r): Parameters<typeof anyKvPool>[0] =>
+    isRun(r) ? [{ doc: r.doc }] : isOption(r) ? [{ merged: r.merged }] : [],
+  );
+  const pools = anyKvPool(withPool)
+    ? ['', 'KV pool (shared or private, ranks dividing a trace; merged options: all their ranks):', ...table([header, ...poolRows])]
+    : [];
   const lines = [
     'Runs:',
     ...runs.map((r, i) => `  #${i + 1}  ${r.label}  ${r.path}`),
     '',
     ...table([header, ...rows, validity]),
     ...blocks,
+    ...pools,
     ...modelled,
     '',
     ...verdicts.flatMap((v, i) => (v.valid === false ? [`#${i + 1} ${v.text}`] : [])),

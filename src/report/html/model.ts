@@ -13,6 +13,7 @@ import { distributionSection } from './sections/distributions.js';
 import { latencyOverTimeSection } from './sections/latency-over-time.js';
 import { parametersSection } from './sections/parameters.js';
 import { kvBlocksSection } from './sections/kv-blocks.js';
+import { kvPoolSection } from './sections/kv-pool.js';
 import { qosSection } from './sections/qos.js';
 import type { Section, SectionBuilder } from './sections/section.js';
 import { throughputSection } from './sections/throughput.js';
@@ -35,6 +36,7 @@ export const SECTIONS: readonly SectionBuilder[] = [
   distributionSection,
   tiersSection,
   kvBlocksSection,
+  kvPoolSection,
   deviceSection,
   qosSection,
   ttftSection, // modelled TTFT (issue 23)

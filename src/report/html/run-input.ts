@@ -67,6 +67,7 @@ export const ReportRunSchema = lenient(
       timeline: true,
       device_telemetry: true,
       kv_blocks: true,
+      kv_pool: true, // issue 32
       payload_generation: true,
       file_io: true,
       ttft_modelled: true, // modelled TTFT (issue 23)

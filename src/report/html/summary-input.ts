@@ -55,6 +55,18 @@ export const MergedOptionSchema = z.object({
     max_start_spread_ms: z.number().nullable(),
     all_ranks_valid: z.boolean(),
     rank_table: z.array(RankRowSchema),
+    kv_pool: z
+      .object({
+        pool: z.string(),
+        route: z.string(),
+        ranks: z.number().int().nonnegative(),
+        token_hit_rate: z.number(),
+        trace_ideal_token_hit_rate: z.number().nullable(),
+        cross_rank_hit_share: z.number().nullable(),
+        lookups: z.object({ count: z.number().int().nonnegative(), per_sec: z.number(), latency: Pooled }).nullable(),
+      })
+      .nullable()
+      .optional(), // summaries before issue 32 have none
   }),
 });
 export type MergedOption = z.output<typeof MergedOptionSchema>;
