@@ -24,7 +24,7 @@ test('a file without the per-second series: histogram charts only, and each miss
   assert.equal(m.title, 'kvcache-bench report: a.json (direct, 4 users)');
   assert.deepEqual(
     m.sections.map((s) => s.id),
-    ['throughput', 'latency-time', 'distributions', 'tiers', 'kv-blocks', 'device', 'qos', 'ttft', 'autoscaling', 'parameters'],
+    ['throughput', 'latency-time', 'distributions', 'tiers', 'kv-blocks', 'kv-pool', 'device', 'qos', 'ttft', 'autoscaling', 'parameters'],
   );
   assert.deepEqual(chartIds(m), ['dist-storage-read', 'dist-storage-write', 'dist-request']);
   assert.match(section(m, 'kv-blocks').notes[0] ?? '', /^KV blocks: not a block-granular run/);
@@ -269,7 +269,20 @@ test('a replay beside a run: the run sections chart the run as #2 (its place in 
   assert.equal(m.title, 'kvcache-bench comparison of 2 results');
   assert.deepEqual(
     m.sections.map((s) => s.id),
-    ['throughput', 'latency-time', 'distributions', 'tiers', 'kv-blocks', 'device', 'qos', 'ttft', 'autoscaling', 'parameters', 'replay'],
+    [
+      'throughput',
+      'latency-time',
+      'distributions',
+      'tiers',
+      'kv-blocks',
+      'kv-pool',
+      'device',
+      'qos',
+      'ttft',
+      'autoscaling',
+      'parameters',
+      'replay',
+    ],
   );
   const read = section(m, 'distributions').charts[0];
   assert.deepEqual(

@@ -1,0 +1,276 @@
+// A shared pool on files (issue 32, docs/shared-pool.md): any backend reads what another published,
+// publishing is atomic (a temporary name, then link) and never replaces another writer's block, a
+// reader never sees part of a block (racing readers; a writer killed mid-block), a block gone
+// between lookup and read is EntryNotFoundError, and what is planted in the pool (a FIFO, a link, a
+// linked fan-out directory) is never read through, written through or waited on.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFile, unlink } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { ChunkSource } from '../../src/data/chunk-source.js';
+import { AlreadyPublishedError, EntryNotFoundError } from '../../src/tiers/backend.js';
+import type { PoolAccess } from '../../src/tiers/backend.js';
+import { FileBackend } from '../../src/tiers/file.js';
+import { POOL_TEMP_FILE, poolBlockName, poolNamespace } from '../../src/tiers/pool-names.js';
+import { removePoolTemps, scanPool } from '../../src/tiers/pool-scan.js';
+import { MiB } from '../../src/util/units.js';
+import { withTempDir } from '../util/temp-dir.js';
+
+const NS = poolNamespace({ model: 'tiny-1b', blockTokens: 16, bytesPerToken: 24576 });
+
+/** Bytes that name their key and position, so a read shows exactly which block and which part it got. */
+function blockBytes(key: string, size: number): Buffer {
+  const b = Buffer.alloc(size);
+  const tag = Buffer.from(`${key}|`);
+  for (let i = 0; i < size; i++) b[i] = (tag[i % tag.length] ?? 0) ^ ((i >>> 12) & 0xff);
+  return b;
+}
+
+function sourceOf(bytes: Buffer, chunk = MiB): ChunkSource {
+  return {
+    size: bytes.length,
+    async *chunks() {
+      for (let off = 0; off < bytes.length; off += chunk) yield bytes.subarray(off, Math.min(off + chunk, bytes.length));
+    },
+  };
+}
+
+async function readPublished(pool: PoolAccess, key: string, size: number): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  const r = await pool.readPublished(key, size, (c) => {
+    parts.push(Buffer.from(c));
+  });
+  const out = Buffer.concat(parts);
+  assert.equal(r.bytes, out.length);
+  return out;
+}
+
+const open = (dir: string, keep = false): Promise<FileBackend> =>
+  FileBackend.create({ dir, ioMode: 'buffered', pool: { namespace: NS, keep } });
+
+function poolOf(b: FileBackend): PoolAccess {
+  assert.ok(b.pool !== undefined, 'a pool backend has PoolAccess');
+  return b.pool;
+}
+
+test('one backend reads what another published; the names are the same for both; a second publish is not rewritten', async () => {
+  await withTempDir(async (dir) => {
+    const a = await open(dir);
+    const b = await open(dir);
+    try {
+      const bytes = blockBytes('k1', 3 * MiB + 5);
+      await a.write('k1', sourceOf(bytes));
+      assert.equal(a.pathFor('k1'), b.pathFor('k1'));
+      assert.equal(a.pathFor('k1'), join(dir, poolBlockName(NS, 'k1')));
+      assert.match(a.pathFor('k1'), /kvpool-[0-9a-f]{16}\/[0-9a-f]{3}\/[0-9a-f]{2}\/[0-9a-f]{40}\.bin$/);
+      const probe = await poolOf(b).lookup('k1');
+      assert.equal(probe.found, true);
+      assert.equal(probe.size, bytes.length);
+      assert.ok(probe.publishedAtMs >= poolOf(b).openedAtMs - 1000, 'published after b opened the pool (same run)');
+      assert.ok((await readPublished(poolOf(b), 'k1', bytes.length)).equals(bytes));
+      // b publishing the same block: it is a's, kept as a wrote it.
+      const other = blockBytes('other', bytes.length);
+      await assert.rejects(b.write('k1', sourceOf(other)), (e: unknown) => e instanceof AlreadyPublishedError && e.bytes === bytes.length);
+      assert.ok((await readFile(a.pathFor('k1'))).equals(bytes));
+      assert.deepEqual([...b.keys()], []);
+      assert.deepEqual(readdirSync(dirname(a.pathFor('k1'))), [a.pathFor('k1').split('/').pop()], 'no temporary file is left');
+      // Not there: a miss, not an error.
+      assert.equal((await poolOf(b).lookup('nothing')).found, false);
+      await assert.rejects(poolOf(b).readPublished('nothing', 10), EntryNotFoundError);
+      // Its publisher evicts it: gone for the reader too.
+      await a.delete('k1');
+      assert.equal((await poolOf(b).lookup('k1')).found, false);
+      await assert.rejects(poolOf(b).readPublished('k1', bytes.length), EntryNotFoundError);
+      // b's delete of a block it does not own touches nothing.
+      await a.write('k2', sourceOf(blockBytes('k2', 100)));
+      await b.delete('k2');
+      assert.equal((await poolOf(b).lookup('k2')).found, true);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+    assert.equal(existsSync(join(dir, poolBlockName(NS, 'k2'))), false, 'the publisher removes what it published when it closes');
+  });
+});
+
+test('--keep-pool leaves what was published; a later backend finds it published before it opened (an earlier run)', async () => {
+  await withTempDir(async (dir) => {
+    const a = await open(dir, true);
+    await a.write('warm', sourceOf(blockBytes('warm', 4096)));
+    await a.close();
+    await new Promise((r) => setTimeout(r, 20)); // the next open's clock is later than the block's mtime
+    const b = await open(dir);
+    try {
+      const probe = await poolOf(b).lookup('warm');
+      assert.equal(probe.found, true);
+      assert.ok(probe.publishedAtMs < poolOf(b).openedAtMs, 'published before this backend opened the pool');
+      const contents = await scanPool(join(dir, NS), b.runId);
+      assert.deepEqual(
+        { blocks: contents.blocks, bytes: contents.blockBytes, temps: contents.tempPaths.length },
+        { blocks: 1, bytes: 4096, temps: 0 },
+      );
+    } finally {
+      await b.close();
+    }
+  });
+});
+
+test('another namespace (model, block size, bytes per token) never sees the blocks', async () => {
+  await withTempDir(async (dir) => {
+    const a = await open(dir);
+    const other = await FileBackend.create({
+      dir,
+      ioMode: 'buffered',
+      pool: { namespace: poolNamespace({ model: 'tiny-1b', blockTokens: 32, bytesPerToken: 24576 }), keep: false },
+    });
+    try {
+      await a.write('same-key', sourceOf(blockBytes('x', 512)));
+      assert.equal((await poolOf(other).lookup('same-key')).found, false);
+      assert.notEqual(
+        poolNamespace({ model: 'a', blockTokens: 16, bytesPerToken: 2 }),
+        poolNamespace({ model: 'a', blockTokens: 16, bytesPerToken: 4 }),
+      );
+      assert.notEqual(
+        poolNamespace({ model: 'a', blockTokens: 16, bytesPerToken: 2 }),
+        poolNamespace({ model: 'b', blockTokens: 16, bytesPerToken: 2 }),
+      );
+    } finally {
+      await a.close();
+      await other.close();
+    }
+  });
+});
+
+test('readers racing a writer see a whole block or none, never part of one', async () => {
+  await withTempDir(async (dir) => {
+    const writer = await open(dir);
+    const reader = await open(dir);
+    try {
+      const size = 6 * MiB + 333;
+      const keys = Array.from({ length: 6 }, (_, i) => `race${i}`);
+      let writing = true;
+      const outcomes = { whole: 0, missing: 0 };
+      const readers = Array.from({ length: 4 }, async () => {
+        while (writing) {
+          for (const key of keys) {
+            const probe = await poolOf(reader).lookup(key);
+            if (!probe.found) {
+              outcomes.missing++;
+              continue;
+            }
+            assert.equal(probe.size, size, 'a published block has its whole size');
+            const got = await readPublished(poolOf(reader), key, size);
+            assert.ok(got.equals(blockBytes(key, size)), `${key}: the whole block, byte for byte`);
+            outcomes.whole++;
+          }
+        }
+      });
+      // Chunks handed over slowly: each block is a temporary file for a while before it is linked.
+      for (const key of keys) {
+        const bytes = blockBytes(key, size);
+        await writer.write(key, {
+          size,
+          async *chunks() {
+            for (let off = 0; off < size; off += MiB) {
+              await new Promise((r) => setTimeout(r, 2));
+              yield bytes.subarray(off, Math.min(off + MiB, size));
+            }
+          },
+        });
+      }
+      writing = false;
+      await Promise.all(readers);
+      assert.ok(
+        outcomes.missing > 0 && outcomes.whole > 0,
+        `readers saw blocks both before and after they were published (${JSON.stringify(outcomes)})`,
+      );
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
+  });
+});
+
+test('a writer killed with SIGKILL mid-block leaves a temporary file no reader sees; the scan reports it and removes it on request', async () => {
+  await withTempDir(async (dir) => {
+    const fileJs = fileURLToPath(new URL('../../src/tiers/file.js', import.meta.url));
+    // A child publishing a 64 MiB block whose source stops after the first 8 MiB, then waits to be killed.
+    const script = `
+      const { FileBackend } = await import(${JSON.stringify(fileJs)});
+      const b = await FileBackend.create({ dir: ${JSON.stringify(dir)}, ioMode: 'buffered', pool: { namespace: ${JSON.stringify(NS)}, keep: false } });
+      const chunk = Buffer.alloc(1 << 20, 7);
+      b.write('killed', { size: 64 << 20, async *chunks() {
+        for (let i = 0; i < 8; i++) yield chunk;
+        process.stdout.write('midway\\n');
+        await new Promise(() => {});
+      } });`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        if (d.toString().includes('midway')) resolve();
+      });
+      child.on('exit', (code) => reject(new Error(`the writer exited early (${code})`)));
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('close', r));
+    const reader = await open(dir);
+    try {
+      assert.equal((await poolOf(reader).lookup('killed')).found, false, 'nothing was published');
+      await assert.rejects(poolOf(reader).readPublished('killed', 64 << 20), EntryNotFoundError);
+      const leaf = dirname(reader.pathFor('killed'));
+      const temps = readdirSync(leaf).filter((n) => POOL_TEMP_FILE.test(n));
+      assert.equal(temps.length, 1, 'the killed writer left its temporary file');
+      const contents = await scanPool(join(dir, NS), reader.runId);
+      assert.deepEqual(
+        { blocks: contents.blocks, temps: contents.tempPaths.length, bytes: contents.tempBytes },
+        { blocks: 0, temps: 1, bytes: 8 << 20 },
+      );
+      assert.equal(await removePoolTemps(contents.tempPaths), 1);
+      assert.deepEqual(readdirSync(leaf), []);
+      // And the block can still be published whole afterwards.
+      await reader.write('killed', sourceOf(blockBytes('killed', MiB)));
+      assert.equal((await poolOf(reader).lookup('killed')).size, MiB);
+    } finally {
+      await reader.close();
+    }
+  });
+});
+
+test('planted in the pool: a FIFO or a link at a block name is no block (never opened, never waited on); a linked fan-out directory is never written through', async () => {
+  await withTempDir(async (dir) => {
+    const b = await open(dir);
+    const outside = join(dir, 'outside');
+    mkdirSync(outside);
+    try {
+      const fifoPath = b.pathFor('fifo');
+      mkdirSync(dirname(fifoPath), { recursive: true });
+      execFileSync('mkfifo', [fifoPath]);
+      assert.equal((await poolOf(b).lookup('fifo')).found, false);
+      await assert.rejects(poolOf(b).readPublished('fifo', 4096), EntryNotFoundError);
+      // Writing it: the name is taken (not by a block of ours): counted as published by another, nothing replaced.
+      await assert.rejects(b.write('fifo', sourceOf(blockBytes('fifo', 100))), AlreadyPublishedError);
+
+      writeFileSync(join(outside, 'target.bin'), 'secret');
+      const linkPath = b.pathFor('link');
+      mkdirSync(dirname(linkPath), { recursive: true });
+      symlinkSync(join(outside, 'target.bin'), linkPath);
+      assert.equal((await poolOf(b).lookup('link')).found, false);
+      await assert.rejects(poolOf(b).readPublished('link', 6), EntryNotFoundError);
+
+      // A fan-out directory replaced by a link to elsewhere: the write fails and nothing lands there.
+      const victim = b.pathFor('redirected');
+      const level2 = dirname(victim);
+      mkdirSync(dirname(level2), { recursive: true });
+      if (existsSync(level2)) await unlink(level2).catch(() => undefined);
+      symlinkSync(outside, level2);
+      await assert.rejects(b.write('redirected', sourceOf(blockBytes('r', 100))), /not a directory/);
+      assert.deepEqual(readdirSync(outside).sort(), ['target.bin']);
+    } finally {
+      await b.close();
+    }
+  });
+});
