@@ -1,13 +1,13 @@
-// The one-pass hit-rate curve (workload/hit-curve.ts, lru-stack.ts) against an independent plain
+// The one-pass hit-rate curve (metrics/hit-curve.ts, lru-stack.ts) against an independent plain
 // simulation of the run's byte-limited LRU at a few capacities: lookup of the longest present prefix,
 // writes of the rest (evicting the least recently used blocks until the new one fits), the chain left
 // head newest. They agree exactly at every capacity ≥ the largest chain (docs/sizing.md).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { HitCurve, gridCapacity } from '../../src/workload/hit-curve.js';
-import type { SizedBlock } from '../../src/workload/hit-curve.js';
-import { LruStack } from '../../src/workload/lru-stack.js';
+import { HitCurve, gridCapacity } from '../../src/metrics/hit-curve.js';
+import type { SizedBlock } from '../../src/metrics/hit-curve.js';
+import { LruStack } from '../../src/metrics/lru-stack.js';
 
 /** A plain LRU of `capacity` bytes with the run's block semantics; returns the tokens and blocks it served. */
 function simulate(requests: readonly SizedBlock[][], capacity: number): { tokens: number; blocks: number } {
