@@ -346,5 +346,26 @@ export async function runWithArgs<const O extends OptionSpecs>(
   }
 }
 
+/**
+ * Splits argv into the options `spec` declares (with their values, and -h/--help) and the rest, in
+ * order: a subcommand that also takes the run's flags (`size`) parses each half with its own reader.
+ */
+export function splitDeclared(spec: ArgsSpec, argv: readonly string[]): { own: string[]; rest: string[] } {
+  const own: string[] = [];
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] ?? '';
+    const name = a.startsWith('--') ? a.slice(2).split('=')[0] : undefined;
+    const o = name !== undefined ? optionOf(spec.options, name) : undefined;
+    if (a === '-h' || a === '--help') own.push(a);
+    else if (o === undefined) rest.push(a);
+    else {
+      own.push(a);
+      if (o.kind !== 'bool' && !a.includes('=') && i + 1 < argv.length) own.push(argv[++i] ?? '');
+    }
+  }
+  return { own, rest };
+}
+
 /** The parsed arguments of a declaration: `ArgsOf<typeof REPLAY_ARGS>`. */
 export type ArgsOf<S extends ArgsSpec> = SubArgs<S['options']>;

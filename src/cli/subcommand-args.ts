@@ -84,9 +84,9 @@ directory and measures the storage operations.`,
 } as const satisfies ArgsSpec;
 
 export const SCHEMA_ARGS = {
-  about: `Prints the JSON Schema (draft 2020-12) of the results file of a run (default) or of a replay.
+  about: `Prints the JSON Schema (draft 2020-12) of the results file of a run (default), of a replay or of kv-cache size.
 Results files carry the schema version they follow in kvcache_bench.schema_version (the schema's const).`,
-  positional: { name: 'KIND', noun: 'results kind', min: 0, max: 1, choices: ['run', 'replay'] },
+  positional: { name: 'KIND', noun: 'results kind', min: 0, max: 1, choices: ['run', 'replay', 'size'] },
   options: {},
 } as const satisfies ArgsSpec;
 
@@ -317,6 +317,51 @@ not record is n/a.`,
       value: 'FILE',
       inUsage: true,
       help: 'Also write the HTML comparison report (as kv-cache report A.json B.json… -o FILE)',
+    },
+  },
+} as const satisfies ArgsSpec;
+
+export const SIZE_ARGS = {
+  about: `How much KV storage does this traffic need? The exact LRU prefix hit rate at every capacity, in one pass
+over the requests a run with the same workload flags would issue (a Mooncake trace, or synthetic,
+ShareGPT or BurstGPT requests with --kv-block-tokens N), with no tier and no I/O: stack distances
+over block bytes, with the run's block semantics (the longest cached prefix is read, a chain is
+evicted tail first, a partial last block has its real size). Prints the token and block hit rates
+at powers of two and at --capacities, the ideal (unlimited) rate, the capacity reaching 50/90/95/99 %
+of it, the read bandwidth the hits need at the trace's own request rate (and at --trace-speedup), and
+with --gpu-profile the prefill GPU-seconds they save per hour. With --servers N: the curve with one
+shared pool and with N private pools. Every other option is a run flag (kv-cache --help) choosing the
+workload: --mooncake-trace, --trace-block-tokens, --kv-block-tokens, --model, --seed, --duration,
+--max-requests, --replay-cycles (0 counts as one pass), --gpu-profile, --mfu, ...`,
+  options: {
+    capacities: {
+      kind: 'string',
+      value: 'LIST',
+      inUsage: true,
+      help: 'Capacities where the rates are given exactly, comma-separated, binary units: 512G,1T,4.5T (K, M, G, T, P; a bare number is GiB)',
+    },
+    servers: { kind: 'number', value: 'N', integer: true, min: 1, max: 4096, default: 1, help: 'Inference servers the capacity serves' },
+    route: {
+      kind: 'string',
+      value: 'MODE',
+      choices: ['session', 'round-robin', 'replicate'],
+      default: 'session',
+      help: 'How requests reach private pools: by session (first block), round-robin, or every server every request',
+    },
+    'kv-pool': {
+      kind: 'string',
+      value: 'POOL',
+      choices: ['both', 'shared', 'private'],
+      default: 'both',
+      help: 'With --servers N > 1: the deployments to compute (shared = one pool of the whole capacity, private = N of capacity ÷ N)',
+    },
+    json: { kind: 'string', value: 'FILE', inUsage: true, help: 'Write the results as JSON (kv-cache schema size prints its schema)' },
+    csv: { kind: 'string', value: 'FILE', help: 'Write one row per deployment and capacity as CSV' },
+    html: { kind: 'string', value: 'FILE', help: 'Write an HTML page with the curve on a log capacity axis' },
+    'measured-run': {
+      kind: 'string',
+      value: 'RESULTS.json',
+      help: "A block-granular run's results: its token hit rate is drawn as a point at its capacity (storage + CPU + GPU)",
     },
   },
 } as const satisfies ArgsSpec;

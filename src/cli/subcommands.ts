@@ -6,7 +6,7 @@
 // handlers are installed) pays for none of them, so the declarations import nothing but sub-args.ts
 // (a default they restate, like distill-fio's iodepth clamp, is held equal by subcommands.test.ts).
 import type { SignalGuard } from './signals.js';
-import { runWithArgs, usageLine } from './sub-args.js';
+import { runWithArgs, splitDeclared, usageLine } from './sub-args.js';
 import type { ArgsSpec, OptionSpecs, SubArgs } from './sub-args.js';
 import {
   REPLAY_ARGS,
@@ -21,6 +21,7 @@ import {
   TRACE_ARGS,
   REPORT_ARGS,
   COMPARE_ARGS,
+  SIZE_ARGS,
 } from './subcommand-args.js';
 
 /** What a subcommand gets: its own arguments (the subcommand's name removed) and the process context. */
@@ -132,6 +133,19 @@ export const SUBCOMMANDS: readonly Subcommand[] = [
     args: COMPARE_ARGS,
     run: async (args, ctx) => (await import('./compare.js')).compareMain(args, ctx.version),
   }),
+  {
+    ...subcommand({
+      name: 'size',
+      summary: 'The LRU hit rate of a workload at every KV cache capacity, in one pass (no I/O)',
+      args: SIZE_ARGS,
+      run: async (args, ctx) => (await import('./size.js')).sizeMain(args, [], ctx.version),
+    }),
+    // Its own options, and the run's flags for the workload (parsed by the run's reader in size.ts).
+    main: (argv, ctx) => {
+      const { own, rest } = splitDeclared(SIZE_ARGS, argv);
+      return runWithArgs('size', SIZE_ARGS, own, async (args) => (await import('./size.js')).sizeMain(args, rest, ctx.version));
+    },
+  },
 ];
 
 export function findSubcommand(name: string | undefined): Subcommand | undefined {

@@ -236,6 +236,13 @@ export const FLAG_TABLE = {
     'Mooncake trace (JSON Lines or .jsonl.zst: timestamp, input_length, output_length, hash_ids) to replay as KV blocks',
     { metavar: 'FILE', ours: true },
   ),
+  traceBlockTokens: int(
+    'trace-block-tokens',
+    512,
+    S,
+    `Tokens one Mooncake hash_id covers (the FAST'25 traces: 512; Alibaba's ATC'25 traces: 16); 1 … ${MAX_BLOCK_TOKENS}`,
+    { check: { kind: 'between', min: 1, max: MAX_BLOCK_TOKENS }, ours: true, metavar: 'N' },
+  ),
   traceSpeedup: float('trace-speedup', 1.0, S, 'BurstGPT and Mooncake replay speed-up (0 = no pacing delays)', { check: nonNegative }),
   replayCycles: int('replay-cycles', 0, S, 'BurstGPT and Mooncake replay cycles (0 = until the duration ends)', { check: nonNegative }),
   kvBlockTokens: int(

@@ -2,7 +2,9 @@
 // kvcache-ai/Mooncake are JSON Lines, one request per line — `timestamp` (ms from the first request),
 // `input_length` and `output_length` (tokens) and `hash_ids`, one id per 512-token block of the input,
 // where equal ids mean equal prefixes (an id names its block *and* everything before it). Replayed as
-// block chains, the trace's prefix reuse is reproduced exactly.
+// block chains, the trace's prefix reuse is reproduced exactly. Traces in the same format with other
+// blocks (Alibaba's ATC'25 traces: 16 tokens per id) give their size as `traceBlockTokens`
+// (--trace-block-tokens).
 //
 // This file is pure: lines in (from a file or a decompressor, streamed by the source), records and a
 // timeline out. A line that is not a usable record is skipped and counted with its line number and
@@ -13,8 +15,14 @@ import { MAX_BLOCK_TOKENS } from '../settings/choices.js';
 import { pacedTimeline } from './paced-timeline.js';
 import type { PacedItem, PacedReplayOptions } from './paced-timeline.js';
 
-/** Tokens per hash id in the published traces. */
+/** Tokens per hash id in the published FAST'25 traces (the --trace-block-tokens default). */
 export const MOONCAKE_BLOCK_TOKENS = 512;
+
+/** Refuses a block size outside 1 … MAX_BLOCK_TOKENS (a RangeError naming `what`). */
+function checkBlockTokens(n: number, what: string): void {
+  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_BLOCK_TOKENS)
+    throw new RangeError(`${what} must be an integer from 1 to ${MAX_BLOCK_TOKENS} tokens, got ${n}`);
+}
 
 /** One usable trace line; `line` is 1-based. */
 export interface MooncakeRecord {
@@ -76,8 +84,8 @@ function hashIdText(id: unknown): string | undefined {
   return undefined;
 }
 
-/** A line → a record, or why it is skipped. Extra fields are ignored. */
-export function parseMooncakeLine(text: string, line: number): Parsed<MooncakeRecord> {
+/** A line → a record, or why it is skipped; `traceBlockTokens` tokens per id. Extra fields are ignored. */
+export function parseMooncakeLine(text: string, line: number, traceBlockTokens = MOONCAKE_BLOCK_TOKENS): Parsed<MooncakeRecord> {
   let o: unknown;
   try {
     o = JSON.parse(text);
@@ -96,11 +104,11 @@ export function parseMooncakeLine(text: string, line: number): Parsed<MooncakeRe
   if (!output.ok) return output;
   const ids = rec.hash_ids;
   if (!Array.isArray(ids)) return { ok: false, reason: '"hash_ids" is not a list' };
-  const expected = Math.ceil(input.value / MOONCAKE_BLOCK_TOKENS);
+  const expected = Math.ceil(input.value / traceBlockTokens);
   if (ids.length !== expected)
     return {
       ok: false,
-      reason: `"hash_ids" has ${ids.length} ids for input_length ${input.value} (expected ${expected}, one per ${MOONCAKE_BLOCK_TOKENS} tokens)`,
+      reason: `"hash_ids" has ${ids.length} ids for input_length ${input.value} (expected ${expected}, one per ${traceBlockTokens} tokens)`,
     };
   const hashIds: string[] = [];
   for (const id of ids as unknown[]) {
@@ -116,21 +124,26 @@ export function parseMooncakeLine(text: string, line: number): Parsed<MooncakeRe
 }
 
 /**
- * The chain of a record in blocks of `blockTokens`. The trace's own 512-token blocks are the ids; for
- * another block size each block is named by the id of the trace block holding its last token and how
- * far into that trace block it ends: an id fixes every token up to the end of its block, so (id, end)
- * fixes exactly the tokens before the block's end, and equal prefixes still give equal keys.
+ * The chain of a record in blocks of `blockTokens`. The trace's own blocks (`traceBlockTokens` tokens
+ * per id) are the ids; for another block size each block is named by the id of the trace block holding
+ * its last token and how far into that trace block it ends: an id fixes every token up to the end of
+ * its block, so (id, end) fixes exactly the tokens before the block's end, and equal prefixes still
+ * give equal keys.
  */
-export function mooncakeBlocks(rec: Pick<MooncakeRecord, 'inputLength' | 'hashIds'>, blockTokens: number): KvBlock[] {
-  if (!Number.isSafeInteger(blockTokens) || blockTokens < 1 || blockTokens > MAX_BLOCK_TOKENS)
-    throw new RangeError(`block size must be an integer from 1 to ${MAX_BLOCK_TOKENS} tokens, got ${blockTokens}`);
+export function mooncakeBlocks(
+  rec: Pick<MooncakeRecord, 'inputLength' | 'hashIds'>,
+  blockTokens: number,
+  traceBlockTokens = MOONCAKE_BLOCK_TOKENS,
+): KvBlock[] {
+  checkBlockTokens(blockTokens, 'block size');
+  checkBlockTokens(traceBlockTokens, 'trace block size');
   const blocks: KvBlock[] = [];
   for (let start = 0; start < rec.inputLength; start += blockTokens) {
     const end = Math.min(start + blockTokens, rec.inputLength);
-    const traceBlock = Math.floor((end - 1) / MOONCAKE_BLOCK_TOKENS);
+    const traceBlock = Math.floor((end - 1) / traceBlockTokens);
     const id = rec.hashIds[traceBlock];
     if (id === undefined) throw new RangeError(`record has no hash id for trace block ${traceBlock}`);
-    const endInBlock = end - traceBlock * MOONCAKE_BLOCK_TOKENS;
+    const endInBlock = end - traceBlock * traceBlockTokens;
     blocks.push({ key: `mc_${id}_${endInBlock}`, tokens: end - start });
   }
   return blocks;
@@ -142,12 +155,17 @@ function recordSkip(stats: MooncakeReadStats, skip: MooncakeSkip): void {
 }
 
 /** The usable records of a stream of lines, in order; blank lines are ignored, bad ones counted in `stats`. */
-export async function* mooncakeRecords(lines: AsyncIterable<string>, stats: MooncakeReadStats): AsyncGenerator<MooncakeRecord> {
+export async function* mooncakeRecords(
+  lines: AsyncIterable<string>,
+  stats: MooncakeReadStats,
+  traceBlockTokens = MOONCAKE_BLOCK_TOKENS,
+): AsyncGenerator<MooncakeRecord> {
+  checkBlockTokens(traceBlockTokens, 'trace block size');
   let line = 0;
   for await (const text of lines) {
     line++;
     if (text.trim() === '') continue;
-    const parsed = parseMooncakeLine(text, line);
+    const parsed = parseMooncakeLine(text, line, traceBlockTokens);
     if (parsed.ok) {
       stats.records++;
       yield parsed.value;
@@ -156,7 +174,10 @@ export async function* mooncakeRecords(lines: AsyncIterable<string>, stats: Moon
 }
 
 export type MooncakeTimelineItem = PacedItem<MooncakeRecord>;
-export type MooncakeReplayOptions = PacedReplayOptions;
+export interface MooncakeReplayOptions extends PacedReplayOptions {
+  /** Tokens per hash id (default 512, the FAST'25 traces'). */
+  readonly traceBlockTokens?: number;
+}
 
 /**
  * The replay schedule over `passes()` (each call a fresh stream of the trace's lines), paced as
@@ -169,6 +190,6 @@ export function mooncakeTimeline(
   stats: MooncakeReadStats = createMooncakeReadStats(),
 ): AsyncGenerator<MooncakeTimelineItem> {
   const records = (pass: number): AsyncIterable<MooncakeRecord> =>
-    mooncakeRecords(passes(), pass === 0 ? stats : createMooncakeReadStats());
+    mooncakeRecords(passes(), pass === 0 ? stats : createMooncakeReadStats(), options.traceBlockTokens);
   return pacedTimeline(records, (r) => r.timestampMs, 1, options);
 }

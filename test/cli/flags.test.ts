@@ -72,6 +72,8 @@ const OUR_FLAGS = [
   'keep-pool',
   'route',
   'kv-block-tokens',
+  // Tokens per Mooncake hash id (issue 35).
+  'trace-block-tokens',
   // The S3 storage backend (issue 25); test/tiers/s3-kind.test.ts checks their values.
   's3-endpoint',
   's3-bucket',
@@ -225,6 +227,7 @@ test('every reference flag and every new flag is accepted with a value of its ty
     'trial-pause': '2.5',
     'remove-stale-entries': null,
     'kv-block-tokens': '64',
+    'trace-block-tokens': '16',
     's3-endpoint': 'http://127.0.0.1:9000',
     's3-bucket': 'kvc-bucket',
     'create-bucket': null,

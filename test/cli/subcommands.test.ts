@@ -29,7 +29,7 @@ test('the usage lines of kv-cache --help come from the declarations', () => {
     SUBCOMMANDS.map((s) => s.usage),
     [
       'kv-cache replay TRACE [options]',
-      'kv-cache schema [run|replay]',
+      'kv-cache schema [run|replay|size]',
       'kv-cache models [--json]',
       'kv-cache aggregate DIR… [-o FILE]',
       'kv-cache mlperf --results-dir DIR --cache-dir DIR [options]',
@@ -39,6 +39,7 @@ test('the usage lines of kv-cache --help come from the declarations', () => {
       'kv-cache trace (--pid N | --command "CMD") [--fio] [options]',
       'kv-cache report RESULTS.json… [-o FILE]',
       'kv-cache compare RESULTS.json RESULTS.json… [--html FILE]',
+      'kv-cache size [--capacities LIST] [--json FILE] [options]',
     ],
   );
   for (const s of SUBCOMMANDS) {

@@ -69,7 +69,7 @@ test('kv-cache schema prints the generated JSON Schema of run or replay results;
   assert.equal(bad.code, 2);
   assert.equal(
     bad.stderr,
-    "kv-cache schema: error: Invalid configuration: invalid results kind 'everything'; valid: run, replay\nUsage: kv-cache schema [run|replay]\n",
+    "kv-cache schema: error: Invalid configuration: invalid results kind 'everything'; valid: run, replay, size\nUsage: kv-cache schema [run|replay|size]\n",
   );
   assert.equal(bad.stdout, '');
 });

@@ -92,6 +92,27 @@ test('Mooncake: with the trace block size each id is one block; shared ids are s
   assert.equal(sharedKeys(a, b), 2);
 });
 
+test('Mooncake with 16-token trace blocks (--trace-block-tokens 16): one block per id, or ids mapped to another size', () => {
+  const rec = { inputLength: 40, hashIds: ['a', 'b', 'c'] };
+  assert.deepEqual(
+    mooncakeBlocks(rec, 16, 16).map((b) => [b.key, b.tokens]),
+    [
+      ['mc_a_16', 16],
+      ['mc_b_16', 16],
+      ['mc_c_8', 8],
+    ],
+  );
+  // Blocks of 32 tokens: each is named by the trace block holding its last token.
+  assert.deepEqual(
+    mooncakeBlocks(rec, 32, 16).map((b) => [b.key, b.tokens]),
+    [
+      ['mc_b_16', 32],
+      ['mc_c_8', 8],
+    ],
+  );
+  assert.throws(() => mooncakeBlocks(rec, 16, 0), /trace block size must be an integer from 1/);
+});
+
 test('property: Mooncake records sharing m trace blocks share floor(512·m / N) keys at any block size', () => {
   fc.assert(
     fc.property(

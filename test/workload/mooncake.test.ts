@@ -52,6 +52,22 @@ test('ids may be whole numbers of any size or sign, or short strings: each is on
   assert.equal(long.ok, false);
 });
 
+test("--trace-block-tokens: one id per N tokens of the input (16 for the ATC'25 traces), else the line is skipped", async () => {
+  const line = JSON.stringify({ timestamp: 0, input_length: 40, output_length: 2, hash_ids: [1, 2, 3] });
+  const r = parseMooncakeLine(line, 1, 16);
+  assert.ok(r.ok);
+  assert.deepEqual(r.value.hashIds, ['1', '2', '3']);
+  const at512 = parseMooncakeLine(line, 1);
+  assert.deepEqual(at512, { ok: false, reason: '"hash_ids" has 3 ids for input_length 40 (expected 1, one per 512 tokens)' });
+  const stats = createMooncakeReadStats();
+  const recs = [];
+  for await (const rec of mooncakeRecords(linesOf(`${line}\n${GOOD(1, [4])}`), stats, 16)) recs.push(rec.line);
+  assert.deepEqual(recs, [1]);
+  assert.deepEqual(stats.skippedExamples, [
+    { line: 2, reason: '"hash_ids" has 1 ids for input_length 502 (expected 32, one per 16 tokens)' },
+  ]);
+});
+
 test('the timeline paces by timestamp ÷ speed-up, and later passes follow the first', async () => {
   const text = [GOOD(1000, [1]), GOOD(3000, [2]), GOOD(2000, [3])].join('\n');
   const items = [];

@@ -1,7 +1,7 @@
 // Mooncake trace replay (--mooncake-trace FILE; docs/workloads.md#mooncake-traces): JSON Lines, plain
 // or zstd-compressed (.zst suffix or zstd magic), streamed a chunk at a time on every pass. Each record
 // is one single-turn request whose context is the chain of its hash ids (workload/mooncake.ts), so the
-// run is always block-granular: 512 tokens per block unless --kv-block-tokens says otherwise. Paced by
+// run is always block-granular: --trace-block-tokens (512) per block unless --kv-block-tokens says otherwise. Paced by
 // the timestamps with --trace-speedup (0 = closed-loop), over --replay-cycles passes, like BurstGPT.
 import { checkInputFileAsync } from '../../util/input-file.js';
 import { messageOf } from '../../util/errors.js';
@@ -71,9 +71,9 @@ function traceLines(path: string, compressed: boolean): AsyncIterable<string> {
 }
 
 /** Refuses a trace with no usable record (reading only up to the first one), naming the first skips. */
-async function checkTrace(path: string, compressed: boolean): Promise<void> {
+async function checkTrace(path: string, compressed: boolean, traceBlockTokens: number): Promise<void> {
   const stats = createMooncakeReadStats();
-  const it = mooncakeRecords(traceLines(path, compressed), stats)[Symbol.asyncIterator]();
+  const it = mooncakeRecords(traceLines(path, compressed), stats, traceBlockTokens)[Symbol.asyncIterator]();
   const first = await it.next();
   await it.return(undefined);
   if (first.done !== true) return;
@@ -86,13 +86,17 @@ async function checkTrace(path: string, compressed: boolean): Promise<void> {
   );
 }
 
-/** The block size of a Mooncake run: --kv-block-tokens, else the trace's own 512. */
-export function mooncakeBlockTokens(cfg: Pick<RunConfig, 'kvBlockTokens'>): number {
-  return cfg.kvBlockTokens > 0 ? cfg.kvBlockTokens : MOONCAKE_BLOCK_TOKENS;
+/** The block size of a Mooncake run: --kv-block-tokens, else the trace's own (--trace-block-tokens, 512). */
+export function mooncakeBlockTokens(cfg: Pick<RunConfig, 'kvBlockTokens' | 'traceBlockTokens'>): number {
+  return cfg.kvBlockTokens > 0 ? cfg.kvBlockTokens : cfg.traceBlockTokens;
 }
 
-/** A record as a request: single-turn, its context the chain of its hash ids. */
-export function mooncakeShape({ record, index, scheduledAtMs }: MooncakeTimelineItem, blockTokens: number): RecordedShape {
+/** A record as a request: single-turn, its context the chain of its hash ids (`traceBlockTokens` tokens per id). */
+export function mooncakeShape(
+  { record, index, scheduledAtMs }: MooncakeTimelineItem,
+  blockTokens: number,
+  traceBlockTokens = MOONCAKE_BLOCK_TOKENS,
+): RecordedShape {
   const userId = `mooncake_user_${index % 1000}`;
   const id = `mooncake_req_${String(index).padStart(6, '0')}`;
   return {
@@ -104,7 +108,7 @@ export function mooncakeShape({ record, index, scheduledAtMs }: MooncakeTimeline
     turn: 1,
     previousTurnKeys: [],
     scheduledAtMs,
-    blocks: mooncakeBlocks(record, blockTokens),
+    blocks: mooncakeBlocks(record, blockTokens, traceBlockTokens),
   };
 }
 
@@ -118,19 +122,19 @@ async function open(cfg: RunConfig): Promise<OpenedSource> {
   } catch (e) {
     throw lineProblem(path, { kind: 'open', cause: e });
   }
-  await checkTrace(path, compressed);
+  const traceBlockTokens = cfg.traceBlockTokens;
+  await checkTrace(path, compressed, traceBlockTokens);
   const blockTokens = mooncakeBlockTokens(cfg);
   const stats = createMooncakeReadStats();
-  const items = mooncakeTimeline(() => traceLines(path, compressed), { speedup: cfg.traceSpeedup, replayCycles: cfg.replayCycles }, stats)[
-    Symbol.asyncIterator
-  ]();
+  const pacing = { speedup: cfg.traceSpeedup, replayCycles: cfg.replayCycles, traceBlockTokens };
+  const items = mooncakeTimeline(() => traceLines(path, compressed), pacing, stats)[Symbol.asyncIterator]();
   return {
     describe: () => ({
       kind: 'mooncake',
       path,
       compressed,
       block_tokens: blockTokens,
-      trace_block_tokens: MOONCAKE_BLOCK_TOKENS,
+      trace_block_tokens: traceBlockTokens,
       records: stats.records,
       skipped_lines: stats.skipped,
       skipped_examples: stats.skippedExamples,
@@ -143,7 +147,7 @@ async function open(cfg: RunConfig): Promise<OpenedSource> {
       const context = { ...parts, rng: rng.fork('trace'), multiTurn: !switches.disableMultiTurn };
       const pool = pulledUsers(
         items,
-        (item: MooncakeTimelineItem) => mooncakeShape(item, blockTokens),
+        (item: MooncakeTimelineItem) => mooncakeShape(item, blockTokens, traceBlockTokens),
         context,
         (e) => {
           failure = e;
