@@ -10,6 +10,7 @@
 // Multi-turn history and shared system prompts are part of the chain (workload/blocks.ts), so the
 // whole-request mode's separate reload and prompt entries have no step here.
 import type { TierName } from '../tiers/backend.js';
+import type { PoolOrigin } from '../tiers/pool-names.js';
 import { blockChain, chainTokens } from '../workload/blocks.js';
 import type { KvBlock, TokenSegment } from '../workload/blocks.js';
 import { decodeBatchReads, hasDecode, prefillTokens } from '../workload/request.js';
@@ -66,6 +67,7 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
       // 1. The longest present prefix, read block by block.
       checkStop();
       const hitTiers: TierName[] = [];
+      const origins: Array<PoolOrigin | undefined> = [];
       for (const block of chain) {
         checkStop();
         // A block being written by another request is waited for (the key's lock), then read; in a
@@ -74,14 +76,22 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
         storageMs += r.latencyMs;
         if (r.tier === null) break; // the prefix ends at the first block not cached (counted a miss)
         hitTiers.push(r.tier);
-        if (r.origin !== undefined) mode.pool?.recordHit(r.origin, block.tokens);
+        origins.push(r.origin);
         hitTokens += block.tokens;
         hitLoadMs += r.latencyMs;
         stats.recordSize(cache.sizeOfEntry(block.key) ?? cache.sizeOf(block.tokens));
       }
+      // A lookup cut short by the end of the run (a read stopped mid-block reads as a miss) is no
+      // lookup: neither its tokens asked nor its hits are counted.
+      checkStop();
       // Every block after the first missing one is a miss too (not looked up: an engine stops there).
       cache.countMisses(Math.max(0, chain.length - hitTiers.length - 1));
       stats.recordLookup(chain, hitTiers);
+      // Counted with the lookup, as its tokens asked are: a request stopped mid-lookup counts neither.
+      origins.forEach((origin, i) => {
+        const block = chain[i];
+        if (origin !== undefined && block !== undefined) mode.pool?.recordHit(origin, block.tokens);
+      });
 
       // 2. Prefill: the blocks after it are computed and stored.
       const before = storageMs;

@@ -170,6 +170,7 @@ async function measure(
   const full = await setup.storageFull?.warning();
   if (full !== undefined) warnings.push(full);
   warnings.push(...failureWarnings(recorder.snapshot()));
+  warnings.push(...routeWarnings(rankShareOf(cfg, env.ranks, recorder), recorder));
   // Every source ran out: the request budget was met, or a replay finished its cycles.
   const stopReason = stop.reason(cfg.maxRequests > 0 ? 'max_requests' : 'workload_complete');
   const result = assembleResult({
@@ -207,6 +208,23 @@ function rankShareOf(cfg: RunConfig, ranks: RankSession | undefined, recorder: R
     pooled: cfg.kvPool === 'shared',
     onRequest: (served, chain) => recorder.pool.recordRouted(served, chain),
   };
+}
+
+/**
+ * A route that left this rank far from its fair share of the trace (session routing on a trace whose
+ * requests all share their first block sends every request to one rank): said, so no one reads an idle
+ * rank's figures as the storage's.
+ */
+function routeWarnings(share: RankShare | undefined, recorder: Recorder): string[] {
+  if (share === undefined || share.route.worldSize <= 1 || share.route.mode === 'replicate') return [];
+  const s = recorder.pool.snapshot();
+  if (s.routedSeen < 20 * share.route.worldSize) return [];
+  const served = s.routedServed / s.routedSeen;
+  const fair = 1 / share.route.worldSize;
+  if (served >= fair / 2 && served <= Math.min(1, 2 * fair)) return [];
+  return [
+    `--route ${share.route.mode}: this rank served ${(served * 100).toFixed(1)} % of the ${s.routedSeen} requests passed (a fair share is ${(fair * 100).toFixed(1)} %)${share.route.mode === 'session' ? "; the trace's sessions (requests sharing their first block) are few or uneven: --route round-robin divides it evenly" : ''}`,
+  ];
 }
 
 function qosTargetsOf(cfg: RunConfig): Record<string, { targetP95Ms: number }> {

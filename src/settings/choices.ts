@@ -15,7 +15,7 @@ export const USER_TYPES = ['chatbot', 'coding', 'document'] as const;
 export const KV_POOLS = ['private', 'shared'] as const;
 /** --route: how ranks divide a recorded trace (workload/routing.ts). */
 export const ROUTE_MODES = ['replicate', 'session', 'round-robin'] as const;
-/** --route's values: a mode, or auto (session with a shared pool, else replicate). */
+/** --route's values: a mode, or auto (round-robin with a shared pool, else replicate). */
 export const ROUTE_FLAG_VALUES = ['auto', ...ROUTE_MODES] as const;
 /** QoS classes, highest priority first. */
 export const QOS_LEVELS = ['interactive', 'responsive', 'batch'] as const;
@@ -35,7 +35,9 @@ export type RouteFlag = (typeof ROUTE_FLAG_VALUES)[number];
 /** The route a run uses: --route, with auto resolved by the pool. */
 export function routeModeOf(route: RouteFlag, pool: KvPool): RouteMode {
   if (route !== 'auto') return route;
-  return pool === 'shared' ? 'session' : 'replicate';
+  // Not session: every request of the public Mooncake conversation trace shares its first block (a
+  // common system prompt), so session routing would hand one rank the whole trace.
+  return pool === 'shared' ? 'round-robin' : 'replicate';
 }
 
 /** Largest --kv-block-tokens: a block is one cache entry, and 2^20 tokens is already GiBs of KV. */

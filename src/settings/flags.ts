@@ -166,7 +166,7 @@ export const FLAG_TABLE = {
     ROUTE_FLAG_VALUES,
     'auto',
     T,
-    'How ranks divide a recorded trace: session = one conversation per server, round-robin = request i to rank i mod N, replicate = every rank replays it all; auto = session with --kv-pool shared, else replicate',
+    'How ranks divide a recorded trace: session = one conversation per server, round-robin = request i to rank i mod N, replicate = every rank replays it all; auto = round-robin with --kv-pool shared, else replicate',
     { ours: true },
   ),
   maxConcurrentAllocs: int('max-concurrent-allocs', 0, T, 'Bound on concurrent allocations (0 = unlimited)', { check: nonNegative }),
