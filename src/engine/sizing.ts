@@ -166,27 +166,39 @@ export async function sizeRun(
   const every = plan.progressEvery ?? 10_000;
   const paced: RunConfig = { ...cfg, traceSpeedup: 1, replayCycles: cfg.replayCycles > 0 ? cfg.replayCycles : 1 };
   const opened = await openWorkloadSource(paced, sources); // bad input throws the run's own errors, before any work
-  for await (const req of runRequests(paced, source, opened)) {
-    const chain: SizedBlock[] = requestChain(req, blockTokens).map((b) => ({
-      key: b.key,
-      tokens: b.tokens,
-      bytes: entrySizeOf(bytesPerToken, b.tokens, cfg.tensorParallel),
-    }));
-    if (chain.length === 0) continue;
+  const add = (chain: readonly SizedBlock[], sessionKey: string, scheduledAtMs: number): void => {
+    if (chain.length === 0) return;
     for (const d of deployments) {
       if (d.pool !== 'private') {
         d.curve.addRequest(d.stacks[0] ?? new LruStack(), chain);
         continue;
       }
-      const rank = routedRank(plan.route, n, requests, sessionKeyOf({ id: req.id, blocks: chain }));
+      const rank = routedRank(plan.route, n, requests, sessionKey);
       if (rank !== undefined) d.curve.addRequest(d.stacks[rank] ?? new LruStack(), chain, n);
-      else for (const s of d.stacks) d.curve.addRequest(s, chain, n); // replicate: every server serves it
+      else for (const st of d.stacks) d.curve.addRequest(st, chain, n); // replicate: every server serves it
     }
     requests++;
     references += chain.length;
-    firstMs = Math.min(firstMs, req.scheduledAtMs);
-    lastMs = Math.max(lastMs, req.scheduledAtMs);
+    firstMs = Math.min(firstMs, scheduledAtMs);
+    lastMs = Math.max(lastMs, scheduledAtMs);
     if (plan.onProgress !== undefined && requests % every === 0) plan.onProgress({ requests, references });
+  };
+  const sized = (tokens: number): number => entrySizeOf(bytesPerToken, tokens, cfg.tensorParallel);
+  const numbered = cfg.maxRequests === 0 ? opened.numberedChains?.() : undefined;
+  if (numbered !== undefined) {
+    // A source that names its blocks: its chains with numbered keys (no key strings, no per-request draws).
+    for await (const c of numbered)
+      add(
+        c.keys.map((key, i) => ({ key, tokens: c.tokens[i] ?? 0, bytes: sized(c.tokens[i] ?? 0) })),
+        c.sessionKey,
+        c.scheduledAtMs,
+      );
+  } else {
+    for await (const req of runRequests(paced, source, opened)) {
+      const blocks = requestChain(req, blockTokens);
+      const chain = blocks.map((b) => ({ key: b.key, tokens: b.tokens, bytes: sized(b.tokens) }));
+      add(chain, sessionKeyOf({ id: req.id, blocks }), req.scheduledAtMs);
+    }
   }
   plan.onProgress?.({ requests, references });
   return {

@@ -33,7 +33,8 @@ function gridBin(distance: number): number {
 
 /** One block of a request as the curve sees it. */
 export interface SizedBlock {
-  readonly key: string;
+  /** The block's key, or a number a source interned it to (distinct keys, distinct numbers). */
+  readonly key: string | number;
   readonly tokens: number;
   readonly bytes: number;
 }

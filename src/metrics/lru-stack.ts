@@ -14,7 +14,7 @@
 const MIN_SLOTS = 1024;
 
 export class LruStack {
-  private readonly ids = new Map<string, number>();
+  private readonly ids = new Map<string | number, number>();
   /** Per block id: its slot (−1 before its first reference) and its bytes. */
   private slotOf = new Int32Array(MIN_SLOTS).fill(-1);
   private bytesOf = new Float64Array(MIN_SLOTS);
@@ -35,8 +35,8 @@ export class LruStack {
     return this.totalBytes;
   }
 
-  /** The id of a block key, a new one for a key not seen before. */
-  idOf(key: string): number {
+  /** The id of a block key (a string, or a number a source interned it to), a new one for a key not seen before. */
+  idOf(key: string | number): number {
     let id = this.ids.get(key);
     if (id === undefined) {
       id = this.ids.size;

@@ -29,8 +29,12 @@ export interface MooncakeRecord {
   readonly timestampMs: number;
   readonly inputLength: number;
   readonly outputLength: number;
-  /** The ids as text: whole numbers of any size (a 64-bit hash loses digits in JSON.parse but stays one id), or short strings. */
-  readonly hashIds: readonly string[];
+  /**
+   * The ids, each in one canonical form: a safe integer as a number (also when the trace wrote it as a
+   * string: "5" and 5 are one id), anything else as text — a whole number beyond 2^53 (a 64-bit hash
+   * loses digits in JSON.parse but stays one id) or a short string. Keys are their text (`mc_<id>_…`).
+   */
+  readonly hashIds: readonly HashId[];
   readonly line: number;
 }
 
@@ -77,11 +81,28 @@ function count(o: Record<string, unknown>, name: string, max: number): Parsed<nu
 /** Longest string id accepted (a hex SHA-256 is 64). */
 const MAX_ID_CHARS = 128;
 
-/** An id as key text: a whole number (any size, any sign: hashes can be signed 64-bit), or a non-empty short string. */
-function hashIdText(id: unknown): string | undefined {
-  if (typeof id === 'number') return Number.isInteger(id) ? String(id) : undefined;
-  if (typeof id === 'string' && id.length > 0 && id.length <= MAX_ID_CHARS) return id;
-  return undefined;
+/** A hash id in its canonical form (MooncakeRecord.hashIds). */
+export type HashId = string | number;
+
+/** The text of a safe integer as JavaScript writes it (no sign on 0, no leading zeros). */
+const INTEGER_TEXT = /^-?(?:0|[1-9][0-9]{0,15})$/;
+
+/**
+ * An id in canonical form: a whole number (any size, any sign: hashes can be signed 64-bit) or a
+ * non-empty short string; undefined when it is neither. Safe integers become numbers (interning them
+ * is cheap), whichever way they were written; others stay text, so that equal texts are equal ids.
+ */
+function canonicalHashId(id: unknown): HashId | undefined {
+  if (typeof id === 'number') {
+    if (!Number.isInteger(id)) return undefined;
+    return Number.isSafeInteger(id) ? id : String(id);
+  }
+  if (typeof id !== 'string' || id.length === 0 || id.length > MAX_ID_CHARS) return undefined;
+  if (INTEGER_TEXT.test(id)) {
+    const n = Number(id);
+    if (Number.isSafeInteger(n) && String(n) === id) return n;
+  }
+  return id;
 }
 
 /** A line → a record, or why it is skipped; `traceBlockTokens` tokens per id. Extra fields are ignored. */
@@ -110,9 +131,9 @@ export function parseMooncakeLine(text: string, line: number, traceBlockTokens =
       ok: false,
       reason: `"hash_ids" has ${ids.length} ids for input_length ${input.value} (expected ${expected}, one per ${traceBlockTokens} tokens)`,
     };
-  const hashIds: string[] = [];
+  const hashIds: HashId[] = [];
   for (const id of ids as unknown[]) {
-    const text = hashIdText(id);
+    const text = canonicalHashId(id);
     if (text === undefined)
       return {
         ok: false,
@@ -147,6 +168,33 @@ export function mooncakeBlocks(
     blocks.push({ key: `mc_${id}_${endInBlock}`, tokens: end - start });
   }
   return blocks;
+}
+
+/**
+ * mooncakeBlocks with each key as a number: `keyOf` numbers the two parts of the key `mc_<id>_<end>`
+ * (the hash id, and the block's end within its trace block), so equal keys get equal numbers as long
+ * as keyOf gives distinct pairs distinct numbers.
+ */
+export function numberedMooncakeChain(
+  rec: Pick<MooncakeRecord, 'inputLength' | 'hashIds'>,
+  blockTokens: number,
+  traceBlockTokens: number,
+  keyOf: (hashId: HashId, endInBlock: number) => number,
+): { keys: number[]; tokens: number[]; sessionKey: string } {
+  const keys: number[] = [];
+  const tokens: number[] = [];
+  let sessionKey = '';
+  for (let start = 0; start < rec.inputLength; start += blockTokens) {
+    const end = Math.min(start + blockTokens, rec.inputLength);
+    const traceBlock = Math.floor((end - 1) / traceBlockTokens);
+    const id = rec.hashIds[traceBlock];
+    if (id === undefined) throw new RangeError(`record has no hash id for trace block ${traceBlock}`);
+    const endInBlock = end - traceBlock * traceBlockTokens;
+    if (start === 0) sessionKey = `mc_${id}_${endInBlock}`;
+    keys.push(keyOf(id, endInBlock));
+    tokens.push(end - start);
+  }
+  return { keys, tokens, sessionKey };
 }
 
 function recordSkip(stats: MooncakeReadStats, skip: MooncakeSkip): void {

@@ -11,11 +11,11 @@ import { LruStack } from '../../src/metrics/lru-stack.js';
 
 /** A plain LRU of `capacity` bytes with the run's block semantics; returns the tokens and blocks it served. */
 function simulate(requests: readonly SizedBlock[][], capacity: number): { tokens: number; blocks: number } {
-  const cache = new Map<string, number>(); // insertion order = recency, oldest first
+  const cache = new Map<string | number, number>(); // insertion order = recency, oldest first
   let used = 0;
   let tokens = 0;
   let blocks = 0;
-  const touch = (key: string): void => {
+  const touch = (key: string | number): void => {
     const size = cache.get(key);
     if (size === undefined) return;
     cache.delete(key);

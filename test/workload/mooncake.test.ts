@@ -29,8 +29,8 @@ test('usable lines become records; bad ones are counted with their line numbers 
   assert.deepEqual(
     recs.map((r) => [r.line, r.timestampMs, r.hashIds]),
     [
-      [1, 0, ['1', '2']],
-      [8, 9, ['1', '3']],
+      [1, 0, [1, 2]],
+      [8, 9, [1, 3]],
     ],
   );
   assert.equal(stats.records, 2);
@@ -41,6 +41,19 @@ test('usable lines become records; bad ones are counted with their line numbers 
   );
   assert.match(stats.skippedExamples[1]?.reason ?? '', /has 2 ids for input_length 100 \(expected 1/);
   assert.match(stats.skippedExamples[2]?.reason ?? '', /timestamp/);
+});
+
+test('one canonical form per id: safe integers as numbers however written, others as their text', () => {
+  const mixed = JSON.stringify({
+    timestamp: 0,
+    input_length: 3500,
+    output_length: 1,
+    hash_ids: [5, '5', '05', '-0', 0, '9007199254740993', 'x'],
+  });
+  const r = parseMooncakeLine(mixed, 1);
+  assert.ok(r.ok);
+  // "5" and 5 are one id (the run's key text mc_5_… for both); "05", "-0" and past-2^53 texts are not integers as written.
+  assert.deepEqual(r.value.hashIds, [5, 5, '05', '-0', 0, '9007199254740993', 'x']);
 });
 
 test('ids may be whole numbers of any size or sign, or short strings: each is one id', () => {
@@ -56,7 +69,7 @@ test("--trace-block-tokens: one id per N tokens of the input (16 for the ATC'25 
   const line = JSON.stringify({ timestamp: 0, input_length: 40, output_length: 2, hash_ids: [1, 2, 3] });
   const r = parseMooncakeLine(line, 1, 16);
   assert.ok(r.ok);
-  assert.deepEqual(r.value.hashIds, ['1', '2', '3']);
+  assert.deepEqual(r.value.hashIds, [1, 2, 3]);
   const at512 = parseMooncakeLine(line, 1);
   assert.deepEqual(at512, { ok: false, reason: '"hash_ids" has 3 ids for input_length 40 (expected 1, one per 512 tokens)' });
   const stats = createMooncakeReadStats();

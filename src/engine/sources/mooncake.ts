@@ -17,12 +17,14 @@ import {
   mooncakeBlocks,
   mooncakeRecords,
   mooncakeTimeline,
+  numberedMooncakeChain,
 } from '../../workload/mooncake.js';
+import type { HashId } from '../../workload/mooncake.js';
 import type { MooncakeTimelineItem } from '../../workload/mooncake.js';
 import type { RunConfig } from '../../settings/run-config.js';
 import { pulledUsers } from './recorded.js';
 import type { RecordedShape } from './recorded.js';
-import type { OpenedSource, WorkloadSourceDef } from './source.js';
+import type { NumberedChain, OpenedSource, WorkloadSourceDef } from './source.js';
 
 const READ_CHUNK_BYTES = 64 * 1024;
 
@@ -128,6 +130,39 @@ async function open(cfg: RunConfig): Promise<OpenedSource> {
   const stats = createMooncakeReadStats();
   const pacing = { speedup: cfg.traceSpeedup, replayCycles: cfg.replayCycles, traceBlockTokens };
   const items = mooncakeTimeline(() => traceLines(path, compressed), pacing, stats)[Symbol.asyncIterator]();
+  /**
+   * A fresh pass of the same timeline as numbered chains: each (hash id, end in its block) pair gets
+   * the next small integer. A whole trace block (end = trace block tokens, nearly every block) is found
+   * by the id's number in an array; only partial ones go through a second map.
+   */
+  async function* numberedChains(): AsyncGenerator<NumberedChain> {
+    const ids = new Map<HashId, number>();
+    let whole = new Int32Array(1024).fill(-1);
+    const partial = new Map<string, number>();
+    let next = 0;
+    const keyOf = (h: HashId, end: number): number => {
+      let id = ids.get(h);
+      if (id === undefined) ids.set(h, (id = ids.size));
+      if (end !== traceBlockTokens) {
+        const pair = `${id}/${end}`;
+        let k = partial.get(pair);
+        if (k === undefined) partial.set(pair, (k = next++));
+        return k;
+      }
+      if (id >= whole.length) {
+        const grown = new Int32Array(whole.length * 2).fill(-1);
+        grown.set(whole);
+        whole = grown;
+      }
+      let k = whole[id] ?? -1;
+      if (k < 0) whole[id] = k = next++;
+      return k;
+    };
+    for await (const item of mooncakeTimeline(() => traceLines(path, compressed), pacing, stats)) {
+      const c = numberedMooncakeChain(item.record, blockTokens, traceBlockTokens, keyOf);
+      yield { scheduledAtMs: item.scheduledAtMs, sessionKey: c.sessionKey, keys: c.keys, tokens: c.tokens };
+    }
+  }
   return {
     describe: () => ({
       kind: 'mooncake',
@@ -142,6 +177,7 @@ async function open(cfg: RunConfig): Promise<OpenedSource> {
     logLines: () => [
       `Mooncake trace: ${inert(path)}${compressed ? ' (zstd)' : ''}, blocks of ${blockTokens} tokens, speed-up ${cfg.traceSpeedup}, cycles ${cfg.replayCycles || 'unlimited'}`,
     ],
+    numberedChains,
     users: ({ cfg: switches, parts, rng, stop, share }) => {
       let failure: unknown;
       const context = { ...parts, rng: rng.fork('trace'), multiTurn: !switches.disableMultiTurn };

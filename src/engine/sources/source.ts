@@ -55,6 +55,18 @@ export interface UsersContext {
   readonly share?: RankShare;
 }
 
+/**
+ * A request's block chain with its keys as numbers (sizing's fast path, engine/sizing.ts): a source
+ * whose recording names its blocks interns each key to a number (equal keys, equal numbers).
+ */
+export interface NumberedChain {
+  readonly scheduledAtMs: number;
+  /** The first block's key as a run names it (the session key of --route session). */
+  readonly sessionKey: string;
+  readonly keys: readonly number[];
+  readonly tokens: readonly number[];
+}
+
 /** A source opened for one run: its input read and checked. */
 export interface OpenedSource {
   /** The results' `kvcache_bench.workload_source` block: its kind, files, counts and every skipped row or record. */
@@ -62,6 +74,11 @@ export interface OpenedSource {
   /** Lines for the run log once it is open (none for synthetic users). */
   logLines(): readonly string[];
   users(ctx: UsersContext): RunUsers;
+  /**
+   * The same requests' chains, in order, at the recording's own pace, with numbered keys — offered by
+   * sources that name their blocks, so `kv-cache size` skips building key strings and per-request draws.
+   */
+  numberedChains?(): AsyncIterable<NumberedChain>;
 }
 
 /** A typed error class a source throws for bad input (the CLI reports it and exits 2). */
