@@ -14,15 +14,30 @@ const opts = numberArgs({ rounds: 3, requests: 600_000 }, process.argv.slice(2))
 const CONVERSATION = join(import.meta.dirname, '../../../shared/traces/mooncake_conversation_trace.jsonl');
 const BIN = join(import.meta.dirname, '../../bin/kv-cache.cjs');
 
-/** One `kv-cache size` under /usr/bin/time: wall seconds, peak RSS (KiB), references. */
-function measure(trace: string, dir: string): { seconds: number; rssKib: number; references: number } {
+/**
+ * One `kv-cache size` under /usr/bin/time: wall seconds, CPU seconds (user + system: what the pass
+ * costs, whatever else loads the machine), peak RSS (KiB), references.
+ */
+function measure(trace: string, dir: string): { seconds: number; cpuSeconds: number; rssKib: number; references: number } {
   const json = join(dir, 'size.json');
-  const args = ['-f', '%e %M', process.execPath, BIN, 'size', '--mooncake-trace', trace, '--model', 'llama3.1-8b', '--json', json];
-  console.log(`$ /usr/bin/time ${args.slice(2).join(' ')}`);
+  const args = ['-f', '%e %U %S %M', process.execPath, BIN, 'size', '--mooncake-trace', trace, '--model', 'llama3.1-8b', '--json', json];
+  console.log(`$ /usr/bin/time ${args.slice(4).join(' ')}`);
   const stderr = spawnSync('/usr/bin/time', args, { stdio: ['ignore', 'ignore', 'pipe'] }).stderr.toString();
-  const [seconds, rss] = (stderr.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
+  const [seconds, user, sys, rss] = (stderr.trim().split('\n').at(-1) ?? '').split(' ').map(Number);
   const doc = JSON.parse(readFileSync(json, 'utf8')) as { workload: { block_references: number } };
-  return { seconds: seconds ?? NaN, rssKib: rss ?? NaN, references: doc.workload.block_references };
+  return {
+    seconds: seconds ?? NaN,
+    cpuSeconds: (user ?? NaN) + (sys ?? NaN),
+    rssKib: rss ?? NaN,
+    references: doc.workload.block_references,
+  };
+}
+
+/** The median and every round of `per`, rounded. */
+function rates<R extends { references: number }>(rounds: readonly R[], per: (r: R) => number): string {
+  const all = rounds.map((r) => Math.round(r.references / per(r)));
+  const sorted = [...all].sort((a, b) => a - b);
+  return `median ${sorted[Math.floor(sorted.length / 2)] ?? 0}, rounds ${all.join(', ')}`;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-size-'));
@@ -34,10 +49,9 @@ try {
   const traces = [...(existsSync(CONVERSATION) ? [['conversation', CONVERSATION]] : []), ['generated', generated]];
   for (const [name, path] of traces) {
     const rounds = Array.from({ length: opts.rounds }, () => measure(path ?? '', dir));
-    const rates = rounds.map((r) => r.references / r.seconds).sort((a, b) => a - b);
     const rss = rounds.map((r) => r.rssKib / 1024);
     console.log(
-      `${name}: ${rounds[0]?.references} references; refs/s (whole command, start-up included) median ${Math.round(rates[Math.floor(rates.length / 2)] ?? 0)}, rounds ${rounds.map((r) => Math.round(r.references / r.seconds)).join(', ')}; peak RSS MiB ${rss.map((m) => m.toFixed(0)).join(', ')}`,
+      `${name}: ${rounds[0]?.references} references; refs per wall second (whole command, start-up included) ${rates(rounds, (r) => r.seconds)}; refs per CPU second ${rates(rounds, (r) => r.cpuSeconds)}; peak RSS MiB ${rss.map((m) => m.toFixed(0)).join(', ')}`,
     );
   }
 } finally {
