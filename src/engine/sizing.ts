@@ -11,7 +11,7 @@ import type { KvPool, RouteMode } from '../settings/choices.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { Rng } from '../util/rng.js';
 import { HitCurve } from '../metrics/hit-curve.js';
-import type { GainOf, SizedBlock } from '../metrics/hit-curve.js';
+import type { GainOf } from '../metrics/hit-curve.js';
 import { LruStack } from '../metrics/lru-stack.js';
 import type { Request } from '../workload/request.js';
 import { routedRank, sessionKeyOf } from '../workload/routing.js';
@@ -166,19 +166,26 @@ export async function sizeRun(
   const every = plan.progressEvery ?? 10_000;
   const paced: RunConfig = { ...cfg, traceSpeedup: 1, replayCycles: cfg.replayCycles > 0 ? cfg.replayCycles : 1 };
   const opened = await openWorkloadSource(paced, sources); // bad input throws the run's own errors, before any work
-  const add = (chain: readonly SizedBlock[], sessionKey: string, scheduledAtMs: number): void => {
-    if (chain.length === 0) return;
+  /** One request's chain (parallel arrays: key, tokens, bytes per block) to every deployment. */
+  const add = (
+    keys: ArrayLike<string | number>,
+    tokens: ArrayLike<number>,
+    bytes: ArrayLike<number>,
+    sessionKey: string,
+    scheduledAtMs: number,
+  ): void => {
+    if (keys.length === 0) return;
     for (const d of deployments) {
       if (d.pool !== 'private') {
-        d.curve.addRequest(d.stacks[0] ?? new LruStack(), chain);
+        d.curve.addChain(d.stacks[0] ?? new LruStack(), keys, tokens, bytes);
         continue;
       }
       const rank = routedRank(plan.route, n, requests, sessionKey);
-      if (rank !== undefined) d.curve.addRequest(d.stacks[rank] ?? new LruStack(), chain, n);
-      else for (const st of d.stacks) d.curve.addRequest(st, chain, n); // replicate: every server serves it
+      if (rank !== undefined) d.curve.addChain(d.stacks[rank] ?? new LruStack(), keys, tokens, bytes, n);
+      else for (const st of d.stacks) d.curve.addChain(st, keys, tokens, bytes, n); // replicate: every server serves it
     }
     requests++;
-    references += chain.length;
+    references += keys.length;
     firstMs = Math.min(firstMs, scheduledAtMs);
     lastMs = Math.max(lastMs, scheduledAtMs);
     if (plan.onProgress !== undefined && requests % every === 0) plan.onProgress({ requests, references });
@@ -187,17 +194,18 @@ export async function sizeRun(
   const numbered = cfg.maxRequests === 0 ? opened.numberedChains?.() : undefined;
   if (numbered !== undefined) {
     // A source that names its blocks: its chains with numbered keys (no key strings, no per-request draws).
-    for await (const c of numbered)
-      add(
-        c.keys.map((key, i) => ({ key, tokens: c.tokens[i] ?? 0, bytes: sized(c.tokens[i] ?? 0) })),
-        c.sessionKey,
-        c.scheduledAtMs,
-      );
+    for await (const c of numbered) add(c.keys, c.tokens, c.tokens.map(sized), c.sessionKey, c.scheduledAtMs);
   } else {
     for await (const req of runRequests(paced, source, opened)) {
       const blocks = requestChain(req, blockTokens);
-      const chain = blocks.map((b) => ({ key: b.key, tokens: b.tokens, bytes: sized(b.tokens) }));
-      add(chain, sessionKeyOf({ id: req.id, blocks }), req.scheduledAtMs);
+      const tokens = blocks.map((b) => b.tokens);
+      add(
+        blocks.map((b) => b.key),
+        tokens,
+        tokens.map(sized),
+        sessionKeyOf({ id: req.id, blocks }),
+        req.scheduledAtMs,
+      );
     }
   }
   plan.onProgress?.({ requests, references });

@@ -125,15 +125,30 @@ export class HitCurve {
    */
   addRequest(stack: LruStack, chain: readonly SizedBlock[], scale = 1): void {
     const n = chain.length;
+    const keys = new Array<string | number>(n);
+    const tokens = new Array<number>(n);
+    const bytes = new Array<number>(n);
+    for (let i = 0; i < n; i++) {
+      const b = chain[i];
+      keys[i] = b.key;
+      tokens[i] = b.tokens;
+      bytes[i] = b.bytes;
+    }
+    this.addChain(stack, keys, tokens, bytes, scale);
+  }
+
+  /** addRequest with the chain as parallel arrays (keys, tokens, bytes per block): no object per block. */
+  addChain(stack: LruStack, keys: ArrayLike<string | number>, tokens: ArrayLike<number>, bytes: ArrayLike<number>, scale = 1): void {
+    const n = keys.length;
     const ids = new Array<number>(n);
     let contextTokens = 0;
     let chainBytes = 0;
     for (let i = 0; i < n; i++) {
-      const b = chain[i];
-      ids[i] = stack.idOf(b.key);
-      contextTokens += b.tokens;
-      chainBytes += b.bytes;
-      if (b.bytes > this.maxBlock) this.maxBlock = b.bytes;
+      ids[i] = stack.idOf(keys[i] ?? '');
+      const size = bytes[i] ?? 0;
+      contextTokens += tokens[i] ?? 0;
+      chainBytes += size;
+      if (size > this.maxBlock) this.maxBlock = size;
     }
     if (chainBytes > this.maxChain) this.maxChain = chainBytes;
     this.asked.requests++;
@@ -149,26 +164,27 @@ export class HitCurve {
     let hitBefore = 0;
     let gainBefore = 0;
     for (let i = 0; i < n; i++) {
-      const b = chain[i];
+      const t = tokens[i] ?? 0;
+      const size = bytes[i] ?? 0;
       if (prefixDistance !== Infinity) prefixDistance = Math.max(prefixDistance, stack.distance(ids[i] ?? 0) * scale);
       if (prefixDistance === Infinity) {
-        this.cold.tokens += b.tokens;
+        this.cold.tokens += t;
         this.cold.blocks++;
-        this.cold.bytes += b.bytes;
+        this.cold.bytes += size;
         continue;
       }
       let gain = 0;
       if (gainOf !== undefined) {
-        const after = gainOf(contextTokens, hitBefore + b.tokens);
+        const after = gainOf(contextTokens, hitBefore + t);
         gain = after - gainBefore;
         gainBefore = after;
       }
-      hitBefore += b.tokens;
-      this.grid.add(gridBin(prefixDistance), b.tokens, b.bytes, gain);
-      this.probeBins.add(lowerBound(this.probes, prefixDistance), b.tokens, b.bytes, gain);
+      hitBefore += t;
+      this.grid.add(gridBin(prefixDistance), t, size, gain);
+      this.probeBins.add(lowerBound(this.probes, prefixDistance), t, size, gain);
     }
     // The chain ends on top of the stack, head newest.
-    for (let i = n - 1; i >= 0; i--) stack.touch(ids[i] ?? 0, chain[i]?.bytes ?? 0);
+    for (let i = n - 1; i >= 0; i--) stack.touch(ids[i] ?? 0, bytes[i] ?? 0);
   }
 
   /** Requests, tokens, blocks, bytes and (with a gain function) the compute of every lookup. */
