@@ -110,10 +110,6 @@ export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs
   if (f.prefillOnly && f.decodeOnly) problems.push('--prefill-only and --decode-only are mutually exclusive');
   if (passed.has('mfu') && f.mfu > 1) problems.push(`mfu cannot exceed 1.0 (got ${f.mfu})`); // a share of the GPU's peak
   problems.push(...sourceProblems(f)); // a run replays one workload source
-  if (f.decodeOnly && sourceProblems(f).length === 0 && runBlockTokens(f) !== undefined)
-    problems.push(
-      '--decode-only reads pre-populated whole-request entries and cannot run block-granular (--kv-block-tokens, --mooncake-trace); drop one',
-    );
   problems.push(...poolProblems(f));
   if (f.cacheDir !== undefined) problems.push(...cacheDirProblems(f.cacheDir, fs, f.createCacheDir));
   // Trace mode replaces every tier with a null tier: the storage backend is not opened.

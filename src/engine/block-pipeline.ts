@@ -16,6 +16,8 @@ import type { KvBlock, TokenSegment } from '../workload/blocks.js';
 import { decodeBatchReads, hasDecode, prefillTokens } from '../workload/request.js';
 import type { Request } from '../workload/request.js';
 import type { Steps } from '../util/steps.js';
+import type { Rng } from '../util/rng.js';
+import { prepopulatedChain } from './prepare.js';
 import { RequestStopped, stopCheck } from './pipeline-types.js';
 import type { BlockMode, PipelineOptions, PipelineOutcome } from './pipeline-types.js';
 
@@ -39,10 +41,21 @@ export function requestChain(req: Request, blockTokens: number): readonly KvBloc
   return req.blocks ?? blockChain(requestSegments(req), blockTokens);
 }
 
-export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: BlockMode): Steps<PipelineOutcome> {
+/**
+ * The chain a request reads: its own, or in a decode-only run (disaggregated decode: the KV was written
+ * elsewhere) one of the pre-populated chains at random, looked up and read but never written.
+ */
+function chainOf(req: Request, o: PipelineOptions, mode: BlockMode, rng: Rng): readonly KvBlock[] {
+  if (!o.decodeOnly) return requestChain(req, mode.blockTokens);
+  const keys = o.prepopulatedKeys ?? [];
+  if (keys.length === 0) throw new Error('decode-only mode needs pre-populated entries');
+  return prepopulatedChain(rng.pick(keys), mode.blockTokens);
+}
+
+export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: BlockMode, rng: Rng): Steps<PipelineOutcome> {
   const { cache } = o;
   const stats = mode.stats;
-  const chain = requestChain(req, mode.blockTokens);
+  const chain = chainOf(req, o, mode, rng);
   let storageMs = 0;
   let prefillMs: number | undefined;
   let decodeMs: number | undefined;
@@ -63,7 +76,7 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
   });
 
   try {
-    if (!o.decodeOnly) {
+    {
       // 1. The longest present prefix, read block by block.
       checkStop();
       const hitTiers: TierName[] = [];
@@ -93,9 +106,9 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
         if (origin !== undefined && block !== undefined) mode.pool?.recordHit(origin, block.tokens);
       });
 
-      // 2. Prefill: the blocks after it are computed and stored.
+      // 2. Prefill: the blocks after it are computed and stored (not by a decode-only server).
       const before = storageMs;
-      for (let i = hitTiers.length; i < chain.length; i++) {
+      for (let i = o.decodeOnly ? chain.length : hitTiers.length; i < chain.length; i++) {
         const block = chain[i];
         if (block === undefined) break;
         checkStop();
@@ -104,7 +117,7 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
         if (r.wrote) stats.recordSize(cache.sizeOf(block.tokens));
         stats.recordWrite(r.wrote ? 'written' : r.ok ? 'found_written' : 'not_written', block.tokens);
       }
-      prefillMs = storageMs - before;
+      if (!o.decodeOnly) prefillMs = storageMs - before;
     }
 
     // 3. RAG: read the retrieved chunks.

@@ -21,7 +21,7 @@ export function processRequest(req: Request, o: PipelineOptions, rng: Rng): Prom
  * request runs without a promise per cache operation.
  */
 export function* requestSteps(req: Request, o: PipelineOptions, rng: Rng): Steps<PipelineOutcome> {
-  if (o.blocks !== undefined) return yield* blockRequestSteps(req, o, o.blocks);
+  if (o.blocks !== undefined) return yield* blockRequestSteps(req, o, o.blocks, rng);
   const { cache } = o;
   let storageMs = 0;
   let multiTurnHits = 0;

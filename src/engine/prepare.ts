@@ -5,6 +5,8 @@
 // deadline (preparationBudgetMs: --duration again, at least a minute), each step then saying in a
 // warning how far it got.
 import { availableParallelism } from 'node:os';
+import { blockChain } from '../workload/blocks.js';
+import type { KvBlock } from '../workload/blocks.js';
 import type { TieredCache } from '../cache/tiered-cache.js';
 import type { Recorder } from '../metrics/recorder.js';
 import type { Rng } from '../util/rng.js';
@@ -57,23 +59,41 @@ async function runWriters(count: number, writer: () => Promise<void>): Promise<v
   await Promise.all(Array.from({ length: Math.max(1, count) }, writer));
 }
 
-/** Writes `prepop_<i>` entries for decode-only runs; returns their keys. */
+/**
+ * The block chain of the pre-populated entry `key` (block-granular decode-only runs): its
+ * PREPARE_ENTRY_TOKENS tokens in blocks, keyed like any context's (workload/blocks.ts).
+ */
+export function prepopulatedChain(key: string, blockTokens: number): KvBlock[] {
+  return blockChain([{ id: key, tokens: PREPARE_ENTRY_TOKENS }], blockTokens);
+}
+
+/**
+ * Writes `prepop_<i>` entries for decode-only runs — in block mode each entry's chain of blocks, all of
+ * which must be written for the entry to count — and returns their keys.
+ */
 export async function prepopulate(
   cache: TieredCache,
   entries: number,
   writers: number,
   signal: AbortSignal,
   onEntry: (attempted: number) => void = () => undefined,
+  blockTokens?: number,
 ): Promise<string[]> {
   const keys: string[] = [];
   let next = 0;
   let attempted = 0;
+  const write = async (key: string): Promise<boolean> => {
+    if (blockTokens === undefined) return (await cache.allocate(key, PREPARE_ENTRY_TOKENS, 'prefill')).ok;
+    for (const block of prepopulatedChain(key, blockTokens))
+      if (!(await cache.allocate(block.key, block.tokens, 'prefill')).ok) return false;
+    return true;
+  };
   await runWriters(writers, async () => {
     while (!signal.aborted) {
       const i = next++;
       if (i >= entries) return;
       const key = `prepop_${i}`;
-      if ((await cache.allocate(key, PREPARE_ENTRY_TOKENS, 'prefill')).ok) keys.push(key);
+      if (await write(key)) keys.push(key);
       onEntry(++attempted);
     }
   });
@@ -132,6 +152,8 @@ export interface PrepareInputs {
     RunConfig,
     'enableRag' | 'ragNumDocs' | 'decodeOnly' | 'numUsers' | 'precondition' | 'preconditionSizeGb' | 'preconditionThreads'
   >;
+  /** Tokens per KV block of a block-granular run (pre-population writes chains of blocks); absent: whole entries. */
+  readonly blockTokens?: number;
   readonly cache: TieredCache;
   readonly recorder: Recorder;
   readonly workload: WorkloadParts;
@@ -205,12 +227,13 @@ async function ingestRag(p: PrepareInputs, rag: RagDocumentManager, signal: Abor
 
 async function prepopulateForDecode(p: PrepareInputs, writers: number, signal: AbortSignal, warnings: string[]): Promise<string[]> {
   const n = p.cfg.numUsers * PREPOP_ENTRIES_PER_USER;
-  p.log(`Pre-populating ${n} entries of ${PREPARE_ENTRY_TOKENS} tokens for decode-only mode…`);
+  const blocks = p.blockTokens !== undefined ? ` (chains of ${p.blockTokens}-token blocks)` : '';
+  p.log(`Pre-populating ${n} entries of ${PREPARE_ENTRY_TOKENS} tokens${blocks} for decode-only mode…`);
   const progress = stepProgress(p.onProgress, 'prepopulation', n, 'entries');
-  const keys = await prepopulate(p.cache, n, writers, signal, progress.tick);
+  const keys = await prepopulate(p.cache, n, writers, signal, progress.tick, p.blockTokens);
   progress.finish(keys.length);
-  // Shared prompts too, so a decode-only run reads them and writes nothing while measured.
-  for (const prompt of p.workload.prefix?.prompts ?? []) {
+  // Shared prompts too, so a decode-only run reads them and writes nothing while measured (whole entries: a block run reads its chains only).
+  for (const prompt of p.blockTokens === undefined ? (p.workload.prefix?.prompts ?? []) : []) {
     if (signal.aborted) break;
     await p.cache.allocate(prompt.key, prompt.tokens, 'prefill');
   }

@@ -103,8 +103,10 @@ async function measure(
   const machine = captureMachine(setup.storage); // before the measured phase (the device was resolved at setup)
   env.log(storageUnderTest(machine, setup.storage));
   const parts = buildWorkloadParts(cfg, cfg.settings);
+  const blockTokens = runBlockTokens(cfg);
   const prepared = await prepareStorage({
     cfg,
+    ...(blockTokens !== undefined ? { blockTokens } : {}),
     cache: setup.cache,
     recorder,
     workload: parts,

@@ -45,6 +45,21 @@ test('decode-only: pre-populated entries are read, nothing is written while meas
   assert.ok(cs.cache_hits > 0);
 });
 
+test('decode-only in block mode (issue 34): pre-populated block chains are looked up and read whole, no block is written', async () => {
+  const { json, stdout } = await run(['--decode-only', '--kv-block-tokens', '256']);
+  assert.match(stdout, /Pre-populated 30 entries/);
+  assert.equal(cacheStats(json).total_write_bytes, 0);
+  const k = json.kvcache_bench.kv_blocks;
+  assert.ok(k !== undefined);
+  assert.equal(k.blocks_written, 0);
+  assert.equal(k.blocks_not_written, 0);
+  assert.ok(k.requests > 0);
+  assert.equal(k.token_hit_rate.total, 1, 'every chain was pre-populated whole');
+  // 2048-token entries in 256-token blocks: 8 blocks a chain.
+  assert.equal(k.blocks_asked, 8 * k.requests);
+  assert.equal(k.decode_block_misses, 0);
+});
+
 test('prefill-only without multi-turn and prefix caching: writes only, no read at all', async () => {
   const { json } = await run(['--prefill-only', '--disable-multi-turn', '--disable-prefix-caching']);
   const cs = cacheStats(json);
