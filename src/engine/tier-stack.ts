@@ -24,7 +24,9 @@ import { storageKind } from '../tiers/registry.js';
 import type { StorageBackendName } from '../tiers/registry.js';
 import { SimulatedGpuBackend } from '../tiers/simulated-gpu.js';
 import { objectStoreOptionsOf } from '../tiers/storage-kind.js';
-import type { FileIoFigures } from '../tiers/storage-kind.js';
+import type { FileIoFigures, SlabLayoutOptions } from '../tiers/storage-kind.js';
+import type { SlabReport } from '../tiers/slab-pool.js';
+import { slabOptionsOf } from './kv-layout.js';
 import type { LeftoverEntries, ObjectStoreOptions, ObjectStoreReport, OpenedStorage, StorageDescription } from '../tiers/storage-kind.js';
 import { TraceWriter } from '../trace/writer.js';
 import type { Clock } from '../util/clock.js';
@@ -142,6 +144,8 @@ export interface StorageOptions {
   readonly slots: SlotCounts;
   /** The --s3-* flags (an object-store kind reads them). */
   readonly objectStore?: ObjectStoreOptions;
+  /** --kv-layout slab: the pool's slot and file sizes (engine/kv-layout.ts); absent: one file per entry. */
+  readonly slab?: SlabLayoutOptions;
 }
 
 export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
@@ -153,6 +157,7 @@ export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
     stagingSlots: o.slots.staging,
     directSlabs,
     ...(o.objectStore !== undefined ? { objectStore: o.objectStore } : {}),
+    ...(o.slab !== undefined ? { slab: o.slab } : {}),
   });
   try {
     const payload = await PayloadPool.create({
@@ -192,6 +197,10 @@ export interface TierStack {
   readonly objectStore?: () => ObjectStoreReport;
   /** The file tier's threadpool use and staging waits (reset after preparation); absent for other kinds and in trace mode. */
   readonly fileIo?: FileIoFigures;
+  /** Lays a slab pool out (once, after the force-quit clean-up knows its files, before anything is written); absent for other layouts. */
+  readonly layOut?: () => Promise<void>;
+  /** A slab pool's account (kvcache_bench.slab); absent for other layouts. */
+  readonly slab?: () => SlabReport;
   close(): Promise<void>;
 }
 
@@ -255,6 +264,12 @@ async function assembleTraceTiers(cfg: RunConfig, recorder: Recorder, clock: Clo
   };
 }
 
+/** The slab pool's shape of --kv-layout slab, as StorageOptions takes it. */
+function slabOf(cfg: RunConfig): { slab?: SlabLayoutOptions } {
+  const slab = slabOptionsOf(cfg);
+  return slab !== undefined ? { slab } : {};
+}
+
 /** Simulated GPU (when sized), CPU memory, and the storage backend of --storage-backend. */
 async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Clock, concurrency: number): Promise<TierStack> {
   const slots = slotCounts(concurrency);
@@ -266,6 +281,7 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
     seed: cfg.seed,
     slots,
     objectStore: objectStoreOptionsOf(cfg),
+    ...slabOf(cfg),
   });
   const { opened, payload } = storage;
   const parts: StackParts = { payload, tiers: opened.backend };
@@ -312,6 +328,8 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
       ...(opened.entryFiles !== undefined ? { entryFiles: opened.entryFiles } : {}),
       ...(opened.objectStore !== undefined ? { objectStore: opened.objectStore } : {}),
       ...(opened.fileIo !== undefined ? { fileIo: opened.fileIo } : {}),
+      ...(opened.layOut !== undefined ? { layOut: opened.layOut } : {}),
+      ...(opened.slab !== undefined ? { slab: opened.slab } : {}),
       close: () => tearDown(parts),
     };
   } catch (e) {

@@ -15,6 +15,8 @@ export const USER_TYPES = ['chatbot', 'coding', 'document'] as const;
 export const KV_POOLS = ['private', 'shared'] as const;
 /** --route: how ranks divide a recorded trace (workload/routing.ts). */
 export const ROUTE_MODES = ['replicate', 'session', 'round-robin'] as const;
+/** --kv-layout: how the file tier lays entries out (one file each in one directory, hash fan-out directories, or slots in pool files). */
+export const KV_LAYOUTS = ['flat', 'fanout', 'slab'] as const;
 /** QoS classes, highest priority first. */
 export const QOS_LEVELS = ['interactive', 'responsive', 'batch'] as const;
 
@@ -28,6 +30,7 @@ export type UserType = (typeof USER_TYPES)[number];
 export type QosLevel = (typeof QOS_LEVELS)[number];
 export type KvPool = (typeof KV_POOLS)[number];
 export type RouteMode = (typeof ROUTE_MODES)[number];
+export type KvLayout = (typeof KV_LAYOUTS)[number];
 
 /** Largest --kv-block-tokens: a block is one cache entry, and 2^20 tokens is already GiBs of KV. */
 export const MAX_BLOCK_TOKENS = 1 << 20;

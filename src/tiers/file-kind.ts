@@ -8,11 +8,12 @@ import { fileNameForKey, findStaleEntries, MAX_PLAIN_FILE_NAME, removeStaleEntri
 import { freeSpaceLimitBytes, RAM_FILE_SYSTEMS, spaceOf } from './fs-info.js';
 import type { IoMode } from './io-mode.js';
 import type { LeftoverEntries, OpenedStorage, StorageKind, StorageOpenOptions } from './storage-kind.js';
+import { openSlab } from './slab-kind.js';
 
 /** Errno classes of a write that mean the file system (or the user's quota) is full. */
 const FULL_ERRORS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT']);
 
-function fileWarnings(requested: IoMode, file: FileBackend): string[] {
+function fileWarnings(requested: IoMode, file: Pick<FileBackend, 'effectiveIoMode' | 'dir' | 'fileSystem'>): string[] {
   const warnings: string[] = [];
   if (file.effectiveIoMode !== requested)
     warnings.push(`${file.dir}: the file system refused O_DIRECT; using buffered I/O (reads may come from the page cache)`);
@@ -24,7 +25,10 @@ function fileWarnings(requested: IoMode, file: FileBackend): string[] {
  * Looks for entry files of other runs in `file`'s directory (a killed run leaves them), removes them
  * when `remove`, and says so. Files not named as our entries are never touched.
  */
-async function fileLeftovers(file: FileBackend, remove: boolean): Promise<{ found: LeftoverEntries; warnings: string[] }> {
+async function fileLeftovers(
+  file: Pick<FileBackend, 'dir' | 'runId'>,
+  remove: boolean,
+): Promise<{ found: LeftoverEntries; warnings: string[] }> {
   const stale = await findStaleEntries(file.dir, file.runId);
   const removed = remove ? await removeStaleEntries(stale) : 0;
   const found = { count: stale.paths.length, bytes: stale.bytes, allocatedBytes: stale.allocatedBytes, removed };
@@ -37,6 +41,8 @@ async function fileLeftovers(file: FileBackend, remove: boolean): Promise<{ foun
 }
 
 async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
+  // --kv-layout slab: slots in pool files (slab-kind.ts), with this layout's warnings, leftovers and fullness.
+  if (o.slab !== undefined) return openSlab(o, o.slab, { fullErrors: FULL_ERRORS, warnings: fileWarnings, leftovers: fileLeftovers });
   const file = await FileBackend.create({
     ...(o.dir !== undefined ? { dir: o.dir } : {}),
     ioMode: o.ioMode,

@@ -8,6 +8,7 @@ import type { IoMode } from './io-mode.js';
 
 /** Plain options every kind is opened with (never the RunConfig). */
 import type { FileIoStats } from './file-io-gauge.js';
+import type { SlabReport } from './slab-pool.js';
 
 export interface StorageOpenOptions {
   /** --cache-dir; absent: the kind decides (the file kind makes a fresh temporary directory). */
@@ -22,6 +23,16 @@ export interface StorageOpenOptions {
   readonly directSlabs: DirectSlabs;
   /** The --s3-* flags, for an object-store kind; the other kinds ignore them. */
   readonly objectStore?: ObjectStoreOptions;
+  /** --kv-layout slab: the file kind keeps entries in slots of pool files (slab-kind.ts); absent: one file per entry. */
+  readonly slab?: SlabLayoutOptions;
+}
+
+/** A slab pool's shape as the flags give it. */
+export interface SlabLayoutOptions {
+  /** Bytes of a slot, a multiple of 4 KiB (slab-pool.ts slotSizeOf). */
+  readonly slotBytes: number;
+  /** Bytes of a pool file, rounded down to whole slots; 0: the pool in a few files. */
+  readonly fileBytes: number;
 }
 
 /** Where an object-store kind keeps its entries (the --s3-* flags). Credentials are never among them. */
@@ -184,6 +195,13 @@ export interface OpenedStorage {
   readonly objectStore?: () => ObjectStoreReport;
   /** A kind on local files: its threadpool use and staging waits (file-io-gauge.ts). */
   readonly fileIo?: FileIoFigures;
+  /**
+   * Work the storage needs once its limit is known and before anything is written or measured (a slab
+   * pool is laid out); absent: none. A StorageSetupError from it is a user error (exit 2).
+   */
+  readonly layOut?: () => Promise<void>;
+  /** A slab pool's account (kvcache_bench.slab); absent for other layouts and kinds. */
+  readonly slab?: () => SlabReport;
 }
 
 /** Figures kept over a run and started again after preparation (as plain data when read). */
