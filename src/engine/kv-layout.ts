@@ -8,8 +8,10 @@ import type { SlabLayoutOptions } from '../tiers/storage-kind.js';
 import { GiB, MiB } from '../util/units.js';
 import { PREPARE_ENTRY_TOKENS } from './prepare.js';
 import { runBlockTokens, sourceFor } from './sources/registry.js';
+import type { SourceFlags } from './sources/source.js';
 
-type LayoutFlags = RunConfig;
+/** The flags, the resolved model and the settings (a RunConfig has them; the argument parser has them before it builds one). */
+type LayoutFlags = SourceFlags & Pick<RunConfig, 'model' | 'settings'>;
 
 /** What a slot must hold by default: one full block, or (whole-request mode) the largest synthetic entry; undefined when the run cannot tell. */
 function largestEntryBytes(cfg: LayoutFlags): { bytes: number; what: string } | undefined {

@@ -5,6 +5,8 @@
 import * as z from 'zod';
 import { CacheStatsSchema } from '../metrics/cache-stats-schema.js';
 import { KvBlocksSchema } from './kv-blocks-schema.js';
+import { CpuSecondsSchema } from './cpu-seconds-schema.js';
+import { SlabSchema } from './slab-schema.js';
 import { FAILURE_CLASSES } from '../metrics/recorder.js';
 import { DeviceLatencyTracingSchema, LatencyTracingSchema } from './tracing-schema.js'; // block-layer tracing (issue 13)
 import { TtftModelledSchema } from './ttft-schema.js'; // the modelled time to first token (issue 23)
@@ -13,7 +15,7 @@ import { TtftModelledSchema } from './ttft-schema.js'; // the modelled time to f
  * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
  * removed field or a changed meaning.
  */
-export const SCHEMA_VERSION = '2.6.0';
+export const SCHEMA_VERSION = '2.7.0';
 
 const ms = (what: string): z.ZodNumber => z.number().nonnegative().describe(`${what} (ms)`);
 const count = (what: string): z.ZodNumber => z.number().int().nonnegative().describe(what);
@@ -609,6 +611,8 @@ export const KvcacheBenchSchema = z
         "the file tier's use of libuv's threadpool and of its staging buffers over the measured window; absent for other storage kinds, in trace mode and before schema 2.5.0",
       ),
     kv_blocks: KvBlocksSchema.optional(),
+    cpu_seconds: CpuSecondsSchema.optional(), // the harness's CPU over the window (issue 34)
+    slab: SlabSchema.optional(), // --kv-layout slab (issue 34)
     validity: z
       .strictObject({
         valid: z.boolean().describe('true when no reason below applies'),

@@ -69,6 +69,8 @@ export const ReportRunSchema = lenient(
       kv_blocks: true,
       payload_generation: true,
       file_io: true,
+      cpu_seconds: true, // issue 34
+      slab: true,
       ttft_modelled: true, // modelled TTFT (issue 23)
       ranks: true,
     }).extend({
