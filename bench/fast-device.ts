@@ -24,6 +24,7 @@
 // Root only (it makes a loop device); elsewhere it says why and exits 0 without measuring.
 // Usage: node dist/bench/fast-device.js [--gib 6] [--seconds 15] [--users 16] [--rounds 3]
 //          [--workloads write,read,mixed] [--compare-bin PATH/bin/kv-cache.cjs] [--kv-layout flat|slab] [--io-uring]
+//          [--settle-busy-pct 15] (100 on a machine others use: wait for the device alone)
 import { rm, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -65,6 +66,8 @@ interface Options {
   readonly compareBin: string | undefined;
   readonly layout: 'flat' | 'slab';
   readonly ioUring: boolean;
+  /** The machine's busy share (%) under which it counts as settled (bench/lib/settle.ts); 100: the device alone. */
+  readonly settleBusyPct: number;
 }
 
 interface Program {
@@ -111,6 +114,7 @@ function parseOptions(argv: readonly string[]): Options {
       'compare-bin': { type: 'string' },
       'kv-layout': { type: 'string', default: 'flat' },
       'io-uring': { type: 'boolean', default: false },
+      'settle-busy-pct': { type: 'string', default: '15' },
     },
   });
   const layout = values['kv-layout'];
@@ -128,6 +132,7 @@ function parseOptions(argv: readonly string[]): Options {
     compareBin: values['compare-bin'],
     layout,
     ioUring: values['io-uring'],
+    settleBusyPct: positiveInt('settle-busy-pct', values['settle-busy-pct']),
   };
 }
 
@@ -272,7 +277,7 @@ class Bench {
    * machine under 15 % busy; at most two minutes.
    */
   private async settle(): Promise<void> {
-    const waited = await settleDevice(this.device.name, this.device.mount);
+    const waited = await settleDevice(this.device.name, this.device.mount, this.opts.settleBusyPct);
     if (waited > 2.5) console.log(`(settled for ${waited.toFixed(1)} s: the previous program's writeback and extent conversion)`);
   }
 
