@@ -77,7 +77,7 @@ export async function runBenchmark(
   if (setup.entryFiles !== undefined) env.onEntryFiles?.(setup.entryFiles);
   try {
     for (const line of setup.memory.lines) env.log(line);
-    if (setup.layOut !== undefined) await layOutSlab(setup, env.log);
+    if (setup.layOut !== undefined) await layOutSlab(setup, env.log, env.interrupt);
     const result = await measure(cfg, env, setup, recorder, source, validation);
     // Deleting a run's entry files can take many seconds: hand the results over first.
     await env.onResult?.(result);
@@ -88,13 +88,13 @@ export async function runBenchmark(
 }
 
 /** Writes the slab pool whole before anything is measured, timed apart (kvcache_bench.slab.lay_out_*), and says so. */
-async function layOutSlab(setup: RunSetup, log: (line: string) => void): Promise<void> {
+async function layOutSlab(setup: RunSetup, log: (line: string) => void, interrupt: AbortSignal | undefined): Promise<void> {
   const plan = setup.slab?.();
   if (plan !== undefined)
     log(
       `Laying out the slab pool: ${plan.files} file(s), ${(plan.poolBytes / GiB).toFixed(2)} GiB, ${plan.slots} slots of ${(plan.slotBytes / MiB).toFixed(2)} MiB…`,
     );
-  await setup.layOut?.();
+  await setup.layOut?.(interrupt); // an interrupt stops it: the run then ends before measuring
   const done = setup.slab?.();
   if (done !== undefined)
     log(

@@ -198,7 +198,7 @@ export interface TierStack {
   /** The file tier's threadpool use and staging waits (reset after preparation); absent for other kinds and in trace mode. */
   readonly fileIo?: FileIoFigures;
   /** Lays a slab pool out (once, after the force-quit clean-up knows its files, before anything is written); absent for other layouts. */
-  readonly layOut?: () => Promise<void>;
+  readonly layOut?: (signal?: AbortSignal) => Promise<void>;
   /** A slab pool's account (kvcache_bench.slab); absent for other layouts. */
   readonly slab?: () => SlabReport;
   close(): Promise<void>;

@@ -46,7 +46,7 @@ export async function openSlab(o: StorageOpenOptions, layout: SlabLayoutOptions,
     keyFits: (key) => fileNameForKey(key).length <= MAX_PLAIN_FILE_NAME,
     entryFiles: { dir, runId: slab.runId, ownsDir: o.dir === undefined },
     fileIo: slab.gauge,
-    layOut: () => slab.layOut(),
+    layOut: (signal) => slab.layOut(signal),
     slab: () => slab.report(),
   };
 }

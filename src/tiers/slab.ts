@@ -56,6 +56,8 @@ export interface SlabBackendOptions {
 }
 
 const DEFAULT_CHUNK_BYTES = 4 * MiB;
+/** Lay-out writes in flight at once. */
+const LAY_OUT_IN_FLIGHT = 4;
 const DEFAULT_STAGING_SLOTS = 8;
 const FULL_ERRORS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT']);
 
@@ -151,9 +153,10 @@ export class SlabBackend implements StorageBackend {
   /**
    * Creates every pool file (exclusively: an existing file is never taken over) and writes all of it
    * once, then syncs it. Before the measured window. Any failure removes what was created; a full
-   * file system and a foreign file are StorageSetupErrors (exit 2).
+   * file system and a foreign file are StorageSetupErrors (exit 2). `signal` (the run's interrupt)
+   * stops it between writes: the run then ends before measuring, on a partly laid-out pool.
    */
-  async layOut(): Promise<void> {
+  async layOut(signal?: AbortSignal): Promise<void> {
     const g = this.geometry;
     if (g === undefined) throw new Error('slab pool laid out before it was planned');
     const t0 = performance.now();
@@ -178,12 +181,18 @@ export class SlabBackend implements StorageBackend {
         this.created.push(path);
         this.handles.push(fh);
         const bytes = poolFileBytes(g, n);
-        for (let off = 0; off < bytes; off += fill.length) {
-          const piece = fill.subarray(0, Math.min(fill.length, bytes - off));
-          await this.gauge.track(() => writeFully(fh, piece, off));
-          this.layOutBytes += piece.length;
+        // LAY_OUT_IN_FLIGHT writes at once (of the same bytes): one at a time would leave a deep device idle.
+        for (let off = 0; off < bytes && signal?.aborted !== true; off += LAY_OUT_IN_FLIGHT * fill.length) {
+          const batch: Array<Promise<void>> = [];
+          for (let at = off; at < Math.min(bytes, off + LAY_OUT_IN_FLIGHT * fill.length); at += fill.length) {
+            const piece = fill.subarray(0, Math.min(fill.length, bytes - at));
+            batch.push(this.gauge.track(() => writeFully(fh, piece, at)).then(() => void (this.layOutBytes += piece.length)));
+          }
+          const settled = await Promise.allSettled(batch);
+          for (const r of settled) if (r.status === 'rejected') throw r.reason;
         }
         await this.gauge.track(() => fh.sync());
+        if (signal?.aborted === true) break;
       }
     } catch (e) {
       const written = this.layOutBytes;

@@ -199,7 +199,7 @@ export interface OpenedStorage {
    * Work the storage needs once its limit is known and before anything is written or measured (a slab
    * pool is laid out); absent: none. A StorageSetupError from it is a user error (exit 2).
    */
-  readonly layOut?: () => Promise<void>;
+  readonly layOut?: (signal?: AbortSignal) => Promise<void>;
   /** A slab pool's account (kvcache_bench.slab); absent for other layouts and kinds. */
   readonly slab?: () => SlabReport;
 }
