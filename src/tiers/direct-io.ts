@@ -30,8 +30,6 @@ export class ChunkReads {
     private readonly chunkBytes: number,
     private readonly direct: boolean,
     private readonly t: SplitTimer,
-    /** Where the entry starts in the file (a slab slot's offset; 0 for a file of its own). */
-    private readonly base = 0,
   ) {}
 
   more(): boolean {
@@ -50,7 +48,7 @@ export class ChunkReads {
     let got = 0;
     while (got < bytes) {
       const want = this.direct ? roundUp(bytes - got, DIRECT_ALIGN) : bytes - got;
-      const { bytesRead } = await this.fh.read(slot, got, want, this.base + at + got);
+      const { bytesRead } = await this.fh.read(slot, got, want, at + got);
       if (bytesRead <= 0) throw new Error(`file for entry is shorter than its ${this.size} bytes (EOF at ${at + got})`);
       got += bytesRead;
     }

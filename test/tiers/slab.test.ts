@@ -46,7 +46,7 @@ async function listing(dir: string): Promise<string[]> {
 }
 
 async function slabIn(dir: string, limit: number, fileBytes = 0): Promise<SlabBackend> {
-  const b = await SlabBackend.create({ dir, runId: RUN, slotBytes: SLOT, fileBytes, chunkBytes: 128 * 1024, stagingSlots: 4 });
+  const b = await SlabBackend.create({ dir, runId: RUN, slotBytes: SLOT, fileBytes, chunkBytes: 64 * 1024, stagingSlots: 8 }); // a whole slot is 4 chunks: reads of 2 slots per readv
   assert.equal(b.plan(limit), Math.floor(limit / SLOT) * SLOT);
   return b;
 }
