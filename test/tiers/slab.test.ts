@@ -12,6 +12,9 @@ import { payloadBytes } from '../../src/data/payload.js';
 import { EntryNotFoundError } from '../../src/tiers/backend.js';
 import { SlabBackend, slabFileName } from '../../src/tiers/slab.js';
 import { StorageSetupError } from '../../src/tiers/storage-kind.js';
+import { removeEntryFilesSync } from '../../src/engine/entry-cleanup.js';
+import { findStaleEntries } from '../../src/tiers/file-names.js';
+import { monotonicClock } from '../../src/util/clock.js';
 import { MiB } from '../../src/util/units.js';
 import { withTempDir } from '../util/temp-dir.js';
 
@@ -150,6 +153,26 @@ test('a pool file that already exists is never taken over: the lay-out stops, re
       await b.close();
     }
     assert.equal(await readFile(foreign, 'utf8'), 'not yours', 'close leaves it too');
+  }));
+
+test("pool files are this run's entry files to a force-quit, and another run's leftovers to the next run", () =>
+  withTempDir(async (dir) => {
+    const b = await slabIn(dir, 4 * SLOT);
+    try {
+      await b.layOut();
+      const pool = (await readdir(dir)).filter((n) => n.startsWith('kvc-')).sort();
+      assert.equal(pool.length, 4);
+      const stale = await findStaleEntries(dir, 'feedf00d'); // a later run with another id
+      assert.deepEqual(stale.paths.map((p) => p.slice(dir.length + 1)).sort(), pool);
+      assert.equal(stale.bytes, 4 * SLOT);
+      // A force-quit removes them synchronously, by this run's id.
+      const c = removeEntryFilesSync({ dir, runId: RUN, ownsDir: false }, monotonicClock);
+      assert.equal(c.removed, 4);
+      assert.deepEqual(c.left, []);
+    } finally {
+      await b.close(); // the files are gone already: nothing to fail on
+    }
+    assert.deepEqual(await readdir(dir), []);
   }));
 
 const isRoot = process.getuid?.() === 0;
