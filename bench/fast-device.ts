@@ -14,9 +14,17 @@
 // starts its measured phase to its exit, so start-up and pre-population are left out) and kv-cache's
 // validity verdict.
 //
+// `--kv-layout slab` runs kv-cache's storage tier as a slab pool (issue 34): writes in KV blocks of
+// 2048 tokens (`--prefill-only --kv-block-tokens 2048`, 48 MiB slots), reads of the pre-populated
+// 2048-token entries (`--decode-only --slab-slot-mib 48`); `--io-uring` adds a kv-cache row with
+// UV_USE_IO_URING=1 (libuv submits file reads and writes through io_uring instead of its threadpool).
+// kv-cache's CPU is its results' cpu_seconds.per_gib_moved (the process over its measured window,
+// per GiB its storage tier moved), fio's its whole run per device GiB: both CPU seconds per GiB.
+//
 // Root only (it makes a loop device); elsewhere it says why and exits 0 without measuring.
 // Usage: node dist/bench/fast-device.js [--gib 6] [--seconds 15] [--users 16] [--rounds 3]
-//          [--workloads write,read,mixed] [--compare-bin PATH/bin/kv-cache.cjs]
+//          [--workloads write,read,mixed] [--compare-bin PATH/bin/kv-cache.cjs] [--kv-layout flat|slab] [--io-uring]
+//          [--settle-busy-pct 15] (100 on a machine others use: wait for the device alone)
 import { rm, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -56,6 +64,10 @@ interface Options {
   readonly rounds: number;
   readonly workloads: readonly Workload[];
   readonly compareBin: string | undefined;
+  readonly layout: 'flat' | 'slab';
+  readonly ioUring: boolean;
+  /** The machine's busy share (%) under which it counts as settled (bench/lib/settle.ts); 100: the device alone. */
+  readonly settleBusyPct: number;
 }
 
 interface Program {
@@ -64,6 +76,8 @@ interface Program {
   readonly kvBin?: string;
   /** fio writing new files all the time (writes only), as kv-cache's entries are. */
   readonly newFiles?: boolean;
+  /** Set in kv-cache's environment (UV_USE_IO_URING=1). */
+  readonly env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -98,8 +112,13 @@ function parseOptions(argv: readonly string[]): Options {
       rounds: { type: 'string', default: '3' },
       workloads: { type: 'string', default: WORKLOADS.join(',') },
       'compare-bin': { type: 'string' },
+      'kv-layout': { type: 'string', default: 'flat' },
+      'io-uring': { type: 'boolean', default: false },
+      'settle-busy-pct': { type: 'string', default: '15' },
     },
   });
+  const layout = values['kv-layout'];
+  if (layout !== 'flat' && layout !== 'slab') throw new Error(`--kv-layout: '${layout}' is not flat or slab`);
   const workloads = values.workloads.split(',').map((w) => {
     if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`--workloads: '${w}' is not one of ${WORKLOADS.join(', ')}`);
     return w as Workload;
@@ -111,6 +130,9 @@ function parseOptions(argv: readonly string[]): Options {
     rounds: positiveInt('rounds', values.rounds),
     workloads,
     compareBin: values['compare-bin'],
+    layout,
+    ioUring: values['io-uring'],
+    settleBusyPct: positiveInt('settle-busy-pct', values['settle-busy-pct']),
   };
 }
 
@@ -180,8 +202,9 @@ class Bench {
       ...(workload === 'mixed' ? {} : { node: workload === 'write' ? ('prefill' as const) : ('decode' as const) }),
     });
     // The measured phase starts at this line (after pre-population for decode): CPU and bytes are counted from it.
-    const start = { name: 'start', pattern: workload === 'read' ? /^Pre-populated \d+ entries/ : /^Status: / };
-    const run = await this.runner.run(process.execPath, [program.kvBin, ...args], this.device.name, [start]);
+    const start = { name: 'start', pattern: workload === 'read' ? /^Pre-populated \d+ entries/ : /^Storage under test: / };
+    const layoutArgs = this.opts.layout === 'slab' ? slabArgs(workload) : [];
+    const run = await this.runner.run(process.execPath, [program.kvBin, ...args, ...layoutArgs], this.device.name, [start], program.env);
     checkExit(run, `kv-cache (${program.name})`);
     const doc = await readJson(output);
     await rm(output, { force: true });
@@ -197,7 +220,8 @@ class Bench {
       program: program.name,
       readBytesPerSec: read,
       writeBytesPerSec: write,
-      coresPerGibs: measuredPhaseCores(run),
+      // The results' own figure (the process over its measured window); a build before schema 2.7.0: sampled from /proc.
+      coresPerGibs: num(doc, 'kvcache_bench', 'cpu_seconds', 'per_gib_moved') ?? measuredPhaseCores(run),
       verdict: valid === true ? 'VALID' : `NOT VALID ${codes}`,
       readShare: read + write > 0 ? read / (read + write) : 0,
     };
@@ -253,7 +277,7 @@ class Bench {
    * machine under 15 % busy; at most two minutes.
    */
   private async settle(): Promise<void> {
-    const waited = await settleDevice(this.device.name, this.device.mount);
+    const waited = await settleDevice(this.device.name, this.device.mount, this.opts.settleBusyPct);
     if (waited > 2.5) console.log(`(settled for ${waited.toFixed(1)} s: the previous program's writeback and extent conversion)`);
   }
 
@@ -270,6 +294,15 @@ class Bench {
     console.log(formatRows([m]).split('\n').slice(2).join('\n'));
     return m;
   }
+}
+
+/** kv-cache's slab-layout arguments per workload: 48 MiB slots (2048 tokens of tiny-1b), blocks for writes. */
+function slabArgs(workload: Workload): string[] {
+  if (workload === 'write') return ['--kv-layout', 'slab', '--kv-block-tokens', String(PREPARE_ENTRY_TOKENS)];
+  if (workload === 'read') return ['--kv-layout', 'slab', '--slab-slot-mib', '48'];
+  throw new Error(
+    '--kv-layout slab: the mixed workload (whole requests of up to 25,000 tokens) is not measured on slab; give --workloads write,read',
+  );
 }
 
 /** Cores per GiB/s from the start marker to the last sample before the child exited (no start-up, no pre-population). */
@@ -291,7 +324,7 @@ const gibs = (b: number): string => (b / GiB).toFixed(2);
 
 function formatRows(rows: readonly Measured[]): string {
   return table(
-    ['round', 'workload', 'program', 'read GiB/s', 'write GiB/s', 'total GiB/s', 'cores per GiB/s', 'verdict / fio mix'],
+    ['round', 'workload', 'program', 'read GiB/s', 'write GiB/s', 'total GiB/s', 'CPU-s per GiB', 'verdict / fio mix'],
     rows.map((m) => [
       String(m.round),
       m.workload,
@@ -326,11 +359,12 @@ function printSummary(results: readonly Measured[], programs: readonly Program[]
         p.name === 'fio' ? '1' : median(ratios).toFixed(2),
         ratios.map((r) => r.toFixed(2)).join(' / '),
         cores.length === 0 ? '?' : median(cores).toFixed(3),
+        cores.map((c) => c.toFixed(3)).join(' / '),
         mine.map((m) => m.verdict || '-').join(' | '),
       ]);
     }
   }
-  console.log(table(['workload', 'program', 'total GiB/s', '÷ fio', 'per round', 'cores per GiB/s', 'verdicts'], rows));
+  console.log(table(['workload', 'program', 'total GiB/s', '÷ fio', 'per round', 'CPU-s per GiB', 'per round', 'verdicts'], rows));
 }
 
 async function main(): Promise<void> {
@@ -345,6 +379,7 @@ async function main(): Promise<void> {
   const prepop = model === undefined ? 0 : opts.users * PREPOP_ENTRIES_PER_USER * entryBytes(model, PREPARE_ENTRY_TOKENS);
   const programs: Program[] = [{ name: 'fio' }, { name: 'kv-cache', kvBin: KV_BIN }];
   if (opts.compareBin !== undefined) programs.push({ name: 'kv-cache (compare)', kvBin: opts.compareBin });
+  if (opts.ioUring) programs.push({ name: 'kv-cache io_uring', kvBin: KV_BIN, env: { UV_USE_IO_URING: '1' } });
   console.log(`command: node ${process.argv.slice(1).map(quote).join(' ')}`);
   console.log(machineLine(fioVersion()));
   const device = makeRamDevice(opts.gib * GiB);
@@ -359,7 +394,7 @@ async function main(): Promise<void> {
   try {
     huge = await reserveHugePages(FIO_DEPTH * (IO_BYTES / (2 * MiB)) + 8);
     console.log(
-      `device: ${device.name}, ${opts.gib} GiB RAM-backed ext4 (allocated up front) at ${device.mount}; ${MODEL}, ${opts.users} users, ${opts.seconds} s, ` +
+      `device: ${device.name}, ${opts.gib} GiB RAM-backed ext4 (allocated up front) at ${device.mount}; kv-cache --kv-layout ${opts.layout}; ${MODEL}, ${opts.users} users, ${opts.seconds} s, ` +
         `zero think, storage only; decode pre-population ${(prepop / GiB).toFixed(2)} GiB; ${huge.note}`,
     );
     bench = new Bench(opts, device, huge.fioFlags, writeZeroThinkConfig(device.mount));
@@ -378,7 +413,7 @@ async function main(): Promise<void> {
           if (p.kvBin === undefined) await bench.fio(round, workload, readShare, p.newFiles === true);
           else {
             const m = await bench.kvCache(round, workload, { ...p, kvBin: p.kvBin });
-            if (p.kvBin === KV_BIN) readShare = m.readShare;
+            if (p.kvBin === KV_BIN && p.env === undefined) readShare = m.readShare;
           }
         }
       }

@@ -58,11 +58,18 @@ export class ChildRunner {
   }
 
   /** Runs a command to completion, snapshotting `device` around it and at marker lines. */
-  async run(file: string, args: readonly string[], device: string, markers: readonly Marker[] = []): Promise<ChildRun> {
-    const command = [file, ...args].map(quote).join(' ');
+  async run(
+    file: string,
+    args: readonly string[],
+    device: string,
+    markers: readonly Marker[] = [],
+    /** Set in the child's environment, over this process's. */
+    env?: NodeJS.ProcessEnv,
+  ): Promise<ChildRun> {
+    const command = [...Object.entries(env ?? {}).map(([k, v]) => `${k}=${v ?? ''}`), file, ...args].map(quote).join(' ');
     const cpuBefore = processCpu('self', true);
     const before = snapshot(device, undefined);
-    const child = spawn(file, args, { cwd: this.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, args, { cwd: this.cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     this.current = child;
     const pid = child.pid;
     const marks = new Map<string, Snapshot>();

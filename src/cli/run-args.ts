@@ -10,6 +10,7 @@ import type { DefaultContext, FlagRow, RunFlags } from '../settings/flags.js';
 import { FlagReader, tokenizeArgv } from './parse-argv.js';
 import type { JsonObject, JsonValue, RunConfig } from '../settings/run-config.js';
 import { checkFlags, modelFitProblems, unknownModelProblem } from './validate.js';
+import { slabProblems } from '../engine/kv-layout.js';
 import type { FsProbe } from './cache-dir.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { ModelConfig } from '../model/models.js';
@@ -123,6 +124,7 @@ export function parseRunArgs(
   const checked = checkFlags(flags, loaded.settings.validationLimits, fs);
   problems.push(...checked.problems);
   if (model !== undefined) problems.push(...modelFitProblems(model, flags, loaded.settings));
+  if (model !== undefined) problems.push(...slabProblems({ ...flags, model, settings: loaded.settings })); // a slot smaller than a block
   if (problems.length > 0 || model === undefined) throw new ConfigError(problems);
   return { config: buildRunConfig(flags, seedGiven, model, loaded), warnings: [...loaded.warnings, ...checked.warnings] };
 }

@@ -2,6 +2,7 @@
 // untested). Every problem is collected; messages keep the reference's fragments ("num-users must be
 // positive", …) so scripts and people who know the reference recognise them. Limits come from the
 // config file's validation_limits (defaults = the reference's hard-coded limits).
+import { slabProblems } from '../engine/kv-layout.js';
 import { cacheDirProblems, realFs } from './cache-dir.js';
 import type { FsProbe } from './cache-dir.js';
 import { ConfigError } from './errors.js';
@@ -100,6 +101,22 @@ function tensorParallelChecks(f: CheckedFlags, passed: ReadonlySet<string>, prob
   }
 }
 
+/** --kv-layout against the storage it needs; the slab flags without the slab layout. */
+function layoutChecks(f: CheckedFlags, problems: string[], warnings: string[]): void {
+  if (f.kvLayout === 'fanout')
+    problems.push('--kv-layout fanout is not built yet (it comes with the shared KV pool, --kv-pool shared); use --kv-layout flat or slab');
+  if (f.kvLayout === 'slab' && f.storageBackend !== 'file')
+    problems.push(`--kv-layout slab lays entries out in files: it needs --storage-backend file (got ${f.storageBackend})`);
+  if (f.kvLayout === 'slab' && f.ioTraceLog !== undefined)
+    problems.push('--kv-layout slab lays out files on storage, and trace mode (--io-trace-log) has none; drop one');
+  if (f.kvLayout !== 'slab')
+    for (const [name, v] of [
+      ['slab-slot-mib', f.slabSlotMib],
+      ['slab-file-gib', f.slabFileGib],
+    ] as const)
+      if (v > 0) warnings.push(`--${name} ${v} is not used: it sizes the pool of --kv-layout slab (the layout is ${f.kvLayout})`);
+}
+
 /** Every problem and warning of a set of flag values. Never throws. */
 export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs): CheckResult {
   const problems: string[] = [];
@@ -112,6 +129,7 @@ export function checkFlags(f: CheckedFlags, limits: Limits, fs: FsProbe = realFs
   problems.push(...sourceProblems(f)); // a run replays one workload source
   problems.push(...poolProblems(f));
   if (f.cacheDir !== undefined) problems.push(...cacheDirProblems(f.cacheDir, fs, f.createCacheDir));
+  layoutChecks(f, problems, warnings);
   // Trace mode replaces every tier with a null tier: the storage backend is not opened.
   if (f.ioTraceLog === undefined) {
     const storage = storageBackendChecks(f.storageBackend, f.storageCapacityGb, f.cacheDir, objectStoreOptionsOf(f));
@@ -188,5 +206,6 @@ export function validateRunConfig(config: RunConfig, fs: FsProbe = realFs): void
     problems.push(unknownModelProblem(config.model.key, config.models));
   }
   problems.push(...modelFitProblems(config.model, config, config.settings));
+  problems.push(...slabProblems(config)); // a slot smaller than a block, a pool file smaller than a slot
   if (problems.length > 0) throw new ConfigError(problems);
 }

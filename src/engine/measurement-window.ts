@@ -1,10 +1,11 @@
 // The measured window: its wall-clock span, the block-device counters over it (when the storage's
-// device was resolved), the event loop's delay during it and how busy the main thread was.
+// device was resolved), the event loop's delay during it, how busy the main thread was and the CPU the
+// whole process used (every thread: libuv's pool, fillers, copy threads, io_uring workers).
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { EventLoopUtilization, IntervalHistogram } from 'node:perf_hooks';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
 import type { DiskCounters, StorageDevice } from '../metrics/diskstats.js';
-import type { DelaySummaryMs, RunResult } from '../metrics/result.js';
+import type { DelaySummaryMs, HarnessCpu, RunResult } from '../metrics/result.js';
 import type { Clock } from '../util/clock.js';
 
 /** The monitor samples every this many ms; its samples include the interval itself. */
@@ -16,6 +17,8 @@ export interface WindowFigures {
   readonly eventLoopDelayMs: DelaySummaryMs;
   /** Share of the dispatch the main thread spent running code rather than waiting for events (0–1). */
   readonly mainThreadBusy: number;
+  /** CPU seconds of the whole process over the window (process.cpuUsage: user and system of every thread). */
+  readonly cpu: HarnessCpu;
   readonly device?: RunResult['device'];
 }
 
@@ -29,6 +32,8 @@ export class MeasurementWindow {
     private readonly diskBefore: DiskCounters | undefined,
     /** Event-loop utilisation counters at the start; the window's share is their difference at the end. */
     private readonly eluStart: EventLoopUtilization,
+    /** The process's CPU use at the start (µs). */
+    private readonly cpuStart: NodeJS.CpuUsage,
   ) {}
 
   /** The main thread's busy share from the start until the loop monitor stopped (or now). */
@@ -40,7 +45,7 @@ export class MeasurementWindow {
     const diskBefore = await watch?.snapshot().catch(() => undefined);
     const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
     loopDelay.enable();
-    return new MeasurementWindow(clock, clock.now(), loopDelay, watch, diskBefore, performance.eventLoopUtilization());
+    return new MeasurementWindow(clock, clock.now(), loopDelay, watch, diskBefore, performance.eventLoopUtilization(), process.cpuUsage());
   }
 
   elapsedSec(): number {
@@ -60,12 +65,15 @@ export class MeasurementWindow {
   /** Ends the window: its span now, then the device counters. */
   async close(): Promise<WindowFigures> {
     const elapsedSec = this.elapsedSec();
+    const used = process.cpuUsage(this.cpuStart);
+    const cpu = { userSec: used.user / 1e6, systemSec: used.system / 1e6 };
     const watch = this.watch;
     const diskAfter = this.diskBefore === undefined ? undefined : await watch?.snapshot().catch(() => undefined);
     return {
       elapsedSec,
       eventLoopDelayMs: delaySummary(this.loopDelay),
       mainThreadBusy: this.busy ?? this.mainThreadBusy(),
+      cpu,
       ...(watch !== undefined && this.diskBefore !== undefined && diskAfter !== undefined
         ? { device: { name: watch.device.name, delta: diskDelta(this.diskBefore, diskAfter) } }
         : {}),

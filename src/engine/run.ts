@@ -8,6 +8,7 @@ import { kvBytesPerToken } from '../model/models.js';
 import type { Clock } from '../util/clock.js';
 import { FailedWithPartialResults, messageOf } from '../util/errors.js';
 import { Rng } from '../util/rng.js';
+import { GiB, MiB } from '../util/units.js';
 import { buildWorkloadParts } from './build-workload.js';
 import type { WorkloadParts } from './build-workload.js';
 import { pipelineOptions, requestServer, runMeasuredPhase } from './measured-phase.js';
@@ -77,6 +78,7 @@ export async function runBenchmark(
   if (setup.entryFiles !== undefined) env.onEntryFiles?.(setup.entryFiles);
   try {
     for (const line of setup.memory.lines) env.log(line);
+    if (setup.layOut !== undefined) await layOutSlab(setup, env.log, env.interrupt);
     const result = await measure(cfg, env, setup, recorder, source, validation);
     // Deleting a run's entry files can take many seconds: hand the results over first.
     await env.onResult?.(result);
@@ -84,6 +86,21 @@ export async function runBenchmark(
   } finally {
     await setup.close();
   }
+}
+
+/** Writes the slab pool whole before anything is measured, timed apart (kvcache_bench.slab.lay_out_*), and says so. */
+async function layOutSlab(setup: RunSetup, log: (line: string) => void, interrupt: AbortSignal | undefined): Promise<void> {
+  const plan = setup.slab?.();
+  if (plan !== undefined)
+    log(
+      `Laying out the slab pool: ${plan.files} file(s), ${(plan.poolBytes / GiB).toFixed(2)} GiB, ${plan.slots} slots of ${(plan.slotBytes / MiB).toFixed(2)} MiB…`,
+    );
+  await setup.layOut?.(interrupt); // an interrupt stops it: the run then ends before measuring
+  const done = setup.slab?.();
+  if (done !== undefined)
+    log(
+      `Slab pool laid out: ${(done.layOutBytes / GiB).toFixed(2)} GiB written in ${done.layOutSec.toFixed(1)} s (before the measured window)`,
+    );
 }
 
 /** Everything after setup: the workload, storage preparation, the measured phase, the result. */
@@ -173,6 +190,7 @@ async function measure(
   if (full !== undefined) warnings.push(full);
   warnings.push(...failureWarnings(recorder.snapshot()));
   warnings.push(...routeWarnings(rankShareOf(cfg, env.ranks, recorder), recorder));
+  warnings.push(...slabWarnings(setup));
   // Every source ran out: the request budget was met, or a replay finished its cycles.
   const stopReason = stop.reason(cfg.maxRequests > 0 ? 'max_requests' : 'workload_complete');
   const result = assembleResult({
@@ -295,6 +313,8 @@ function assembleResult(i: ResultInputs): RunResult {
     workloadSource: i.source.describe(),
     machine: i.machine,
     mainThreadBusy: measured.mainThreadBusy,
+    harnessCpu: measured.cpu,
+    ...(setup.slab !== undefined ? { slab: setup.slab() } : {}),
     ...(setup.payload !== undefined ? { payload: setup.payload.stats } : {}),
     ...(setup.fileIo !== undefined ? { fileIo: setup.fileIo.stats } : {}),
     storageSetup: {
@@ -319,6 +339,16 @@ function assembleResult(i: ResultInputs): RunResult {
     ...(i.ttft !== undefined ? { ttftModelled: i.ttft instanceof RunTtft ? i.ttft.result() : i.ttft } : {}),
     ...(setup.objectStore !== undefined ? { objectStore: setup.objectStore() } : {}),
   };
+}
+
+/** Entries refused for being larger than a slab slot: which flag to change. */
+function slabWarnings(setup: RunSetup): string[] {
+  const slab = setup.slab?.();
+  if (slab?.largestRefusedBytes == null) return [];
+  const need = Math.ceil(slab.largestRefusedBytes / MiB);
+  return [
+    `--kv-layout slab: entries larger than a slot (${(slab.slotBytes / MiB).toFixed(2)} MiB, up to ${(slab.largestRefusedBytes / MiB).toFixed(2)} MiB) were refused (refused_allocations), not written: give --slab-slot-mib ${need} or more, or --kv-block-tokens to store blocks`,
+  ];
 }
 
 /** The block-granular figures, when the run is block-granular. */

@@ -24,17 +24,20 @@ import { storageKind } from '../tiers/registry.js';
 import type { StorageBackendName } from '../tiers/registry.js';
 import { SimulatedGpuBackend } from '../tiers/simulated-gpu.js';
 import { objectStoreOptionsOf } from '../tiers/storage-kind.js';
-import type { FileIoFigures } from '../tiers/storage-kind.js';
 import type {
+  FileIoFigures,
   LeftoverEntries,
   ObjectStoreOptions,
   ObjectStoreReport,
   OpenedStorage,
   PoolAtStart,
   PoolOpenOptions,
+  SlabLayoutOptions,
   StorageDescription,
 } from '../tiers/storage-kind.js';
+import type { SlabReport } from '../tiers/slab-pool.js';
 import { runBlockTokens } from './sources/registry.js';
+import { slabOptionsOf } from './kv-layout.js';
 import { TraceWriter } from '../trace/writer.js';
 import type { Clock } from '../util/clock.js';
 import { Semaphore } from '../util/lock.js';
@@ -161,6 +164,8 @@ export interface StorageOptions {
   readonly objectStore?: ObjectStoreOptions;
   /** A shared KV pool (--kv-pool shared). */
   readonly pool?: PoolOpenOptions;
+  /** --kv-layout slab: the pool's slot and file sizes (engine/kv-layout.ts); absent: one file per entry. */
+  readonly slab?: SlabLayoutOptions;
 }
 
 export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
@@ -173,6 +178,7 @@ export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
     directSlabs,
     ...(o.objectStore !== undefined ? { objectStore: o.objectStore } : {}),
     ...(o.pool !== undefined ? { pool: o.pool } : {}),
+    ...(o.slab !== undefined ? { slab: o.slab } : {}),
   });
   try {
     const payload = await PayloadPool.create({
@@ -214,6 +220,10 @@ export interface TierStack {
   readonly fileIo?: FileIoFigures;
   /** A shared pool (--kv-pool shared): what it held at start, and this rank's share of its capacity. */
   readonly pool?: { readonly atStart: PoolAtStart; readonly shareBytes: number; readonly place: RankPlace };
+  /** Lays a slab pool out (once, after the force-quit clean-up knows its files, before anything is written); absent for other layouts. */
+  readonly layOut?: (signal?: AbortSignal) => Promise<void>;
+  /** A slab pool's account (kvcache_bench.slab); absent for other layouts. */
+  readonly slab?: () => SlabReport;
   close(): Promise<void>;
 }
 
@@ -291,6 +301,12 @@ async function assembleTraceTiers(cfg: RunConfig, recorder: Recorder, clock: Clo
   };
 }
 
+/** The slab pool's shape of --kv-layout slab, as StorageOptions takes it. */
+function slabOf(cfg: RunConfig): { slab?: SlabLayoutOptions } {
+  const slab = slabOptionsOf(cfg);
+  return slab !== undefined ? { slab } : {};
+}
+
 /** Simulated GPU (when sized), CPU memory, and the storage backend of --storage-backend. */
 async function assembleDeviceTiers(
   cfg: RunConfig,
@@ -310,6 +326,7 @@ async function assembleDeviceTiers(
     slots,
     objectStore: objectStoreOptionsOf(cfg),
     ...(pool !== undefined ? { pool } : {}),
+    ...slabOf(cfg),
   });
   const { opened, payload } = storage;
   const parts: StackParts = { payload, tiers: opened.backend };
@@ -360,6 +377,8 @@ async function assembleDeviceTiers(
       ...(opened.objectStore !== undefined ? { objectStore: opened.objectStore } : {}),
       ...(opened.fileIo !== undefined ? { fileIo: opened.fileIo } : {}),
       ...(stale.pool !== undefined ? { pool: { atStart: stale.pool, shareBytes: storageLimit, place } } : {}),
+      ...(opened.layOut !== undefined ? { layOut: opened.layOut } : {}),
+      ...(opened.slab !== undefined ? { slab: opened.slab } : {}),
       close: () => tearDown(parts),
     };
   } catch (e) {

@@ -8,6 +8,8 @@ import type { TierName } from '../tiers/backend.js';
 import type { ObjectStoreReport } from '../tiers/storage-kind.js';
 import type { FileIoStats } from '../tiers/file-io-gauge.js';
 export type { FileIoStats };
+import type { SlabReport } from '../tiers/slab-pool.js';
+export type { SlabReport };
 import type { TierOccupancy } from './cache-stats.js';
 import type { RecorderSnapshot } from './recorder.js';
 import type { RequestMetricsSnapshot } from './request-metrics.js';
@@ -25,6 +27,12 @@ export interface DelaySummaryMs {
   readonly p50: number;
   readonly p99: number;
   readonly max: number;
+}
+
+/** CPU seconds the whole process used over the measured window (user and system, every thread). */
+export interface HarnessCpu {
+  readonly userSec: number;
+  readonly systemSec: number;
 }
 
 export interface EntrySizeSummary {
@@ -118,6 +126,10 @@ export interface RunResult {
   // Inputs of the validity verdict (metrics/validity.ts) beyond the figures above.
   /** Share of the measured window the main thread was busy (performance.eventLoopUtilization), 0–1. */
   readonly mainThreadBusy: number;
+  /** The process's CPU over the measured window (issue 34); absent in hand-made results. */
+  readonly harnessCpu?: HarnessCpu;
+  /** --kv-layout slab: the pool's shape, its lay-out before the window, slots used and freed; absent for other layouts. */
+  readonly slab?: SlabReport;
   /** How the payload generator made the bytes written in the measured window, and how long writes waited for them; absent in trace mode. */
   readonly payload?: PayloadGeneration;
   /** The file tier's threadpool use and staging waits over the measured window; absent for other kinds and in trace mode. */

@@ -201,6 +201,12 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
       `  tool's storage tier: read ${f(sb.read_bytes / GiB, 3)} GiB, written ${f(sb.written_bytes / GiB, 3)} GiB`,
     );
   }
+  const slab = add.slab;
+  if (slab !== undefined)
+    lines.push(
+      `  slab pool (--kv-layout slab): ${slab.files} file(s), ${slab.slots} slots of ${f(slab.slot_bytes / MiB, 2)} MiB; laid out before the window: ${f(slab.lay_out_bytes / GiB, 3)} GiB in ${f(slab.lay_out_sec, 1)} s (not counted above); ` +
+        `peak ${slab.slots_used_peak} slots held, ${slab.slots_freed} freed, ${slab.file_creates} file creates (all at lay-out)`,
+    );
   lines.push(...deviceTelemetryLines(add));
   lines.push(...deviceLatencyLines(results.device_latency_tracing, add.latency_tracing)); // block-layer tracing (issue 13)
   failedOperationsBlock(lines, add);
@@ -211,6 +217,12 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
     `  event-loop delay ms: p50 ${eld.p50.toFixed(2)}  p99 ${eld.p99.toFixed(2)}  max ${eld.max.toFixed(2)}   main thread busy: ${(add.main_thread_busy_fraction * 100).toFixed(1)} %`,
     `  requests cut short at stop: ${add.requests_aborted_at_stop}`,
   );
+  const cpu = add.cpu_seconds;
+  if (cpu !== undefined) {
+    const per =
+      cpu.per_gib_moved === null ? 'nothing moved' : `${f(cpu.per_gib_moved, 3)} CPU-s per GiB moved (${f(cpu.gib_moved, 2)} GiB)`;
+    lines.push(`  CPU over the measured window: ${f(cpu.user, 2)} s user + ${f(cpu.system, 2)} s system = ${f(cpu.total, 2)} s; ${per}`);
+  }
   const pg = add.payload_generation;
   if (pg !== undefined) {
     const made = pg.stamped_bytes + pg.copied_bytes;

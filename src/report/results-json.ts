@@ -11,6 +11,8 @@ import type { DiskDelta } from '../metrics/diskstats.js';
 import { fileIoShares, payloadWaitShare, validityFactsOf, validityOf } from '../metrics/validity.js';
 import { GiB } from '../util/units.js';
 import { compareWithTrace } from '../metrics/trace-comparison.js';
+import { cpuSecondsJson } from './cpu-seconds-schema.js';
+import { slabJson } from './slab-schema.js';
 import { SCHEMA_VERSION } from './results-schema.js';
 import { tracingFields } from './tracing-json.js';
 import { ttftModelledJson } from './ttft-json.js';
@@ -227,6 +229,8 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
     ...(r.fileIo !== undefined ? { file_io: fileIoJson(r.fileIo, r) } : {}),
     ...(r.kvBlocks !== undefined ? { kv_blocks: kvBlocksJson(r.kvBlocks, r.elapsedSec) } : {}),
     ...(r.kvPool !== undefined ? { kv_pool: kvPoolJson(r.kvPool, r.elapsedSec, r.kvBlocks?.stats.tokensAsked ?? 0) } : {}),
+    ...(r.harnessCpu !== undefined ? { cpu_seconds: cpuSecondsJson(r.harnessCpu, kvReadBytes(st) + kvWriteBytes(st)) } : {}),
+    ...(r.slab !== undefined ? { slab: slabJson(r.slab) } : {}),
     validity: validityJson(r),
     ranks: r.ranks === undefined ? null : ranksJson(r.ranks),
     ...(tracing.block !== undefined ? { latency_tracing: tracing.block } : {}), // block-layer tracing (issue 13)

@@ -6,6 +6,8 @@ import * as z from 'zod';
 import { CacheStatsSchema } from '../metrics/cache-stats-schema.js';
 import { KvPoolSchema } from './kv-pool-schema.js';
 import { KvBlocksSchema } from './kv-blocks-schema.js';
+import { CpuSecondsSchema } from './cpu-seconds-schema.js';
+import { SlabSchema } from './slab-schema.js';
 import { FAILURE_CLASSES } from '../metrics/recorder.js';
 import { DeviceLatencyTracingSchema, LatencyTracingSchema } from './tracing-schema.js'; // block-layer tracing (issue 13)
 import { TtftModelledSchema } from './ttft-schema.js'; // the modelled time to first token (issue 23)
@@ -624,6 +626,8 @@ export const KvcacheBenchSchema = z
       ),
     kv_blocks: KvBlocksSchema.optional(),
     kv_pool: KvPoolSchema.optional(),
+    cpu_seconds: CpuSecondsSchema.optional(), // the harness's CPU over the window (issue 34)
+    slab: SlabSchema.optional(), // --kv-layout slab (issue 34)
     validity: z
       .strictObject({
         valid: z.boolean().describe('true when no reason below applies'),

@@ -17,6 +17,8 @@ export const KV_POOLS = ['private', 'shared'] as const;
 export const ROUTE_MODES = ['replicate', 'session', 'round-robin'] as const;
 /** --route's values: a mode, or auto (round-robin with a shared pool, else replicate). */
 export const ROUTE_FLAG_VALUES = ['auto', ...ROUTE_MODES] as const;
+/** --kv-layout: how the file tier lays entries out (one file each in one directory, hash fan-out directories, or slots in pool files). */
+export const KV_LAYOUTS = ['flat', 'fanout', 'slab'] as const;
 /** QoS classes, highest priority first. */
 export const QOS_LEVELS = ['interactive', 'responsive', 'batch'] as const;
 
@@ -39,6 +41,7 @@ export function routeModeOf(route: RouteFlag, pool: KvPool): RouteMode {
   // common system prompt), so session routing would hand one rank the whole trace.
   return pool === 'shared' ? 'round-robin' : 'replicate';
 }
+export type KvLayout = (typeof KV_LAYOUTS)[number];
 
 /** Largest --kv-block-tokens: a block is one cache entry, and 2^20 tokens is already GiBs of KV. */
 export const MAX_BLOCK_TOKENS = 1 << 20;

@@ -100,6 +100,8 @@ export class DirectWriter {
     private readonly fh: FileHandle,
     private readonly ctx: WriterContext,
     private readonly t: SplitTimer,
+    /** Where the entry starts in the file (a slab slot's offset; 0 for a file of its own). */
+    private readonly base = 0,
   ) {}
 
   async add(chunk: Uint8Array, isLast: boolean): Promise<void> {
@@ -117,10 +119,13 @@ export class DirectWriter {
     await this.stage(rest);
   }
 
-  /** Writes what is left in the staging slot, padded to a whole block, then cuts the file to `size`. */
-  async finish(size: number): Promise<void> {
+  /**
+   * Writes what is left in the staging slot, padded to a whole block, then cuts the file to `size`
+   * (`cut`; a slab slot is never cut: its padding stays inside the slot).
+   */
+  async finish(size: number, cut = true): Promise<void> {
     if (this.pending > 0) await this.flushSlot();
-    if (size % DIRECT_ALIGN !== 0) await this.t.device(() => this.fh.truncate(size));
+    if (cut && size % DIRECT_ALIGN !== 0) await this.t.device(() => this.fh.truncate(size));
   }
 
   release(): void {
@@ -135,7 +140,7 @@ export class DirectWriter {
   }
 
   private async writeAt(buf: Uint8Array): Promise<void> {
-    await this.t.device(() => writeFully(this.fh, buf, this.pos));
+    await this.t.device(() => writeFully(this.fh, buf, this.base + this.pos));
     this.pos += buf.length;
   }
 

@@ -11,11 +11,12 @@ import type { LeftoverEntries, OpenedStorage, PoolAtStart, StorageKind, StorageO
 import { join } from 'node:path';
 import { poolNamespace } from './pool-names.js';
 import { removePoolTemps, scanPool } from './pool-scan.js';
+import { openSlab } from './slab-kind.js';
 
 /** Errno classes of a write that mean the file system (or the user's quota) is full. */
 const FULL_ERRORS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT']);
 
-function fileWarnings(requested: IoMode, file: FileBackend): string[] {
+function fileWarnings(requested: IoMode, file: Pick<FileBackend, 'effectiveIoMode' | 'dir' | 'fileSystem'>): string[] {
   const warnings: string[] = [];
   if (file.effectiveIoMode !== requested)
     warnings.push(`${file.dir}: the file system refused O_DIRECT; using buffered I/O (reads may come from the page cache)`);
@@ -27,7 +28,10 @@ function fileWarnings(requested: IoMode, file: FileBackend): string[] {
  * Looks for entry files of other runs in `file`'s directory (a killed run leaves them), removes them
  * when `remove`, and says so. Files not named as our entries are never touched.
  */
-async function fileLeftovers(file: FileBackend, remove: boolean): Promise<{ found: LeftoverEntries; warnings: string[] }> {
+async function fileLeftovers(
+  file: Pick<FileBackend, 'dir' | 'runId'>,
+  remove: boolean,
+): Promise<{ found: LeftoverEntries; warnings: string[] }> {
   const stale = await findStaleEntries(file.dir, file.runId);
   const removed = remove ? await removeStaleEntries(stale) : 0;
   const found = { count: stale.paths.length, bytes: stale.bytes, allocatedBytes: stale.allocatedBytes, removed };
@@ -74,6 +78,8 @@ async function poolLeftovers(
 
 async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
   const namespace = o.pool !== undefined ? poolNamespace(o.pool.identity) : undefined;
+  // --kv-layout slab: slots in pool files (slab-kind.ts), with this layout's warnings, leftovers and fullness.
+  if (o.slab !== undefined) return openSlab(o, o.slab, { fullErrors: FULL_ERRORS, warnings: fileWarnings, leftovers: fileLeftovers });
   const file = await FileBackend.create({
     ...(o.dir !== undefined ? { dir: o.dir } : {}),
     ioMode: o.ioMode,

@@ -8,6 +8,7 @@ import type { IoMode } from './io-mode.js';
 
 import type { FileIoStats } from './file-io-gauge.js';
 import type { PoolIdentity } from './pool-names.js';
+import type { SlabReport } from './slab-pool.js';
 
 /** Plain options every kind is opened with (never the RunConfig). */
 export interface StorageOpenOptions {
@@ -25,6 +26,8 @@ export interface StorageOpenOptions {
   readonly objectStore?: ObjectStoreOptions;
   /** A shared KV pool (--kv-pool shared): blocks named by key and identity, published atomically. */
   readonly pool?: PoolOpenOptions;
+  /** --kv-layout slab: the file kind keeps entries in slots of pool files (slab-kind.ts); absent: one file per entry. */
+  readonly slab?: SlabLayoutOptions;
 }
 
 /** How a kind opens a shared pool. */
@@ -45,6 +48,14 @@ export interface PoolAtStart {
   readonly staleTemps: number;
   readonly staleTempBytes: number;
   readonly staleTempsRemoved: number;
+}
+
+/** A slab pool's shape as the flags give it. */
+export interface SlabLayoutOptions {
+  /** Bytes of a slot, a multiple of 4 KiB (slab-pool.ts slotSizeOf). */
+  readonly slotBytes: number;
+  /** Bytes of a pool file, rounded down to whole slots; 0: the pool in a few files. */
+  readonly fileBytes: number;
 }
 
 /** Where an object-store kind keeps its entries (the --s3-* flags). Credentials are never among them. */
@@ -212,6 +223,13 @@ export interface OpenedStorage {
   readonly objectStore?: () => ObjectStoreReport;
   /** A kind on local files: its threadpool use and staging waits (file-io-gauge.ts). */
   readonly fileIo?: FileIoFigures;
+  /**
+   * Work the storage needs once its limit is known and before anything is written or measured (a slab
+   * pool is laid out); absent: none. A StorageSetupError from it is a user error (exit 2).
+   */
+  readonly layOut?: (signal?: AbortSignal) => Promise<void>;
+  /** A slab pool's account (kvcache_bench.slab); absent for other layouts and kinds. */
+  readonly slab?: () => SlabReport;
 }
 
 /** Figures kept over a run and started again after preparation (as plain data when read). */

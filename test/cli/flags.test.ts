@@ -91,6 +91,10 @@ const OUR_FLAGS = [
   // The modelled TTFT (issue 23).
   'gpu-profile',
   'mfu',
+  // KV layouts (issue 34); test/cli/kv-layout.test.ts checks them against the backend and the model.
+  'kv-layout',
+  'slab-slot-mib',
+  'slab-file-gib',
 ] as const;
 
 function configSeed(u: number): number {
@@ -237,6 +241,8 @@ test('every reference flag and every new flag is accepted with a value of its ty
     'barrier-dir': '/shared/barrier',
     'barrier-timeout': '30',
     route: 'round-robin',
+    'slab-slot-mib': '8',
+    'slab-file-gib': '2',
   };
   const argv = Object.entries(values).flatMap(([k, v]) => (v === null ? [`--${k}`] : [`--${k}`, v]));
   const { config } = parse(argv);
@@ -266,6 +272,7 @@ test('every reference flag and every new flag is accepted with a value of its ty
     if (name === 'decode-only' || name === 'config' || name === 'use-burst-trace' || name === 'mooncake-trace') continue;
     if (['rank-output-base', 'rank-cache-base', 'seed-base', 'world-size'].includes(name)) continue; // rank-flags.test.ts
     if (name === 'kv-pool' || name === 'keep-pool') continue; // a shared pool needs block mode on a real storage tier: validate.test.ts
+    if (name === 'kv-layout') continue; // slab needs the file backend and no trace mode: kv-layout.test.ts
     const key = name.replace(/-/g, '_');
     assert.notEqual(Reflect.get(args, key), Reflect.get(defaults, key), `--${name} changed its value`);
   }

@@ -69,6 +69,25 @@ const CASES: readonly BadInput[] = [
   // ---- flags
   flags('unknown flag', ['--num-userz', '3'], /unknown flag '--num-userz' \(did you mean --num-users\?\)/),
   flags('single dash', ['-num-users', '3'], /unknown flag/),
+  // ---- KV layouts (issue 34)
+  flags('kv layout fanout (not built yet)', ['--kv-layout', 'fanout'], /--kv-layout fanout is not built yet/),
+  flags('kv layout unknown', ['--kv-layout', 'pile'], /--kv-layout/),
+  flags(
+    'slab slot smaller than a block',
+    ['--kv-layout', 'slab', '--kv-block-tokens', '256', '--slab-slot-mib', '1'],
+    /--slab-slot-mib 1 is smaller than a KV block \(256 tokens\), 6 MiB for model 'tiny-1b'/,
+  ),
+  flags(
+    'slab file smaller than a slot',
+    ['--kv-layout', 'slab', '--kv-block-tokens', '256', '--slab-file-gib', '0.001'],
+    /--slab-file-gib 0\.001 is smaller than one slot \(6 MiB\)/,
+  ),
+  flags(
+    'slab on the memory backend',
+    ['--kv-layout', 'slab', '--storage-backend', 'memory'],
+    /--kv-layout slab .* needs --storage-backend file/,
+  ),
+  flags('slab slot negative', ['--kv-layout', 'slab', '--slab-slot-mib', '-1'], /slab-slot-mib must be non-negative|slab-slot-mib/),
   flags('stray argument', ['bogus'], /unexpected argument 'bogus'/),
   flags('missing value', ['--num-users'], /--num-users expects an integer, but no value was given/),
   flags('flag as value', ['--duration', '--seed'], /--duration expects an integer, got the flag '--seed'/),

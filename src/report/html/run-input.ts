@@ -70,6 +70,8 @@ export const ReportRunSchema = lenient(
       kv_pool: true, // issue 32
       payload_generation: true,
       file_io: true,
+      cpu_seconds: true, // issue 34
+      slab: true,
       ttft_modelled: true, // modelled TTFT (issue 23)
       ranks: true,
     }).extend({

@@ -59,6 +59,27 @@ function fileIoRows(d: ReportRun): Record<string, string> {
   };
 }
 
+/** The harness's CPU over the window and the slab pool (absent in files before schema 2.7.0 and for other layouts). */
+function harnessRows(d: ReportRun): Record<string, string> {
+  const cpu = d.kvcache_bench.cpu_seconds;
+  const slab = d.kvcache_bench.slab;
+  return {
+    ...(cpu !== undefined
+      ? {
+          cpu_seconds: `${cpu.total.toFixed(2)} (user ${cpu.user.toFixed(2)}, system ${cpu.system.toFixed(2)})`,
+          cpu_seconds_per_gib:
+            cpu.per_gib_moved === null ? 'nothing moved' : `${cpu.per_gib_moved.toFixed(3)} (${cpu.gib_moved.toFixed(2)} GiB moved)`,
+        }
+      : {}),
+    ...(slab !== undefined
+      ? {
+          slab_pool: `${slab.files} file(s), ${slab.slots} slots of ${(slab.slot_bytes / 2 ** 20).toFixed(2)} MiB`,
+          slab_lay_out: `${(slab.lay_out_bytes / GiB).toFixed(3)} GiB in ${slab.lay_out_sec.toFixed(1)} s, before the window`,
+        }
+      : {}),
+  };
+}
+
 export function parametersSection(runs: readonly LoadedRun[]): Section {
   const machine = (d: ReportRun): Record<string, unknown> => {
     const m = d.kvcache_bench.machine;
@@ -81,6 +102,7 @@ export function parametersSection(runs: readonly LoadedRun[]): Section {
       // Where the harness's time went (issue 24): the share of write time spent waiting for payload bytes.
       ...payloadRows(d),
       ...fileIoRows(d),
+      ...harnessRows(d),
     };
   };
   const flags = keyValueTable(
