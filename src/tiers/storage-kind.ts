@@ -5,10 +5,9 @@
 import type { DirectSlabs } from '../data/aligned.js';
 import type { Backend } from './backend.js';
 import type { IoMode } from './io-mode.js';
-
-/** Plain options every kind is opened with (never the RunConfig). */
 import type { FileIoStats } from './file-io-gauge.js';
 
+/** Plain options every kind is opened with (never the RunConfig). */
 export interface StorageOpenOptions {
   /** --cache-dir; absent: the kind decides (the file kind makes a fresh temporary directory). */
   readonly dir?: string;
