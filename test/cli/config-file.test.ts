@@ -2,6 +2,7 @@
 // them, the strict schema (unknown keys at any depth, wrong types, all problems at once), model_configs,
 // and validation_limits that really change the flag checks.
 import { test } from 'node:test';
+import { existsSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { defaultConfig, loadConfigFile, parseConfigText } from '../../src/cli/config-file.js';
 import { DEFAULT_EVICTION } from '../../src/settings/eviction.js';
@@ -101,6 +102,18 @@ test('an empty file is an empty configuration (all defaults)', () => {
   assert.deepEqual(parseConfigText('', 'empty').settings, defaultConfig().settings);
   assert.deepEqual(parseConfigText('# just a comment\n', 'comment').settings, defaultConfig().settings);
 });
+
+test(
+  'a file whose size stat gives as 0 but which holds data (procfs) is read, so its keys are refused (issue 35)',
+  {
+    skip: existsSync('/proc/self/status') ? false : 'no /proc/self/status here (not Linux)',
+  },
+  () => {
+    const message = configError(() => loadConfigFile('/proc/self/status')).message;
+    assert.match(message, /Unknown configuration key 'Name'/);
+    assert.match(message, /Unknown configuration key 'Pid'/);
+  },
+);
 
 test('a valid file overrides: interactive priority 3, chatbot context range [256, 1024]', () => {
   const path = writeYaml(SAMPLE);
