@@ -156,8 +156,7 @@ kvcache_run_summary_<time>.json in <results-dir>/kvcache_<time>/.`,
     'cache-dir': {
       kind: 'string',
       value: 'DIR',
-      required: true,
-      help: 'The storage under test (must exist; each rank uses DIR/rank_<N>/); CLOSED: on another file system than --results-dir',
+      help: 'The storage under test (must exist; each rank uses DIR/rank_<N>/); CLOSED: on another file system than --results-dir. Required, except with --storage-backend s3 (the bucket is the storage under test)',
     },
     closed: {
       kind: 'bool',

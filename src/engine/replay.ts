@@ -417,5 +417,7 @@ function assembleResult(
     storage: { dir: files.target.location, ioMode: files.target.ioMode, fileSystem: files.target.fileSystem },
     ...(measured.device !== undefined ? { device: measured.device } : {}),
     machine,
+    // The S3 tier's requests, retries, failures and time to first byte, as a run reports them (issue 35).
+    ...(files.opened.objectStore !== undefined ? { objectStore: files.opened.objectStore() } : {}),
   };
 }

@@ -32,7 +32,7 @@ export * from './ranks-schema.js';
  * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
  * removed field or a changed meaning.
  */
-export const SCHEMA_VERSION = '2.6.0';
+export const SCHEMA_VERSION = '2.7.0';
 
 /** Device counters shared by runs and replays. */
 const DeviceIoBase = {
@@ -286,6 +286,9 @@ export const ReplayResultsSchema = z
       storage_file_system: z.string(),
       device_io: ReplayDeviceIoSchema.nullable(),
       machine: MachineSchema,
+      object_store: ObjectStoreSchema.optional().describe(
+        'the S3 tier of --storage-backend s3 (absent for other kinds and before schema 2.7.0)',
+      ),
     }),
   })
   .meta({ title: 'kvcache-bench replay results', description: `Results of kv-cache replay (schema ${SCHEMA_VERSION})` });
