@@ -35,6 +35,8 @@ export interface ObjectStoreOptions {
   readonly region?: string;
   /** Path-style addressing (bucket in the path) even for the provider's own endpoint. */
   readonly pathStyle: boolean;
+  /** PEM file of CAs trusted for an https:// endpoint beside Node's own (--s3-ca-file). */
+  readonly caFile?: string;
 }
 
 /** The --s3-* flag values as the run's flags hold them. */
@@ -45,6 +47,7 @@ export interface ObjectStoreFlags {
   readonly s3Prefix: string;
   readonly s3Region?: string;
   readonly s3PathStyle: boolean;
+  readonly s3CaFile?: string;
 }
 
 /** The open options of the --s3-* flags. */
@@ -56,6 +59,7 @@ export function objectStoreOptionsOf(f: ObjectStoreFlags): ObjectStoreOptions {
     prefix: f.s3Prefix,
     ...(f.s3Region !== undefined ? { region: f.s3Region } : {}),
     pathStyle: f.s3PathStyle,
+    ...(f.s3CaFile !== undefined ? { caFile: f.s3CaFile } : {}),
   };
 }
 
