@@ -4,6 +4,7 @@ import type { Recorder } from '../metrics/recorder.js';
 import type { Clock } from '../util/clock.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { assembleTiers } from './tier-stack.js';
+import type { EntryFilesAt } from './entry-cleanup.js';
 import type { TierStack } from './tier-stack.js';
 
 /** Worker (logical) count cap, as the reference (bin/kv-cache.cjs sizes libuv's pool with the same cap). */
@@ -19,8 +20,9 @@ export interface RunSetup extends TierStack {
   readonly workers: number;
 }
 
-export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock): Promise<RunSetup> {
+/** `madeDir` hears of a temporary cache directory the moment it is made (a force-quit during set-up removes it). */
+export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock, madeDir?: (at: EntryFilesAt) => void): Promise<RunSetup> {
   const workers = workerCount(cfg);
-  const tiers = await assembleTiers(cfg, recorder, clock, workers);
+  const tiers = await assembleTiers(cfg, recorder, clock, workers, madeDir);
   return { ...tiers, workers };
 }

@@ -142,6 +142,8 @@ export interface StorageOptions {
   readonly slots: SlotCounts;
   /** The --s3-* flags (an object-store kind reads them). */
   readonly objectStore?: ObjectStoreOptions;
+  /** Hears of a temporary directory the kind made, the moment it exists (for a force-quit). */
+  readonly madeDir?: (at: EntryFilesAt) => void;
 }
 
 export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
@@ -153,6 +155,7 @@ export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
     stagingSlots: o.slots.staging,
     directSlabs,
     ...(o.objectStore !== undefined ? { objectStore: o.objectStore } : {}),
+    ...(o.madeDir !== undefined ? { madeDir: o.madeDir } : {}),
   });
   try {
     const payload = await PayloadPool.create({
@@ -196,10 +199,16 @@ export interface TierStack {
 }
 
 /** The tiers of a run with `concurrency` requests in flight: real devices, or null tiers in trace mode. */
-export async function assembleTiers(cfg: RunConfig, recorder: Recorder, clock: Clock, concurrency: number): Promise<TierStack> {
+export async function assembleTiers(
+  cfg: RunConfig,
+  recorder: Recorder,
+  clock: Clock,
+  concurrency: number,
+  madeDir?: (at: EntryFilesAt) => void,
+): Promise<TierStack> {
   return cfg.ioTraceLog !== undefined
     ? assembleTraceTiers(cfg, recorder, clock, cfg.ioTraceLog)
-    : assembleDeviceTiers(cfg, recorder, clock, concurrency);
+    : assembleDeviceTiers(cfg, recorder, clock, concurrency, madeDir);
 }
 
 /** The cache over `tiers`, with the run's model, eviction and allocation settings. */
@@ -256,7 +265,13 @@ async function assembleTraceTiers(cfg: RunConfig, recorder: Recorder, clock: Clo
 }
 
 /** Simulated GPU (when sized), CPU memory, and the storage backend of --storage-backend. */
-async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Clock, concurrency: number): Promise<TierStack> {
+async function assembleDeviceTiers(
+  cfg: RunConfig,
+  recorder: Recorder,
+  clock: Clock,
+  concurrency: number,
+  madeDir?: (at: EntryFilesAt) => void,
+): Promise<TierStack> {
   const slots = slotCounts(concurrency);
   const storage = await openStorage({
     backend: cfg.storageBackend,
@@ -266,6 +281,7 @@ async function assembleDeviceTiers(cfg: RunConfig, recorder: Recorder, clock: Cl
     seed: cfg.seed,
     slots,
     objectStore: objectStoreOptionsOf(cfg),
+    ...(madeDir !== undefined ? { madeDir } : {}),
   });
   const { opened, payload } = storage;
   const parts: StackParts = { payload, tiers: opened.backend };

@@ -43,6 +43,7 @@ async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
     chunkBytes: o.chunkBytes,
     stagingSlots: o.stagingSlots,
     directSlabs: o.directSlabs,
+    ...(o.madeDir !== undefined ? { madeDir: o.madeDir } : {}),
   });
   const dir = file.dir;
   return {

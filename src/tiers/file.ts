@@ -21,6 +21,7 @@
 // total = host + device always.
 import { constants as fsc } from 'node:fs';
 import { mkdir, mkdtemp, open, rm, stat, unlink } from 'node:fs/promises';
+import type { MadeDir } from './storage-kind.js';
 import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,8 @@ export interface FileBackendOptions {
   readonly runId?: string;
   /** Counts threadpool use and staging waits (default: a gauge of its own, sized from UV_THREADPOOL_SIZE). */
   readonly gauge?: FileIoGauge;
+  /** Told of the fresh temporary directory as soon as it exists (no `dir` given). */
+  readonly madeDir?: (at: MadeDir) => void;
 }
 
 /** A write would replace a file this backend did not create. */
@@ -109,6 +112,7 @@ export class FileBackend implements Backend {
     if (!RUN_ID.test(runId)) throw new RangeError(`run id '${runId}' is not 8 lowercase hex digits`);
     const ownsDir = options.dir === undefined;
     const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'kv_cache_')));
+    if (ownsDir) options.madeDir?.({ dir, runId, ownsDir }); // before anything else is awaited: a force-quit can remove it
     try {
       if (!ownsDir) await mkdir(dir, { recursive: true });
       if (!(await stat(dir)).isDirectory()) throw new Error(`cache dir '${dir}' is not a directory`);

@@ -7,6 +7,13 @@ import type { Backend } from './backend.js';
 import type { IoMode } from './io-mode.js';
 import type { FileIoStats } from './file-io-gauge.js';
 
+/** A temporary directory a kind made for its entry files, whose run id names them (engine's EntryFilesAt). */
+export interface MadeDir {
+  readonly dir: string;
+  readonly runId: string;
+  readonly ownsDir: true;
+}
+
 /** Plain options every kind is opened with (never the RunConfig). */
 export interface StorageOpenOptions {
   /** --cache-dir; absent: the kind decides (the file kind makes a fresh temporary directory). */
@@ -21,6 +28,11 @@ export interface StorageOpenOptions {
   readonly directSlabs: DirectSlabs;
   /** The --s3-* flags, for an object-store kind; the other kinds ignore them. */
   readonly objectStore?: ObjectStoreOptions;
+  /**
+   * Told the moment the kind made a temporary directory for its entries (no dir given), before anything
+   * else is awaited, so that a force-quit during set-up can remove it (issue 35).
+   */
+  readonly madeDir?: (at: MadeDir) => void;
 }
 
 /** Where an object-store kind keeps its entries (the --s3-* flags). Credentials are never among them. */
