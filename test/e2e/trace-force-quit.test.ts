@@ -39,7 +39,8 @@ test('kv-cache trace: a force-quit stops bpftrace and the traced command; nothin
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  // 'exit', not 'close': a child left running would hold the output pipes open (and 'close' back).
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   // Tracing is on once it says which probes are attached; the command has been let go then.
   await new Promise<void>((resolve) =>
     child.stdout.on('data', (d: Buffer) => {
@@ -48,25 +49,29 @@ test('kv-cache trace: a force-quit stops bpftrace and the traced command; nothin
     }),
   );
   const kids = childrenOf(child.pid ?? 0);
-  // bpftrace and the command (its shell may not have exec'd sleep yet: `sh` or `sleep`).
-  assert.equal(kids.length, 2, JSON.stringify(kids));
-  assert.ok(
-    kids.some((k) => k.comm === 'bpftrace'),
-    JSON.stringify(kids),
-  );
-  child.kill('SIGINT');
-  child.kill('SIGTERM');
-  const code = await exited;
-  // Both signals are pending at once: which one the process handles first (its exit code) is the kernel's order.
-  assert.ok(code === 130 || code === 143, `exit ${code}: ${stderr}`);
-  assert.match(stderr, /exiting at once/);
-  assert.match(stderr, /stopped the traced command \(pid \d+\)/);
-  assert.match(stderr, /stopped bpftrace \(pid \d+\)/);
-  // Both were killed before the exit; wait for the kernel to finish them (init reaps the orphans).
-  for (let i = 0; i < 500 && kids.some((k) => running(k.pid)); i++) await new Promise((r) => setTimeout(r, 20));
-  assert.deepEqual(
-    kids.filter((k) => running(k.pid)).map((k) => k.comm),
-    [],
-    'nothing the command started is still running',
-  );
+  try {
+    // bpftrace and the command (its shell may not have exec'd sleep yet: `sh` or `sleep`).
+    assert.equal(kids.length, 2, JSON.stringify(kids));
+    assert.ok(
+      kids.some((k) => k.comm === 'bpftrace'),
+      JSON.stringify(kids),
+    );
+    child.kill('SIGINT');
+    child.kill('SIGTERM');
+    const code = await exited;
+    // Both signals are pending at once: which one the process handles first (its exit code) is the kernel's order.
+    assert.ok(code === 130 || code === 143, `exit ${code}: ${stderr}`);
+    assert.match(stderr, /exiting at once/);
+    assert.match(stderr, /stopped the traced command \(pid \d+\)/);
+    assert.match(stderr, /stopped bpftrace \(pid \d+\)/);
+    // Both were killed before the exit; wait for the kernel to finish them (init reaps the orphans).
+    for (let i = 0; i < 500 && kids.some((k) => running(k.pid)); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(
+      kids.filter((k) => running(k.pid)).map((k) => k.comm),
+      [],
+      'nothing the command started is still running',
+    );
+  } finally {
+    for (const k of kids.filter((x) => running(x.pid))) process.kill(k.pid, 'SIGKILL'); // never leave them to the next test
+  }
 });

@@ -115,9 +115,10 @@ function forceQuitSteps(): { steps: Set<() => readonly string[]>; atForceQuit: (
   return { steps, atForceQuit: (step) => (steps.add(step), () => void steps.delete(step)) };
 }
 
-/** Waits for `cond` on the event loop (a spawn, an exit), without a clock in any assertion. */
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setTimeout(r, 10));
+/** Waits for `cond` on the event loop (a spawn, an exit), at most 1,000 turns; whether it came true. */
+async function until(cond: () => boolean): Promise<boolean> {
+  for (let i = 0; i < 1000 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+  return cond();
 }
 
 test('a force-quit kills bpftrace at once, attached or still attaching; the step is forgotten once it exited (issue 35)', async () => {
@@ -144,7 +145,7 @@ test('a force-quit kills bpftrace at once, attached or still attaching; the step
       bpftrace: silent,
       atForceQuit: attaching.atForceQuit,
     });
-    await until(() => attaching.steps.size === 1);
+    assert.ok(await until(() => attaching.steps.size === 1), 'a force-quit step registered while attaching');
     for (const step of attaching.steps) step();
     const failed = await starting;
     assert.deepEqual(failed, {
