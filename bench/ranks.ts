@@ -9,9 +9,13 @@
 // tried too: it queues without the per-entry fsync kv-cache does, and is not the same load).
 //
 // Before each program the script waits for the device under --dir to be quiet (lib/settle.ts): the
-// previous program's writeback slowed the next one's round 1 on a RAM-backed device.
+// previous program's writeback slowed the next one's round 1 on a RAM-backed device. Each ranks count
+// starts with --warm-up unmeasured passes of both programs (default 1, as bench:fast-device's warm-up):
+// round 1 on a freshly made RAM device was slow for both, so its medians mixed a cold device in.
 //
-// Usage: node dist/bench/ranks.js [--seconds 10] [--rounds 3] [--users 4] [--max-ranks 3] [--dir D]
+// --settle-limit S bounds each wait (default 120 s): on a machine others keep busy it is never quiet.
+//
+// Usage: node dist/bench/ranks.js [--seconds 10] [--rounds 3] [--users 4] [--max-ranks 3] [--warm-up 1] [--settle-limit 120] [--dir D]
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -23,7 +27,7 @@ import { quote } from './lib/child.js';
 import { ensureFio, fioArgs, fioVersion } from './lib/fio.js';
 import { KV_BIN, storageOnlyArgs, writeZeroThinkConfig } from './lib/kv-cache.js';
 import { fileSystemOf, freeBytes, machineLine } from './lib/machine.js';
-import { inRoundOrder, median } from './lib/rounds.js';
+import { comparisonSchedule, median } from './lib/rounds.js';
 import { settleDevice } from './lib/settle.js';
 import { deviceForPath } from '../src/metrics/diskstats.js';
 
@@ -123,7 +127,7 @@ async function fioRun(root: string, ranks: number, opts: { seconds: number; user
 }
 
 async function main(): Promise<void> {
-  const o = numberArgs({ seconds: 10, rounds: 3, users: 4, 'max-ranks': 3 }, ['dir']);
+  const o = numberArgs({ seconds: 10, rounds: 3, users: 4, 'max-ranks': 3, 'warm-up': 1, 'settle-limit': 120 }, ['dir']);
   const dirArg = process.argv.indexOf('--dir');
   const parent = dirArg >= 0 ? (process.argv[dirArg + 1] ?? tmpdir()) : tmpdir();
   ensureFio('bench:ranks');
@@ -131,37 +135,44 @@ async function main(): Promise<void> {
   try {
     console.log(machineLine(fioVersion()));
     console.log(
-      `file system: ${await fileSystemOf(root)}; cores ${availableParallelism()}; ${o.users} users per rank, ${o.seconds} s, ${o.rounds} rounds`,
+      `file system: ${await fileSystemOf(root)}; cores ${availableParallelism()}; ${o.users} users per rank, ${o.seconds} s, ${o.rounds} rounds, ${o['warm-up']} warm-up pass(es) per ranks count`,
     );
     const free = await freeBytes(root);
     const device = await deviceForPath(root);
     const settle = async (): Promise<void> => {
       if (device === undefined) return;
-      const waited = await settleDevice(device.name, root);
+      const waited = await settleDevice(device.name, root, undefined, o['settle-limit'] * 1000);
       if (waited > 2.5) console.log(`  (settled for ${waited.toFixed(1)} s: the previous program's writeback)`);
     };
     if (device === undefined) console.log(`(no block device found for ${root}: programs run back to back, without settling)`);
     const rows: string[] = [];
-    for (let ranks = 1; ranks <= o['max-ranks']; ranks++) {
+    const counts = Array.from({ length: o['max-ranks'] }, (_, i) => i + 1);
+    const schedule = comparisonSchedule(counts, ['kv', 'fio'] as const, o.rounds, o['warm-up']);
+    const opts = { seconds: o.seconds, users: o.users };
+    for (const ranks of counts) {
       const ratios: number[] = [];
       const spreads: number[] = [];
       console.log(`--- ${ranks} rank(s) ---`);
-      for (let round = 1; round <= o.rounds; round++) {
+      const runs = schedule.filter((r) => r.group === ranks);
+      for (const round of [...new Set(runs.map((r) => r.round))]) {
         let kv: RanksFigures | undefined;
         let fio = 0;
-        for (const side of inRoundOrder(round, ['kv', 'fio'] as const)) {
-          const tag = `${ranks}-${round}`;
+        for (const step of runs.filter((r) => r.round === round)) {
+          const tag = step.measured ? `${ranks}-${round}` : `${ranks}-warm`;
           await settle();
-          if (side === 'kv') kv = await ranksRun(root, ranks, { seconds: o.seconds, users: o.users }, free, tag);
-          else fio = await fioRun(root, ranks, { seconds: o.seconds, users: o.users }, free, tag);
+          if (step.side === 'kv') kv = await ranksRun(root, ranks, opts, free, tag);
+          else fio = await fioRun(root, ranks, opts, free, tag);
         }
         if (kv === undefined) continue;
         const ratio = fio > 0 ? kv.deviceWriteBytesPerSec / fio : 0;
+        const line = `ranks ${(kv.deviceWriteBytesPerSec / MiB).toFixed(1)} MiB/s, fio ${(fio / MiB).toFixed(1)} MiB/s, ratio ${ratio.toFixed(3)}; start spread ${kv.startSpreadMs.toFixed(2)} ms, max skew vs agreed ${kv.maxSkewMs.toFixed(2)} ms`;
+        if (round === 0) {
+          console.log(`  warm-up (not measured): ${line}`);
+          continue;
+        }
         ratios.push(ratio);
         spreads.push(kv.startSpreadMs);
-        console.log(
-          `  round ${round}: ranks ${(kv.deviceWriteBytesPerSec / MiB).toFixed(1)} MiB/s, fio ${(fio / MiB).toFixed(1)} MiB/s, ratio ${ratio.toFixed(3)}; start spread ${kv.startSpreadMs.toFixed(2)} ms, max skew vs agreed ${kv.maxSkewMs.toFixed(2)} ms`,
-        );
+        console.log(`  round ${round}: ${line}`);
       }
       rows.push(
         `${ranks} rank(s): ranks ÷ fio median ${median(ratios).toFixed(3)} (rounds ${ratios.map((r) => r.toFixed(3)).join(', ')}); start spread median ${median(spreads).toFixed(2)} ms (max ${Math.max(...spreads).toFixed(2)})`,

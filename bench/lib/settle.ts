@@ -13,17 +13,18 @@ const SETTLE_LIMIT_MS = 120_000;
 
 /**
  * Syncs the file system holding `path`, then waits until block device `device` has had a second with no
- * writes and the machine is under `busyPct` % busy (default 15; at most two minutes). Returns the seconds
- * waited. On a machine others are using, a higher `busyPct` waits for the device alone.
+ * writes and the machine is under `busyPct` % busy (default 15; at most `limitMs`, two minutes unless
+ * given: a machine others load never gets that quiet). Returns the seconds waited. On a machine others
+ * are using, a higher `busyPct` waits for the device alone.
  */
-export async function settleDevice(device: string, path: string, busyPct = SETTLED_BUSY_PCT): Promise<number> {
+export async function settleDevice(device: string, path: string, busyPct = SETTLED_BUSY_PCT, limitMs = SETTLE_LIMIT_MS): Promise<number> {
   spawnSync('sync', ['-f', path]);
   const started = performance.now();
   for (;;) {
     const a = snapshot(device, undefined);
     await sleep(1000);
     const w = windowBetween(a, snapshot(device, undefined));
-    if ((w.disk.writeBytes === 0 && w.machineBusyPct < busyPct) || performance.now() - started > SETTLE_LIMIT_MS) break;
+    if ((w.disk.writeBytes === 0 && w.machineBusyPct < busyPct) || performance.now() - started > limitMs) break;
   }
   return (performance.now() - started) / 1000;
 }

@@ -134,7 +134,7 @@ async function sequenceOf(r: MlperfRequest): Promise<SequenceFacts> {
     overrides,
     launch_host: hostname(),
     results_dir: await dirFacts(r.resultsDir),
-    cache_dir: await dirFacts(r.cacheDir),
+    ...(r.cacheDir !== '' ? { cache_dir: await dirFacts(r.cacheDir) } : {}),
   };
 }
 

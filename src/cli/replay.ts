@@ -61,6 +61,7 @@ function replayArgs(a: ArgsOf<typeof REPLAY_ARGS>, now: Date): ReplayArgs {
     s3Prefix: v['s3-prefix'],
     ...(v['s3-region'] !== undefined ? { s3Region: v['s3-region'] } : {}),
     s3PathStyle: v['s3-path-style'],
+    ...(v['s3-ca-file'] !== undefined ? { s3CaFile: v['s3-ca-file'] } : {}),
   });
   const storageBackend = v['storage-backend'];
   // A replay sets no capacity: only the kind's own flags are checked here.

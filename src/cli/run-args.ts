@@ -64,6 +64,8 @@ function modelJson(m: ModelConfig): JsonObject {
     kv_lora_rank: m.kvLoraRank ?? null,
     qk_rope_head_dim: m.qkRopeHeadDim ?? null,
     kv_bytes_per_token: kvBytesPerToken(m),
+    total_params: m.compute?.totalParams ?? null,
+    active_params: m.compute?.activeParams ?? null,
   };
 }
 

@@ -84,6 +84,8 @@ interface Command {
   readonly entryFiles: EntryFileTracker;
   readonly showProgress: boolean;
   readonly validation: LoadedValidationTrace;
+  /** Registers a force-quit step (SignalGuard.atForceQuit): --enable-latency-tracing's bpftrace is killed by one. */
+  readonly atForceQuit: SignalGuard['atForceQuit'];
 }
 
 /**
@@ -111,6 +113,7 @@ async function runOnce(cmd: Command, onResult: (result: RunResult) => void | Pro
         interrupt: cmd.interrupt,
         onEntryFiles: cmd.entryFiles.opened,
         onResult: deliver,
+        tracer: { atForceQuit: cmd.atForceQuit },
         ...rankOf(cmd.config),
         // Bars on the terminal (stderr, beside the progress line); otherwise plain lines in the log (stdout).
         onPrepareProgress: cmd.showProgress
@@ -247,7 +250,8 @@ export async function runCommand(config: RunConfig, version: string, signals: Si
   const showProgress = !config.noProgress; // a terminal gets the dashboard, a log a line every 10 s
   const entryFiles = new EntryFileTracker();
   const stopCleaning = signals.atForceQuit(entryFiles.removeAll); // first: the files, then whatever results there are
-  const cmd: Command = { config, version, interrupt, entryFiles, showProgress, validation };
+  const atForceQuit: SignalGuard['atForceQuit'] = (step) => signals.atForceQuit(step);
+  const cmd: Command = { config, version, interrupt, entryFiles, showProgress, validation, atForceQuit };
   try {
     const code = config.trials > 1 ? await trialRuns(cmd, signals) : await singleRun(cmd, signals);
     return code !== 0 ? code : signals.exitCode;

@@ -47,6 +47,12 @@ directory and measures the storage operations.`,
     's3-prefix': { kind: 'string', value: 'PREFIX', default: 'kvcache-bench/', help: "Key prefix of the replay's objects" },
     's3-region': { kind: 'string', value: 'REGION', help: 'S3 signing region', defaultText: 'AWS_REGION, else us-east-1' },
     's3-path-style': { kind: 'bool', help: "Path-style S3 addressing for the provider's endpoint" },
+    's3-ca-file': {
+      kind: 'string',
+      value: 'FILE',
+      help: 'With an https:// --s3-endpoint: PEM file of the CA(s) that signed its certificate (as kv-cache run)',
+      defaultText: "Node's CA bundle and NODE_EXTRA_CA_CERTS",
+    },
     concurrency: {
       kind: 'number',
       value: 'N',
@@ -156,8 +162,7 @@ kvcache_run_summary_<time>.json in <results-dir>/kvcache_<time>/.`,
     'cache-dir': {
       kind: 'string',
       value: 'DIR',
-      required: true,
-      help: 'The storage under test (must exist; each rank uses DIR/rank_<N>/); CLOSED: on another file system than --results-dir',
+      help: 'The storage under test (must exist; each rank uses DIR/rank_<N>/); CLOSED: on another file system than --results-dir. Required, except with --storage-backend s3 (the bucket is the storage under test)',
     },
     closed: {
       kind: 'bool',

@@ -94,12 +94,21 @@ export async function traceMain(
     args.command !== undefined
       ? spawn('sh', ['-c', `read _go; exec ${args.command}`], { stdio: ['pipe', 'inherit', 'inherit'] })
       : undefined;
+  // A force-quit leaves nothing running that this command started: the traced command here, bpftrace in the tracer.
+  signals.atForceQuit(() => {
+    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return [];
+    child.kill('SIGTERM');
+    return [`stopped the traced command (pid ${child.pid})`];
+  });
   const pid = args.pid ?? child?.pid;
   if (pid === undefined) {
     process.stderr.write('kv-cache trace: error: the command could not be started\n');
     return 1;
   }
-  const session = await startTracingSession({ device: args.device, pid, syscalls: 'all' }, { ...tracer, clock: monotonicClock });
+  const session = await startTracingSession(
+    { device: args.device, pid, syscalls: 'all' },
+    { atForceQuit: (step) => signals.atForceQuit(step), ...tracer, clock: monotonicClock },
+  );
   for (const line of session.lines) process.stdout.write(`${line}\n`);
   // Without tracing the command must not run at all (its I/O would go untraced): it is stopped below, still waiting.
   if (session.active) child?.stdin?.end('go\n');

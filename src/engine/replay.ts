@@ -118,7 +118,7 @@ export async function replayTrace(o: ReplayOptions, control: ReplayControl): Pro
   }
   let files: OpenStorage;
   try {
-    files = await openReplayStorage(o);
+    files = await openReplayStorage(o, control.onEntryFiles);
   } catch (e) {
     await trace.close();
     throw e;
@@ -209,7 +209,7 @@ export function pacedReplayNotice(spanSec: number, durationSec: number | undefin
 }
 
 /** The storage backend (the cache directory's file tier by default) and the payload generator, with slots for `concurrency` operations. */
-function openReplayStorage(o: ReplayOptions): Promise<OpenStorage> {
+function openReplayStorage(o: ReplayOptions, madeDir: ((at: EntryFilesAt) => void) | undefined): Promise<OpenStorage> {
   return openStorage({
     backend: o.storageBackend ?? DEFAULT_STORAGE_BACKEND,
     ...(o.cacheDir !== undefined ? { cacheDir: o.cacheDir } : {}),
@@ -218,6 +218,7 @@ function openReplayStorage(o: ReplayOptions): Promise<OpenStorage> {
     seed: o.seed,
     slots: slotCounts(o.concurrency),
     ...(o.objectStore !== undefined ? { objectStore: o.objectStore } : {}),
+    ...(madeDir !== undefined ? { madeDir } : {}),
   });
 }
 
@@ -417,5 +418,7 @@ function assembleResult(
     storage: { dir: files.target.location, ioMode: files.target.ioMode, fileSystem: files.target.fileSystem },
     ...(measured.device !== undefined ? { device: measured.device } : {}),
     machine,
+    // The S3 tier's requests, retries, failures and time to first byte, as a run reports them (issue 35).
+    ...(files.opened.objectStore !== undefined ? { objectStore: files.opened.objectStore() } : {}),
   };
 }

@@ -74,7 +74,7 @@ export async function runBenchmark(
   const source = await openWorkloadSource(cfg, env.sources); // bad datasets and traces fail before anything is set up
   for (const line of source.logLines()) env.log(line);
   const recorder = new Recorder();
-  const setup = await setupRun(cfg, recorder, env.clock, env.ranks?.identity);
+  const setup = await setupRun(cfg, recorder, env.clock, env.onEntryFiles, env.ranks?.identity);
   if (setup.entryFiles !== undefined) env.onEntryFiles?.(setup.entryFiles);
   try {
     for (const line of setup.memory.lines) env.log(line);

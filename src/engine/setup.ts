@@ -4,6 +4,7 @@ import type { Recorder } from '../metrics/recorder.js';
 import type { Clock } from '../util/clock.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { assembleTiers } from './tier-stack.js';
+import type { EntryFilesAt } from './entry-cleanup.js';
 import type { RankPlace, TierStack } from './tier-stack.js';
 
 /** Worker (logical) count cap, as the reference (bin/kv-cache.cjs sizes libuv's pool with the same cap). */
@@ -19,8 +20,18 @@ export interface RunSetup extends TierStack {
   readonly workers: number;
 }
 
-export async function setupRun(cfg: RunConfig, recorder: Recorder, clock: Clock, place?: RankPlace): Promise<RunSetup> {
+/**
+ * `madeDir` hears of a temporary cache directory the moment it is made (a force-quit during set-up
+ * removes it); `place` is this rank's among the ranks (a shared pool's capacity is divided by them).
+ */
+export async function setupRun(
+  cfg: RunConfig,
+  recorder: Recorder,
+  clock: Clock,
+  madeDir?: (at: EntryFilesAt) => void,
+  place?: RankPlace,
+): Promise<RunSetup> {
   const workers = workerCount(cfg);
-  const tiers = await assembleTiers(cfg, recorder, clock, workers, place);
+  const tiers = await assembleTiers(cfg, recorder, clock, workers, madeDir, place);
   return { ...tiers, workers };
 }

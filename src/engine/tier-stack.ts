@@ -166,6 +166,8 @@ export interface StorageOptions {
   readonly pool?: PoolOpenOptions;
   /** --kv-layout slab: the pool's slot and file sizes (engine/kv-layout.ts); absent: one file per entry. */
   readonly slab?: SlabLayoutOptions;
+  /** Hears of a temporary directory the kind made, the moment it exists (for a force-quit). */
+  readonly madeDir?: (at: EntryFilesAt) => void;
 }
 
 export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
@@ -179,6 +181,7 @@ export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
     ...(o.objectStore !== undefined ? { objectStore: o.objectStore } : {}),
     ...(o.pool !== undefined ? { pool: o.pool } : {}),
     ...(o.slab !== undefined ? { slab: o.slab } : {}),
+    ...(o.madeDir !== undefined ? { madeDir: o.madeDir } : {}),
   });
   try {
     const payload = await PayloadPool.create({
@@ -233,11 +236,12 @@ export async function assembleTiers(
   recorder: Recorder,
   clock: Clock,
   concurrency: number,
+  madeDir?: (at: EntryFilesAt) => void,
   place: RankPlace = ONE_RANK,
 ): Promise<TierStack> {
   return cfg.ioTraceLog !== undefined
     ? assembleTraceTiers(cfg, recorder, clock, cfg.ioTraceLog)
-    : assembleDeviceTiers(cfg, recorder, clock, concurrency, place);
+    : assembleDeviceTiers(cfg, recorder, clock, concurrency, place, madeDir);
 }
 
 /** The pool a run opens, if --kv-pool shared: its blocks' identity (model, block size, bytes per token on this rank). */
@@ -314,6 +318,7 @@ async function assembleDeviceTiers(
   clock: Clock,
   concurrency: number,
   place: RankPlace,
+  madeDir?: (at: EntryFilesAt) => void,
 ): Promise<TierStack> {
   const slots = slotCounts(concurrency);
   const pool = poolOptionsOf(cfg);
@@ -327,6 +332,7 @@ async function assembleDeviceTiers(
     objectStore: objectStoreOptionsOf(cfg),
     ...(pool !== undefined ? { pool } : {}),
     ...slabOf(cfg),
+    ...(madeDir !== undefined ? { madeDir } : {}),
   });
   const { opened, payload } = storage;
   const parts: StackParts = { payload, tiers: opened.backend };

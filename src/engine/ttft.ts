@@ -38,7 +38,10 @@ export class RunTtft {
     if (profile === undefined) return undefined;
     if (s.traceMode) return { notModelled: 'trace mode: no load time is measured (null tiers)' };
     const shape = prefillShapeOf(s.model);
-    if (shape === undefined) return { notModelled: `model ${s.model.key} has no parameter counts (only built-in models have them)` };
+    if (shape === undefined)
+      return {
+        notModelled: `model ${s.model.key} has no parameter counts (give its model_configs entry total_params and active_params)`,
+      };
     const budget: ComputeBudget = { profile, mfu: s.mfu, tensorParallel: s.tensorParallel };
     return new RunTtft(shape, budget, {
       gpuProfile: profile.key,

@@ -3,6 +3,7 @@
 import type { DiskDelta } from './diskstats.js';
 import type { RecorderSnapshot } from './recorder.js';
 import type { MachineContext } from './result.js';
+import type { ObjectStoreReport } from '../tiers/storage-kind.js';
 
 export type ReplayStopReason = 'workload_complete' | 'duration' | 'interrupted' | 'failed';
 
@@ -33,4 +34,6 @@ export interface ReplayResult {
   readonly machine: MachineContext;
   readonly stopReason: ReplayStopReason;
   readonly durationLimitSec?: number;
+  /** An object store's account of the replay's traffic (kvcache_bench.object_store); absent for other kinds. */
+  readonly objectStore?: ObjectStoreReport;
 }

@@ -73,7 +73,8 @@ export interface SequenceFacts {
   readonly overrides: Record<string, string | number>;
   readonly launch_host: string;
   readonly results_dir: DirFacts;
-  readonly cache_dir: DirFacts;
+  /** Absent with --storage-backend s3 (no cache directory: the bucket is the storage under test). */
+  readonly cache_dir?: DirFacts;
 }
 
 /** The manifest's fields as merge believes them: each one within its bounds, else absent (the files decide). */

@@ -72,6 +72,8 @@ export function planSequence(r: MlperfRequest, ctx: LaunchContext): Plan {
   const launcher = launcherArgv(r, ctx, r.npernode, hostCount);
   const onePerHost = launcherArgv(r, ctx, 1, hostCount);
   const kvCache = [ctx.node, ctx.bin];
+  // Each rank's directory under --cache-dir; none with --storage-backend s3, whose ranks keep their objects under rank_<N>/ of the prefix.
+  const cacheBase = r.cacheDir !== '' ? ['--rank-cache-base', r.cacheDir] : [];
   const common = [
     '--barrier-timeout',
     String(r.barrierTimeoutSec),
@@ -96,7 +98,7 @@ export function planSequence(r: MlperfRequest, ctx: LaunchContext): Plan {
         ...['--model', first.model, '--precondition', '--num-users', '1', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0'],
         ...['--generation-mode', 'none', '--duration', '86400', '--max-requests', '1', '--seed-base', String(r.seed)],
         ...(r.preconditionSizeGb !== undefined ? ['--precondition-size-gb', String(r.preconditionSizeGb)] : []),
-        ...['--rank-output-base', dir, '--rank-cache-base', r.cacheDir, ...common],
+        ...['--rank-output-base', dir, ...cacheBase, ...common],
       ],
     });
   }
@@ -117,7 +119,7 @@ export function planSequence(r: MlperfRequest, ctx: LaunchContext): Plan {
           ...launcher,
           ...kvCache,
           ...valueArgs(values),
-          ...['--seed-base', String(r.seed), '--rank-output-base', dir, '--rank-cache-base', r.cacheDir, ...common],
+          ...['--seed-base', String(r.seed), '--rank-output-base', dir, ...cacheBase, ...common],
           ...r.poolArgs,
         ],
       });

@@ -13,6 +13,7 @@ export interface MlperfRequest {
   readonly options: readonly OptionId[];
   readonly trials: number;
   readonly resultsDir: string;
+  /** The storage under test; '' with --storage-backend s3 (the bucket is). */
   readonly cacheDir: string;
   readonly systemName: string | undefined;
   readonly hosts: readonly string[];
@@ -98,7 +99,14 @@ export function mlperfRequest(args: MlperfArgs): { readonly request: MlperfReque
   const resultsDir = str('results-dir') ?? '';
   const cacheDir = str('cache-dir') ?? '';
   if (resultsDir === '') problems.push('--results-dir DIR is empty (where the results and the summary go)');
-  if (cacheDir === '') problems.push('--cache-dir DIR is empty (the storage under test)');
+  // The S3 tier's runs keep their entries in the bucket of --s3-args: a cache dir would be neither used nor measured.
+  const s3 = str('storage-backend') === 's3';
+  if (s3 && division === 'open' && given('cache-dir'))
+    problems.push(
+      '--cache-dir is not used with --storage-backend s3 (the bucket given in --s3-args is the storage under test); leave it out',
+    );
+  else if (!s3 && !given('cache-dir')) problems.push('--cache-dir DIR is required (the storage under test), unless --storage-backend s3');
+  else if (!s3 && cacheDir === '') problems.push('--cache-dir DIR is empty (the storage under test)');
   const hosts = (str('hosts') ?? '')
     .split(',')
     .map((h) => h.trim())

@@ -4,7 +4,7 @@ import type { ReplayResult } from '../metrics/replay-result.js';
 import { buildCacheStats } from '../metrics/cache-stats.js';
 import type { CacheStats } from '../metrics/cache-stats.js';
 import { GiB, MiB } from '../util/units.js';
-import { deviceIoJson, machineJson } from './results-json.js';
+import { deviceIoJson, machineJson, objectStoreJson } from './results-json.js';
 import { SCHEMA_VERSION } from './results-schema.js';
 import type { ReplayResultsDocument } from './results-schema.js';
 
@@ -50,6 +50,7 @@ export function buildReplayResultsJson(a: ReplaySettings, r: ReplayResult, versi
       storage_file_system: r.storage.fileSystem,
       device_io: r.device === undefined ? null : deviceIoJson(r.device, r.elapsedSec),
       machine: machineJson(r.machine),
+      ...(r.objectStore !== undefined ? { object_store: objectStoreJson(r.objectStore) } : {}),
     },
   };
 }
@@ -86,5 +87,14 @@ export function formatReplaySummary(doc: ReplayResultsDocument): string {
   const dev = add.device_io;
   if (dev !== null)
     lines.push(`Device ${dev.device}: read ${(dev.read_bytes / MiB).toFixed(1)} MiB, written ${(dev.written_bytes / MiB).toFixed(1)} MiB`);
+  const os = add.object_store;
+  if (os !== undefined) {
+    const failures = Object.entries(os.failures).map(([c, n]) => `${c} ${n}`);
+    const ttfb = os.get_first_byte_ms;
+    lines.push(
+      `Object store ${os.endpoint_host} bucket ${os.bucket}: requests ${os.requests}, retries ${os.retries}, puts ${os.puts}, gets ${os.gets}, deletes ${os.deletes}, failures ${failures.length > 0 ? failures.join(', ') : 'none'}`,
+      `GET time to first byte: p50 ${ttfb.p50_ms.toFixed(2)}  p95 ${ttfb.p95_ms.toFixed(2)}  p99 ${ttfb.p99_ms.toFixed(2)} ms (${ttfb.count} GETs)`,
+    );
+  }
   return lines.join('\n');
 }

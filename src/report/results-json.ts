@@ -358,7 +358,7 @@ function latencyJson(l: ObjectStoreReport['putMs']): {
 }
 
 /** kvcache_bench.object_store from the S3 tier's report. */
-function objectStoreJson(o: ObjectStoreReport): NonNullable<ResultsDocument['kvcache_bench']['object_store']> {
+export function objectStoreJson(o: ObjectStoreReport): NonNullable<ResultsDocument['kvcache_bench']['object_store']> {
   return {
     endpoint_host: o.endpointHost,
     bucket: o.bucket,

@@ -209,6 +209,12 @@ export const FLAG_TABLE = {
   s3PathStyle: bool('s3-path-style', T, "Path-style S3 addressing for the provider's endpoint (always used with --s3-endpoint)", {
     ours: true,
   }),
+  s3CaFile: path(
+    's3-ca-file',
+    T,
+    "PEM file of the CA(s) that signed an https:// --s3-endpoint's certificate, trusted beside Node's own and NODE_EXTRA_CA_CERTS; verification is never turned off",
+    { ours: true, metavar: 'FILE', defaultText: "Node's CA bundle and NODE_EXTRA_CA_CERTS" },
+  ),
   ioMode: choice(
     'io-mode',
     IO_MODES,

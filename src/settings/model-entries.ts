@@ -2,13 +2,17 @@
 // reference merges field by field). Unlike the reference, which accepts any structure here and fills a
 // new model's missing fields with arbitrary numbers (32 layers, 4096 hidden, …), entries are validated:
 // unknown keys and wrong types are errors, a new model must state its shape, and MLA needs its widths.
+// `total_params` / `active_params` (counts of parameters) give an entry the modelled TTFT the built-in
+// models have (issue 35): the same compute model, attention widths heads × head dim.
 import * as z from 'zod';
 import { integer } from './schema-int.js';
 import { BUILTIN_MODELS, kvBytesPerToken, withModelOverrides } from '../model/models.js';
-import type { AttentionType, ModelConfig } from '../model/models.js';
+import type { AttentionType, ComputeShape, ModelConfig } from '../model/models.js';
 
 const DTYPES = ['float32', 'float16', 'bfloat16', 'int8'] as const;
 const ATTENTION_TYPES = ['mha', 'gqa', 'mla'] as const;
+/** The most parameters an entry may state: more is a typo (the largest published models have a few trillion). */
+const PARAM_COUNT_MAX = 1e15;
 
 export const modelEntrySchema = z.strictObject({
   name: z.string().min(1).optional(),
@@ -22,6 +26,10 @@ export const modelEntrySchema = z.strictObject({
   attention_type: z.enum(ATTENTION_TYPES).optional(),
   kv_lora_rank: integer().min(0).optional(),
   qk_rope_head_dim: integer().min(0).optional(),
+  /** Every parameter of the model, a count (8.03e9 for 8.03 B); with active_params, the modelled TTFT's compute. */
+  total_params: integer().min(1).max(PARAM_COUNT_MAX).optional(),
+  /** Parameters one token passes through, a count (a MoE's routed share); default total_params (a dense model). */
+  active_params: integer().min(1).max(PARAM_COUNT_MAX).optional(),
 });
 
 export type ModelEntry = z.output<typeof modelEntrySchema>;
@@ -38,6 +46,32 @@ const REQUIRED_FOR_NEW = ['num_layers', 'hidden_dim', 'num_heads', 'kv_heads'] a
  */
 export const MAX_KV_BYTES_PER_TOKEN = 2 ** 32;
 
+/** The fewest parameters an entry may state: fewer is a count given in billions (`8` for 8 B). */
+export const MIN_PARAM_COUNT = 1_000_000;
+
+/** Fields whose change makes a built-in's explicit attention widths (heads × head dims) stale. */
+const WIDTH_FIELDS = ['num_heads', 'hidden_dim', 'kv_dim_per_head', 'attention_type', 'kv_lora_rank', 'qk_rope_head_dim'] as const;
+
+/**
+ * The compute shape of a merged entry: its own counts over the built-in's; active defaults to total for
+ * a new count (a dense model). A built-in's explicit attention widths stay unless the entry reshapes
+ * its attention. Undefined without a total (no TTFT is modelled).
+ */
+function mergeCompute(e: ModelEntry, base: ModelConfig | undefined): ComputeShape | undefined {
+  const totalParams = e.total_params ?? base?.compute?.totalParams;
+  if (totalParams === undefined) return undefined;
+  // A total given without an active count is a dense model's; a built-in's own active count stays with its own total.
+  const activeParams = e.active_params ?? e.total_params ?? base?.compute?.activeParams ?? totalParams;
+  const keepWidths = base?.compute !== undefined && WIDTH_FIELDS.every((f) => e[f] === undefined);
+  const widths = keepWidths ? { qkWidth: base.compute.qkWidth, vWidth: base.compute.vWidth } : {};
+  return {
+    totalParams,
+    activeParams,
+    ...(widths.qkWidth !== undefined ? { qkWidth: widths.qkWidth } : {}),
+    ...(widths.vWidth !== undefined ? { vWidth: widths.vWidth } : {}),
+  };
+}
+
 /** Merges one entry over the built-in model of the same key, if any. Undefined when a required field is missing. */
 function mergeModelEntry(key: string, e: ModelEntry, base: ModelConfig | undefined): ModelConfig | undefined {
   const numLayers = e.num_layers ?? base?.numLayers;
@@ -49,6 +83,7 @@ function mergeModelEntry(key: string, e: ModelEntry, base: ModelConfig | undefin
   const kvDimPerHead = e.kv_dim_per_head ?? base?.kvDimPerHead;
   const kvLoraRank = e.kv_lora_rank ?? base?.kvLoraRank;
   const qkRopeHeadDim = e.qk_rope_head_dim ?? base?.qkRopeHeadDim;
+  const compute = mergeCompute(e, base);
   return {
     key,
     name: e.name ?? base?.name ?? key,
@@ -61,6 +96,7 @@ function mergeModelEntry(key: string, e: ModelEntry, base: ModelConfig | undefin
     ...(kvDimPerHead !== undefined && kvDimPerHead > 0 ? { kvDimPerHead } : {}),
     ...(kvLoraRank !== undefined ? { kvLoraRank } : {}),
     ...(qkRopeHeadDim !== undefined ? { qkRopeHeadDim } : {}),
+    ...(compute !== undefined ? { compute } : {}),
   };
 }
 
@@ -78,6 +114,7 @@ function entryProblems(key: string, entry: ModelEntry): ModelProblem[] {
       if (entry[field] === undefined) out.push({ path: [key, field], message: 'is required for a new model (not a built-in key)' });
     }
   }
+  out.push(...paramProblems(key, entry, base));
   const m = mergeModelEntry(key, entry, base);
   if (m === undefined) return out;
   if (m.attentionType === 'mla' && ((m.kvLoraRank ?? 0) <= 0 || (m.qkRopeHeadDim ?? 0) <= 0)) {
@@ -92,6 +129,27 @@ function entryProblems(key: string, entry: ModelEntry): ModelProblem[] {
         `at most ${MAX_KV_BYTES_PER_TOKEN} (4 GiB) are supported — real models need under 1 MiB`,
     });
   }
+  return out;
+}
+
+/** total_params / active_params: counts of parameters in range, active within total, active not alone on a new model. */
+function paramProblems(key: string, entry: ModelEntry, base: ModelConfig | undefined): ModelProblem[] {
+  const out: ModelProblem[] = [];
+  const min = MIN_PARAM_COUNT;
+  for (const field of ['total_params', 'active_params'] as const) {
+    const v = entry[field];
+    if (v === undefined) continue;
+    if (v < min)
+      out.push({
+        path: [key, field],
+        message: `is ${v}: a count of parameters, not billions (8.03 B is 8030000000 or 8.03e9); at least ${min.toLocaleString('en-US')}`,
+      });
+  }
+  const total = entry.total_params ?? base?.compute?.totalParams;
+  if (entry.active_params !== undefined && total === undefined)
+    out.push({ path: [key, 'active_params'], message: 'needs total_params (every parameter of the model) beside it' });
+  else if (entry.active_params !== undefined && total !== undefined && entry.active_params > total)
+    out.push({ path: [key, 'active_params'], message: `is ${entry.active_params}, more than total_params (${total})` });
   return out;
 }
 

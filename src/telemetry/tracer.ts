@@ -19,6 +19,11 @@ export interface TracerOptions {
   readonly attachTimeoutMs?: number;
   readonly stopTimeoutMs?: number;
   readonly clock: Clock;
+  /**
+   * Registers a step a force-quit runs (the CLI's SignalGuard.atForceQuit; returns its removal): bpftrace
+   * is this process's child and would outlive it, attached (issue 35). Absent: nothing registered.
+   */
+  readonly atForceQuit?: (step: () => readonly string[]) => () => void;
 }
 
 export interface TraceStopped {
@@ -78,6 +83,12 @@ export async function startTrace(program: string, o: TracerOptions): Promise<Tra
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, BPFTRACE_MAP_KEYS_MAX: '65536' },
   });
+  // From the spawn on, until it has exited: a force-quit (even while the probes attach) kills it, synchronously.
+  const forgetAtForceQuit = o.atForceQuit?.(() => {
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return [];
+    child.kill('SIGKILL');
+    return [`stopped bpftrace (pid ${child.pid})`];
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -86,6 +97,7 @@ export async function startTrace(program: string, o: TracerOptions): Promise<Tra
     child.on('error', (error: NodeJS.ErrnoException) => resolve({ code: null, signal: null, error }));
     child.on('close', (code, signal) => resolve({ code, signal }));
   });
+  void exited.then(() => forgetAtForceQuit?.());
   const attached = new Promise<boolean>((resolve) => {
     const check = (): void => {
       if (stdout.includes(READY_MARKER)) resolve(true);

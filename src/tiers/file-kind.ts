@@ -87,6 +87,7 @@ async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
     stagingSlots: o.stagingSlots,
     directSlabs: o.directSlabs,
     ...(o.pool !== undefined && namespace !== undefined ? { pool: { namespace, keep: o.pool.keep } } : {}),
+    ...(o.madeDir !== undefined ? { madeDir: o.madeDir } : {}),
   });
   const dir = file.dir;
   return {

@@ -21,6 +21,7 @@
 // total = host + device always.
 import { constants as fsc } from 'node:fs';
 import { link, lstat, mkdir, mkdtemp, open, rm, stat, unlink } from 'node:fs/promises';
+import type { MadeDir } from './storage-kind.js';
 import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -56,6 +57,8 @@ export interface FileBackendOptions {
   readonly gauge?: FileIoGauge;
   /** A shared pool's blocks under `dir` (--kv-pool shared): fan-out names, atomic publish, lookups. */
   readonly pool?: FilePoolOptions;
+  /** Told of the fresh temporary directory as soon as it exists (no `dir` given). */
+  readonly madeDir?: (at: MadeDir) => void;
 }
 
 /** A shared pool on files (docs/shared-pool.md). */
@@ -133,6 +136,7 @@ export class FileBackend implements Backend {
     if (!RUN_ID.test(runId)) throw new RangeError(`run id '${runId}' is not 8 lowercase hex digits`);
     const ownsDir = options.dir === undefined;
     const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'kv_cache_')));
+    if (ownsDir) options.madeDir?.({ dir, runId, ownsDir }); // before anything else is awaited: a force-quit can remove it
     try {
       if (!ownsDir) await mkdir(dir, { recursive: true });
       if (!(await stat(dir)).isDirectory()) throw new Error(`cache dir '${dir}' is not a directory`);

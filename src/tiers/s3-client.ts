@@ -6,15 +6,22 @@
 // promise without copying every chunk. Also: time to first byte from the response's headers, and the
 // attempts of a retried request all inside its latency.
 //
+// TLS endpoints: the server's certificate is always verified (rejectUnauthorized is set, so not even
+// NODE_TLS_REJECT_UNAUTHORIZED=0 turns it off), against Node's CA bundle, NODE_EXTRA_CA_CERTS and the
+// CAs of --s3-ca-file; a certificate that cannot be verified fails the request with its OpenSSL code
+// (certificateFailure names it), never retried.
+//
 // Failures carry a `code` the Recorder counts by (FailureClass): HTTP_403, HTTP_404, HTTP_5XX,
 // SLOWDOWN (503 SlowDown), ECONNRESET, ECONNREFUSED, ETIMEDOUT, EDQUOT (QuotaExceeded: the bucket is
 // full, which ends the run as a full disk does), or another errno.
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, X509Certificate } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
+import { rootCertificates } from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleepMs } from 'node:timers/promises';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { readInputText } from '../util/input-file.js';
 import { Semaphore } from '../util/lock.js';
 import { RawGetPool } from './s3-get.js';
 
@@ -44,6 +51,8 @@ export interface S3ClientOptions {
   readonly maxAttempts: number;
   /** First back-off before a retry; doubled each time. */
   readonly backoffMs: number;
+  /** TLS: the CAs to verify the server's certificate against (PEM); absent: Node's own store (its bundle and NODE_EXTRA_CA_CERTS). */
+  readonly ca?: readonly string[];
 }
 
 /** The classes an S3 failure is counted under (see the header). */
@@ -95,6 +104,64 @@ function errorOfTransport(method: string, key: string, e: unknown): S3Error {
   const code = CONNECTION_CODES[errno] ?? errno;
   const detail = e instanceof Error ? e.message : String(e);
   return new S3Error(`S3 ${method} ${key === '' ? '(bucket)' : key} failed: ${detail}`, code);
+}
+
+/** A CA file holds a few certificates; more than this is not a PEM bundle. */
+const MAX_CA_FILE_BYTES = 4 * 1024 * 1024;
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/** The PEM certificates of a CA file, each checked to parse; or what is wrong with the file. */
+function caCertificates(path: string, what: string): { readonly pems: string[] } | { readonly problem: string } {
+  const read = readInputText(path, { maxBytes: MAX_CA_FILE_BYTES });
+  if (!read.ok) return { problem: `${what} '${path}' cannot be read: ${read.problem}` };
+  const pems = read.text.match(PEM_CERTIFICATE) ?? [];
+  if (pems.length === 0) return { problem: `${what} '${path}' holds no PEM certificate (-----BEGIN CERTIFICATE----- …)` };
+  for (const [i, pem] of pems.entries()) {
+    try {
+      new X509Certificate(pem);
+    } catch (e) {
+      return { problem: `${what} '${path}': certificate ${i + 1} does not parse (${e instanceof Error ? e.message : String(e)})` };
+    }
+  }
+  return { pems };
+}
+
+/**
+ * The CAs a TLS endpoint is verified against when --s3-ca-file is given: Node's bundle, the file of
+ * NODE_EXTRA_CA_CERTS (which Node adds only when no CA list is passed) and the file's own, so the file
+ * adds trust and takes none away. Or the one problem with either file (exit 2 at start).
+ */
+export function trustedCas(caFile: string, env: NodeJS.ProcessEnv = process.env): { readonly ca: string[] } | { readonly problem: string } {
+  const own = caCertificates(caFile, '--s3-ca-file');
+  if ('problem' in own) return own;
+  const extraPath = env.NODE_EXTRA_CA_CERTS;
+  const extra = extraPath !== undefined && extraPath !== '' ? caCertificates(extraPath, 'NODE_EXTRA_CA_CERTS') : { pems: [] };
+  if ('problem' in extra) return extra;
+  return { ca: [...rootCertificates, ...extra.pems, ...own.pems] };
+}
+
+/** OpenSSL's verification codes (as Node reports them) and Node's own host-name check: the certificate was not trusted. */
+const CERTIFICATE_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REVOKED',
+  'CERT_REJECTED',
+  'INVALID_CA',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** The words of a failure to verify the server's TLS certificate (code: OpenSSL's reason), or undefined for any other failure. */
+export function certificateFailure(e: unknown): string | undefined {
+  if (!(e instanceof S3Error) || !CERTIFICATE_CODES.has(e.code)) return undefined;
+  const reason = e.message.replace(/^S3 \S+ \S+ failed: /, '');
+  return `${e.code}: ${reason}`;
 }
 
 /** Worth another try: the server or the connection failed, not the request. */
@@ -208,7 +275,9 @@ export class S3Client {
     this.secure = o.endpoint.protocol === 'https:';
     this.inFlight = new Semaphore(o.maxConnections);
     const agentOptions = { keepAlive: true, maxSockets: o.maxConnections, maxFreeSockets: o.maxConnections };
-    this.agent = this.secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+    this.agent = this.secure
+      ? new https.Agent({ ...agentOptions, rejectUnauthorized: true, ...(o.ca !== undefined ? { ca: [...o.ca] } : {}) })
+      : new http.Agent(agentOptions);
     this.host = o.pathStyle ? o.endpoint.host : `${o.bucket}.${o.endpoint.host}`;
     this.basePath = o.pathStyle ? `/${encodeURIComponent(o.bucket)}` : '';
     const port = o.endpoint.port === '' ? 80 : Number(o.endpoint.port);

@@ -11,7 +11,7 @@
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { GiB } from '../util/units.js';
 import { entryRunIdOf, newRunId } from './file-names.js';
-import { S3Client, S3Error } from './s3-client.js';
+import { certificateFailure, S3Client, S3Error, trustedCas } from './s3-client.js';
 import type { CredentialSource, S3ClientOptions } from './s3-client.js';
 import { MULTIPART_ABOVE, PART_BYTES, S3Backend } from './s3.js';
 import { StorageSetupError } from './storage-kind.js';
@@ -43,6 +43,8 @@ export function s3FlagProblems(o: ObjectStoreOptions | undefined): string[] {
     else if (url.pathname !== '/' || url.search !== '')
       problems.push('--s3-endpoint takes the scheme, host and port only (no path or query)');
   }
+  if (o?.caFile !== undefined && o.endpoint !== undefined && !o.endpoint.startsWith('https://'))
+    problems.push('--s3-ca-file verifies an https:// --s3-endpoint; this one is not https://');
   if (o !== undefined && o.prefix !== '' && (o.prefix.startsWith('/') || o.prefix.length > 200))
     problems.push('--s3-prefix must not start with / and is at most 200 characters');
   return problems;
@@ -91,6 +93,11 @@ async function checkBucket(client: S3Client, o: S3ClientOptions, create: boolean
     if (e.status === 403)
       throw new StorageSetupError(
         `--storage-backend s3: ${where} refused the credentials (403 ${e.s3Code ?? 'Forbidden'}): check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the profile in use`,
+      );
+    const untrusted = certificateFailure(e);
+    if (untrusted !== undefined)
+      throw new StorageSetupError(
+        `--storage-backend s3: the TLS certificate of ${o.endpoint.host} cannot be verified (${untrusted}): give the CA that signed it with --s3-ca-file FILE.pem or NODE_EXTRA_CA_CERTS (verification is never turned off)`,
       );
     if (e.status === undefined)
       throw new StorageSetupError(`--storage-backend s3: cannot reach the endpoint ${o.endpoint.host}: ${e.code}`);
@@ -239,8 +246,10 @@ async function openS3(so: StorageOpenOptions): Promise<OpenedStorage> {
   const problems = s3FlagProblems(o);
   if (o === undefined || problems.length > 0) throw new StorageSetupError(problems.join('; '));
   const prefix = folderOf(o.prefix);
+  const trust = o.caFile !== undefined ? trustedCas(o.caFile) : undefined;
+  if (trust !== undefined && 'problem' in trust) throw new StorageSetupError(trust.problem);
   // One connection per operation that may be in flight, as the file tier has one staging slot each.
-  const co = s3ClientOptions(o, so.stagingSlots, await credentialsOnce());
+  const co = { ...s3ClientOptions(o, so.stagingSlots, await credentialsOnce()), ...(trust !== undefined ? { ca: trust.ca } : {}) };
   const client = new S3Client(co);
   try {
     await checkBucket(client, co, o.createBucket, prefix);

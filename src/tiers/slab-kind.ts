@@ -25,6 +25,7 @@ export async function openSlab(o: StorageOpenOptions, layout: SlabLayoutOptions,
     directSlabs: o.directSlabs,
     slotBytes: layout.slotBytes,
     fileBytes: layout.fileBytes,
+    ...(o.madeDir !== undefined ? { madeDir: o.madeDir } : {}),
   });
   const dir = slab.dir;
   return {

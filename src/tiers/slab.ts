@@ -16,6 +16,7 @@
 import { randomFillSync } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
 import { mkdir, mkdtemp, open, rm, stat, unlink } from 'node:fs/promises';
+import type { MadeDir } from './storage-kind.js';
 import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,8 @@ export interface SlabBackendOptions {
   readonly slotBytes: number;
   /** Size of a pool file (rounded down to whole slots); 0: the pool in a few files. */
   readonly fileBytes: number;
+  /** Told of the fresh temporary directory as soon as it exists (no `dir` given): a force-quit during set-up removes it. */
+  readonly madeDir?: (at: MadeDir) => void;
 }
 
 const DEFAULT_CHUNK_BYTES = 4 * MiB;
@@ -112,6 +115,7 @@ export class SlabBackend implements StorageBackend {
     if (!RUN_ID.test(runId)) throw new RangeError(`run id '${runId}' is not 8 lowercase hex digits`);
     const ownsDir = o.dir === undefined;
     const dir = o.dir ?? (await mkdtemp(join(tmpdir(), 'kv_cache_')));
+    if (ownsDir) o.madeDir?.({ dir, runId, ownsDir }); // before anything else is awaited
     try {
       if (!ownsDir) await mkdir(dir, { recursive: true });
       if (!(await stat(dir)).isDirectory()) throw new Error(`cache dir '${dir}' is not a directory`);

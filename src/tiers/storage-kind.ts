@@ -10,6 +10,13 @@ import type { FileIoStats } from './file-io-gauge.js';
 import type { PoolIdentity } from './pool-names.js';
 import type { SlabReport } from './slab-pool.js';
 
+/** A temporary directory a kind made for its entry files, whose run id names them (engine's EntryFilesAt). */
+export interface MadeDir {
+  readonly dir: string;
+  readonly runId: string;
+  readonly ownsDir: true;
+}
+
 /** Plain options every kind is opened with (never the RunConfig). */
 export interface StorageOpenOptions {
   /** --cache-dir; absent: the kind decides (the file kind makes a fresh temporary directory). */
@@ -28,6 +35,11 @@ export interface StorageOpenOptions {
   readonly pool?: PoolOpenOptions;
   /** --kv-layout slab: the file kind keeps entries in slots of pool files (slab-kind.ts); absent: one file per entry. */
   readonly slab?: SlabLayoutOptions;
+  /**
+   * Told the moment the kind made a temporary directory for its entries (no dir given), before anything
+   * else is awaited, so that a force-quit during set-up can remove it (issue 35).
+   */
+  readonly madeDir?: (at: MadeDir) => void;
 }
 
 /** How a kind opens a shared pool. */
@@ -70,6 +82,8 @@ export interface ObjectStoreOptions {
   readonly region?: string;
   /** Path-style addressing (bucket in the path) even for the provider's own endpoint. */
   readonly pathStyle: boolean;
+  /** PEM file of CAs trusted for an https:// endpoint beside Node's own (--s3-ca-file). */
+  readonly caFile?: string;
 }
 
 /** The --s3-* flag values as the run's flags hold them. */
@@ -80,6 +94,7 @@ export interface ObjectStoreFlags {
   readonly s3Prefix: string;
   readonly s3Region?: string;
   readonly s3PathStyle: boolean;
+  readonly s3CaFile?: string;
 }
 
 /** The open options of the --s3-* flags. */
@@ -91,6 +106,7 @@ export function objectStoreOptionsOf(f: ObjectStoreFlags): ObjectStoreOptions {
     prefix: f.s3Prefix,
     ...(f.s3Region !== undefined ? { region: f.s3Region } : {}),
     pathStyle: f.s3PathStyle,
+    ...(f.s3CaFile !== undefined ? { caFile: f.s3CaFile } : {}),
   };
 }
 

@@ -149,24 +149,68 @@ export async function openInputFileAsync(
   }
 }
 
+/** Bytes the buffer grows by at least while a file is read to its end. */
+const READ_STEP_BYTES = 64 * 1024;
+
 /**
- * Reads a regular file's text through openInputFile (non-blocking open, fstat of what was opened),
- * no more than the size fstat gave (and the limit), so a file that grows meanwhile cannot make it
- * read without end.
+ * The bytes of an input file read to its end, not to the size fstat gave: procfs, sysfs and some FUSE
+ * file systems report 0 (or a guess) for files that hold data. Room is offered for one byte past the
+ * cap, so a file that holds more (or grows past it meanwhile) is refused rather than read without end.
  */
-export function readInputText(path: string, options: InputReadOptions = {}): InputText {
+class ToEnd {
+  private buffer: Buffer;
+  private got = 0;
+
+  constructor(
+    size: number,
+    private readonly maxBytes: number,
+  ) {
+    this.buffer = Buffer.alloc(Math.min(size, maxBytes) + 1);
+  }
+
+  /** Where the next read goes; undefined once more than the cap has been read. */
+  room(): { readonly buffer: Buffer; readonly offset: number; readonly length: number } | undefined {
+    if (this.got > this.maxBytes) return undefined;
+    if (this.got === this.buffer.length) {
+      const grown = Buffer.alloc(Math.min(this.buffer.length + Math.max(this.buffer.length, READ_STEP_BYTES), this.maxBytes + 1));
+      this.buffer.copy(grown, 0, 0, this.got);
+      this.buffer = grown;
+    }
+    return { buffer: this.buffer, offset: this.got, length: this.buffer.length - this.got };
+  }
+
+  add(n: number): void {
+    this.got += n;
+  }
+
+  text(): InputText {
+    if (this.got <= this.maxBytes) return { ok: true, text: this.buffer.toString('utf8', 0, this.got) };
+    return { ok: false, problem: `holds more than ${formatBytes(this.maxBytes)}, the most accepted` };
+  }
+}
+
+/** Options of the whole-file readers: a cap is required, since the file is read to its end. */
+export interface InputTextOptions extends InputReadOptions {
+  readonly maxBytes: number;
+}
+
+/**
+ * Reads a regular file's text through openInputFile (non-blocking open, fstat of what was opened) to
+ * its end, at most `maxBytes`: a file of size 0 in fstat's words may hold data (procfs), and a file
+ * that holds more than the cap, or grows past it meanwhile, is refused.
+ */
+export function readInputText(path: string, options: InputTextOptions): InputText {
   const opened = openInputFile(path, options);
   if (!opened.ok) return opened;
   const { fd } = opened;
   try {
-    const buffer = Buffer.alloc(opened.size);
-    let got = 0;
-    while (got < buffer.length) {
-      const n = readSync(fd, buffer, got, buffer.length - got, null);
+    const bytes = new ToEnd(opened.size, options.maxBytes);
+    for (let room = bytes.room(); room !== undefined; room = bytes.room()) {
+      const n = readSync(fd, room.buffer, room.offset, room.length, null);
       if (n === 0) break;
-      got += n;
+      bytes.add(n);
     }
-    return { ok: true, text: buffer.toString('utf8', 0, got) };
+    return bytes.text();
   } catch (e: unknown) {
     return { ok: false, problem: statProblem(e) };
   } finally {
@@ -174,20 +218,19 @@ export function readInputText(path: string, options: InputReadOptions = {}): Inp
   }
 }
 
-/** readInputText without blocking the event loop: the same non-blocking, no-follow open and fstat check. */
-export async function readInputTextAsync(path: string, options: InputReadOptions = {}): Promise<InputText> {
+/** readInputText without blocking the event loop: the same non-blocking, no-follow open, fstat check and cap. */
+export async function readInputTextAsync(path: string, options: InputTextOptions): Promise<InputText> {
   const opened = await openInputFileAsync(path, options);
   if (!opened.ok) return opened;
   const { file } = opened;
   try {
-    const buffer = Buffer.alloc(opened.size);
-    let got = 0;
-    while (got < buffer.length) {
-      const { bytesRead } = await file.read(buffer, got, buffer.length - got, null);
+    const bytes = new ToEnd(opened.size, options.maxBytes);
+    for (let room = bytes.room(); room !== undefined; room = bytes.room()) {
+      const { bytesRead } = await file.read(room.buffer, room.offset, room.length, null);
       if (bytesRead === 0) break;
-      got += bytesRead;
+      bytes.add(bytesRead);
     }
-    return { ok: true, text: buffer.toString('utf8', 0, got) };
+    return bytes.text();
   } catch (e: unknown) {
     return { ok: false, problem: statProblem(e) };
   } finally {

@@ -3,8 +3,8 @@
 // tier, read and write bytes and latencies, model), reduced to the figures a run is compared with.
 // Unlike the reference, which compared against hard-coded "synthetic" numbers when the file was missing
 // or unreadable, a missing or malformed file is an input error naming the file and the problem.
-import { closeSync, readSync, statSync } from 'node:fs';
-import { openInputFile } from '../util/input-file.js';
+import { statSync } from 'node:fs';
+import { readInputText } from '../util/input-file.js';
 import * as z from 'zod';
 
 /** Larger files are refused: the whole list is parsed in memory. */
@@ -151,19 +151,8 @@ export function loadValidationTrace(path: string): ValidationTraceStats {
     );
   }
   // What is opened is judged again (non-blocking open, fstat, the size cap): the path may have changed since the stat.
-  const opened = openInputFile(path, { maxBytes: MAX_VALIDATION_TRACE_BYTES });
-  if (!opened.ok) throw new ValidationTraceError(path, opened.problem);
-  const { fd } = opened;
-  try {
-    const buf = Buffer.alloc(opened.size);
-    let off = 0;
-    while (off < buf.length) {
-      const n = readSync(fd, buf, off, buf.length - off, off);
-      if (n === 0) break;
-      off += n;
-    }
-    return traceStats(parseValidationTrace(buf.toString('utf8', 0, off), path));
-  } finally {
-    closeSync(fd);
-  }
+  // It is read to its end within the cap: a file whose size stat gives as 0 may hold data (procfs).
+  const read = readInputText(path, { maxBytes: MAX_VALIDATION_TRACE_BYTES });
+  if (!read.ok) throw new ValidationTraceError(path, read.problem);
+  return traceStats(parseValidationTrace(read.text, path));
 }

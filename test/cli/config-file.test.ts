@@ -2,10 +2,12 @@
 // them, the strict schema (unknown keys at any depth, wrong types, all problems at once), model_configs,
 // and validation_limits that really change the flag checks.
 import { test } from 'node:test';
+import { existsSync } from 'node:fs';
 import assert from 'node:assert/strict';
 import { defaultConfig, loadConfigFile, parseConfigText } from '../../src/cli/config-file.js';
 import { DEFAULT_EVICTION } from '../../src/settings/eviction.js';
 import { BUILTIN_MODELS, kvBytesPerToken } from '../../src/model/models.js';
+import { prefillShapeOf } from '../../src/model/compute.js';
 import { configError, parse, rejection, tempDir, writeYaml } from './helpers.js';
 
 /** The reference test suite's sample file (sections it spells out). */
@@ -101,6 +103,18 @@ test('an empty file is an empty configuration (all defaults)', () => {
   assert.deepEqual(parseConfigText('', 'empty').settings, defaultConfig().settings);
   assert.deepEqual(parseConfigText('# just a comment\n', 'comment').settings, defaultConfig().settings);
 });
+
+test(
+  'a file whose size stat gives as 0 but which holds data (procfs) is read, so its keys are refused (issue 35)',
+  {
+    skip: existsSync('/proc/self/status') ? false : 'no /proc/self/status here (not Linux)',
+  },
+  () => {
+    const message = configError(() => loadConfigFile('/proc/self/status')).message;
+    assert.match(message, /Unknown configuration key 'Name'/);
+    assert.match(message, /Unknown configuration key 'Pid'/);
+  },
+);
 
 test('a valid file overrides: interactive priority 3, chatbot context range [256, 1024]', () => {
   const path = writeYaml(SAMPLE);
@@ -225,6 +239,42 @@ test('model_configs entries are validated', () => {
   assert.match(msg, /'model_configs\.mla' needs kv_lora_rank > 0 and qk_rope_head_dim > 0/);
   assert.match(msg, /'model_configs\.typo\.num_layers' has the wrong type/);
   assert.match(msg, /'model_configs\.typo\.dtype' must be one of 'float32', 'float16', 'bfloat16', 'int8'/);
+});
+
+test('model_configs total_params and active_params give a custom model the compute shape the built-ins have (issue 35)', () => {
+  const shape = 'num_layers: 4\n    hidden_dim: 512\n    num_heads: 8\n    kv_heads: 2';
+  const path = writeYaml(
+    `model_configs:\n  moe:\n    ${shape}\n    total_params: 2.4e9\n    active_params: 600000000\n` +
+      `  dense:\n    ${shape}\n    total_params: 1500000000\n  tiny-1b:\n    dtype: float32\n`,
+  );
+  const models = parse(['--config', path]).config.models;
+  assert.deepEqual(models.get('moe')?.compute, { totalParams: 2_400_000_000, activeParams: 600_000_000 });
+  assert.deepEqual(models.get('dense')?.compute, { totalParams: 1_500_000_000, activeParams: 1_500_000_000 });
+  assert.deepEqual(models.get('tiny-1b')?.compute, BUILTIN_MODELS.get('tiny-1b')?.compute, 'an override keeps the built-in counts');
+  assert.ok(prefillShapeOf(models.get('moe')!) !== undefined);
+  const overridden = parse(['--config', writeYaml('model_configs:\n  deepseek-v3:\n    active_params: 40e9\n')]).config.models.get(
+    'deepseek-v3',
+  );
+  assert.deepEqual(overridden?.compute, { ...BUILTIN_MODELS.get('deepseek-v3')?.compute, activeParams: 40e9 });
+});
+
+test('model_configs parameter counts are validated: a count, not billions; active within total; active needs a total', () => {
+  const shape = 'num_layers: 4\n    hidden_dim: 512\n    num_heads: 8\n    kv_heads: 2';
+  const path = writeYaml(
+    `model_configs:\n  billions:\n    ${shape}\n    total_params: 8\n  over:\n    ${shape}\n    total_params: 1e9\n    active_params: 2e9\n` +
+      `  alone:\n    ${shape}\n    active_params: 1e9\n  words:\n    ${shape}\n    total_params: 8B\n  huge:\n    ${shape}\n    total_params: 1e16\n` +
+      `  half:\n    ${shape}\n    total_params: 1.5\n`,
+  );
+  const msg = rejection(['--config', path]);
+  assert.match(
+    msg,
+    /'model_configs\.billions\.total_params' is 8: a count of parameters, not billions \(8\.03 B is 8030000000 or 8\.03e9\); at least 1,000,000/,
+  );
+  assert.match(msg, /'model_configs\.over\.active_params' is 2000000000, more than total_params \(1000000000\)/);
+  assert.match(msg, /'model_configs\.alone\.active_params' needs total_params \(every parameter of the model\) beside it/);
+  assert.match(msg, /'model_configs\.words\.total_params' has the wrong type: expected an integer, got string '8B'/);
+  assert.match(msg, /'model_configs\.huge\.total_params' must be <= 1000000000000000, got number 10000000000000000/);
+  assert.match(msg, /'model_configs\.half\.total_params' has the wrong type: expected an integer, got number 1\.5/);
 });
 
 test('validation_limits change the flag limits (lower and raise)', () => {

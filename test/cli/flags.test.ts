@@ -81,6 +81,7 @@ const OUR_FLAGS = [
   's3-prefix',
   's3-region',
   's3-path-style',
+  's3-ca-file',
   // Ranks (issue 14); test/cli/rank-flags.test.ts tests those that need a launcher or exclude --seed/--output/--cache-dir.
   'rank-output-base',
   'rank-cache-base',
@@ -238,6 +239,7 @@ test('every reference flag and every new flag is accepted with a value of its ty
     's3-prefix': 'runs/',
     's3-region': 'eu-west-1',
     's3-path-style': null,
+    's3-ca-file': '/etc/ssl/kvc-ca.pem',
     'barrier-dir': '/shared/barrier',
     'barrier-timeout': '30',
     route: 'round-robin',

@@ -34,3 +34,28 @@ test('force-quit: the tracker cleans every storage it heard of, says nothing of 
   assert.deepEqual([...(dirs.get('/t2') ?? [])], [entryFileName('00000001', 'k9')], "another run's file stays");
   assert.deepEqual(tracker.removeAll(), ['no entry files of this run were left to remove']);
 });
+
+test('force-quit during set-up: the temporary cache dir is heard of the moment it is made, and removed (issue 35)', async () => {
+  const { FileBackend } = await import('../../src/tiers/file.js');
+  const { existsSync } = await import('node:fs');
+  const tracker = new EntryFileTracker();
+  const heard: string[] = [];
+  const backend = await FileBackend.create({
+    ioMode: 'buffered',
+    madeDir: (at) => {
+      assert.ok(existsSync(at.dir), 'told once it exists');
+      heard.push(at.dir);
+      tracker.opened(at);
+    },
+  });
+  assert.deepEqual(heard, [backend.dir]);
+  // The force-quit came before the engine announced the storage: the tracker still knows the directory.
+  assert.deepEqual(tracker.removeAll(), ['no entry files of this run were left to remove']);
+  assert.equal(existsSync(backend.dir), false, 'the empty temporary directory is gone');
+  await backend.close();
+  const given = await FileBackend.create({ ioMode: 'buffered', dir: backend.dir, madeDir: () => heard.push('given') });
+  assert.deepEqual(heard, [backend.dir], 'a --cache-dir is not a directory the run made');
+  await given.close();
+  const { rmSync } = await import('node:fs');
+  rmSync(backend.dir, { recursive: true, force: true });
+});

@@ -32,7 +32,7 @@ test('the usage lines of kv-cache --help come from the declarations', () => {
       'kv-cache schema [run|replay|size]',
       'kv-cache models [--json]',
       'kv-cache aggregate DIR… [-o FILE]',
-      'kv-cache mlperf --results-dir DIR --cache-dir DIR [options]',
+      'kv-cache mlperf --results-dir DIR [options]',
       'kv-cache merge DIR… [-o FILE]',
       'kv-cache check PATH… [--json FILE] [options]',
       'kv-cache distill-fio FILE [-o OUT.ini | --stdout] [options]',

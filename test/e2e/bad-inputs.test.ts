@@ -151,6 +151,8 @@ const CASES: readonly BadInput[] = [
     /'rag' has the wrong type: expected a mapping.*got string 'v{80}… \(500000 characters\)'/,
   ),
   yaml('FIFO', [], null, /is a FIFO \(named pipe\), not a regular file/),
+  // Issue 35: procfs gives this file's size as 0; it is read to its end, so its keys are refused, not ignored.
+  flags('config: a procfs file (size 0 in stat, data inside)', ['--config', '/proc/self/status'], /Unknown configuration key 'Name'/),
   yaml('duplicate keys', [], 'rag:\n  top_k_chunks: 1\nrag:\n  top_k_chunks: 2\n', /Map keys must be unique: 'rag' at line 3/),
   yaml('syntax error', [], 'rag:\n  top_k_chunks: [1\n', /invalid YAML: .*line \d+/),
   yaml('tab indentation', [], 'rag:\n\ttop_k_chunks: 1\n', /invalid YAML/),

@@ -3,6 +3,7 @@
 // file is checked against the published JSON Schema.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inTempDir, runCli, smallWorkloadArgs } from './run-cli.js';
 import { readValidResults } from '../report/validate-results.js';
@@ -64,4 +65,25 @@ test('--gpu-profile none: no block and no section; trace mode: not modelled', as
   assert.ok(!none.stdout.includes('TIME TO FIRST TOKEN'));
   const trace = await run([], false);
   assert.deepEqual(trace.json.kvcache_bench.ttft_modelled, { not_modelled: 'trace mode: no load time is measured (null tiers)' });
+});
+
+test('a config-file model with total_params and active_params is modelled as a built-in is (issue 35)', async () => {
+  const config = await inTempDir(async (dir) => {
+    const path = join(dir, 'models.yaml');
+    writeFileSync(
+      path,
+      'model_configs:\n  my-moe:\n    num_layers: 4\n    hidden_dim: 512\n    num_heads: 8\n    kv_heads: 2\n' +
+        '    total_params: 2.4e9\n    active_params: 600000000\n',
+    );
+    return run(['--config', path, '--model', 'my-moe']);
+  });
+  const t = config.json.kvcache_bench.ttft_modelled;
+  assert.ok(t !== undefined && 'overall' in t, JSON.stringify(t));
+  assert.equal(t.active_params, 600_000_000);
+  assert.equal(t.kv_bytes_per_token_per_rank, 4 * 2 * 64 * 2 * 2);
+  assert.equal(t.overall.requests, config.json.requests_completed);
+  assert.deepEqual(
+    [config.json.kvcache_bench.effective_config.model.total_params, config.json.kvcache_bench.effective_config.model.active_params],
+    [2_400_000_000, 600_000_000],
+  );
 });

@@ -20,7 +20,7 @@ test('--gpu-profile none models nothing; trace mode and a model without paramete
   assert.deepEqual(RunTtft.of({ ...settings, traceMode: true }), { notModelled: 'trace mode: no load time is measured (null tiers)' });
   const { compute: _c, ...bare } = LLAMA8;
   assert.deepEqual(RunTtft.of({ ...settings, model: { ...bare, key: 'mine' } }), {
-    notModelled: 'model mine has no parameter counts (only built-in models have them)',
+    notModelled: 'model mine has no parameter counts (give its model_configs entry total_params and active_params)',
   });
 });
 

@@ -9,6 +9,10 @@
 #                                 KVC_RADOSGW_CONF (for radosgw-admin), KVC_RADOSGW_DIR
 #   radosgw.sh gateway DIR PORT   one more gateway on PORT over the same cluster (a test kills it);
 #                                 prints its pid
+#   radosgw.sh tls-gateway DIR PORT CERT KEY
+#                                 one more gateway serving HTTPS on PORT with the PEM certificate
+#                                 chain CERT and key KEY (the TLS test makes them with openssl);
+#                                 prints its pid
 #   radosgw.sh stop [DIR]         stops every daemon started under DIR and removes DIR
 #
 # Why these settings: auth none keeps the scratch cluster keyless, but without `ms mon client mode =
@@ -23,6 +27,8 @@ DEFAULT_DIR=/tmp/kvc-radosgw
 ACCESS_KEY=kvcbenchaccesskey0001
 SECRET_KEY=kvcbenchsecretkey0000000000000000000001
 PORT=${KVC_RADOSGW_PORT:-7480}
+# The monitor's port: another cluster on this host (another checkout's tests) keeps 6789.
+MON_PORT=${KVC_RADOSGW_MON_PORT:-6789}
 OSD_GB=${KVC_RADOSGW_OSD_GB:-20}
 
 die() {
@@ -35,7 +41,7 @@ write_conf() {
   cat >"$dir/ceph.conf" <<EOF
 [global]
 fsid = $fsid
-mon host = v1:127.0.0.1:6789
+mon host = v1:127.0.0.1:$MON_PORT
 public network = 127.0.0.0/8
 auth cluster required = none
 auth service required = none
@@ -89,15 +95,15 @@ start() {
     die 'radosgw, ceph-mon and ceph-osd are needed: apt-get install --no-install-recommends radosgw ceph-mon ceph-osd'
   [ -e "$DIR" ] && die "$DIR exists: stop the earlier cluster first (radosgw.sh stop $DIR)"
   # A monitor still listening (an earlier cluster not yet gone) would hand the new OSD a wrong fsid.
-  for _ in $(seq 40); do ss -ltn 2>/dev/null | grep -Eq ":(6789|$PORT) " || break; sleep 0.25; done
-  ss -ltn 2>/dev/null | grep -Eq ":(6789|$PORT) " && die "port 6789 or $PORT is in use: another cluster is running"
+  for _ in $(seq 40); do ss -ltn 2>/dev/null | grep -Eq ":($MON_PORT|$PORT) " || break; sleep 0.25; done
+  ss -ltn 2>/dev/null | grep -Eq ":($MON_PORT|$PORT) " && die "port $MON_PORT or $PORT is in use: another cluster is running (KVC_RADOSGW_MON_PORT, KVC_RADOSGW_PORT choose others)"
   mkdir -p "$DIR"/{run,log,mon,osd/ceph-0,rgw}
   local fsid conf
   fsid=$(cat /proc/sys/kernel/random/uuid)
   conf=$DIR/ceph.conf
   write_conf "$DIR" "$fsid"
   # Monitor: a one-monitor map and an empty store.
-  monmaptool --create --fsid "$fsid" --addv a '[v1:127.0.0.1:6789]' "$DIR/monmap" >/dev/null
+  monmaptool --create --fsid "$fsid" --addv a "[v1:127.0.0.1:$MON_PORT]" "$DIR/monmap" >/dev/null
   ceph-authtool --create-keyring "$DIR/mon.keyring" --gen-key -n mon. --cap mon 'allow *' >/dev/null
   ceph-mon -c "$conf" --mkfs -i a --monmap "$DIR/monmap" --keyring "$DIR/mon.keyring"
   ceph-mon -c "$conf" -i a
@@ -131,6 +137,18 @@ gateway() {
   cat "$DIR/run/client.$name.pid"
 }
 
+tls_gateway() {
+  local port=$1 cert=$2 key=$3 name="rgw.tls$1"
+  local conf=$DIR/ceph.conf
+  [ -f "$conf" ] || die "no cluster under $DIR"
+  [ -f "$cert" ] && [ -f "$key" ] || die "certificate $cert or key $key missing"
+  radosgw -c "$conf" -n "client.$name" --rgw-frontends "beast ssl_endpoint=127.0.0.1:$port ssl_certificate=$cert ssl_private_key=$key" \
+    --pid-file "$DIR/run/client.$name.pid"
+  # Up when it answers TLS at all: the certificate is the test's business, not this check's.
+  wait_for "the TLS gateway on $port" 120 curl -ksS "https://127.0.0.1:$port/"
+  cat "$DIR/run/client.$name.pid"
+}
+
 stop() {
   [ -d "$DIR" ] || return 0
   local pid
@@ -157,9 +175,13 @@ gateway)
   DIR=${2:?DIR}
   gateway "${3:?PORT}"
   ;;
+tls-gateway)
+  DIR=${2:?DIR}
+  tls_gateway "${3:?PORT}" "${4:?CERT}" "${5:?KEY}"
+  ;;
 stop)
   DIR=${2:-$DEFAULT_DIR}
   stop
   ;;
-*) die 'usage: radosgw.sh start [DIR] | gateway DIR PORT | stop [DIR]' ;;
+*) die 'usage: radosgw.sh start [DIR] | gateway DIR PORT | tls-gateway DIR PORT CERT KEY | stop [DIR]' ;;
 esac

@@ -103,8 +103,10 @@ test('shellQuote: plain words bare, spaces in single quotes, control characters 
   assert.equal(shellQuote("a\nb'\\\u001b\u202e"), "$'a\\x0ab\\'\\\\\\x1b\\u202e'");
 });
 
-test('OPEN with --storage-backend s3: every run of the sequence gets the backend and its flags', () => {
-  const r = request([
+test('OPEN with --storage-backend s3 and no --cache-dir: every run gets the backend and its flags, none --rank-cache-base (issue 35)', () => {
+  const p = parseSubcommandArgs(MLPERF_ARGS, [
+    '--results-dir',
+    '/res',
     '--open',
     '--storage-backend',
     's3',
@@ -115,10 +117,14 @@ test('OPEN with --storage-backend s3: every run of the sequence gets the backend
     '--trials',
     '1',
   ]);
-  const runs = planSequence(r, CTX).steps.filter((s) => s.kind === 'precondition' || s.kind === 'trial');
+  assert.ok(!p.help);
+  assert.deepEqual(p.problems, []);
+  const r = mlperfRequest(p.args);
+  assert.deepEqual(r.problems, []);
+  const runs = planSequence(r.request, CTX).steps.filter((s) => s.kind === 'precondition' || s.kind === 'trial');
   assert.equal(runs.length, 2);
   for (const s of runs) {
-    const line = s.argv.join(' ');
-    assert.ok(line.includes('--storage-backend s3 --s3-bucket kvc --storage-capacity-gb 10'), line);
+    assert.ok(!s.argv.includes('--rank-cache-base'), s.argv.join(' '));
+    assert.ok(s.argv.join(' ').includes('--storage-backend s3 --s3-bucket kvc --storage-capacity-gb 10'));
   }
 });

@@ -103,9 +103,8 @@ test('rank counts: hosts × npernode, an even division of --num-processes, and t
     "--option: invalid choice '4'; valid: 1, 2, 3, all (or a list such as 1,3)",
   ]);
   assert.deepEqual(parsed(['--results-dir', '', '--option', '1']).problems, [
-    '--cache-dir DIR is required',
     '--results-dir DIR is empty (where the results and the summary go)',
-    '--cache-dir DIR is empty (the storage under test)',
+    '--cache-dir DIR is required (the storage under test), unless --storage-backend s3',
   ]);
 });
 
@@ -114,7 +113,15 @@ test('--storage-backend s3: refused in CLOSED with the POSIX-gateway rule; in OP
   assert.deepEqual(closed.problems, [
     '--storage-backend s3 is not allowed in CLOSED: the rules admit object storage only through a POSIX gateway (s3fs, rclone, Mountpoint-S3) mounted as --cache-dir; run with --open for the native S3 tier',
   ]);
-  const open = parsed([...BASE, '--open', '--storage-backend', 's3', '--s3-args', '--s3-bucket kvc  --storage-capacity-gb 100']);
+  const open = parsed([
+    '--results-dir',
+    '/r',
+    '--open',
+    '--storage-backend',
+    's3',
+    '--s3-args',
+    '--s3-bucket kvc  --storage-capacity-gb 100',
+  ]);
   assert.deepEqual(open.problems, []);
   assert.deepEqual(open.request.storageArgs, ['--storage-backend', 's3', '--s3-bucket', 'kvc', '--storage-capacity-gb', '100']);
   assert.deepEqual(parsed(BASE).request.storageArgs, []);
@@ -122,4 +129,18 @@ test('--storage-backend s3: refused in CLOSED with the POSIX-gateway rule; in OP
   assert.deepEqual(parsed([...BASE, '--open', '--storage-backend', 'nfs']).problems, [
     "--storage-backend: invalid choice 'nfs'; valid: file, s3",
   ]);
+});
+
+test('--storage-backend s3 (OPEN) needs no --cache-dir and refuses one; every other run still requires it (issue 35)', () => {
+  const s3 = ['--open', '--storage-backend', 's3', '--s3-args', '--s3-bucket kvc --storage-capacity-gb 100'];
+  const bare = parsed(['--results-dir', '/r', ...s3]);
+  assert.deepEqual(bare.problems, []);
+  assert.equal(bare.request.cacheDir, '');
+  assert.deepEqual(parsed([...BASE, ...s3]).problems, [
+    '--cache-dir is not used with --storage-backend s3 (the bucket given in --s3-args is the storage under test); leave it out',
+  ]);
+  assert.deepEqual(parsed(['--results-dir', '/r']).problems, [
+    '--cache-dir DIR is required (the storage under test), unless --storage-backend s3',
+  ]);
+  assert.deepEqual(parsed(['--results-dir', '/r', '--cache-dir', '']).problems, ['--cache-dir DIR is empty (the storage under test)']);
 });

@@ -7,6 +7,9 @@ import type { KvBlocksFacts } from '../../src/metrics/result.js';
 import { buildResultsJson } from '../../src/report/results-json.js';
 import { kvBlocksLines } from '../../src/report/console-blocks.js';
 import { formatCompareTable } from '../../src/report/html/compare-table.js';
+import { reportHtml } from '../../src/report/html/build-report.js';
+import { HEADLINE_FIGURES } from '../../src/report/html/headline.js';
+import { formatSummary } from '../../src/report/console.js';
 import { runResultFixture } from './fixtures.js';
 import { loaded } from './html/docs.js';
 import { assertValidResults } from './validate-results.js';
@@ -85,4 +88,44 @@ test('compare: a KV blocks table after the headline figures when a run has block
   assert.match(text, /^Token hit rate +% +n\/a +37\.5 *$/m);
   assert.match(text, /^Ideal token hit rate +% +n\/a +50\.0 *$/m);
   assert.ok(!formatCompareTable([loaded(whole, 'a.json'), loaded(whole, 'b.json')]).includes('KV blocks'));
+});
+
+test('block mode leads with the token hit rate beside its ideal; the reference cache_hit_rate stays, labelled (issue 35)', () => {
+  const blocks = buildResultsJson({ ...runResultFixture(), kvBlocks: facts() });
+  const whole = buildResultsJson(runResultFixture());
+  const storageSection = (doc: typeof blocks): string[] => {
+    const lines = formatSummary(doc, 'throughput').split('\n');
+    const at = lines.indexOf('### STORAGE PERFORMANCE ###');
+    return lines.slice(at + 1, at + 3);
+  };
+  const refRate = (blocks.summary.cache_stats.cache_hit_rate * 100).toFixed(1);
+  assert.deepEqual(storageSection(blocks), [
+    "  Token hit rate: 37.5 %   (ideal 50.0 %: the workload's reuse with unlimited capacity)",
+    `  Cache hit rate (reference: per operation, decode re-reads included): ${refRate} %   (hits ${blocks.summary.cache_stats.cache_hits}, misses ${blocks.summary.cache_stats.cache_misses})`,
+  ]);
+  assert.match(storageSection(whole)[0] ?? '', /^ {2}Cache hit rate: \d+\.\d %/);
+
+  const html = reportHtml([loaded(blocks, 'b.json')], new Date('2026-01-02T03:04:05Z'), '9.9.9');
+  const tiles = [
+    ...html.matchAll(
+      /<div class="figure"[^>]*><span class="value" id="fig-0-([a-z0-9_]+)"[^>]*>([^<]*)<\/span><span class="unit">[^<]*<\/span><span class="label">([^<]*)<\/span>/g,
+    ),
+  ];
+  assert.deepEqual(
+    tiles.slice(0, 2).map((t) => [t[1], t[2]]),
+    [
+      ['token_hit_rate', '37.5'],
+      ['ideal_token_hit_rate', '50.0'],
+    ],
+  );
+  const reference = tiles.find((t) => t[1] === 'cache_hit_rate');
+  assert.equal(reference?.[3], 'Cache hit rate (reference: per operation, decode re-reads included)');
+  assert.equal(
+    tiles.findIndex((t) => t[1] === 'cache_hit_rate') - 2,
+    HEADLINE_FIGURES.findIndex((f) => f.key === 'cache_hit_rate'),
+    'the reference figure keeps its place after the two lead tiles',
+  );
+  const wholeHtml = reportHtml([loaded(whole, 'a.json')], new Date('2026-01-02T03:04:05Z'), '9.9.9');
+  assert.ok(!wholeHtml.includes('fig-0-token_hit_rate'), 'whole-request runs keep the headline as it was');
+  assert.ok(wholeHtml.includes('<span class="label">Cache hit rate</span>'));
 });

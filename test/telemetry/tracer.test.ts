@@ -108,3 +108,50 @@ test('--enable-latency-tracing in trace mode: off, with the reason, and the run 
   ]);
   assert.deepEqual(await s.stop(), { failure: 'trace mode (--io-trace-log) does no device I/O' });
 });
+
+/** A stand-in for SignalGuard.atForceQuit: the steps registered now. */
+function forceQuitSteps(): { steps: Set<() => readonly string[]>; atForceQuit: (step: () => readonly string[]) => () => void } {
+  const steps = new Set<() => readonly string[]>();
+  return { steps, atForceQuit: (step) => (steps.add(step), () => void steps.delete(step)) };
+}
+
+/** Waits for `cond` on the event loop (a spawn, an exit), at most 1,000 turns; whether it came true. */
+async function until(cond: () => boolean): Promise<boolean> {
+  for (let i = 0; i < 1000 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+  return cond();
+}
+
+test('a force-quit kills bpftrace at once, attached or still attaching; the step is forgotten once it exited (issue 35)', async () => {
+  await withTempDir(async (dir) => {
+    const tracefs = fakeTracefs(dir);
+    // Attached: it ignores SIGINT, so only the force-quit's SIGKILL ends it.
+    const stubborn = script(dir, 'bpftrace', `trap '' INT\necho '${READY_MARKER}'\nwhile true; do sleep 0.05; done`);
+    const fq = forceQuitSteps();
+    const r = await startTrace('', { clock, isRoot: () => true, tracefsDirs: [tracefs], bpftrace: stubborn, atForceQuit: fq.atForceQuit });
+    assert.ok(r.ok);
+    assert.equal(fq.steps.size, 1, 'registered from the spawn on');
+    const said = [...fq.steps].flatMap((step) => step());
+    assert.match(said[0] ?? '', /^stopped bpftrace \(pid \d+\)$/);
+    assert.equal((await r.trace.stop()).output, '\n', 'it exited (stop awaited its exit): nothing after the marker');
+    assert.equal(fq.steps.size, 0, 'forgotten once it exited');
+
+    // Still attaching (no ready marker yet): the force-quit kills it too, and the start reports why.
+    const silent = script(dir, 'bpftrace-silent', 'while true; do sleep 0.05; done');
+    const attaching = forceQuitSteps();
+    const starting = startTrace('', {
+      clock,
+      isRoot: () => true,
+      tracefsDirs: [tracefs],
+      bpftrace: silent,
+      atForceQuit: attaching.atForceQuit,
+    });
+    assert.ok(await until(() => attaching.steps.size === 1), 'a force-quit step registered while attaching');
+    for (const step of attaching.steps) step();
+    const failed = await starting;
+    assert.deepEqual(failed, {
+      ok: false,
+      message: 'bpftrace could not attach its probes: it exited with SIGKILL (fix: a kernel with BTF and block/syscalls tracepoints)',
+    });
+    assert.equal(attaching.steps.size, 0);
+  });
+});

@@ -131,6 +131,53 @@ export const HEADLINE_FIGURES: readonly HeadlineFigure[] = [
   },
 ];
 
+/** A block-granular run's token hit rate (0–1 → %), or null for a whole-request run or an untracked ideal. */
+const blockRate = (pick: (k: NonNullable<ReportRun['kvcache_bench']['kv_blocks']>) => number | null) => (d: ReportRun) => {
+  const k = d.kvcache_bench.kv_blocks;
+  const v = k === undefined ? null : pick(k);
+  return v === null ? null : v * 100;
+};
+
+/**
+ * What block mode leads with (issue 35): the share of the contexts' tokens served from cache, beside
+ * the share the workload's own reuse allows. The reference's cache_hit_rate counts operations, decode
+ * re-reads of cached blocks included, so on a Mooncake trace it read 42.8 % where 3.4 % of the tokens hit.
+ */
+export const BLOCK_LEAD_FIGURES: readonly HeadlineFigure[] = [
+  {
+    key: 'token_hit_rate',
+    label: 'Token hit rate (block mode)',
+    unit: '%',
+    source: 'kvcache_bench.kv_blocks.token_hit_rate.total × 100',
+    digits: 1,
+    value: blockRate((k) => k.token_hit_rate.total),
+  },
+  {
+    key: 'ideal_token_hit_rate',
+    label: 'Ideal token hit rate (the workload’s reuse, unlimited capacity)',
+    unit: '%',
+    source: 'kvcache_bench.kv_blocks.ideal.token_hit_rate × 100',
+    digits: 1,
+    value: blockRate((k) => k.ideal.token_hit_rate),
+  },
+];
+
+/** The reference's hit rate where block mode shows it: in its place, labelled for what it counts. */
+const REFERENCE_HIT_RATE_LABEL = 'Cache hit rate (reference: per operation, decode re-reads included)';
+
+/**
+ * The headline figures of these entries: HEADLINE_FIGURES, led in block mode (any run block-granular)
+ * by the token hit rate and its ideal, with the reference's cache_hit_rate kept where it is, labelled.
+ */
+export function headlineFiguresOf(runs: readonly LoadedInput[]): readonly HeadlineFigure[] {
+  const blockMode = runs.some((r) => !isReplay(r) && !isOption(r) && r.doc.kvcache_bench.kv_blocks !== undefined);
+  if (!blockMode) return HEADLINE_FIGURES;
+  return [
+    ...BLOCK_LEAD_FIGURES,
+    ...HEADLINE_FIGURES.map((f) => (f.key === 'cache_hit_rate' ? { ...f, label: REFERENCE_HIT_RATE_LABEL } : f)),
+  ];
+}
+
 /** A figure's value as shown: fixed digits with thousands separators; "n/a" without a value. */
 export function formatFigure(value: number | null, digits: number): string {
   if (value === null || !Number.isFinite(value)) return 'n/a';

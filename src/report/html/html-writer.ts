@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { PALETTE } from './chart-spec.js';
 import { compareFigures, ratioText } from './compare-table.js';
-import { entryVerdict, formatFigure } from './headline.js';
+import { entryVerdict, formatFigure, headlineFiguresOf } from './headline.js';
 import { isOption, isReplay } from './inputs.js';
 import type { LoadedInput } from './inputs.js';
 import type { ReportModel } from './model.js';
@@ -106,7 +106,7 @@ const figureAttrs = (key: string, run: number, value: number | null): string =>
 
 /** One entry: a tile per headline figure. */
 function singleHeadline(run: LoadedInput): string {
-  const tiles = compareFigures([run]).map(({ figure, values }) => {
+  const tiles = compareFigures([run], headlineFiguresOf([run])).map(({ figure, values }) => {
     const v = values[0]?.value ?? null;
     return `<div class="figure" title="${escapeHtml(figure.source)}"><span class="value" id="fig-0-${figure.key}" ${figureAttrs(figure.key, 0, v)}>${formatFigure(
       v,
@@ -122,7 +122,7 @@ function comparisonHeadline(runs: readonly LoadedInput[]): string {
     .slice(1)
     .map((_, i) => `<th>#${i + 2} ÷ #1</th>`)
     .join('')}</tr>`;
-  const rows = compareFigures(runs).map(({ figure, values }) => {
+  const rows = compareFigures(runs, headlineFiguresOf(runs)).map(({ figure, values }) => {
     const cells = values.map(
       (v, i) =>
         `<td class="num"><span id="fig-${i}-${figure.key}" ${figureAttrs(figure.key, i, v.value)}>${formatFigure(v.value, figure.digits)}</span></td>`,
