@@ -135,6 +135,7 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
           checkStop();
           const r = yield* cache.lookupSteps(block.key, block.tokens, 'decode', 'user', false);
           storageMs += r.latencyMs;
+          if (r.tier === null) checkStop(); // a read cut short by the end of the run is no miss
           stats.recordDecodeRead(r.tier !== null);
           if (r.tier !== null) stats.recordSize(cache.sizeOfEntry(block.key) ?? cache.sizeOf(block.tokens));
         }

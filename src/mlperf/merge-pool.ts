@@ -4,7 +4,15 @@
 // the storage pooled over every rank (their HDR histograms merged). Pure: rank documents in, figures out.
 import { LatencyHistogram } from '../metrics/latency.js';
 import type { ResultsDocument } from '../report/results-schema.js';
-import type { PooledPercentiles } from './merge.js';
+
+/** Percentiles of every rank's lookups pooled (merge.ts's PooledPercentiles shape, declared here: merge.ts imports this file). */
+export interface PooledLookupPercentiles {
+  readonly count: number;
+  readonly p50_ms: number | null;
+  readonly p95_ms: number | null;
+  readonly p99_ms: number | null;
+  readonly p999_ms: number | null;
+}
 
 export interface MergedPool {
   readonly pool: 'private' | 'shared';
@@ -20,7 +28,7 @@ export interface MergedPool {
   readonly token_hit_rate_by_origin: { readonly own: number; readonly other_rank: number; readonly earlier_run: number } | null;
   /** Shared pools: of the pool's hit tokens, the share another rank published (what sharing bought). */
   readonly cross_rank_hit_share: number | null;
-  readonly lookups: { readonly count: number; readonly per_sec: number; readonly latency: PooledPercentiles } | null;
+  readonly lookups: { readonly count: number; readonly per_sec: number; readonly latency: PooledLookupPercentiles } | null;
   readonly published_blocks: number;
   readonly published_bytes: number;
   readonly publish_races: number;

@@ -163,7 +163,8 @@ test('bad traces and flags: one message naming the problem, exit 2, nothing writ
       [['--mooncake-trace', cut], /cannot be decompressed/],
       [['--mooncake-trace', forged], /evil\\nkv-cache: VALID\.jsonl" has no usable record/],
       [['--mooncake-trace', EXCERPT, '--use-burst-trace'], /mutually exclusive/],
-      [['--kv-block-tokens', '16', '--decode-only'], /--decode-only .* block-granular/],
+      // Block-granular decode-only runs since issue 34; with a shared pool it is refused.
+      [['--kv-block-tokens', '16', '--kv-pool', 'shared', '--decode-only'], /--kv-pool shared with --decode-only/],
       [['--kv-block-tokens', '-1'], /kv-block-tokens/],
     ];
     for (const [args, message] of cases) {
