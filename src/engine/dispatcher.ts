@@ -156,6 +156,17 @@ export function sessionSource(session: { nextRequest(): SessionStep }): StepSour
   return { next: () => session.nextRequest() };
 }
 
+/** The index of the step scheduled first (ties: the lowest index), or −1 when every head is undefined. */
+export function earliestHead(heads: ReadonlyArray<SessionStep | undefined>): number {
+  let best = -1;
+  for (let i = 0; i < heads.length; i++) {
+    const h = heads[i];
+    const b = best >= 0 ? heads[best] : undefined;
+    if (h !== undefined && (b === undefined || h.request.scheduledAtMs < b.request.scheduledAtMs)) best = i;
+  }
+  return best;
+}
+
 /**
  * The first `limit` requests of all users in scheduled order (ties by user index), split back into
  * per-user lists: with --max-requests the same seed always selects the same requests.
@@ -165,12 +176,7 @@ export function firstRequestsInScheduleOrder(sessions: ReadonlyArray<{ nextReque
   const heads = sessions.map((s) => s.nextRequest());
   let counted = 0;
   while (counted < limit && heads.length > 0) {
-    let best = -1;
-    for (let i = 0; i < heads.length; i++) {
-      const h = heads[i];
-      const b = best >= 0 ? heads[best] : undefined;
-      if (h !== undefined && (b === undefined || h.request.scheduledAtMs < b.request.scheduledAtMs)) best = i;
-    }
+    const best = earliestHead(heads);
     const step = heads[best];
     if (step === undefined) break;
     if (step.ragRequest !== undefined && counted + 2 > limit) {

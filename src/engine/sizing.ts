@@ -18,6 +18,7 @@ import { routedRank, sessionKeyOf } from '../workload/routing.js';
 import type { SessionStep } from '../workload/session.js';
 import { requestChain } from './block-pipeline.js';
 import { buildWorkloadParts } from './build-workload.js';
+import { earliestHead } from './dispatcher.js';
 import type { StepSource } from './dispatcher.js';
 import { openWorkloadSource, runBlockTokens, sourceFor, WORKLOAD_SOURCES } from './sources/registry.js';
 import type { OpenedSource, WorkloadSourceDef } from './sources/source.js';
@@ -84,12 +85,7 @@ async function* mergedSteps(users: readonly StepSource[]): AsyncGenerator<Sessio
   const heads: Array<SessionStep | undefined> = [];
   for (const u of users) heads.push(await u.next());
   for (;;) {
-    let best = -1;
-    for (let i = 0; i < heads.length; i++) {
-      const h = heads[i];
-      const b = best >= 0 ? heads[best] : undefined;
-      if (h !== undefined && (b === undefined || h.request.scheduledAtMs < b.request.scheduledAtMs)) best = i;
-    }
+    const best = earliestHead(heads);
     const step = heads[best];
     if (step === undefined) return;
     yield step;

@@ -73,9 +73,14 @@ export async function findStaleEntries(dir: string, runId: string): Promise<Stal
 }
 
 /** Deletes `stale`'s files (already gone is fine); returns how many were removed. */
-export async function removeStaleEntries(stale: StaleEntries): Promise<number> {
+export function removeStaleEntries(stale: StaleEntries): Promise<number> {
+  return removeFiles(stale.paths);
+}
+
+/** Deletes the files (already gone is fine); returns how many were removed. */
+export async function removeFiles(paths: readonly string[]): Promise<number> {
   let removed = 0;
-  for (const path of stale.paths) {
+  for (const path of paths) {
     try {
       await unlink(path);
       removed++;

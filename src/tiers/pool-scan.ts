@@ -2,7 +2,8 @@
 // runs left (--keep-pool) and the temporary files of writers killed mid-block. Only names of the pool's
 // own shapes are looked at (pool-names.ts), two fan-out levels deep, never through a link; temporary
 // files are removed only on request (--remove-stale-entries), and never this run's own.
-import { lstat, readdir, unlink } from 'node:fs/promises';
+import { lstat, readdir } from 'node:fs/promises';
+import { removeFiles } from './file-names.js';
 import { join } from 'node:path';
 import { errnoCode } from './fs-info.js';
 import { FANOUT_DIR, POOL_BLOCK_FILE, POOL_TEMP_FILE } from './pool-names.js';
@@ -61,15 +62,4 @@ export async function scanPool(namespaceDir: string, runId: string): Promise<Poo
 }
 
 /** Removes the temporary files found (already gone is fine); how many were removed. */
-export async function removePoolTemps(paths: readonly string[]): Promise<number> {
-  let removed = 0;
-  for (const p of paths) {
-    try {
-      await unlink(p);
-      removed++;
-    } catch (e) {
-      if (errnoCode(e) !== 'ENOENT') throw e;
-    }
-  }
-  return removed;
-}
+export const removePoolTemps = removeFiles;

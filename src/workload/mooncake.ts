@@ -159,15 +159,29 @@ export function mooncakeBlocks(
   checkBlockTokens(blockTokens, 'block size');
   checkBlockTokens(traceBlockTokens, 'trace block size');
   const blocks: KvBlock[] = [];
+  forEachBlock(rec, blockTokens, traceBlockTokens, (id, endInBlock, tokens) => blocks.push({ key: mooncakeKey(id, endInBlock), tokens }));
+  return blocks;
+}
+
+/** A block's key: the id of the trace block holding its last token and where in it the block ends. */
+function mooncakeKey(id: HashId, endInBlock: number): string {
+  return `mc_${id}_${endInBlock}`;
+}
+
+/** Each block of the record's chain in order: its trace block's id, its end within that block, its tokens. */
+function forEachBlock(
+  rec: Pick<MooncakeRecord, 'inputLength' | 'hashIds'>,
+  blockTokens: number,
+  traceBlockTokens: number,
+  visit: (id: HashId, endInBlock: number, tokens: number) => void,
+): void {
   for (let start = 0; start < rec.inputLength; start += blockTokens) {
     const end = Math.min(start + blockTokens, rec.inputLength);
     const traceBlock = Math.floor((end - 1) / traceBlockTokens);
     const id = rec.hashIds[traceBlock];
     if (id === undefined) throw new RangeError(`record has no hash id for trace block ${traceBlock}`);
-    const endInBlock = end - traceBlock * traceBlockTokens;
-    blocks.push({ key: `mc_${id}_${endInBlock}`, tokens: end - start });
+    visit(id, end - traceBlock * traceBlockTokens, end - start);
   }
-  return blocks;
 }
 
 /**
@@ -184,16 +198,11 @@ export function numberedMooncakeChain(
   const keys: number[] = [];
   const tokens: number[] = [];
   let sessionKey = '';
-  for (let start = 0; start < rec.inputLength; start += blockTokens) {
-    const end = Math.min(start + blockTokens, rec.inputLength);
-    const traceBlock = Math.floor((end - 1) / traceBlockTokens);
-    const id = rec.hashIds[traceBlock];
-    if (id === undefined) throw new RangeError(`record has no hash id for trace block ${traceBlock}`);
-    const endInBlock = end - traceBlock * traceBlockTokens;
-    if (start === 0) sessionKey = `mc_${id}_${endInBlock}`;
+  forEachBlock(rec, blockTokens, traceBlockTokens, (id, endInBlock, n) => {
+    if (keys.length === 0) sessionKey = mooncakeKey(id, endInBlock);
     keys.push(keyOf(id, endInBlock));
-    tokens.push(end - start);
-  }
+    tokens.push(n);
+  });
   return { keys, tokens, sessionKey };
 }
 
