@@ -155,6 +155,12 @@ function poolProblems(f: CheckedFlags): string[] {
     problems.push("--kv-pool shared needs storage every rank reaches: --storage-backend file or s3, not 'memory'");
   if (f.precondition)
     problems.push("--kv-pool shared with --precondition: a pool's contents are its blocks; warm it with an earlier run and --keep-pool");
+  if (f.decodeOnly)
+    problems.push('--kv-pool shared with --decode-only: every rank would pre-populate the same blocks; run decode-only on private pools');
+  if (f.kvLayout === 'slab')
+    problems.push(
+      "--kv-pool shared with --kv-layout slab: a slab pool's slots are one server's index; a shared pool is one file per block",
+    );
   return problems;
 }
 

@@ -361,6 +361,16 @@ describe('bad input: one message, exit 2, nothing written', () => {
       (d) => ['--kv-block-tokens', '16', '--kv-pool', 'shared', '--cache-dir', join(d, 'file')],
       /not a directory/,
     ],
+    [
+      'a shared pool with --decode-only',
+      (d) => ['--kv-block-tokens', '16', '--kv-pool', 'shared', '--decode-only', '--cache-dir', d],
+      /--kv-pool shared with --decode-only/,
+    ],
+    [
+      'a shared pool on a slab layout',
+      (d) => ['--kv-block-tokens', '16', '--kv-pool', 'shared', '--kv-layout', 'slab', '--cache-dir', d],
+      /--kv-pool shared with --kv-layout slab/,
+    ],
     ['an unknown route', (d) => ['--kv-block-tokens', '16', '--route', 'random', '--cache-dir', d], /--route/],
   ];
   for (const [name, args, message] of cases) {
