@@ -20,7 +20,7 @@
 //                   host   = open + close
 // total = host + device always.
 import { constants as fsc } from 'node:fs';
-import { link, lstat, mkdir, mkdtemp, open, rm, stat, unlink } from 'node:fs/promises';
+import { link, lstat, mkdir, mkdtemp, open, rename, rm, stat, unlink } from 'node:fs/promises';
 import type { MadeDir } from './storage-kind.js';
 import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -67,7 +67,12 @@ export interface FilePoolOptions {
   readonly namespace: string;
   /** Leave what this backend published when it closes (--keep-pool). */
   readonly keep: boolean;
+  /** The publish's link(2); a test stands in one of a file system without hard links. Default: fs link. */
+  readonly link?: (existing: string, name: string) => Promise<void>;
 }
+
+/** errno codes of link(2) on a file system that has no hard links: publish falls back to rename. */
+const NO_HARD_LINKS: ReadonlySet<string> = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EMLINK']);
 
 /** errno codes of a lookup or open meaning "no block there" (ENOTDIR: a fan-out level is not a directory). */
 const ABSENT: ReadonlySet<string> = new Set(['ENOENT', 'ENOTDIR', 'ELOOP']);
@@ -274,16 +279,30 @@ export class FileBackend implements Backend {
       throw e;
     }
     let raced = false;
+    let linked = true;
     try {
-      await t.device(() => link(temp, final));
+      await t.device(() => (this.poolOptions?.link ?? link)(temp, final));
     } catch (e) {
-      if (errnoCode(e) !== 'EEXIST') {
+      const code = errnoCode(e) ?? '';
+      if (code === 'EEXIST')
+        raced = true; // another writer's block (or something planted there): never replaced
+      else if (NO_HARD_LINKS.has(code)) {
+        // A file system without hard links (s3fs, some FUSE mounts): look, then rename. A writer racing
+        // in between may then be replaced by an equal block; docs/shared-pool.md#publish says so.
+        raced = await t.device(() =>
+          lstat(final).then(
+            () => true,
+            () => false,
+          ),
+        );
+        if (!raced) await t.device(() => rename(temp, final));
+        linked = false;
+      } else {
         await this.unlink(temp).catch(() => undefined);
         throw e;
       }
-      raced = true; // another writer's block (or something planted there): never replaced
     }
-    await t.host(() => this.unlink(temp)).catch(() => this.abandoned.add(temp));
+    if (linked || raced) await t.host(() => this.unlink(temp)).catch(() => this.abandoned.add(temp));
     if (raced) throw new AlreadyPublishedError(source.size, t.result());
     this.sizes.set(key, source.size);
     return t.result();

@@ -240,6 +240,28 @@ test('a writer killed with SIGKILL mid-block leaves a temporary file no reader s
   });
 });
 
+test('a file system without hard links: the publish looks, then renames; a block there already is not replaced', async () => {
+  await withTempDir(async (dir) => {
+    const noLinks = async (): Promise<void> => {
+      throw Object.assign(new Error('link: operation not permitted'), { code: 'EPERM' });
+    };
+    const opts = { dir, ioMode: 'buffered' as const, pool: { namespace: NS, keep: false, link: noLinks } };
+    const a = await FileBackend.create(opts);
+    const b = await FileBackend.create(opts);
+    try {
+      const bytes = blockBytes('k', 5000);
+      await a.write('k', sourceOf(bytes));
+      assert.ok((await readFile(a.pathFor('k'))).equals(bytes));
+      await assert.rejects(b.write('k', sourceOf(blockBytes('other', 5000))), AlreadyPublishedError);
+      assert.ok((await readFile(a.pathFor('k'))).equals(bytes), "the first writer's block stays");
+      assert.deepEqual(readdirSync(dirname(a.pathFor('k'))).length, 1, 'no temporary file left');
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
+
 test('planted in the pool: a FIFO or a link at a block name is no block (never opened, never waited on); a linked fan-out directory is never written through', async () => {
   await withTempDir(async (dir) => {
     const b = await open(dir);
