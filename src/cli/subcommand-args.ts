@@ -350,8 +350,8 @@ workload: --mooncake-trace, --trace-block-tokens, --kv-block-tokens, --model, --
       kind: 'string',
       value: 'MODE',
       choices: ['session', 'round-robin', 'replicate'],
-      default: 'session',
-      help: 'How requests reach private pools: by session (first block), round-robin, or every server every request',
+      default: 'round-robin',
+      help: "How requests reach private pools: round-robin (a run's default with several ranks), by session (first block), or every server every request",
     },
     'kv-pool': {
       kind: 'string',
