@@ -189,7 +189,7 @@ async function measure(
   const full = await setup.storageFull?.warning();
   if (full !== undefined) warnings.push(full);
   warnings.push(...failureWarnings(recorder.snapshot()));
-  warnings.push(...routeWarnings(rankShareOf(cfg, env.ranks, recorder), recorder));
+  warnings.push(...routeWarnings(share, recorder));
   warnings.push(...slabWarnings(setup));
   // Every source ran out: the request budget was met, or a replay finished its cycles.
   const stopReason = stop.reason(cfg.maxRequests > 0 ? 'max_requests' : 'workload_complete');
@@ -210,6 +210,7 @@ async function measure(
     ranks,
     latencyTracing,
     ttft,
+    share,
   });
   if (failure !== undefined) throw new RunFailedError(result, failure);
   return result;
@@ -280,6 +281,8 @@ interface ResultInputs {
   readonly ranks: RunResult['ranks'];
   readonly latencyTracing: LatencyTracingOutcome | undefined;
   readonly ttft: ReturnType<typeof RunTtft.of>;
+  /** This rank's share of the workload (rankShareOf): present exactly when the results have a kv_pool block. */
+  readonly share: RankShare | undefined;
 }
 
 /** The run as plain data: snapshots of everything measured, and what the cache holds at the end. */
@@ -335,7 +338,7 @@ function assembleResult(i: ResultInputs): RunResult {
         : { limitBytes: cache.limitBytes('storage'), peakAllocatedBytes: cache.peakAllocatedBytes('storage') },
     ...(i.ranks !== undefined ? { ranks: i.ranks } : {}),
     ...kvBlocksOf(cfg, cache, i.recorder),
-    ...kvPoolOf(cfg, setup, i.env.ranks, i.recorder),
+    ...kvPoolOf(cfg, setup, i.share, i.recorder),
     ...(i.ttft !== undefined ? { ttftModelled: i.ttft instanceof RunTtft ? i.ttft.result() : i.ttft } : {}),
     ...(setup.objectStore !== undefined ? { objectStore: setup.objectStore() } : {}),
   };
@@ -361,16 +364,15 @@ function kvBlocksOf(cfg: RunConfig, cache: RunSetup['cache'], recorder: Recorder
 }
 
 /** The pool and the route, for block-granular runs with a shared pool or ranks dividing the trace. */
-function kvPoolOf(cfg: RunConfig, setup: RunSetup, ranks: RankSession | undefined, recorder: Recorder): { kvPool?: KvPoolFacts } {
-  const place = ranks?.identity ?? { rank: 0, worldSize: 1 };
-  if (runBlockTokens(cfg) === undefined || (cfg.kvPool !== 'shared' && place.worldSize <= 1)) return {};
+function kvPoolOf(cfg: RunConfig, setup: RunSetup, share: RankShare | undefined, recorder: Recorder): { kvPool?: KvPoolFacts } {
+  if (share === undefined) return {};
   const pool = setup.pool;
   return {
     kvPool: {
       pool: cfg.kvPool,
-      route: routeModeOf(cfg.route, cfg.kvPool),
-      rank: place.rank,
-      worldSize: place.worldSize,
+      route: share.route.mode,
+      rank: share.route.rank,
+      worldSize: share.route.worldSize,
       ...(pool !== undefined ? { shared: { atStart: pool.atStart, shareBytes: pool.shareBytes, keep: cfg.keepPool } } : {}),
       stats: recorder.pool.snapshot(),
     },

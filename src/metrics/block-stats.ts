@@ -53,6 +53,34 @@ export interface BlockStatsSnapshot {
 
 const zeroByTier = (): Record<TierName, number> => ({ gpu: 0, cpu: 0, storage: 0 });
 
+/** The reuse a stream of chains implies: a block whose key was seen before is a hit (bounded memory). */
+export class IdealReuse {
+  private readonly seen = new Set<string>();
+  tracked = true;
+  tokensAsked = 0;
+  hitTokens = 0;
+  hitBlocks = 0;
+
+  add(chain: readonly LookedUpBlock[]): void {
+    for (const { key, tokens } of chain) {
+      this.tokensAsked += tokens;
+      if (!this.tracked) continue;
+      if (this.seen.has(key)) {
+        this.hitTokens += tokens;
+        this.hitBlocks++;
+      } else if (this.seen.size < MAX_IDEAL_KEYS) this.seen.add(key);
+      else this.tracked = false;
+    }
+  }
+
+  /** Counters to zero; the keys seen stay (reuse of blocks seen before the window still counts). */
+  reset(): void {
+    this.tokensAsked = 0;
+    this.hitTokens = 0;
+    this.hitBlocks = 0;
+  }
+}
+
 /** Per-block counters of a block-granular run, reset with the Recorder after preparation. */
 export class BlockStats {
   private requests = 0;
@@ -71,15 +99,12 @@ export class BlockStats {
   private maxBytes = 0;
   private totalBytes = 0;
   private buckets = new Array<number>(SIZE_BUCKETS).fill(0);
-  private seen = new Set<string>();
-  private idealTracked = true;
-  private idealHitTokens = 0;
-  private idealHitBlocks = 0;
+  private readonly ideal = new IdealReuse();
 
   /** A request's prefix lookup: its chain, and the tier of each block of the present prefix (from the head). */
   recordLookup(chain: readonly LookedUpBlock[], hitTiers: readonly TierName[]): void {
     this.requests++;
-    chain.forEach(({ key, tokens }, i) => {
+    chain.forEach(({ tokens }, i) => {
       this.blocksAsked++;
       this.tokensAsked += tokens;
       const tier = hitTiers[i];
@@ -87,13 +112,8 @@ export class BlockStats {
         this.hitTokens[tier] += tokens;
         this.hitBlocks[tier]++;
       }
-      if (!this.idealTracked) return;
-      if (this.seen.has(key)) {
-        this.idealHitTokens += tokens;
-        this.idealHitBlocks++;
-      } else if (this.seen.size < MAX_IDEAL_KEYS) this.seen.add(key);
-      else this.idealTracked = false;
     });
+    this.ideal.add(chain);
   }
 
   /** The outcome of writing one missing block. */
@@ -138,8 +158,7 @@ export class BlockStats {
     this.maxBytes = 0;
     this.totalBytes = 0;
     this.buckets = new Array<number>(SIZE_BUCKETS).fill(0);
-    this.idealHitTokens = 0;
-    this.idealHitBlocks = 0;
+    this.ideal.reset();
   }
 
   snapshot(): BlockStatsSnapshot {
@@ -166,7 +185,7 @@ export class BlockStats {
         totalBytes: this.totalBytes,
         buckets,
       },
-      ideal: { tracked: this.idealTracked, hitTokens: this.idealHitTokens, hitBlocks: this.idealHitBlocks },
+      ideal: { tracked: this.ideal.tracked, hitTokens: this.ideal.hitTokens, hitBlocks: this.ideal.hitBlocks },
     };
   }
 }

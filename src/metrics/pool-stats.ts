@@ -7,7 +7,7 @@
 import { POOL_ORIGINS } from '../tiers/pool-names.js';
 import type { PoolOrigin } from '../tiers/pool-names.js';
 import type { IOTiming } from '../tiers/backend.js';
-import { MAX_IDEAL_KEYS } from './block-stats.js';
+import { IdealReuse } from './block-stats.js';
 import type { LookedUpBlock } from './block-stats.js';
 import { LatencyHistogram } from './latency.js';
 import type { LatencySnapshot } from './latency.js';
@@ -40,30 +40,6 @@ export interface PoolStatsSnapshot {
 }
 
 const zeroByOrigin = (): Record<PoolOrigin, number> => ({ own: 0, other_rank: 0, earlier_run: 0 });
-
-/** The reuse a stream of chains implies: a block whose key was seen before is a hit (bounded memory). */
-export class IdealReuse {
-  private readonly seen = new Set<string>();
-  tracked = true;
-  tokensAsked = 0;
-  hitTokens = 0;
-
-  add(chain: readonly LookedUpBlock[]): void {
-    for (const { key, tokens } of chain) {
-      this.tokensAsked += tokens;
-      if (!this.tracked) continue;
-      if (this.seen.has(key)) this.hitTokens += tokens;
-      else if (this.seen.size < MAX_IDEAL_KEYS) this.seen.add(key);
-      else this.tracked = false;
-    }
-  }
-
-  /** Counters to zero; the keys seen stay (reuse of blocks seen before the window still counts). */
-  reset(): void {
-    this.tokensAsked = 0;
-    this.hitTokens = 0;
-  }
-}
 
 /** Per-pool counters of a run, reset with the Recorder after preparation. */
 export class PoolStats {

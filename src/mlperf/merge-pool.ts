@@ -2,17 +2,9 @@
 // the cluster's token hit rate (every rank's hit tokens ÷ every rank's tokens asked) beside the whole
 // trace's own reuse, how much of it came from blocks another rank published, and the lookups through
 // the storage pooled over every rank (their HDR histograms merged). Pure: rank documents in, figures out.
-import { LatencyHistogram } from '../metrics/latency.js';
+import { pooledOf } from './pooled.js';
+import type { PooledPercentiles } from './pooled.js';
 import type { ResultsDocument } from '../report/results-schema.js';
-
-/** Percentiles of every rank's lookups pooled (merge.ts's PooledPercentiles shape, declared here: merge.ts imports this file). */
-export interface PooledLookupPercentiles {
-  readonly count: number;
-  readonly p50_ms: number | null;
-  readonly p95_ms: number | null;
-  readonly p99_ms: number | null;
-  readonly p999_ms: number | null;
-}
 
 export interface MergedPool {
   readonly pool: 'private' | 'shared';
@@ -28,7 +20,7 @@ export interface MergedPool {
   readonly token_hit_rate_by_origin: { readonly own: number; readonly other_rank: number; readonly earlier_run: number } | null;
   /** Shared pools: of the pool's hit tokens, the share another rank published (what sharing bought). */
   readonly cross_rank_hit_share: number | null;
-  readonly lookups: { readonly count: number; readonly per_sec: number; readonly latency: PooledLookupPercentiles } | null;
+  readonly lookups: { readonly count: number; readonly per_sec: number; readonly latency: PooledPercentiles } | null;
   readonly published_blocks: number;
   readonly published_bytes: number;
   readonly publish_races: number;
@@ -53,10 +45,6 @@ export function mergedPool(docs: readonly ResultsDocument[], windowSec: number):
   const share = (n: number): number => (asked > 0 ? n / asked : 0);
   const origin = (o: 'own' | 'other_rank' | 'earlier_run'): number => sum(shared.map((s) => s.hits_by_origin[o].tokens));
   const poolHits = origin('own') + origin('other_rank') + origin('earlier_run');
-  const pooled = new LatencyHistogram();
-  for (const s of shared) pooled.add(LatencyHistogram.decode(s.lookups.histogram));
-  const n = pooled.count;
-  const at = (p: number): number | null => (n === 0 ? null : pooled.percentileMs(p));
   const lookups = sum(shared.map((s) => s.lookups.count));
   return {
     pool: first.p.pool,
@@ -76,7 +64,7 @@ export function mergedPool(docs: readonly ResultsDocument[], windowSec: number):
         : {
             count: lookups,
             per_sec: windowSec > 0 ? lookups / windowSec : 0,
-            latency: { count: n, p50_ms: at(50), p95_ms: at(95), p99_ms: at(99), p999_ms: at(99.9) },
+            latency: pooledOf(shared.map((s) => ({ encoded: s.lookups.histogram }))),
           },
     published_blocks: sum(shared.map((s) => s.published_blocks)),
     published_bytes: sum(shared.map((s) => s.published_bytes)),

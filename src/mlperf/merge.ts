@@ -8,11 +8,14 @@
 //   sample, not a max of p95s), device bytes per host (each host's device counted once), the start
 //   skew between ranks, a per-rank table and each rank's validity.
 // Pure: the files are read and parsed elsewhere (collect.ts).
-import { LatencyHistogram } from '../metrics/latency.js';
 import { byteMismatch } from '../metrics/validity.js';
 import type { ResultsDocument } from '../report/results-schema.js';
 import { GiB } from '../util/units.js';
 import { mergedPool } from './merge-pool.js';
+import { pooledOf } from './pooled.js';
+import type { PooledPercentiles } from './pooled.js';
+
+export type { PooledPercentiles } from './pooled.js';
 import type { MergedPool } from './merge-pool.js';
 
 export const SUMMARY_SCHEMA_VERSION = '1.0.0';
@@ -46,14 +49,6 @@ export interface MergeMeta {
   readonly trialsPerOption: number;
   readonly division: string | null;
   readonly systemName: string | null;
-}
-
-export interface PooledPercentiles {
-  readonly count: number;
-  readonly p50_ms: number | null;
-  readonly p95_ms: number | null;
-  readonly p99_ms: number | null;
-  readonly p999_ms: number | null;
 }
 
 export interface RankRow {
@@ -172,14 +167,12 @@ function touchedStorage(doc: ResultsDocument): boolean {
 
 /** Percentiles of every sample of `name` across `docs` (their HDR histograms merged). */
 export function pooledPercentiles(docs: readonly ResultsDocument[], name: string): PooledPercentiles {
-  const pooled = new LatencyHistogram();
-  for (const d of docs) {
-    const h = d.kvcache_bench.latency_histograms[name];
-    if (h !== undefined) pooled.add(LatencyHistogram.decode(h.encoded, h.sum_ms));
-  }
-  const n = pooled.count;
-  const at = (p: number): number | null => (n === 0 ? null : pooled.percentileMs(p));
-  return { count: n, p50_ms: at(50), p95_ms: at(95), p99_ms: at(99), p999_ms: at(99.9) };
+  return pooledOf(
+    docs.flatMap((d) => {
+      const h = d.kvcache_bench.latency_histograms[name];
+      return h !== undefined ? [{ encoded: h.encoded, sumMs: h.sum_ms }] : [];
+    }),
+  );
 }
 
 /** [start, end] of a rank's window in epoch ms: its ranks block, else started_at + the window. */

@@ -96,7 +96,7 @@ export class S3Backend implements StorageBackend {
           return this.counted(e);
         }
       },
-      readPublished: (key: string, size: number, sink?: ChunkSink) => this.readObject(key, size, sink),
+      readPublished: (key: string, _size: number, sink?: ChunkSink) => this.readObject(key, sink), // the object says its size
       forget: (key: string) => {
         this.sizes.delete(key);
       },
@@ -209,11 +209,11 @@ export class S3Backend implements StorageBackend {
     this.assertOpen();
     const size = this.sizes.get(key);
     if (size === undefined) throw new EntryNotFoundError(this.tier, key);
-    return this.readObject(key, size, sink);
+    return this.readObject(key, sink);
   }
 
   /** GETs `key`'s object; in a shared pool a missing one (removed by its publisher) is EntryNotFoundError. */
-  private async readObject(key: string, _size: number, sink?: ChunkSink): Promise<ReadResult> {
+  private async readObject(key: string, sink?: ChunkSink): Promise<ReadResult> {
     this.assertOpen();
     const object = this.objectKey(key);
     let res: S3Response;

@@ -16,7 +16,7 @@
 import { randomFillSync } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
 import { mkdir, mkdtemp, open, rm, stat, unlink } from 'node:fs/promises';
-import type { MadeDir } from './storage-kind.js';
+import type { FileBackendOptions } from './file.js';
 import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,23 +39,12 @@ import { SplitTimer } from './split-timer.js';
 import { StorageSetupError } from './storage-kind.js';
 import type { StorageBackend } from './storage-kind.js';
 
-export interface SlabBackendOptions {
-  /** Directory of the pool files; created if absent. Absent: a fresh temp dir, removed on close. */
-  readonly dir?: string;
-  readonly ioMode?: IoMode;
-  /** Largest single read/write syscall and staging slot size (default 4 MiB). */
-  readonly chunkBytes?: number;
-  readonly stagingSlots?: number;
-  readonly directSlabs?: DirectSlabs;
-  /** The run id in the pool files' names (RUN_ID pattern); absent: a fresh random one. */
-  readonly runId?: string;
-  readonly gauge?: FileIoGauge;
+/** The file tier's own options (directory, I/O mode, chunks, staging, run id, gauge, madeDir), plus the pool's shape. */
+export interface SlabBackendOptions extends Omit<FileBackendOptions, 'pool'> {
   /** Size of a slot (rounded up to 4 KiB by the caller: slotSizeOf). */
   readonly slotBytes: number;
   /** Size of a pool file (rounded down to whole slots); 0: the pool in a few files. */
   readonly fileBytes: number;
-  /** Told of the fresh temporary directory as soon as it exists (no `dir` given): a force-quit during set-up removes it. */
-  readonly madeDir?: (at: MadeDir) => void;
 }
 
 const DEFAULT_CHUNK_BYTES = 4 * MiB;

@@ -143,25 +143,23 @@ describe('four ranks under mpirun, the conversation trace round-robin', { skip: 
   const perRank = [0, 1, 2, 3].map((r) => reuse(recs.filter((_, i) => i % 4 === r)));
   const privateIdeal = perRank.reduce((n, p) => n + p.hit, 0) / perRank.reduce((n, p) => n + p.asked, 0);
 
-  test('shared: the cluster reaches the whole trace’s reuse, most of it from blocks another rank published', async () => {
-    await inTempDir(async (dir) => {
+  /** Four ranks replaying the trace round-robin with the pool flags `poolArgs(pool)`, on a tmpfs of their own; their files and merged pool figures. */
+  const fourRanks = (poolArgs: (pool: string) => string[], check: (dir: string, docs: ResultsDocument[], pool: string) => Promise<void>) =>
+    inTempDir(async (dir) => {
       await writeFile(join(dir, 'm.yaml'), TINY_MODEL);
       await withTmpfs(dir, async (pool) => {
-        const r = await mpirun(4, [
-          ...replay(join(dir, 'm.yaml')),
-          '--cache-dir',
-          pool,
-          '--kv-pool',
-          'shared',
-          '--route',
-          'round-robin',
-          '--num-users',
-          '4',
-          '--rank-output-base',
-          join(dir, 'out'),
-        ]);
+        const out = join(dir, 'out');
+        const args = [...replay(join(dir, 'm.yaml')), ...poolArgs(pool), '--route', 'round-robin', '--num-users', '4'];
+        const r = await mpirun(4, [...args, '--rank-output-base', out]);
         assert.equal(r.code, 0, r.out.slice(-3000));
-        const docs = await rankDocs(join(dir, 'out'));
+        await check(dir, await rankDocs(out), pool);
+      });
+    });
+
+  test('shared: the cluster reaches the whole trace’s reuse, most of it from blocks another rank published', async () => {
+    await fourRanks(
+      (pool) => ['--cache-dir', pool, '--kv-pool', 'shared'],
+      async (dir, docs, pool) => {
         assert.equal(docs.length, 4);
         for (const d of docs) {
           const k = d.kvcache_bench.kv_pool;
@@ -183,33 +181,20 @@ describe('four ranks under mpirun, the conversation trace round-robin', { skip: 
         assert.ok((m.cross_rank_hit_share ?? 0) > 0.5, `most pool hits are another rank's blocks (${m.cross_rank_hit_share})`);
         const left = execFileSync('find', [pool, '-type', 'f'], { encoding: 'utf8' });
         assert.equal(left, '', 'each rank removed what it published');
-      });
-    });
+      },
+    );
   });
 
   test("private: each rank reaches only its own share's reuse", async () => {
-    await inTempDir(async (dir) => {
-      await writeFile(join(dir, 'm.yaml'), TINY_MODEL);
-      await withTmpfs(dir, async (base) => {
-        const r = await mpirun(4, [
-          ...replay(join(dir, 'm.yaml')),
-          '--rank-cache-base',
-          base,
-          '--route',
-          'round-robin',
-          '--num-users',
-          '4',
-          '--rank-output-base',
-          join(dir, 'out'),
-        ]);
-        assert.equal(r.code, 0, r.out.slice(-3000));
-        const docs = await rankDocs(join(dir, 'out'));
+    await fourRanks(
+      (base) => ['--rank-cache-base', base],
+      async (dir, docs) => {
         for (const d of docs) assert.equal(d.kvcache_bench.kv_pool?.shared, null);
         const m = await merged(dir, join(dir, 'out'));
         assert.ok(Math.abs(m.token_hit_rate - privateIdeal) <= 0.02, `merged ${m.token_hit_rate} vs the per-rank ideal ${privateIdeal}`);
         assert.ok(privateIdeal < whole.hit / whole.asked - 0.1, 'private pools lose the cross-rank reuse');
-      });
-    });
+      },
+    );
   });
 });
 
