@@ -9,6 +9,7 @@ import type { IoMode } from './io-mode.js';
 import type { FileIoStats } from './file-io-gauge.js';
 import type { PoolIdentity } from './pool-names.js';
 import type { SlabReport } from './slab-pool.js';
+import type { MetadataOpSink } from './metadata-ops.js';
 
 /** A temporary directory a kind made for its entry files, whose run id names them (engine's EntryFilesAt). */
 export interface MadeDir {
@@ -40,6 +41,8 @@ export interface StorageOpenOptions {
    * else is awaited, so that a force-quit during set-up can remove it (issue 35).
    */
   readonly madeDir?: (at: MadeDir) => void;
+  /** Hears of every metadata call the kind makes (creates, renames, links, unlinks, lookups, mkdirs; tiers/metadata-ops.ts). */
+  readonly metadataOps?: MetadataOpSink;
 }
 
 /** How a kind opens a shared pool. */
