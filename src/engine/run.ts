@@ -310,7 +310,12 @@ function assembleResult(i: ResultInputs): RunResult {
     conversationsLost: i.users.conversationsLost(),
     eventLoopDelayMs: measured.eventLoopDelayMs,
     ...(measured.device !== undefined ? { device: measured.device } : {}),
-    storage: { dir: setup.storage.location, ioMode: setup.storage.ioMode, fileSystem: setup.storage.fileSystem },
+    storage: {
+      dir: setup.storage.location,
+      ioMode: setup.storage.ioMode,
+      fileSystem: setup.storage.fileSystem,
+      ...(setup.storage.layout !== undefined ? { layout: setup.storage.layout } : {}),
+    },
     workers: setup.workers,
     warnings: i.warnings,
     workloadSource: i.source.describe(),

@@ -95,7 +95,7 @@ export interface RunResult {
   readonly eventLoopDelayMs: DelaySummaryMs;
   /** Block-device counters over the measured phase, when the cache dir's device could be resolved. */
   readonly device?: { readonly name: string; readonly delta: DiskDelta };
-  readonly storage: { readonly dir: string; readonly ioMode: string; readonly fileSystem: string };
+  readonly storage: { readonly dir: string; readonly ioMode: string; readonly fileSystem: string; readonly layout?: 'flat' | 'fanout' | 'slab' };
   readonly workers: number;
   readonly warnings: readonly string[];
   /** Where requests came from (synthetic, ShareGPT, BurstGPT) with counts of skipped input. */

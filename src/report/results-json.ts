@@ -182,6 +182,7 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
     workload_source: loose.workloadSource,
     storage_dir: r.storage.dir,
     storage_io_mode: r.storage.ioMode,
+    ...(r.storage.layout !== undefined ? { storage_layout: r.storage.layout } : {}),
     storage_file_system: r.storage.fileSystem,
     event_loop_delay_ms: r.eventLoopDelayMs,
     conversations_lost_to_limit: r.conversationsLost,

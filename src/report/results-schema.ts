@@ -153,6 +153,10 @@ export const KvcacheBenchSchema = z
     workload_source: WorkloadSourceSchema,
     storage_dir: z.string(),
     storage_io_mode: z.string().describe("'direct', 'buffered' or 'none (trace mode)'"),
+    storage_layout: z
+      .enum(['flat', 'fanout', 'slab'])
+      .optional()
+      .describe("the file tier's --kv-layout in effect ('fanout' for a shared pool); absent for other backends and before schema 2.8.0"),
     storage_file_system: z.string(),
     event_loop_delay_ms: z
       .strictObject({ mean: z.number(), p50: z.number(), p99: z.number(), max: z.number() })
