@@ -554,7 +554,8 @@ async function makeOwnNamespace(nsDir: string): Promise<void> {
   try {
     await mkdir(nsDir);
   } catch (e) {
-    if (errnoCode(e) === 'EEXIST') throw new Error(`refusing to use '${nsDir}' for this run's fan-out directories: it exists already`);
+    if (errnoCode(e) === 'EEXIST')
+      throw new Error(`refusing to use '${nsDir}' for this run's fan-out directories: it exists already`, { cause: e });
     throw e;
   }
 }
