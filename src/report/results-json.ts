@@ -11,6 +11,7 @@ import type { DiskDelta } from '../metrics/diskstats.js';
 import { fileIoShares, payloadWaitShare, validityFactsOf, validityOf } from '../metrics/validity.js';
 import { GiB } from '../util/units.js';
 import { compareWithTrace } from '../metrics/trace-comparison.js';
+import { metadataCalibrationJson } from './metadata-calibration-schema.js';
 import { cpuSecondsJson } from './cpu-seconds-schema.js';
 import { slabJson } from './slab-schema.js';
 import { SCHEMA_VERSION } from './results-schema.js';
@@ -231,6 +232,7 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
     ...(r.kvBlocks !== undefined ? { kv_blocks: kvBlocksJson(r.kvBlocks, r.elapsedSec) } : {}),
     ...(r.kvPool !== undefined ? { kv_pool: kvPoolJson(r.kvPool, r.elapsedSec, r.kvBlocks?.stats.tokensAsked ?? 0) } : {}),
     ...(r.harnessCpu !== undefined ? { cpu_seconds: cpuSecondsJson(r.harnessCpu, kvReadBytes(st) + kvWriteBytes(st)) } : {}),
+    ...(r.metadataCalibration !== undefined ? { metadata_calibration: metadataCalibrationJson(r.metadataCalibration, undefined) } : {}),
     ...(r.slab !== undefined ? { slab: slabJson(r.slab) } : {}),
     validity: validityJson(r),
     ranks: r.ranks === undefined ? null : ranksJson(r.ranks),

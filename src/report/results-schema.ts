@@ -7,6 +7,7 @@ import { CacheStatsSchema } from '../metrics/cache-stats-schema.js';
 import { KvPoolSchema } from './kv-pool-schema.js';
 import { KvBlocksSchema } from './kv-blocks-schema.js';
 import { CpuSecondsSchema } from './cpu-seconds-schema.js';
+import { MetadataCalibrationSchema } from './metadata-calibration-schema.js';
 import { SlabSchema } from './slab-schema.js';
 import { FAILURE_CLASSES } from '../metrics/recorder.js';
 import { DeviceLatencyTracingSchema, LatencyTracingSchema } from './tracing-schema.js'; // block-layer tracing (issue 13)
@@ -227,6 +228,7 @@ export const KvcacheBenchSchema = z
     kv_blocks: KvBlocksSchema.optional(),
     kv_pool: KvPoolSchema.optional(),
     cpu_seconds: CpuSecondsSchema.optional(), // the harness's CPU over the window (issue 34)
+    metadata_calibration: MetadataCalibrationSchema.optional(), // the file system's bytes per new file (issue 34)
     slab: SlabSchema.optional(), // --kv-layout slab (issue 34)
     validity: z
       .strictObject({
