@@ -57,6 +57,7 @@ export function runRows(runs: readonly LayoutRun[]): string {
       layOut(f.layOutBytes),
       f.validity,
     ]),
+    [COLUMNS.length - 1],
   );
 }
 
@@ -64,8 +65,9 @@ export function runRows(runs: readonly LayoutRun[]): string {
 export function medianRows(runs: readonly LayoutRun[]): string {
   const measured = runs.filter((r) => r.round > 0);
   const keys = [...new Set(measured.map((r) => `${r.device}\t${r.model}\t${r.layout}`))];
+  const header = ['device', 'model', 'layout', 'rounds', ...COLUMNS.slice(4, 7), ...COLUMNS.slice(8, 14), 'verdict'];
   return table(
-    ['device', 'model', 'layout', 'rounds', ...COLUMNS.slice(4, 7), ...COLUMNS.slice(8, 14), 'verdict'],
+    header,
     keys.map((key) => {
       const [device = '', model = '', layout = ''] = key.split('\t');
       const m = medians(measured.filter((r) => `${r.device}\t${r.model}\t${r.layout}` === key).map((r) => r.figures));
@@ -86,5 +88,6 @@ export function medianRows(runs: readonly LayoutRun[]): string {
         verdictOf(m, device === 'ram' && model === SMALL_MODEL),
       ];
     }),
+    [header.length - 1],
   );
 }
