@@ -36,6 +36,7 @@ import type {
   StorageDescription,
 } from '../tiers/storage-kind.js';
 import type { SlabReport } from '../tiers/slab-pool.js';
+import type { MetadataOpSink } from '../tiers/metadata-ops.js';
 import { runBlockTokens } from './sources/registry.js';
 import { slabOptionsOf } from './kv-layout.js';
 import { TraceWriter } from '../trace/writer.js';
@@ -168,6 +169,13 @@ export interface StorageOptions {
   readonly slab?: SlabLayoutOptions;
   /** Hears of a temporary directory the kind made, the moment it exists (for a force-quit). */
   readonly madeDir?: (at: EntryFilesAt) => void;
+  /** Hears of the backend's creates, renames, links, unlinks, lookups and mkdirs (a recorder's metadata figures). */
+  readonly metadataOps?: MetadataOpSink;
+}
+
+/** The sink that hands a backend's metadata calls to `recorder` (reset with it after preparation). */
+export function recordingMetadata(recorder: Recorder): MetadataOpSink {
+  return (op, ms, ok) => recorder.metadata.record(op, ms, ok);
 }
 
 export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
@@ -182,6 +190,7 @@ export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
     ...(o.pool !== undefined ? { pool: o.pool } : {}),
     ...(o.slab !== undefined ? { slab: o.slab } : {}),
     ...(o.madeDir !== undefined ? { madeDir: o.madeDir } : {}),
+    ...(o.metadataOps !== undefined ? { metadataOps: o.metadataOps } : {}),
   });
   try {
     const payload = await PayloadPool.create({
@@ -333,6 +342,7 @@ async function assembleDeviceTiers(
     ...(pool !== undefined ? { pool } : {}),
     ...slabOf(cfg),
     ...(madeDir !== undefined ? { madeDir } : {}),
+    metadataOps: recordingMetadata(recorder),
   });
   const { opened, payload } = storage;
   const parts: StackParts = { payload, tiers: opened.backend };
