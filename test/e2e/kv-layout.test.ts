@@ -77,6 +77,11 @@ test(
       const unlinks = inCache.filter((l) => /^\d+\s+unlink/.test(l) && /slab-\d{4}\.bin/.test(l));
       assert.equal(unlinks.length, slab.files, 'the pool removed once, at the end');
       assert.ok(slab.slots_freed > 0 && doc.kvcache_bench.kv_blocks !== undefined, 'blocks were evicted: slots freed, no unlink for them');
+      assert.deepEqual(
+        [doc.kvcache_bench.metadata_ops?.total, doc.kvcache_bench.metadata_ops?.failed],
+        [0, 0],
+        'no metadata call in the measured window: the pool files were made before it',
+      );
       assert.equal(slab.slot_bytes, 16 * 24576);
       assert.equal(slab.lay_out_bytes, slab.pool_bytes);
       const cpu = doc.kvcache_bench.cpu_seconds;
