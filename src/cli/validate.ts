@@ -103,12 +103,10 @@ function tensorParallelChecks(f: CheckedFlags, passed: ReadonlySet<string>, prob
 
 /** --kv-layout against the storage it needs; the slab flags without the slab layout. */
 function layoutChecks(f: CheckedFlags, problems: string[], warnings: string[]): void {
-  if (f.kvLayout === 'fanout')
-    problems.push('--kv-layout fanout is not built yet (it comes with the shared KV pool, --kv-pool shared); use --kv-layout flat or slab');
-  if (f.kvLayout === 'slab' && f.storageBackend !== 'file')
-    problems.push(`--kv-layout slab lays entries out in files: it needs --storage-backend file (got ${f.storageBackend})`);
-  if (f.kvLayout === 'slab' && f.ioTraceLog !== undefined)
-    problems.push('--kv-layout slab lays out files on storage, and trace mode (--io-trace-log) has none; drop one');
+  if (f.kvLayout !== 'flat' && f.storageBackend !== 'file')
+    problems.push(`--kv-layout ${f.kvLayout} lays entries out in files: it needs --storage-backend file (got ${f.storageBackend})`);
+  if (f.kvLayout !== 'flat' && f.ioTraceLog !== undefined)
+    problems.push(`--kv-layout ${f.kvLayout} lays out files on storage, and trace mode (--io-trace-log) has none; drop one`);
   if (f.kvLayout !== 'slab')
     for (const [name, v] of [
       ['slab-slot-mib', f.slabSlotMib],

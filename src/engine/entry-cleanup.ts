@@ -2,10 +2,12 @@
 // just before the process exits (the normal teardown is asynchronous and will not get to run). Best
 // effort and bounded in time: a user who insists on leaving must not wait on a slow disk, so what the
 // budget does not cover is named instead. Only files named as this run's entries are touched
-// (`kvc-<run id>-*.bin`, tiers/file-names.ts): other runs sharing the directory keep theirs.
+// (`kvc-<run id>-*.bin`, tiers/file-names.ts), or lying in this run's own fan-out namespace
+// (`kvfan-<run id>/<3 hex>/<2 hex>/…`, --kv-layout fanout): other runs sharing the directory keep theirs.
 import { readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from '../util/clock.js';
+import { FANOUT_DIR, POOL_BLOCK_FILE, POOL_TEMP_FILE } from '../tiers/pool-names.js';
 
 /** Where one storage tier keeps its entry files. */
 export interface EntryFilesAt {
@@ -14,6 +16,8 @@ export interface EntryFilesAt {
   readonly runId: string;
   /** The directory is a temporary one the run made: removed too once empty. */
   readonly ownsDir: boolean;
+  /** --kv-layout fanout: the run's own namespace directory under `dir` (tiers/pool-names.ts fanoutNamespace), removed with its fan-out levels. */
+  readonly fanout?: string;
 }
 
 /** Time a force-quit may spend removing entry files: an unlink takes well under a millisecond to a few ms (a large file's extents), so thousands fit. */
@@ -54,13 +58,48 @@ export function entryFilePrefix(runId: string): string {
 
 const isEntryOf = (runId: string) => (name: string) => name.startsWith(entryFilePrefix(runId)) && name.endsWith('.bin');
 
-/** Names of `at`'s entry files now in its directory; none when the directory is gone (already torn down). */
-function listEntries(at: EntryFilesAt, fs: SyncEntryFs): string[] {
+/** `dir`'s names; none when it is gone (already torn down) or not a directory. */
+function namesIn(dir: string, fs: SyncEntryFs): string[] {
   try {
-    return fs.readdir(at.dir).filter(isEntryOf(at.runId));
+    return fs.readdir(dir);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return [];
     throw e;
+  }
+}
+
+/** The fan-out levels of a namespace (relative to `at.dir`), deepest last. */
+function fanoutDirs(at: EntryFilesAt, ns: string, fs: SyncEntryFs): string[] {
+  const dirs: string[] = [];
+  for (const l1 of namesIn(join(at.dir, ns), fs).filter((n) => FANOUT_DIR[0].test(n))) {
+    dirs.push(join(ns, l1));
+    for (const l2 of namesIn(join(at.dir, ns, l1), fs).filter((n) => FANOUT_DIR[1].test(n))) dirs.push(join(ns, l1, l2));
+  }
+  return dirs;
+}
+
+/** Paths (relative to `at.dir`) of `at`'s entry files now there: flat names of the run, or block files of its fan-out namespace. */
+function listEntries(at: EntryFilesAt, fs: SyncEntryFs): string[] {
+  if (at.fanout === undefined) return namesIn(at.dir, fs).filter(isEntryOf(at.runId));
+  const isBlock = (n: string): boolean => POOL_BLOCK_FILE.test(n) || POOL_TEMP_FILE.test(n);
+  return fanoutDirs(at, at.fanout, fs)
+    .filter((d) => d.split('/').length === 3)
+    .flatMap((leaf) =>
+      namesIn(join(at.dir, leaf), fs)
+        .filter(isBlock)
+        .map((n) => join(leaf, n)),
+    );
+}
+
+/** Removes the (now empty) fan-out levels and the namespace directory; what is not empty stays. */
+function removeFanoutDirs(at: EntryFilesAt, ns: string, fs: SyncEntryFs): void {
+  for (const d of [...fanoutDirs(at, ns, fs).reverse(), ns]) {
+    try {
+      fs.rmdir(join(at.dir, d));
+    } catch {
+      // Not empty (a file the budget left) or gone: named by `left`, or nothing to do.
+    }
   }
 }
 
@@ -94,6 +133,7 @@ export function removeEntryFilesSync(
     }
   }
   const left = listEntries(at, fs);
+  if (left.length === 0 && at.fanout !== undefined) removeFanoutDirs(at, at.fanout, fs);
   if (left.length === 0 && at.ownsDir) {
     try {
       fs.rmdir(at.dir);

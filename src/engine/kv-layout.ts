@@ -1,6 +1,6 @@
 // --kv-layout as the engine applies it: the slab pool's slot and file sizes worked out from the run's
 // flags and model, and the problems of the layout flags that need the model (a slot smaller than a
-// block). The flat layout needs nothing; fanout is not built yet (it comes with the shared KV pool).
+// block). The flat layout needs nothing; fanout needs nothing either (file-kind.ts).
 import { entrySizeOf, kvBytesPerToken } from '../model/models.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { slotSizeOf } from '../tiers/slab-pool.js';

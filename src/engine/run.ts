@@ -2,7 +2,8 @@
 // prepare storage, the measured phase, and the hand-off of everything measured as a RunResult.
 // Never prints: lines for the user go to `env.log`.
 import { Recorder } from '../metrics/recorder.js';
-import type { EntrySizeSummary, KvBlocksFacts, KvPoolFacts, MachineContext, RunResult } from '../metrics/result.js';
+import type { EntrySizeSummary, KvBlocksFacts, KvPoolFacts, MachineContext, MetadataCalibration, RunResult } from '../metrics/result.js';
+import { calibrateForRun } from './metadata-calibration.js';
 import { RequestMetrics } from '../metrics/request-metrics.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { Clock } from '../util/clock.js';
@@ -121,6 +122,7 @@ async function measure(
   env.log(storageUnderTest(machine, setup.storage));
   const parts = buildWorkloadParts(cfg, cfg.settings);
   const blockTokens = runBlockTokens(cfg);
+  const calibration = await calibrateMetadata(cfg, setup, blockTokens, env.log);
   const prepared = await prepareStorage({
     cfg,
     ...(blockTokens !== undefined ? { blockTokens } : {}),
@@ -211,6 +213,7 @@ async function measure(
     latencyTracing,
     ttft,
     share,
+    calibration,
   });
   if (failure !== undefined) throw new RunFailedError(result, failure);
   return result;
@@ -283,6 +286,7 @@ interface ResultInputs {
   readonly ttft: ReturnType<typeof RunTtft.of>;
   /** This rank's share of the workload (rankShareOf): present exactly when the results have a kv_pool block. */
   readonly share: RankShare | undefined;
+  readonly calibration: MetadataCalibration | undefined;
 }
 
 /** The run as plain data: snapshots of everything measured, and what the cache holds at the end. */
@@ -310,7 +314,13 @@ function assembleResult(i: ResultInputs): RunResult {
     conversationsLost: i.users.conversationsLost(),
     eventLoopDelayMs: measured.eventLoopDelayMs,
     ...(measured.device !== undefined ? { device: measured.device } : {}),
-    storage: { dir: setup.storage.location, ioMode: setup.storage.ioMode, fileSystem: setup.storage.fileSystem },
+    ...(i.calibration !== undefined ? { metadataCalibration: i.calibration } : {}),
+    storage: {
+      dir: setup.storage.location,
+      ioMode: setup.storage.ioMode,
+      fileSystem: setup.storage.fileSystem,
+      ...(setup.storage.layout !== undefined ? { layout: setup.storage.layout } : {}),
+    },
     workers: setup.workers,
     warnings: i.warnings,
     workloadSource: i.source.describe(),
@@ -343,6 +353,25 @@ function assembleResult(i: ResultInputs): RunResult {
     ...(i.ttft !== undefined ? { ttftModelled: i.ttft instanceof RunTtft ? i.ttft.result() : i.ttft } : {}),
     ...(setup.objectStore !== undefined ? { objectStore: setup.objectStore() } : {}),
   };
+}
+
+/** A file-per-entry layout's metadata bytes per new file on this device, measured before anything else is written (the verdict expects them). */
+async function calibrateMetadata(
+  cfg: RunConfig,
+  setup: RunSetup,
+  blockTokens: number | undefined,
+  log: (line: string) => void,
+): Promise<MetadataCalibration | undefined> {
+  const c = await calibrateForRun({
+    storage: setup.storage,
+    ...(blockTokens !== undefined ? { blockBytes: setup.cache.sizeOf(blockTokens) } : {}),
+    traceMode: cfg.ioTraceLog !== undefined,
+  });
+  if (c !== undefined)
+    log(
+      `File-system metadata: ${(c.bytesPerNewFile / 1024).toFixed(1)} KiB written per new file (${c.layout} layout, least of ${c.roundsBytesPerFile.length} rounds of ${c.filesPerRound} files, ${c.seconds.toFixed(1)} s, before the window)`,
+    );
+  return c;
 }
 
 /** Entries refused for being larger than a slab slot: which flag to change. */

@@ -167,6 +167,8 @@ export interface StorageOptions {
   readonly pool?: PoolOpenOptions;
   /** --kv-layout slab: the pool's slot and file sizes (engine/kv-layout.ts); absent: one file per entry. */
   readonly slab?: SlabLayoutOptions;
+  /** --kv-layout fanout: one file per entry under the run's own hash fan-out directories. */
+  readonly fanout?: boolean;
   /** Hears of a temporary directory the kind made, the moment it exists (for a force-quit). */
   readonly madeDir?: (at: EntryFilesAt) => void;
   /** Hears of the backend's creates, renames, links, unlinks, lookups and mkdirs (a recorder's metadata figures). */
@@ -189,6 +191,7 @@ export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
     ...(o.objectStore !== undefined ? { objectStore: o.objectStore } : {}),
     ...(o.pool !== undefined ? { pool: o.pool } : {}),
     ...(o.slab !== undefined ? { slab: o.slab } : {}),
+    ...(o.fanout === true ? { fanout: true } : {}),
     ...(o.madeDir !== undefined ? { madeDir: o.madeDir } : {}),
     ...(o.metadataOps !== undefined ? { metadataOps: o.metadataOps } : {}),
   });
@@ -341,6 +344,7 @@ async function assembleDeviceTiers(
     objectStore: objectStoreOptionsOf(cfg),
     ...(pool !== undefined ? { pool } : {}),
     ...slabOf(cfg),
+    ...(cfg.kvLayout === 'fanout' ? { fanout: true } : {}),
     ...(madeDir !== undefined ? { madeDir } : {}),
     metadataOps: recordingMetadata(recorder),
   });

@@ -96,7 +96,14 @@ export interface RunResult {
   readonly eventLoopDelayMs: DelaySummaryMs;
   /** Block-device counters over the measured phase, when the cache dir's device could be resolved. */
   readonly device?: { readonly name: string; readonly delta: DiskDelta };
-  readonly storage: { readonly dir: string; readonly ioMode: string; readonly fileSystem: string };
+  /** The file system's own bytes per new file, calibrated before the window (engine/metadata-calibration.ts); absent unless flat or fanout on a device. */
+  readonly metadataCalibration?: MetadataCalibration;
+  readonly storage: {
+    readonly dir: string;
+    readonly ioMode: string;
+    readonly fileSystem: string;
+    readonly layout?: 'flat' | 'fanout' | 'slab';
+  };
   readonly workers: number;
   readonly warnings: readonly string[];
   /** Where requests came from (synthetic, ShareGPT, BurstGPT) with counts of skipped input. */
@@ -224,4 +231,18 @@ export interface PayloadGeneration {
   /** Milliseconds writes (CPU and storage tier) waited for a payload chunk: not part of any write's time. */
   readonly consumerWaitMs: number;
   readonly chunksWaitedFor: number;
+}
+
+/** What a metadata calibration found (kvcache_bench.metadata_calibration). */
+export interface MetadataCalibration {
+  /** The layout whose pattern was calibrated. */
+  readonly layout: 'flat' | 'fanout';
+  readonly filesPerRound: number;
+  /** Data bytes of one calibration file (the device writes these besides the metadata). */
+  readonly fileBytes: number;
+  /** Per round: the device's written bytes beyond the files' data, per file. */
+  readonly roundsBytesPerFile: readonly number[];
+  /** The least of the rounds: the file system's own bytes per new file. */
+  readonly bytesPerNewFile: number;
+  readonly seconds: number;
 }

@@ -62,6 +62,11 @@ export interface ValidityFacts {
    * a libuv thread, and share of the storage operations' time spent waiting for a staging buffer, 0–1.
    */
   readonly fileIo?: { readonly poolQueuedShare: number; readonly poolThreads: number; readonly stagingWaitShare: number };
+  /**
+   * A file-per-block layout's own file-system writes (engine/metadata-calibration.ts): the new files
+   * made in the window and the bytes the file system wrote per new file when calibrated before it.
+   */
+  readonly metadataWrites?: { readonly newFiles: number; readonly bytesPerNewFile: number };
   readonly capacityExplicit: boolean;
   readonly storageLimitBytes: number;
   readonly storageEvictDeletes: number;
@@ -153,11 +158,19 @@ export const checkDeviceBytes: Check = (v) => {
   ] as const) {
     const m = byteMismatch(device, tool);
     const figures = `${d.name} ${dir === 'read' ? 'read' : 'wrote'} ${gib(device)}, the tool ${dir === 'read' ? 'read' : 'wrote'} ${gib(tool)} (${relative(device, tool)})`;
-    if (m === 'above')
+    const metadata = dir === 'write' && m === 'above' ? metadataBill(v.metadataWrites) : undefined;
+    if (metadata !== undefined && byteMismatch(device, tool + metadata.bytes) !== 'above')
+      out.push(
+        warning(
+          'device_writes_metadata',
+          `${figures}: the file system's own writes for ${metadata.what} account for the difference (file-per-block layouts pay them; --kv-layout slab does not)`,
+        ),
+      );
+    else if (m === 'above')
       out.push(
         reason(
           `device_${dir}s_exceed_tool`,
-          `${figures}: another process ${dir === 'read' ? 'read from' : 'wrote to'} the device during the run, and its load is in these latencies and device figures; rerun with the device otherwise idle`,
+          `${figures}${metadata !== undefined ? `, more than the file system's own writes for ${metadata.what} explain` : ''}: another process ${dir === 'read' ? 'read from' : 'wrote to'} the device during the run, and its load is in these latencies and device figures; rerun with the device otherwise idle`,
         ),
       );
     else if (m === 'below' && (dir === 'write' || v.ioMode !== 'buffered'))
@@ -170,6 +183,16 @@ export const checkDeviceBytes: Check = (v) => {
   }
   return out;
 };
+
+/** The metadata bytes a run's new files are expected to cost, and their words; undefined when there are none. */
+function metadataBill(m: ValidityFacts['metadataWrites']): { bytes: number; what: string } | undefined {
+  if (m === undefined || m.newFiles <= 0 || m.bytesPerNewFile <= 0) return undefined;
+  const bytes = m.newFiles * m.bytesPerNewFile;
+  return {
+    bytes,
+    what: `the ${m.newFiles.toLocaleString('en-US')} files created in the window (at most ${(m.bytesPerNewFile / 1024).toFixed(1)} KiB each, calibrated before the window: up to ${gib(bytes)})`,
+  };
+}
 
 /** Buffered reads the device never saw came from the page cache: RAM, not storage. */
 export const checkPageCache: Check = (v) => {

@@ -11,6 +11,7 @@ import type { DiskDelta } from '../metrics/diskstats.js';
 import { fileIoShares, payloadWaitShare, validityFactsOf, validityOf } from '../metrics/validity.js';
 import { GiB } from '../util/units.js';
 import { compareWithTrace } from '../metrics/trace-comparison.js';
+import { metadataCalibrationJson } from './metadata-calibration-schema.js';
 import { cpuSecondsJson } from './cpu-seconds-schema.js';
 import { slabJson } from './slab-schema.js';
 import { metadataOpsJson } from './metadata-ops-json.js';
@@ -183,6 +184,7 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
     workload_source: loose.workloadSource,
     storage_dir: r.storage.dir,
     storage_io_mode: r.storage.ioMode,
+    ...(r.storage.layout !== undefined ? { storage_layout: r.storage.layout } : {}),
     storage_file_system: r.storage.fileSystem,
     event_loop_delay_ms: r.eventLoopDelayMs,
     conversations_lost_to_limit: r.conversationsLost,
@@ -231,6 +233,7 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
     ...(r.kvBlocks !== undefined ? { kv_blocks: kvBlocksJson(r.kvBlocks, r.elapsedSec) } : {}),
     ...(r.kvPool !== undefined ? { kv_pool: kvPoolJson(r.kvPool, r.elapsedSec, r.kvBlocks?.stats.tokensAsked ?? 0) } : {}),
     ...(r.harnessCpu !== undefined ? { cpu_seconds: cpuSecondsJson(r.harnessCpu, kvReadBytes(st) + kvWriteBytes(st)) } : {}),
+    ...(r.metadataCalibration !== undefined ? { metadata_calibration: metadataCalibrationJson(r.metadataCalibration, undefined) } : {}),
     ...(r.slab !== undefined ? { slab: slabJson(r.slab) } : {}),
     ...(r.metadataOps !== undefined ? { metadata_ops: metadataOpsJson(r.metadataOps, elapsed, kvReadBytes(st) + kvWriteBytes(st)) } : {}),
     validity: validityJson(r),

@@ -8,6 +8,7 @@ import { KvPoolSchema } from './kv-pool-schema.js';
 import { KvBlocksSchema } from './kv-blocks-schema.js';
 import { CpuSecondsSchema } from './cpu-seconds-schema.js';
 import { MetadataOpsSchema } from './metadata-ops-schema.js';
+import { MetadataCalibrationSchema } from './metadata-calibration-schema.js';
 import { SlabSchema } from './slab-schema.js';
 import { FAILURE_CLASSES } from '../metrics/recorder.js';
 import { DeviceLatencyTracingSchema, LatencyTracingSchema } from './tracing-schema.js'; // block-layer tracing (issue 13)
@@ -154,6 +155,10 @@ export const KvcacheBenchSchema = z
     workload_source: WorkloadSourceSchema,
     storage_dir: z.string(),
     storage_io_mode: z.string().describe("'direct', 'buffered' or 'none (trace mode)'"),
+    storage_layout: z
+      .enum(['flat', 'fanout', 'slab'])
+      .optional()
+      .describe("the file tier's --kv-layout in effect ('fanout' for a shared pool); absent for other backends and before schema 2.8.0"),
     storage_file_system: z.string(),
     event_loop_delay_ms: z
       .strictObject({ mean: z.number(), p50: z.number(), p99: z.number(), max: z.number() })
@@ -224,6 +229,7 @@ export const KvcacheBenchSchema = z
     kv_blocks: KvBlocksSchema.optional(),
     kv_pool: KvPoolSchema.optional(),
     cpu_seconds: CpuSecondsSchema.optional(), // the harness's CPU over the window (issue 34)
+    metadata_calibration: MetadataCalibrationSchema.optional(), // the file system's bytes per new file (issue 34)
     slab: SlabSchema.optional(), // --kv-layout slab (issue 34)
     metadata_ops: MetadataOpsSchema.optional(), // the storage tier's creates, renames, links, unlinks, lookups, mkdirs (issue 34)
     validity: z

@@ -228,7 +228,7 @@ export const FLAG_TABLE = {
     KV_LAYOUTS,
     'flat',
     T,
-    'How the file tier lays entries out: flat = one file per entry in --cache-dir; slab = fixed-size slots in pool files laid out before the measured window (no create or unlink per entry); fanout = not built yet',
+    'How the file tier lays entries out: flat = one file per entry in --cache-dir; fanout = one file per entry under hash fan-out directories (<3 hex>/<2 hex>/, written to a temporary name and renamed into place, as llm-d’s file-system backend does); slab = fixed-size slots in pool files laid out before the measured window (no create or unlink per entry). A shared pool (--kv-pool shared) is always fanned out',
     { ours: true },
   ),
   slabSlotMib: float(

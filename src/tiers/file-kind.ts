@@ -4,13 +4,13 @@
 // and the warnings for refused O_DIRECT and RAM file systems.
 import { GiB } from '../util/units.js';
 import { FileBackend } from './file.js';
-import { fileNameForKey, findStaleEntries, MAX_PLAIN_FILE_NAME, removeStaleEntries } from './file-names.js';
+import { fileNameForKey, findStaleEntries, MAX_PLAIN_FILE_NAME, newRunId, removeStaleEntries } from './file-names.js';
 import { freeSpaceLimitBytes, RAM_FILE_SYSTEMS, spaceOf } from './fs-info.js';
 import type { IoMode } from './io-mode.js';
 import type { LeftoverEntries, OpenedStorage, PoolAtStart, StorageKind, StorageOpenOptions } from './storage-kind.js';
 import { join } from 'node:path';
-import { poolNamespace } from './pool-names.js';
-import { removePoolTemps, scanPool } from './pool-scan.js';
+import { fanoutNamespace, poolNamespace } from './pool-names.js';
+import { findStaleFanout, removePoolTemps, removeStaleFanout, scanPool } from './pool-scan.js';
 import { openSlab } from './slab-kind.js';
 
 /** Errno classes of a write that mean the file system (or the user's quota) is full. */
@@ -41,6 +41,29 @@ async function fileLeftovers(
     ? `; ${removed} removed (--remove-stale-entries)`
     : '; left in place, taking that space from this run: remove them with --remove-stale-entries';
   return { found, warnings: [what + action] };
+}
+
+/**
+ * --kv-layout fanout's leftovers: other runs' private fan-out namespaces (`kvfan-<run id>/…`, a killed
+ * run leaves its blocks there) besides the flat layout's entry files; removed when `remove`.
+ */
+async function fanoutLeftovers(file: FileBackend, remove: boolean): Promise<{ found: LeftoverEntries; warnings: string[] }> {
+  const flat = await fileLeftovers(file, remove);
+  const stale = await findStaleFanout(file.dir, file.runId);
+  if (stale.paths.length === 0 && stale.namespaces.length === 0) return flat;
+  const removed = remove ? await removeStaleFanout(stale) : 0;
+  const f = flat.found;
+  const found = {
+    count: f.count + stale.paths.length,
+    bytes: f.bytes + stale.bytes,
+    allocatedBytes: f.allocatedBytes + stale.allocatedBytes,
+    removed: f.removed + removed,
+  };
+  const what = `${file.dir} held ${stale.namespaces.length} fan-out director${stale.namespaces.length === 1 ? 'y' : 'ies'} of earlier runs (kvfan-<run id>/, ${stale.paths.length} block file(s), ${(stale.allocatedBytes / GiB).toFixed(3)} GiB on disk), e.g. from a killed run`;
+  const action = remove
+    ? `; ${removed} file(s) removed (--remove-stale-entries)`
+    : '; left in place, taking that space from this run: remove them with --remove-stale-entries';
+  return { found, warnings: [...flat.warnings, what + action] };
 }
 
 /**
@@ -80,16 +103,25 @@ async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
   const namespace = o.pool !== undefined ? poolNamespace(o.pool.identity) : undefined;
   // --kv-layout slab: slots in pool files (slab-kind.ts), with this layout's warnings, leftovers and fullness.
   if (o.slab !== undefined) return openSlab(o, o.slab, { fullErrors: FULL_ERRORS, warnings: fileWarnings, leftovers: fileLeftovers });
+  const runId = newRunId();
+  const fanout = o.fanout === true && o.pool === undefined ? fanoutNamespace(runId) : undefined;
   const file = await FileBackend.create({
     ...(o.dir !== undefined ? { dir: o.dir } : {}),
     ioMode: o.ioMode,
     chunkBytes: o.chunkBytes,
     stagingSlots: o.stagingSlots,
     directSlabs: o.directSlabs,
+    runId,
     ...(o.pool !== undefined && namespace !== undefined ? { pool: { namespace, keep: o.pool.keep } } : {}),
+    ...(fanout !== undefined ? { fanout: { namespace: fanout } } : {}),
     ...(o.madeDir !== undefined ? { madeDir: o.madeDir } : {}),
+    ...(o.metadataOps !== undefined ? { metadataOps: o.metadataOps } : {}),
   });
   const dir = file.dir;
+  const leftovers = (remove: boolean): ReturnType<OpenedStorage['leftovers']> => {
+    if (namespace !== undefined) return poolLeftovers(file, namespace, remove);
+    return fanout !== undefined ? fanoutLeftovers(file, remove) : fileLeftovers(file, remove);
+  };
   return {
     backend: file,
     description: {
@@ -98,16 +130,18 @@ async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
       dir,
       ioMode: file.effectiveIoMode,
       fileSystem: file.fileSystem,
+      layout: file.fanoutDir !== undefined ? 'fanout' : 'flat',
       ...(RAM_FILE_SYSTEMS.has(file.fileSystem) ? { inRam: 'file system' as const } : {}),
     },
     probeDir: dir,
     warnings: fileWarnings(o.ioMode, file),
-    leftovers: (remove) => (namespace !== undefined ? poolLeftovers(file, namespace, remove) : fileLeftovers(file, remove)),
+    leftovers,
     // Asked after the leftovers were handled: removed ones free their space for this run.
     limitBytes: (capacityBytes) => (capacityBytes > 0 ? Promise.resolve(capacityBytes) : freeSpaceLimitBytes(dir)),
     fullness: { where: `${dir} (${file.fileSystem})`, isFullError: (c) => FULL_ERRORS.has(c), space: () => spaceOf(dir) },
-    keyFits: (key) => fileNameForKey(key).length <= MAX_PLAIN_FILE_NAME,
-    entryFiles: { dir, runId: file.runId, ownsDir: o.dir === undefined },
+    // Fan-out names are hashes of the key: every key fits.
+    keyFits: (key) => file.fanoutDir !== undefined || fileNameForKey(key).length <= MAX_PLAIN_FILE_NAME,
+    entryFiles: { dir, runId: file.runId, ownsDir: o.dir === undefined, ...(fanout !== undefined ? { fanout } : {}) },
     fileIo: file.gauge,
   };
 }

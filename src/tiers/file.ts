@@ -31,6 +31,7 @@ import { MiB, roundUp } from '../util/units.js';
 import { AlreadyPublishedError, EntryNotFoundError, IoAbortedError } from './backend.js';
 import type { Backend, ChunkSink, PoolAccess, PoolProbe, ReadResult, IOTiming } from './backend.js';
 import { poolBlockName, poolTempName } from './pool-names.js';
+import { removeEmptyFanout } from './pool-scan.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import { ChunkReads, DirectWriter, READS_IN_FLIGHT, sizedChunks, writeFully } from './direct-io.js';
 import type { ChunkRead, FileCounters, WriterContext } from './direct-io.js';
@@ -39,6 +40,8 @@ import { errnoCode, fileAllocatedBytes, fileSystemOf } from './fs-info.js';
 import type { IoMode } from './io-mode.js';
 import { SplitTimer } from './split-timer.js';
 import { FileIoGauge } from './file-io-gauge.js';
+import { IGNORE_METADATA, metadataCall } from './metadata-ops.js';
+import type { MetadataOp, MetadataOpSink } from './metadata-ops.js';
 
 export interface FileBackendOptions {
   /** Directory for entry files; created if absent. Absent: a fresh temp dir, removed on close. */
@@ -57,6 +60,14 @@ export interface FileBackendOptions {
   readonly gauge?: FileIoGauge;
   /** A shared pool's blocks under `dir` (--kv-pool shared): fan-out names, atomic publish, lookups. */
   readonly pool?: FilePoolOptions;
+  /**
+   * --kv-layout fanout: this run's entries as one file per entry under hash fan-out directories in its
+   * own namespace directory (made exclusively: nobody else writes there), published by rename as
+   * llm-d's file-system backend does. Ignored with `pool` (a shared pool is always fanned out).
+   */
+  readonly fanout?: { readonly namespace: string };
+  /** Hears of each metadata call (tiers/metadata-ops.ts); default: none. */
+  readonly metadataOps?: MetadataOpSink;
   /** Told of the fresh temporary directory as soon as it exists (no `dir` given). */
   readonly madeDir?: (at: MadeDir) => void;
 }
@@ -121,9 +132,13 @@ export class FileBackend implements Backend {
     readonly gauge: FileIoGauge,
     private readonly poolOptions?: FilePoolOptions,
     poolOpenedAtMs = 0,
+    /** Fan-out names (a shared pool's or --kv-pool fanout's): the namespace directory under `dir`, and how a block is committed. */
+    private readonly fanout?: FanoutNames,
+    private readonly metadataSink: MetadataOpSink = IGNORE_METADATA,
   ) {
     this.ctx = { chunkBytes, slots, directSlabs, counters: this.counters, gauge, callerViewsOk: true };
     if (poolOptions !== undefined) this.pool = this.poolAccess(poolOpenedAtMs);
+    if (fanout !== undefined) this.madeDirs.add(join(dir, fanout.namespace)); // made and checked by create()
   }
 
   /** Present in a shared pool (--kv-pool shared). */
@@ -151,6 +166,9 @@ export class FileBackend implements Backend {
       const slabs = options.directSlabs ?? new DirectSlabs();
       const gauge = options.gauge ?? new FileIoGauge();
       const openedAt = options.pool === undefined ? 0 : await poolClock(join(dir, options.pool.namespace), runId);
+      const fanout = fanoutNamesOf(options);
+      // A private fan-out namespace is this backend's alone: made exclusively, never an existing one.
+      if (options.pool === undefined && fanout !== undefined) await makeOwnNamespace(join(dir, fanout.namespace));
       return new FileBackend(
         dir,
         ioMode,
@@ -165,6 +183,8 @@ export class FileBackend implements Backend {
         gauge,
         options.pool,
         openedAt,
+        fanout,
+        options.metadataOps,
       );
     } catch (e) {
       if (ownsDir) await rm(dir, { recursive: true, force: true });
@@ -174,8 +194,13 @@ export class FileBackend implements Backend {
 
   /** The file that holds (or would hold) `key`. */
   pathFor(key: string): string {
-    if (this.poolOptions !== undefined) return join(this.dir, poolBlockName(this.poolOptions.namespace, key));
+    if (this.fanout !== undefined) return join(this.dir, poolBlockName(this.fanout.namespace, key));
     return join(this.dir, entryFileName(this.runId, key));
+  }
+
+  /** The namespace directory of fan-out names (under `dir`), or undefined for flat names. */
+  get fanoutDir(): string | undefined {
+    return this.fanout !== undefined ? join(this.dir, this.fanout.namespace) : undefined;
   }
 
   /** See Backend.allocatedBytes: whole blocks and extent metadata (fileAllocatedBytes). */
@@ -200,7 +225,7 @@ export class FileBackend implements Backend {
   async write(key: string, source: ChunkSource): Promise<IOTiming> {
     this.assertOpen();
     if (this.stopping) throw new IoAbortedError(0); // the run is over: start nothing new
-    if (this.poolOptions !== undefined) return this.publish(key, source);
+    if (this.fanout !== undefined) return this.publish(key, source, this.fanout);
     const path = this.pathFor(key);
     const direct = this.effectiveIoMode === 'direct';
     // A key we do not hold must not clobber an existing file (another run's or the user's).
@@ -211,7 +236,8 @@ export class FileBackend implements Backend {
     const t = new SplitTimer(this.gauge);
     let fh: FileHandle;
     try {
-      fh = await t.host(() => open(path, flags, 0o644));
+      // A new file is a create; rewriting one of ours truncates it (no new name).
+      fh = await t.host(() => (ours ? open(path, flags, 0o644) : this.meta('create', () => open(path, flags, 0o644))));
     } catch (e) {
       if (ours) await this.unlink(path).catch(() => undefined); // the old entry is unusable now
       throw errnoCode(e) === 'EEXIST' ? new ForeignFileError(path) : e;
@@ -252,13 +278,15 @@ export class FileBackend implements Backend {
   }
 
   /**
-   * A shared pool's write: the block goes to a temporary name of its own beside its final name
-   * (created exclusively, never through a link), then link(2) publishes it atomically, and only if no
-   * writer published it first: a lost race is not rewritten (AlreadyPublishedError). Timing: the
-   * fan-out directories, the temporary file's open/close and its unlink are host time; the writes,
-   * fsync and link are device time (link is the storage's own metadata operation).
+   * A fan-out write: the block goes to a temporary name of its own beside its final name (created
+   * exclusively, never through a link), then is committed onto the final name atomically, so a reader
+   * never sees half a block. A shared pool commits with link(2), and only if no writer published it
+   * first: a lost race is not rewritten (AlreadyPublishedError). A private fan-out namespace has no
+   * other writer and commits with rename(2), as llm-d does. Timing: the fan-out directories, the
+   * temporary file's open/close and its unlink are host time; the writes, fsync and the commit are
+   * device time (link and rename are the storage's own metadata operations).
    */
-  private async publish(key: string, source: ChunkSource): Promise<IOTiming> {
+  private async publish(key: string, source: ChunkSource, names: FanoutNames): Promise<IOTiming> {
     const final = this.pathFor(key);
     const temp = poolTempName(final, this.runId, ++this.publishes);
     const direct = this.effectiveIoMode === 'direct';
@@ -267,7 +295,7 @@ export class FileBackend implements Backend {
     const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW | (direct ? fsc.O_DIRECT : 0);
     let fh: FileHandle;
     try {
-      fh = await t.host(() => open(temp, flags, 0o644));
+      fh = await t.host(() => this.meta('create', () => open(temp, flags, 0o644)));
     } catch (e) {
       throw errnoCode(e) === 'EEXIST' ? new ForeignFileError(temp) : e;
     }
@@ -278,10 +306,20 @@ export class FileBackend implements Backend {
       else await this.unlink(temp).catch(() => undefined);
       throw e;
     }
+    if (names.commit === 'rename') {
+      try {
+        await t.device(() => this.meta('rename', () => rename(temp, final)));
+      } catch (e) {
+        await this.unlink(temp).catch(() => undefined);
+        throw e;
+      }
+      this.sizes.set(key, source.size);
+      return t.result();
+    }
     let raced = false;
     let linked = true;
     try {
-      await t.device(() => (this.poolOptions?.link ?? link)(temp, final));
+      await t.device(() => this.meta('link', () => (this.poolOptions?.link ?? link)(temp, final)));
     } catch (e) {
       const code = errnoCode(e) ?? '';
       if (code === 'EEXIST')
@@ -290,12 +328,12 @@ export class FileBackend implements Backend {
         // A file system without hard links (s3fs, some FUSE mounts): look, then rename. A writer racing
         // in between may then be replaced by an equal block; docs/shared-pool.md#publish says so.
         raced = await t.device(() =>
-          lstat(final).then(
+          this.meta('lookup', () => lstat(final), isAbsent).then(
             () => true,
             () => false,
           ),
         );
-        if (!raced) await t.device(() => rename(temp, final));
+        if (!raced) await t.device(() => this.meta('rename', () => rename(temp, final)));
         linked = false;
       } else {
         await this.unlink(temp).catch(() => undefined);
@@ -314,13 +352,28 @@ export class FileBackend implements Backend {
    */
   private async fanoutDirs(dir: string): Promise<void> {
     if (this.madeDirs.has(dir)) return;
-    await mkdir(dir, { recursive: true });
+    await this.makeDirs(dir);
     for (let d = dir; d.length > this.dir.length; d = dirname(d)) {
       if (this.madeDirs.has(d)) break;
       const st = await lstat(d);
       if (!st.isDirectory()) throw new Error(`pool directory '${d}' is not a directory (a link or a file was put in its place)`);
       this.madeDirs.add(d);
     }
+  }
+
+  /** mkdir of `dir` and the fan-out levels above it that are missing, each one timed as a metadata call. */
+  private async makeDirs(dir: string): Promise<void> {
+    const missing: string[] = [];
+    for (let d = dir; d.length > this.dir.length && !this.madeDirs.has(d); d = dirname(d)) missing.unshift(d);
+    for (const d of missing)
+      await this.meta('mkdir', () => mkdir(d)).catch((e: unknown) => {
+        if (errnoCode(e) !== 'EEXIST') throw e; // made by another writer (or an earlier run): lstat checks it next
+      });
+  }
+
+  /** One metadata call, timed and told to the sink (tiers/metadata-ops.ts). */
+  private meta<T>(op: MetadataOp, call: () => Promise<T>, okWhen?: (e: unknown) => boolean): Promise<T> {
+    return metadataCall(this.metadataSink, op, call, okWhen);
   }
 
   /** The PoolAccess of a shared pool on files: lstat as the lookup, reads that open only regular files. */
@@ -331,7 +384,7 @@ export class FileBackend implements Backend {
         this.assertOpen();
         const t = new SplitTimer(this.gauge);
         try {
-          const st = await t.device(() => lstat(this.pathFor(key)));
+          const st = await t.device(() => this.meta('lookup', () => lstat(this.pathFor(key)), isAbsent));
           if (st.isFile()) return { found: true, size: st.size, publishedAtMs: st.mtimeMs, timing: t.result() };
         } catch (e) {
           if (!ABSENT.has(errnoCode(e) ?? '')) throw e;
@@ -465,16 +518,45 @@ export class FileBackend implements Backend {
     await this.clear();
     for (const path of this.abandoned) await unlink(path).catch(() => undefined);
     this.abandoned.clear();
+    // A private fan-out namespace goes with its blocks (only its empty fan-out directories are left).
+    if (this.poolOptions === undefined && this.fanoutDir !== undefined) await removeEmptyFanout(this.fanoutDir);
     if (this.ownsDir) await rm(this.dir, { recursive: true, force: true });
   }
 
-  /** unlink(2) on the threadpool, counted by the gauge (an eviction's delete competes with the I/O). */
+  /** unlink(2) on the threadpool, counted by the gauge (an eviction's delete competes with the I/O) and timed as a metadata call. */
   private unlink(path: string): Promise<void> {
-    return this.gauge.track(() => unlink(path));
+    return this.gauge.track(() => this.meta('unlink', () => unlink(path)));
   }
 
   private assertOpen(): void {
     if (this.closed) throw new Error('file tier is closed');
+  }
+}
+
+/** How fan-out names are made and committed. */
+interface FanoutNames {
+  readonly namespace: string;
+  /** link: a shared pool (never replace another writer's block); rename: a private namespace. */
+  readonly commit: 'link' | 'rename';
+}
+
+function fanoutNamesOf(o: FileBackendOptions): FanoutNames | undefined {
+  if (o.pool !== undefined) return { namespace: o.pool.namespace, commit: 'link' };
+  if (o.fanout !== undefined) return { namespace: o.fanout.namespace, commit: 'rename' };
+  return undefined;
+}
+
+/** A lookup's "not there" is its answer, not a failure. */
+const isAbsent = (e: unknown): boolean => ABSENT.has(errnoCode(e) ?? '');
+
+/** Makes a private namespace directory; one that exists already is someone else's (another run with the same id, or planted). */
+async function makeOwnNamespace(nsDir: string): Promise<void> {
+  try {
+    await mkdir(nsDir);
+  } catch (e) {
+    if (errnoCode(e) === 'EEXIST')
+      throw new Error(`refusing to use '${nsDir}' for this run's fan-out directories: it exists already`, { cause: e });
+    throw e;
   }
 }
 

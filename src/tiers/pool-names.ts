@@ -49,6 +49,13 @@ export function poolTempName(final: string, runId: string, n: number): string {
   return `${final}.tmp-${runId}-${n}`;
 }
 
+/** --kv-layout fanout's private namespace of run `runId` (one file per entry, fan-out names, nobody else's). */
+export function fanoutNamespace(runId: string): string {
+  return `kvfan-${runId}`;
+}
+/** A private fan-out namespace's directory name; group 1 is its run id. */
+export const FANOUT_NAMESPACE = /^kvfan-([0-9a-f]{8})$/;
+
 /** Who published a block a lookup found: this rank, another rank of this run, or a run before it. */
 export const POOL_ORIGINS = ['own', 'other_rank', 'earlier_run'] as const;
 export type PoolOrigin = (typeof POOL_ORIGINS)[number];

@@ -36,6 +36,8 @@ export interface StorageOpenOptions {
   readonly pool?: PoolOpenOptions;
   /** --kv-layout slab: the file kind keeps entries in slots of pool files (slab-kind.ts); absent: one file per entry. */
   readonly slab?: SlabLayoutOptions;
+  /** --kv-layout fanout: the file kind keeps one file per entry under hash fan-out directories of the run's own (file.ts). */
+  readonly fanout?: boolean;
   /**
    * Told the moment the kind made a temporary directory for its entries (no dir given), before anything
    * else is awaited, so that a force-quit during set-up can remove it (issue 35).
@@ -187,6 +189,8 @@ export interface StorageDescription {
   readonly fileSystem: string;
   /** The entries are in RAM, so the figures measure memory: on a RAM file system, or in a backend kept in memory. */
   readonly inRam?: 'file system' | 'backend';
+  /** How the file kind lays entries out (--kv-layout; a shared pool is always 'fanout'); absent for other kinds. */
+  readonly layout?: 'flat' | 'fanout' | 'slab';
 }
 
 /** Entries of earlier runs found at start, and how many were removed. */
@@ -237,7 +241,7 @@ export interface OpenedStorage {
    * synchronous removal; `ownsDir` when the directory is a temporary one the kind made. Absent: nothing
    * to remove (a kind keeping its entries in memory, or an object store, which its own teardown empties).
    */
-  readonly entryFiles?: { readonly dir: string; readonly runId: string; readonly ownsDir: boolean };
+  readonly entryFiles?: { readonly dir: string; readonly runId: string; readonly ownsDir: boolean; readonly fanout?: string };
   /** An object store's account of its traffic so far (retries, failures by class, time to first byte). */
   readonly objectStore?: () => ObjectStoreReport;
   /** A kind on local files: its threadpool use and staging waits (file-io-gauge.ts). */

@@ -1,8 +1,9 @@
-// --kv-layout slab through the real command: a block-granular run stores its blocks in the pool's
+// --kv-layout slab and fanout through the real command. Slab: a block-granular run stores its blocks in the pool's
 // slots with no file created, renamed or removed per block (counted by strace over the whole run: the
 // only creates and unlinks in the cache dir are the pool files' and the O_DIRECT probe's), the results
 // carry the pool and the harness's CPU, and the pool is gone afterwards. And a full file system during
-// the lay-out: exit 2, one message, nothing left behind (root: a 2 MiB tmpfs).
+// the lay-out: exit 2, one message, nothing left behind (root: a 2 MiB tmpfs). Fanout: each block is a
+// create of a temporary name and a rename onto its fan-out name (strace), and nothing is left.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -26,34 +27,24 @@ const SLAB_RUN = [
   '5',
 ];
 
+/** Runs the command under strace (the file-name system calls, every thread) with a fresh cache dir in `dir`. */
+function straceRun(dir: string, run: readonly string[]): { cache: string; out: string; log: string } {
+  const cache = join(dir, 'cache');
+  mkdirSync(cache);
+  const out = join(dir, 'out.json');
+  const log = join(dir, 'strace.log');
+  const calls = 'trace=openat,creat,rename,renameat,renameat2,unlink,unlinkat,link,linkat,mkdir,mkdirat';
+  const argv = ['-f', '-qq', '-e', calls, '-o', log, process.execPath, BIN, ...run, '--cache-dir', cache, '--output', out];
+  execFileSync('strace', argv, { stdio: 'ignore' });
+  return { cache, out, log };
+}
+
 test(
   'a slab run: blocks in slots, no create, rename or unlink per block (strace), the pool and the CPU in the results',
   { skip: !hasStrace && 'needs strace' },
   () =>
     inTempDir(async (dir) => {
-      const cache = join(dir, 'cache');
-      mkdirSync(cache);
-      const out = join(dir, 'out.json');
-      const log = join(dir, 'strace.log');
-      execFileSync(
-        'strace',
-        [
-          '-f',
-          '-qq',
-          '-e',
-          'trace=openat,creat,rename,renameat,renameat2,unlink,unlinkat,link,linkat,mkdir,mkdirat',
-          '-o',
-          log,
-          process.execPath,
-          BIN,
-          ...SLAB_RUN,
-          '--cache-dir',
-          cache,
-          '--output',
-          out,
-        ],
-        { stdio: 'ignore' },
-      );
+      const { cache, out, log } = straceRun(dir, SLAB_RUN);
       const doc = await readValidResults(out);
       const slab = doc.kvcache_bench.slab;
       assert.ok(slab !== undefined);
@@ -90,6 +81,49 @@ test(
       const moved = doc.kvcache_bench.storage_bytes.read_bytes + doc.kvcache_bench.storage_bytes.written_bytes;
       assert.equal(cpu.gib_moved, moved / 2 ** 30);
       assert.deepEqual(readdirSync(cache), []);
+    }),
+);
+
+test(
+  'a fanout run: each block a create of its temporary name and a rename onto <3 hex>/<2 hex>/<40 hex>.bin; no link; nothing left',
+  { skip: !hasStrace && 'needs strace' },
+  () =>
+    inTempDir(async (dir) => {
+      const { cache, out, log } = straceRun(
+        dir,
+        SLAB_RUN.map((a) => (a === 'slab' ? 'fanout' : a)),
+      );
+      const doc = await readValidResults(out);
+      assert.equal(doc.kvcache_bench.storage_layout, 'fanout');
+      // Before the window, files made as the layout makes them measured the file system's own bytes (on a block device).
+      const cal = doc.kvcache_bench.metadata_calibration;
+      if (cal !== undefined) assert.deepEqual([cal.layout, cal.rounds_bytes_per_file.length], ['fanout', 3]);
+      const ok = readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(`"${cache}/`) && !l.includes('= -1 ') && !l.includes('/.kvc-calibrate-'));
+      const block = new RegExp(`^${cache}/kvfan-([0-9a-f]{8})/[0-9a-f]{3}/[0-9a-f]{2}/[0-9a-f]{40}\\.bin$`);
+      const temps = ok
+        .filter((l) => l.includes('O_CREAT'))
+        .map((l) => /"([^"]+)"/.exec(l)?.[1] ?? '')
+        .filter((p) => !p.includes('/.kvcache-align-probe-'));
+      const renames = ok.filter((l) => /^\d+\s+rename/.test(l)).map((l) => [...l.matchAll(/"([^"]+)"/g)].map((m) => m[1] ?? ''));
+      assert.ok(renames.length > 0);
+      for (const [from, to] of renames) {
+        assert.match(to ?? '', block, 'renamed onto a fan-out block name');
+        assert.ok(from?.startsWith(`${to}.tmp-`), `renamed from its own temporary name: ${from}`);
+      }
+      for (const t of temps) assert.match(t, /\.bin\.tmp-[0-9a-f]{8}-\d+$/, 'every create is a temporary name');
+      // A write cut at the end of the run created its temporary name and never renamed it.
+      assert.ok(
+        temps.length >= renames.length && temps.length - renames.length <= 16,
+        `${temps.length} creates, ${renames.length} renames`,
+      );
+      assert.ok((doc.kvcache_bench.latency_histograms.storage_write?.count ?? 0) <= renames.length);
+      assert.deepEqual(
+        ok.filter((l) => /^\d+\s+link/.test(l)),
+        [],
+      );
+      assert.deepEqual(readdirSync(cache), [], "blocks, temporaries, directories and the calibration's scratch removed");
     }),
 );
 

@@ -79,6 +79,43 @@ test('device vs tool bytes: 5 % and 16 MiB of slack, beyond which the direction 
   assert.deepEqual(checkDeviceBytes(SOUND), []);
 });
 
+test("a file-per-block layout's metadata writes: named, not blamed on another process; a foreign writer beyond them still caught", () => {
+  // Issue 34's case: 16 KiB blocks, one file each; the device wrote 0.869 GiB for the tool's 0.636 GiB.
+  const small: ValidityFacts = {
+    ...SOUND,
+    toolWriteBytes: 0.636 * GiB,
+    device: { name: 'vda', readBytes: 10 * GiB, writeBytes: 0.869 * GiB },
+    metadataWrites: { newFiles: 40_000, bytesPerNewFile: 6 * 1024 },
+  };
+  assert.deepEqual(checkDeviceBytes(small), [
+    {
+      code: 'device_writes_metadata',
+      message:
+        "vda wrote 0.869 GiB, the tool wrote 0.636 GiB (+36.6 %): the file system's own writes for the 40,000 files created in the window (at most 6.0 KiB each, calibrated before the window: up to 0.229 GiB) account for the difference (file-per-block layouts pay them; --kv-layout slab does not)",
+      severity: 'warning',
+    },
+  ]);
+  assert.equal(validityOf(small).valid, true);
+  // Another process writing 0.3 GiB on top: more than the metadata explains.
+  const foreign: ValidityFacts = { ...small, device: { name: 'vda', readBytes: 10 * GiB, writeBytes: 1.169 * GiB } };
+  const [found] = checkDeviceBytes(foreign);
+  assert.equal(found?.code, 'device_writes_exceed_tool');
+  assert.equal(found?.severity, 'reason');
+  assert.match(
+    found?.message ?? '',
+    /\(\+83\.8 %\), more than the file system's own writes for the 40,000 files created .* explain: another process wrote to the device/,
+  );
+  // Without a calibration (or with no new files) the excess stays another process's.
+  assert.deepEqual(codes({ ...small, metadataWrites: { newFiles: 0, bytesPerNewFile: 6144 } }), ['device_writes_exceed_tool']);
+  const { metadataWrites: _m, ...uncalibrated } = small;
+  assert.deepEqual(codes(uncalibrated), ['device_writes_exceed_tool']);
+  // Reads are never explained by metadata.
+  assert.deepEqual(codes({ ...small, device: { name: 'vda', readBytes: 12 * GiB, writeBytes: 0.869 * GiB } }), [
+    'device_reads_exceed_tool',
+    '(warning) device_writes_metadata',
+  ]);
+});
+
 test('an unresolvable device is a warning (nothing to compare), except on a RAM file system and in trace mode', () => {
   const { device: _d, ...noDevice } = SOUND;
   assert.deepEqual(checkDeviceBytes({ ...noDevice, fileSystem: 'overlayfs' }), [

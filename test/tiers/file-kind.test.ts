@@ -24,6 +24,7 @@ test('describes its directory; the limit is the capacity given, else 95 % of the
         dir,
         ioMode: 'buffered',
         fileSystem: fs,
+        layout: 'flat',
         ...(f.description.inRam !== undefined ? { inRam: 'file system' } : {}),
       });
       assert.equal(f.probeDir, dir);

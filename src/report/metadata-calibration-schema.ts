@@ -1,0 +1,52 @@
+// The results' `kvcache_bench.metadata_calibration` block (issue 34, item 7): what a new file costs the
+// cache dir's file system in writes of its own (journal, inode, bitmap and directory blocks), measured
+// before the window by making files as the layout makes them (engine/metadata-calibration.ts), and what
+// that comes to for the files the run created in its window. The verdict expects these bytes on the
+// device beside the tool's, so a file-per-block layout's metadata is named as such and not read as
+// another process's writes (docs/storage-io.md#the-metadata-bill).
+import * as z from 'zod';
+import type { MetadataCalibration } from '../metrics/result.js';
+
+export const MetadataCalibrationSchema = z
+  .strictObject({
+    layout: z.enum(['flat', 'fanout']).describe('the file layout whose pattern was calibrated'),
+    files_per_round: z.number().int().positive().describe('files made and removed per round'),
+    file_bytes: z.number().int().positive().describe('data bytes of each calibration file (bytes; the run’s block size, at most 64 KiB)'),
+    rounds_bytes_per_file: z
+      .array(z.number().nonnegative())
+      .describe("per round: the device's written bytes beyond the files' data, per file (bytes)"),
+    bytes_per_new_file: z
+      .number()
+      .nonnegative()
+      .describe('the least round (another writer only adds bytes): the file system’s own bytes per new file (bytes)'),
+    seconds: z.number().nonnegative().describe('time the calibration took, before the window (s)'),
+    new_files_in_window: z
+      .number()
+      .int()
+      .nonnegative()
+      .nullable()
+      .describe('files the storage tier created in the measured window (metadata_ops.create); null when not counted'),
+    expected_write_bytes: z
+      .number()
+      .nonnegative()
+      .nullable()
+      .describe('new_files_in_window × bytes_per_new_file: the metadata the verdict expects on the device beside the tool’s bytes (bytes)'),
+  })
+  .describe(
+    "The file system's own writes per new file, calibrated before the window (flat and fanout layouts on a block device); absent otherwise and before schema 2.8.0",
+  );
+
+export type MetadataCalibrationJson = z.infer<typeof MetadataCalibrationSchema>;
+
+export function metadataCalibrationJson(c: MetadataCalibration, newFiles: number | undefined): MetadataCalibrationJson {
+  return {
+    layout: c.layout,
+    files_per_round: c.filesPerRound,
+    file_bytes: c.fileBytes,
+    rounds_bytes_per_file: [...c.roundsBytesPerFile],
+    bytes_per_new_file: c.bytesPerNewFile,
+    seconds: c.seconds,
+    new_files_in_window: newFiles ?? null,
+    expected_write_bytes: newFiles !== undefined ? newFiles * c.bytesPerNewFile : null,
+  };
+}

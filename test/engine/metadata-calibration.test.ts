@@ -1,0 +1,114 @@
+// The metadata calibration (issue 34, item 7): per-file bytes beyond the data, the least of three
+// rounds, its scratch directories gone afterwards, and only for layouts that make a file per entry on
+// a real device.
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { test } from 'node:test';
+import { CALIBRATION_FILES, CALIBRATION_ROUNDS, calibrateForRun, calibrateMetadataBytes } from '../../src/engine/metadata-calibration.js';
+import type { StorageTarget } from '../../src/engine/tier-stack.js';
+import { storageDeviceOf } from '../../src/metrics/diskstats.js';
+import type { DiskCounters } from '../../src/metrics/diskstats.js';
+import { withTempDir } from '../util/temp-dir.js';
+
+/** Device counters that grow, per round, by the round's data plus `extra[round]` bytes per file. */
+function fakeDevice(fileBytes: number, extra: readonly number[]): () => Promise<DiskCounters> {
+  let reads = 0;
+  let written = 0;
+  return () => {
+    const round = Math.floor(reads / 2);
+    if (reads % 2 === 1) written += CALIBRATION_FILES * (fileBytes + (extra[round] ?? 0));
+    reads++;
+    const zero = { readOps: 0, readMerges: 0, readBytes: 0, readMs: 0, writeOps: 0, writeMerges: 0, writeMs: 0, inFlight: 0, busyMs: 0 };
+    return Promise.resolve({
+      name: 'fake',
+      major: 1,
+      minor: 1,
+      ...zero,
+      writeBytes: written,
+      weightedMs: 0,
+      discardOps: 0,
+      discardBytes: 0,
+      flushOps: 0,
+    });
+  };
+}
+
+for (const layout of ['flat', 'fanout'] as const)
+  test(`${layout}: bytes per new file are the least round's excess over the data; the scratch directories are gone`, async () => {
+    await withTempDir(async (dir) => {
+      const c = await calibrateMetadataBytes({
+        dir,
+        runId: '0000aaaa',
+        layout,
+        direct: false,
+        entryBytes: 16 * 1024 + 1,
+        counters: fakeDevice(20 * 1024, [9000, 6000, 7000]),
+        buffer: new Uint8Array(64 * 1024),
+      });
+      assert.equal(c.fileBytes, 20 * 1024, 'the block size rounded up to 4 KiB');
+      assert.deepEqual(c.roundsBytesPerFile, [9000, 6000, 7000]);
+      assert.equal(c.bytesPerNewFile, 6000);
+      assert.equal(c.filesPerRound, CALIBRATION_FILES);
+      assert.equal(c.roundsBytesPerFile.length, CALIBRATION_ROUNDS);
+      assert.equal(c.layout, layout);
+      assert.deepEqual(readdirSync(dir), []);
+    });
+  });
+
+test('a large entry calibrates with 64 KiB files; a device that wrote less than the data gives 0, never a negative bill', async () => {
+  await withTempDir(async (dir) => {
+    const c = await calibrateMetadataBytes({
+      dir,
+      runId: '0000aaab',
+      layout: 'flat',
+      direct: false,
+      entryBytes: 48 << 20,
+      counters: fakeDevice(0, [0, 0, 0]),
+      buffer: new Uint8Array(64 * 1024),
+    });
+    assert.equal(c.fileBytes, 64 * 1024);
+    assert.equal(c.bytesPerNewFile, 0);
+  });
+});
+
+test('only a file-per-entry layout on a resolved block device is calibrated', async () => {
+  await withTempDir(async (dir) => {
+    const base: StorageTarget = {
+      kind: 'file',
+      location: dir,
+      dir,
+      ioMode: 'buffered',
+      fileSystem: 'ext2/3/4',
+      layout: 'flat',
+      device: { kind: 'unresolved', path: dir },
+    };
+    assert.equal(await calibrateForRun({ storage: base, traceMode: false }), undefined, 'no device: nothing to measure');
+    const device: StorageTarget['device'] = { kind: 'device', device: { name: 'vda', major: 253, minor: 0, chain: ['vda'] }, model: null };
+    for (const storage of [
+      { ...base, device, layout: 'slab' as const },
+      { ...base, device, inRam: 'file system' as const },
+      { ...base, device, kind: 's3' },
+    ])
+      assert.equal(await calibrateForRun({ storage, traceMode: false }), undefined);
+    assert.equal(await calibrateForRun({ storage: { ...base, device }, traceMode: true }), undefined);
+  });
+});
+
+test("on the temp directory's own device: three rounds measured, the least taken, nothing left", async () => {
+  await withTempDir(async (dir) => {
+    const device = await storageDeviceOf(dir);
+    if (device.kind !== 'device') {
+      process.stdout.write(`# skipped: ${dir} is on no single block device (${device.kind})\n`);
+      return;
+    }
+    const storage: StorageTarget = { kind: 'file', location: dir, dir, ioMode: 'direct', fileSystem: 'any', layout: 'fanout', device };
+    const c = await calibrateForRun({ storage, blockBytes: 16 * 1024, traceMode: false });
+    assert.ok(c !== undefined);
+    assert.equal(c.layout, 'fanout');
+    assert.equal(c.fileBytes, 16 * 1024);
+    assert.equal(c.roundsBytesPerFile.length, 3);
+    assert.equal(c.bytesPerNewFile, Math.min(...c.roundsBytesPerFile));
+    assert.ok(c.seconds > 0);
+    assert.deepEqual(readdirSync(dir), []);
+  });
+});
