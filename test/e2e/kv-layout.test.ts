@@ -123,6 +123,15 @@ test(
         ok.filter((l) => /^\d+\s+link/.test(l)),
         [],
       );
+      // The measured window's own calls (metadata_ops): one rename per block written in it, an unlink per eviction at least.
+      const m = doc.kvcache_bench.metadata_ops;
+      assert.ok(m !== undefined);
+      const h = doc.kvcache_bench.latency_histograms;
+      assert.equal(m.rename.count, (h.storage_write?.count ?? 0) + (h.storage_demote_write?.count ?? 0), 'a rename per block written');
+      assert.ok(m.rename.count > 0 && m.rename.count <= renames.length && m.create.count >= m.rename.count);
+      assert.ok(m.unlink.count >= doc.summary.cache_stats.tier_storage_evict_delete_ops);
+      assert.deepEqual([m.link.count, m.lookup.count, m.failed], [0, 0, 0]);
+      assert.equal(m.total, m.create.count + m.rename.count + m.unlink.count + m.mkdir.count);
       assert.deepEqual(readdirSync(cache), [], "blocks, temporaries, directories and the calibration's scratch removed");
     }),
 );
