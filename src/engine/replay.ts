@@ -22,7 +22,7 @@ import { FailedWithPartialResults } from '../util/errors.js';
 import { IoAbortedError } from '../tiers/backend.js';
 import { TraceFormatError, ZstdError } from '../trace/errors.js';
 import { StopController } from './stop-control.js';
-import { openStorage, slotCounts, tearDown } from './tier-stack.js';
+import { openStorage, recordingMetadata, slotCounts, tearDown } from './tier-stack.js';
 import type { OpenStorage } from './tier-stack.js';
 import type { EntryFilesAt } from './entry-cleanup.js';
 import { captureMachine } from './machine.js';
@@ -116,9 +116,10 @@ export async function replayTrace(o: ReplayOptions, control: ReplayControl): Pro
     const span = await traceSpanSec(o.tracePath, control.interrupt);
     if (span !== undefined) control.notify(pacedReplayNotice(span, o.durationSec));
   }
+  const recorder = new Recorder();
   let files: OpenStorage;
   try {
-    files = await openReplayStorage(o, control.onEntryFiles);
+    files = await openReplayStorage(o, control.onEntryFiles, recorder);
   } catch (e) {
     await trace.close();
     throw e;
@@ -127,7 +128,8 @@ export async function replayTrace(o: ReplayOptions, control: ReplayControl): Pro
   try {
     const stop = new StopController(() => files.opened.backend.stopInFlight?.());
     const unfollow = stop.follow(control.interrupt);
-    const issuer = new OperationIssuer(files, o.allTiers, o.tracePath);
+    const issuer = new OperationIssuer(files, o.allTiers, o.tracePath, recorder);
+    recorder.metadata.reset(); // what opening the storage made (its directory) is not the replay's
     const measurement = await Measurement.start(files.target.device, control.clock);
     const timer = o.durationSec !== undefined ? setTimeout(() => stop.stopWith('duration'), o.durationSec * 1000) : undefined;
     try {
@@ -208,8 +210,11 @@ export function pacedReplayNotice(spanSec: number, durationSec: number | undefin
   return `paced replay: ${spans}, so at trace pace it takes about that long; to shorten it give --duration SECONDS (it stops there and reports what was replayed), or leave out --paced to issue the rows as fast as possible`;
 }
 
-/** The storage backend (the cache directory's file tier by default) and the payload generator, with slots for `concurrency` operations. */
-function openReplayStorage(o: ReplayOptions, madeDir: ((at: EntryFilesAt) => void) | undefined): Promise<OpenStorage> {
+/**
+ * The storage backend (the cache directory's file tier by default) and the payload generator, with slots
+ * for `concurrency` operations; its metadata calls go to `recorder` (a replay measures from its start).
+ */
+function openReplayStorage(o: ReplayOptions, madeDir: ((at: EntryFilesAt) => void) | undefined, recorder: Recorder): Promise<OpenStorage> {
   return openStorage({
     backend: o.storageBackend ?? DEFAULT_STORAGE_BACKEND,
     ...(o.cacheDir !== undefined ? { cacheDir: o.cacheDir } : {}),
@@ -219,6 +224,7 @@ function openReplayStorage(o: ReplayOptions, madeDir: ((at: EntryFilesAt) => voi
     slots: slotCounts(o.concurrency),
     ...(o.objectStore !== undefined ? { objectStore: o.objectStore } : {}),
     ...(madeDir !== undefined ? { madeDir } : {}),
+    metadataOps: recordingMetadata(recorder),
   });
 }
 
@@ -295,7 +301,6 @@ class OperationIssuer {
     abortedAtStop: 0,
     hashedKeys: 0,
   };
-  readonly recorder = new Recorder();
   /** Keys written and not deleted since: what a read or delete can find. */
   private readonly written = new Set<string>();
   /** Trace keys already stored under a hashed name (counted once each). */
@@ -307,6 +312,8 @@ class OperationIssuer {
     private readonly files: OpenStorage,
     private readonly allTiers: boolean,
     private readonly tracePath: string,
+    /** The storage tier's figures, its backend's metadata calls among them. */
+    readonly recorder: Recorder,
   ) {
     this.keyFits = files.opened.keyFits ?? (() => true);
   }
@@ -414,6 +421,7 @@ function assembleResult(
     ...(durationLimitSec !== undefined ? { durationLimitSec } : {}),
     counts: issuer.counts,
     recorded: issuer.recorder.snapshot(),
+    metadataOps: issuer.recorder.metadata.snapshot(),
     elapsedSec: measured.elapsedSec,
     storage: { dir: files.target.location, ioMode: files.target.ioMode, fileSystem: files.target.fileSystem },
     ...(measured.device !== undefined ? { device: measured.device } : {}),

@@ -330,6 +330,7 @@ function assembleResult(i: ResultInputs): RunResult {
     ...(setup.slab !== undefined ? { slab: setup.slab() } : {}),
     ...(setup.payload !== undefined ? { payload: setup.payload.stats } : {}),
     ...(setup.fileIo !== undefined ? { fileIo: setup.fileIo.stats } : {}),
+    ...(cfg.ioTraceLog === undefined ? { metadataOps: i.recorder.metadata.snapshot() } : {}), // trace mode: no storage
     storageSetup: {
       traceMode: cfg.ioTraceLog !== undefined,
       ramFileSystem: setup.storage.inRam === 'file system',

@@ -36,6 +36,7 @@ import type {
   StorageDescription,
 } from '../tiers/storage-kind.js';
 import type { SlabReport } from '../tiers/slab-pool.js';
+import type { MetadataOpSink } from '../tiers/metadata-ops.js';
 import { runBlockTokens } from './sources/registry.js';
 import { slabOptionsOf } from './kv-layout.js';
 import { TraceWriter } from '../trace/writer.js';
@@ -170,6 +171,13 @@ export interface StorageOptions {
   readonly fanout?: boolean;
   /** Hears of a temporary directory the kind made, the moment it exists (for a force-quit). */
   readonly madeDir?: (at: EntryFilesAt) => void;
+  /** Hears of the backend's creates, renames, links, unlinks, lookups and mkdirs (a recorder's metadata figures). */
+  readonly metadataOps?: MetadataOpSink;
+}
+
+/** The sink that hands a backend's metadata calls to `recorder` (reset with it after preparation). */
+export function recordingMetadata(recorder: Recorder): MetadataOpSink {
+  return (op, ms, ok) => recorder.metadata.record(op, ms, ok);
 }
 
 export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
@@ -185,6 +193,7 @@ export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
     ...(o.slab !== undefined ? { slab: o.slab } : {}),
     ...(o.fanout === true ? { fanout: true } : {}),
     ...(o.madeDir !== undefined ? { madeDir: o.madeDir } : {}),
+    ...(o.metadataOps !== undefined ? { metadataOps: o.metadataOps } : {}),
   });
   try {
     const payload = await PayloadPool.create({
@@ -337,6 +346,7 @@ async function assembleDeviceTiers(
     ...slabOf(cfg),
     ...(cfg.kvLayout === 'fanout' ? { fanout: true } : {}),
     ...(madeDir !== undefined ? { madeDir } : {}),
+    metadataOps: recordingMetadata(recorder),
   });
   const { opened, payload } = storage;
   const parts: StackParts = { payload, tiers: opened.backend };

@@ -2,6 +2,7 @@
 // histograms. It never prints and never computes report fields; metrics/cache-stats.ts does that.
 import { BlockStats } from './block-stats.js';
 import { PoolStats } from './pool-stats.js';
+import { MetadataStats } from './metadata-stats.js';
 import type { CacheType } from '../model/kv-access.js';
 import type { TierName } from '../tiers/backend.js';
 import type { IOTiming } from '../tiers/backend.js';
@@ -182,6 +183,8 @@ export class Recorder {
   readonly blocks = new BlockStats();
   /** A shared pool's lookups, origins and publishes (untouched with a private storage tier). */
   readonly pool = new PoolStats();
+  /** The storage tier's creates, renames, links, unlinks, lookups and mkdirs (what a backend reports through its sink). */
+  readonly metadata = new MetadataStats();
 
   /** The histogram called `name`, created empty on first use. */
   latency(name: string): LatencyHistogram {
@@ -387,6 +390,7 @@ export class Recorder {
     this.refused = { count: 0, bytes: 0 };
     this.blocks.reset();
     this.pool.reset();
+    this.metadata.reset();
   }
 
   /** Everything recorded so far as plain data (copies: later operations do not change it). */

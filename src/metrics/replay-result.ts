@@ -2,6 +2,7 @@
 // reads it. Declared here so the report never imports the engine.
 import type { DiskDelta } from './diskstats.js';
 import type { RecorderSnapshot } from './recorder.js';
+import type { MetadataStatsSnapshot } from './metadata-stats.js';
 import type { MachineContext } from './result.js';
 import type { ObjectStoreReport } from '../tiers/storage-kind.js';
 
@@ -28,6 +29,8 @@ export interface ReplayResult {
   readonly counts: ReplayCounts;
   /** The storage tier's operations, as a run's recorder holds them. */
   readonly recorded: RecorderSnapshot;
+  /** The storage backend's metadata calls over the replay (creates, unlinks, …); absent in hand-made results. */
+  readonly metadataOps?: MetadataStatsSnapshot;
   readonly elapsedSec: number;
   readonly storage: { readonly dir: string; readonly ioMode: string; readonly fileSystem: string };
   readonly device?: { readonly name: string; readonly delta: DiskDelta };

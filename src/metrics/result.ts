@@ -2,6 +2,7 @@
 // live: a snapshot taken when the measurement ended). Reporters compute every figure they print
 // from this value; they never measure.
 import type { PoolStatsSnapshot } from './pool-stats.js';
+import type { MetadataStatsSnapshot } from './metadata-stats.js';
 import type { PoolAtStart } from '../tiers/storage-kind.js';
 import type { BlockStatsSnapshot } from './block-stats.js';
 import type { TierName } from '../tiers/backend.js';
@@ -141,6 +142,8 @@ export interface RunResult {
   readonly payload?: PayloadGeneration;
   /** The file tier's threadpool use and staging waits over the measured window; absent for other kinds and in trace mode. */
   readonly fileIo?: FileIoStats;
+  /** The storage tier's metadata calls over the measured window (creates, renames, links, unlinks, lookups, mkdirs); absent in trace mode and hand-made results. */
+  readonly metadataOps?: MetadataStatsSnapshot;
   readonly storageSetup: {
     /** Trace mode: null tiers, no real I/O. */
     readonly traceMode: boolean;

@@ -16,6 +16,7 @@ import { basename, join, resolve, sep } from 'node:path';
 import * as z from 'zod';
 import { LatencyHistogram } from '../metrics/latency.js';
 import { parseResults } from '../report/results-schema.js';
+import { badMetadataHistograms } from './merge-metadata.js';
 import type { ResultsDocument } from '../report/results-schema.js';
 import { readInputText } from '../util/input-file.js';
 import { MiB } from '../util/units.js';
@@ -193,8 +194,10 @@ function withoutBadHistograms(doc: ResultsDocument, path: string): { doc: Result
     bad.add(name);
     notes.push(`${path}: latency histogram ${name} left out of the pooled percentiles (${problem})`);
   }
+  // The merge leaves an undecodable metadata histogram out of its percentiles by itself (merge-metadata.ts): named here.
+  notes.push(...badMetadataHistograms(doc).map((line) => `${path}: ${line}`));
   const histograms = Object.fromEntries(Object.entries(doc.kvcache_bench.latency_histograms).filter(([n]) => !bad.has(n)));
-  return notes.length === 0
+  return bad.size === 0
     ? { doc, notes }
     : { doc: { ...doc, kvcache_bench: { ...doc.kvcache_bench, latency_histograms: histograms } }, notes };
 }

@@ -12,6 +12,8 @@ import { byteMismatch } from '../metrics/validity.js';
 import type { ResultsDocument } from '../report/results-schema.js';
 import { GiB } from '../util/units.js';
 import { mergedPool } from './merge-pool.js';
+import { mergedMetadata } from './merge-metadata.js';
+import type { MergedMetadata } from './merge-metadata.js';
 import { pooledOf } from './pooled.js';
 import type { PooledPercentiles } from './pooled.js';
 
@@ -106,6 +108,8 @@ export interface TrialFigures {
   readonly all_ranks_valid: boolean;
   /** Block-granular runs with a shared pool or ranks dividing a trace: the cluster's hit rate and pool traffic (merge-pool.ts); else null. */
   readonly kv_pool: MergedPool | null;
+  /** The ranks' storage metadata calls: counts and rates summed, latencies pooled (merge-metadata.ts); null when no rank has them. */
+  readonly metadata_ops: MergedMetadata | null;
 }
 
 export interface OptionSummary {
@@ -135,6 +139,8 @@ export interface OptionSummary {
     readonly rank_table: RankRow[];
     /** Every trial's ranks together (lookups per second over the trials' summed common windows); null without pool blocks. */
     readonly kv_pool: MergedPool | null;
+    /** Every trial's ranks together: counts summed, rates the mean over trials of the ranks' summed rates, latencies pooled; null without blocks. */
+    readonly metadata_ops: MergedMetadata | null;
   };
 }
 
@@ -286,6 +292,7 @@ export function trialFigures(t: TrialInput): TrialFigures {
     all_ranks_valid:
       t.missing.length === 0 && docs.every((d) => ownReasons(d).length === 0) && hosts.every((h) => h.bytes_check === 'match'),
     kv_pool: mergedPool(docs, windowSec),
+    metadata_ops: mergedMetadata(docs),
   };
 }
 
@@ -328,6 +335,7 @@ export function mergeOption(trials: readonly TrialInput[]): OptionSummary {
       trials: figures,
       rank_table: trials.flatMap((t) => t.files.map((f) => rankRow(t.trial, f))),
       kv_pool: mergedPool(allDocs, sum(figures.map((f) => f.common_window_sec))),
+      metadata_ops: mergedMetadata(allDocs, trials.length),
     },
   };
 }

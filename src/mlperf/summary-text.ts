@@ -4,6 +4,8 @@ import { inert } from '../util/safe-text.js';
 import { MiB } from '../util/units.js';
 import type { RunSummary } from './merge.js';
 import type { MergedPool } from './merge-pool.js';
+import type { MergedMetadata } from './merge-metadata.js';
+import { METADATA_OPS } from '../metrics/metadata-stats.js';
 
 const fmt = (n: number | null, digits = 1): string => (n === null ? 'n/a' : n.toFixed(digits));
 const mib = (bytesPerSec: number | null): string => (bytesPerSec === null ? 'n/a' : `${(bytesPerSec / MiB).toFixed(1)} MiB/s`);
@@ -27,6 +29,15 @@ function poolLines(p: MergedPool | null, trial: number | undefined): string[] {
   return lines;
 }
 
+/** An option's metadata line: each class its ranks used, with the pooled p95, and the sum per GiB moved. */
+function metadataLines(m: MergedMetadata | null): string[] {
+  if (m === null) return [];
+  const used = METADATA_OPS.filter((op) => m[op].count + m[op].failed > 0);
+  if (used.length === 0) return [];
+  const each = used.map((op) => `${op} ${m[op].count} (${fmt(m[op].per_second)}/s, p95 ${fmt(m[op].latency.p95_ms, 3)} ms)`);
+  return [`  metadata ops (${m.ranks} rank(s)): ${each.join(', ')}; ${fmt(m.per_gib_moved)} per GiB moved`];
+}
+
 export function summaryLines(s: RunSummary, path: string): string[] {
   const lines = [
     `MLPerf KV-cache summary: ${s.total_ranks} rank(s) on ${s.host_count} host(s), ${s.trials_per_option} trial(s) per option${s.partial_failure ? ' — PARTIAL (see missing_files)' : ''}`,
@@ -39,6 +50,7 @@ export function summaryLines(s: RunSummary, path: string): string[] {
       `  ours:     read ${mib(k.storage_read_bytes_per_sec)}, write ${mib(k.storage_write_bytes_per_sec)} (all ranks' bytes ÷ common window); device read ${mib(k.device_read_bytes_per_sec)}, write ${mib(k.device_write_bytes_per_sec)}; pooled device p95 read ${fmt(k.storage_read_device_latency.p95_ms)} ms (${k.storage_read_device_latency.count} samples) / write ${fmt(k.storage_write_device_latency.p95_ms)} ms (${k.storage_write_device_latency.count}); start spread ${fmt(k.max_start_spread_ms)} ms`,
     );
     k.trials.forEach((t) => lines.push(...poolLines(t.kv_pool, k.trials.length > 1 ? t.trial : undefined)));
+    lines.push(...metadataLines(k.metadata_ops));
     for (const m of o.missing_files) lines.push(`  missing: ${m}`);
   }
   lines.push(`Summary saved to ${path}`);

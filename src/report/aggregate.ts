@@ -137,6 +137,16 @@ function reasonCodes(doc: Json): string | null {
     .join(', ');
 }
 
+/** A metadata class's p95 at `at` (a run's or replay's block, a merged option's), empty when the class made no call. */
+const metadataP95 =
+  (op: string, block: (doc: Json) => unknown = bench('metadata_ops')) =>
+  (doc: Json): number | null => {
+    const m = block(doc);
+    const count = num(at(m, op, 'count'));
+    if (count === null || count === 0) return null;
+    return num(at(m, op, 'latency_ms', 'p95')) ?? num(at(m, op, 'latency', 'p95_ms'));
+  };
+
 /** Ours, after the reference's: what was measured, how much the device moved, the verdict, the spread. */
 const OUR_COLUMNS: readonly ColumnSpec[] = [
   ['I/O Mode', (doc) => str(bench('storage_io_mode')(doc))],
@@ -173,6 +183,11 @@ const OUR_COLUMNS: readonly ColumnSpec[] = [
   ['Pool Lookups/sec', (doc) => num(bench('kv_pool', 'shared', 'lookups', 'per_sec')(doc))],
   ['Pool Lookup P95 ms', (doc) => num(bench('kv_pool', 'shared', 'lookups', 'latency_ms', 'p95')(doc))],
   ['Pool Publish Races', (doc) => num(bench('kv_pool', 'shared', 'publish_races')(doc))],
+  // The storage tier's metadata calls (issue 34; empty in trace mode and before schema 2.8.0).
+  ['Metadata Ops/sec', (doc) => num(bench('metadata_ops', 'per_second')(doc))],
+  ['Metadata Ops/GiB', (doc) => num(bench('metadata_ops', 'per_gib_moved')(doc))],
+  ['Metadata Create P95 (ms)', metadataP95('create')],
+  ['Metadata Unlink P95 (ms)', metadataP95('unlink')],
   ['Schema Version', (doc) => str(bench('schema_version')(doc))],
   ['Tool Version', (doc) => str(bench('version')(doc))],
 ];
@@ -227,6 +242,10 @@ export const REPLAY_CELLS: CellsByHeader = Object.fromEntries([
     'Device Read (bytes)',
     'Device Written (bytes)',
     'Stop Reason',
+    'Metadata Ops/sec',
+    'Metadata Ops/GiB',
+    'Metadata Create P95 (ms)',
+    'Metadata Unlink P95 (ms)',
     'Schema Version',
     'Tool Version',
   ].map((h) => [h, sameAsRun(h)] as const),
@@ -260,6 +279,11 @@ export const SUMMARY_OPTION_CELLS: CellsByHeader = {
     return typeof valid === 'boolean' ? (valid ? 'VALID' : 'NOT VALID') : null;
   },
   'Trials Completed': (o) => num(o.trial_count),
+  // Every rank's calls: rates summed, per GiB over their bytes, percentiles pooled (mlperf/merge-metadata.ts).
+  'Metadata Ops/sec': (o) => num(at(o, 'kvcache_bench', 'metadata_ops', 'per_second')),
+  'Metadata Ops/GiB': (o) => num(at(o, 'kvcache_bench', 'metadata_ops', 'per_gib_moved')),
+  'Metadata Create P95 (ms)': metadataP95('create', (o) => at(o, 'kvcache_bench', 'metadata_ops')),
+  'Metadata Unlink P95 (ms)': metadataP95('unlink', (o) => at(o, 'kvcache_bench', 'metadata_ops')),
 };
 
 export interface AggregateTable {

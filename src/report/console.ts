@@ -3,6 +3,7 @@
 // printed is exactly what is saved. Our additions come last.
 import { kvBlocksLines } from './console-blocks.js';
 import { kvPoolLines } from './console-pool.js';
+import { metadataOpsLines } from './console-metadata.js';
 import type { PerformanceProfile } from '../metrics/cache-stats.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { kvBytesPerToken } from '../model/models.js';
@@ -148,6 +149,8 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
       `  ${op}: device ${pct(cs[`storage_${op}_device_p95_ms`], 'p95', n)}   host ${pct(cs[`storage_${op}_host_p95_ms`], 'p95', n)}   total ${pct(cs[`storage_${op}_p95_ms`], 'p95', n)}`,
     );
   }
+
+  lines.push(...metadataOpsLines(add.metadata_ops)); // beside the data's latencies, what the layout cost the storage per block
 
   const os = add.object_store;
   if (os !== undefined) {

@@ -6,6 +6,9 @@ import type { CacheStats } from '../metrics/cache-stats.js';
 import { GiB, MiB } from '../util/units.js';
 import { deviceIoJson, machineJson, objectStoreJson } from './results-json.js';
 import { SCHEMA_VERSION } from './results-schema.js';
+import { metadataOpsJson } from './metadata-ops-json.js';
+import { metadataOpsLine } from './console-metadata.js';
+import { kvReadBytes, kvWriteBytes } from '../metrics/recorder.js';
 import type { ReplayResultsDocument } from './results-schema.js';
 
 /** How the trace was replayed, as the command was asked. */
@@ -51,6 +54,15 @@ export function buildReplayResultsJson(a: ReplaySettings, r: ReplayResult, versi
       device_io: r.device === undefined ? null : deviceIoJson(r.device, r.elapsedSec),
       machine: machineJson(r.machine),
       ...(r.objectStore !== undefined ? { object_store: objectStoreJson(r.objectStore) } : {}),
+      ...(r.metadataOps !== undefined
+        ? {
+            metadata_ops: metadataOpsJson(
+              r.metadataOps,
+              r.elapsedSec,
+              kvReadBytes(r.recorded.traffic.storage) + kvWriteBytes(r.recorded.traffic.storage),
+            ),
+          }
+        : {}),
     },
   };
 }
@@ -84,6 +96,7 @@ export function formatReplaySummary(doc: ReplayResultsDocument): string {
       0,
       `Stopped before the end of the trace: ${add.stop_reason} (${add.operations_aborted_at_stop} operations cut short, not counted)`,
     );
+  lines.push(...metadataOpsLine(add.metadata_ops));
   const dev = add.device_io;
   if (dev !== null)
     lines.push(`Device ${dev.device}: read ${(dev.read_bytes / MiB).toFixed(1)} MiB, written ${(dev.written_bytes / MiB).toFixed(1)} MiB`);

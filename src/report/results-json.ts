@@ -14,6 +14,7 @@ import { compareWithTrace } from '../metrics/trace-comparison.js';
 import { metadataCalibrationJson } from './metadata-calibration-schema.js';
 import { cpuSecondsJson } from './cpu-seconds-schema.js';
 import { slabJson } from './slab-schema.js';
+import { metadataOpsJson } from './metadata-ops-json.js';
 import { SCHEMA_VERSION } from './results-schema.js';
 import { tracingFields } from './tracing-json.js';
 import { ttftModelledJson } from './ttft-json.js';
@@ -234,6 +235,7 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
     ...(r.harnessCpu !== undefined ? { cpu_seconds: cpuSecondsJson(r.harnessCpu, kvReadBytes(st) + kvWriteBytes(st)) } : {}),
     ...(r.metadataCalibration !== undefined ? { metadata_calibration: metadataCalibrationJson(r.metadataCalibration, undefined) } : {}),
     ...(r.slab !== undefined ? { slab: slabJson(r.slab) } : {}),
+    ...(r.metadataOps !== undefined ? { metadata_ops: metadataOpsJson(r.metadataOps, elapsed, kvReadBytes(st) + kvWriteBytes(st)) } : {}),
     validity: validityJson(r),
     ranks: r.ranks === undefined ? null : ranksJson(r.ranks),
     ...(tracing.block !== undefined ? { latency_tracing: tracing.block } : {}), // block-layer tracing (issue 13)

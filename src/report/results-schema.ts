@@ -7,6 +7,7 @@ import { CacheStatsSchema } from '../metrics/cache-stats-schema.js';
 import { KvPoolSchema } from './kv-pool-schema.js';
 import { KvBlocksSchema } from './kv-blocks-schema.js';
 import { CpuSecondsSchema } from './cpu-seconds-schema.js';
+import { MetadataOpsSchema } from './metadata-ops-schema.js';
 import { MetadataCalibrationSchema } from './metadata-calibration-schema.js';
 import { SlabSchema } from './slab-schema.js';
 import { FAILURE_CLASSES } from '../metrics/recorder.js';
@@ -36,7 +37,7 @@ export * from './ranks-schema.js';
  * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
  * removed field or a changed meaning.
  */
-export const SCHEMA_VERSION = '2.7.0';
+export const SCHEMA_VERSION = '2.8.0';
 
 /** Device counters shared by runs and replays. */
 const DeviceIoBase = {
@@ -230,6 +231,7 @@ export const KvcacheBenchSchema = z
     cpu_seconds: CpuSecondsSchema.optional(), // the harness's CPU over the window (issue 34)
     metadata_calibration: MetadataCalibrationSchema.optional(), // the file system's bytes per new file (issue 34)
     slab: SlabSchema.optional(), // --kv-layout slab (issue 34)
+    metadata_ops: MetadataOpsSchema.optional(), // the storage tier's creates, renames, links, unlinks, lookups, mkdirs (issue 34)
     validity: z
       .strictObject({
         valid: z.boolean().describe('true when no reason below applies'),
@@ -313,6 +315,9 @@ export const ReplayResultsSchema = z
       machine: MachineSchema,
       object_store: ObjectStoreSchema.optional().describe(
         'the S3 tier of --storage-backend s3 (absent for other kinds and before schema 2.7.0)',
+      ),
+      metadata_ops: MetadataOpsSchema.optional().describe(
+        "the storage backend's metadata calls over the replay (docs/storage-io.md#the-metadata-bill); absent before schema 2.8.0",
       ),
     }),
   })

@@ -7,7 +7,7 @@
 // - latency (ms): the HDR histograms record whole microseconds with 3 significant digits, i.e. a
 //   bucket resolution of 1/2048 of the value: 1 µs and 4 significant digits say all they know
 //   (0.1234 ms stays 0.123; 12.3456 → 12.35; 1,234.56 → 1,235).
-// - bandwidths (GiB/s) and rates (tok/s, requests/s): 3 significant digits; the exact bytes are in
+// - bandwidths (GiB/s) and rates (tok/s, requests/s, operations per GiB): 3 significant digits; the exact bytes are in
 //   the byte columns, and run-to-run noise on storage is far above 0.1 %.
 // - ratios and hit rates: 4 decimals (0.01 %).
 // - amounts in GiB: 3 decimals (1 MiB); seconds: 3 decimals (1 ms); counts and bytes: integers.
@@ -22,7 +22,7 @@ const HEADER_KINDS: ReadonlyArray<readonly [RegExp, ValueKind]> = [
   [/\(GiB\)$/, 'gib'],
   [/\(bytes(\/s)?\)$/, 'count'],
   [/\(s\)$/, 'seconds'],
-  [/\(tok\/s\)$|\/sec$/, 'rate'],
+  [/\(tok\/s\)$|\/sec$|\/GiB$/, 'rate'],
   [/(Rate|Ratio|CV)$/, 'ratio'],
   [/^(Total Requests|Total Tokens|.+ Entries|Requests Completed)$/, 'count'],
 ];

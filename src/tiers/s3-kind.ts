@@ -269,7 +269,7 @@ async function openS3(so: StorageOpenOptions): Promise<OpenedStorage> {
       throw e instanceof S3Error ? new StorageSetupError(`--kv-pool shared: cannot write to the pool in ${co.bucket}: ${e.message}`) : e;
     }
   }
-  const backend = new S3Backend(client, prefix, runId, MULTIPART_ABOVE, PART_BYTES, poolOptions);
+  const backend = new S3Backend(client, prefix, runId, MULTIPART_ABOVE, PART_BYTES, poolOptions, so.metadataOps);
   const where = `s3://${co.bucket}/${prefix} at ${host}`;
   return {
     backend,

@@ -11,13 +11,19 @@
 // host = request signing (SigV4) and credentials. Waits for payload bytes (writes) and for the sink
 // (reads) are in neither, as in the file tier. Time to first byte (request start to the response's
 // headers, of a GET) is kept beside it in the backend's own histogram (ObjectStoreStats).
+//
+// Metadata calls (metadata-ops.ts): a pool's HEAD is a lookup, a DELETE (an eviction, a failed
+// upload's parts) an unlink. A PUT is not one: it makes the object and writes it in one request, and
+// is timed as the write it is; an object store has no rename, link or directory.
 import { AlreadyPublishedError, IoAbortedError, EntryNotFoundError, timing } from './backend.js';
 import type { ChunkSink, IOTiming, PoolAccess, PoolProbe, ReadResult } from './backend.js';
 import { poolBlockName } from './pool-names.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import { entryFileName } from './file-names.js';
 import { S3Error, TransferStoppedError } from './s3-client.js';
-import type { RequestTiming, S3Client, S3Response } from './s3-client.js';
+import type { RequestTiming, S3Client, S3Request, S3Response } from './s3-client.js';
+import { IGNORE_METADATA } from './metadata-ops.js';
+import type { MetadataOp, MetadataOpSink } from './metadata-ops.js';
 import { LatencySketch } from './s3-sketch.js';
 import type { ObjectStoreStats, StorageBackend } from './storage-kind.js';
 import { MiB } from '../util/units.js';
@@ -53,6 +59,8 @@ export class S3Backend implements StorageBackend {
     readonly partBytes = PART_BYTES,
     /** A shared pool's blocks (--kv-pool shared): pool names under the prefix, conditional PUTs, HEAD lookups. */
     private readonly poolOptions?: S3PoolOptions,
+    /** Hears of each HEAD (lookup) and DELETE (unlink). */
+    private readonly metadata: MetadataOpSink = IGNORE_METADATA,
   ) {
     if (poolOptions !== undefined) this.pool = this.poolAccess(poolOptions.openedAtMs);
   }
@@ -79,7 +87,7 @@ export class S3Backend implements StorageBackend {
         this.assertOpen();
         const t0 = performance.now();
         try {
-          const res = await this.client.send({ method: 'HEAD', key: this.objectKey(key) });
+          const res = await this.metadataRequest('lookup', { method: 'HEAD', key: this.objectKey(key) }, notFound);
           const t = res.timing;
           const size = Number(res.headers['content-length'] ?? '0');
           const modified = Date.parse(res.headers['last-modified'] ?? '');
@@ -91,8 +99,7 @@ export class S3Backend implements StorageBackend {
           };
         } catch (e) {
           // The answer "not there" is the lookup's result: its wall time is the store's (signing included, a few µs).
-          if (e instanceof S3Error && e.status === 404)
-            return { found: false, size: 0, publishedAtMs: 0, timing: timing(0, performance.now() - t0) };
+          if (notFound(e)) return { found: false, size: 0, publishedAtMs: 0, timing: timing(0, performance.now() - t0) };
           return this.counted(e);
         }
       },
@@ -127,6 +134,23 @@ export class S3Backend implements StorageBackend {
       getFirstByteMs: this.firstByte.summary(),
       putMs: this.putTimes.summary(),
     };
+  }
+
+  /**
+   * Sends a HEAD or DELETE and tells the metadata sink its time: signing and the HTTP exchange, every
+   * attempt (the time a lookup's IOTiming gives), not the wait for a free connection. `answered`: a
+   * rejection that is the store's answer (a HEAD's 404), timed from the call as the lookup is.
+   */
+  private async metadataRequest(op: MetadataOp, r: S3Request, answered: (e: unknown) => boolean = () => false): Promise<S3Response> {
+    const t0 = performance.now();
+    try {
+      const res = await this.client.send(r);
+      this.metadata(op, res.timing.totalMs - res.timing.waitMs, true);
+      return res;
+    } catch (e) {
+      this.metadata(op, performance.now() - t0, answered(e));
+      throw e;
+    }
   }
 
   /** Counts a failure by its class and throws it on. */
@@ -200,7 +224,7 @@ export class S3Backend implements StorageBackend {
       const done = await this.client.send({ method: 'POST', key: object, query: { uploadId }, body: bufferBody(body) });
       add(done.timing);
     } catch (e) {
-      await this.client.send({ method: 'DELETE', key: object, query: { uploadId } }).catch(() => undefined);
+      await this.metadataRequest('unlink', { method: 'DELETE', key: object, query: { uploadId } }).catch(() => undefined);
       throw e;
     }
   }
@@ -234,7 +258,7 @@ export class S3Backend implements StorageBackend {
     if (!this.sizes.delete(key)) return; // not ours: never touch it
     const object = this.objectKey(key);
     try {
-      await this.client.send({ method: 'DELETE', key: object });
+      await this.metadataRequest('unlink', { method: 'DELETE', key: object });
       this.deletes++;
     } catch (e) {
       this.abandoned.add(object);
@@ -271,6 +295,11 @@ export interface S3PoolOptions {
   readonly keep: boolean;
   /** The store's clock when this backend opened the pool (ms, whole seconds: Last-Modified's resolution). */
   readonly openedAtMs: number;
+}
+
+/** A HEAD's 404: the object is not there, which is a lookup's answer, not a failure. */
+function notFound(e: unknown): boolean {
+  return e instanceof S3Error && e.status === 404;
 }
 
 function discard(): void {

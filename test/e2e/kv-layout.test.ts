@@ -68,6 +68,11 @@ test(
       const unlinks = inCache.filter((l) => /^\d+\s+unlink/.test(l) && /slab-\d{4}\.bin/.test(l));
       assert.equal(unlinks.length, slab.files, 'the pool removed once, at the end');
       assert.ok(slab.slots_freed > 0 && doc.kvcache_bench.kv_blocks !== undefined, 'blocks were evicted: slots freed, no unlink for them');
+      assert.deepEqual(
+        [doc.kvcache_bench.metadata_ops?.total, doc.kvcache_bench.metadata_ops?.failed],
+        [0, 0],
+        'no metadata call in the measured window: the pool files were made before it',
+      );
       assert.equal(slab.slot_bytes, 16 * 24576);
       assert.equal(slab.lay_out_bytes, slab.pool_bytes);
       const cpu = doc.kvcache_bench.cpu_seconds;
@@ -118,6 +123,15 @@ test(
         ok.filter((l) => /^\d+\s+link/.test(l)),
         [],
       );
+      // The measured window's own calls (metadata_ops): one rename per block written in it, an unlink per eviction at least.
+      const m = doc.kvcache_bench.metadata_ops;
+      assert.ok(m !== undefined);
+      const h = doc.kvcache_bench.latency_histograms;
+      assert.equal(m.rename.count, (h.storage_write?.count ?? 0) + (h.storage_demote_write?.count ?? 0), 'a rename per block written');
+      assert.ok(m.rename.count > 0 && m.rename.count <= renames.length && m.create.count >= m.rename.count);
+      assert.ok(m.unlink.count >= doc.summary.cache_stats.tier_storage_evict_delete_ops);
+      assert.deepEqual([m.link.count, m.lookup.count, m.failed], [0, 0, 0]);
+      assert.equal(m.total, m.create.count + m.rename.count + m.unlink.count + m.mkdir.count);
       assert.deepEqual(readdirSync(cache), [], "blocks, temporaries, directories and the calibration's scratch removed");
     }),
 );

@@ -31,6 +31,7 @@ test('--storage-backend memory: a run without a directory or device, NOT VALID a
     assert.equal(k.device_telemetry, null);
     assert.equal(k.machine.cache_dir, null);
     assert.equal(k.stale_entries, null);
+    assert.deepEqual([k.metadata_ops?.total, k.metadata_ops?.failed], [0, 0], 'entries in RAM: no create, unlink or lookup');
     assert.deepEqual(k.storage_capacity?.limit_bytes, 0.25 * GIB);
     assert.ok(j.summary.cache_stats.total_write_bytes > 0, 'the storage tier took writes');
     assert.equal(k.validity.valid, false);

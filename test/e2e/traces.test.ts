@@ -185,6 +185,7 @@ test('a run in trace mode writes a .zst I/O trace that replays with the same rea
     const run = await readValidResults(out);
     const cs = run.summary.cache_stats;
     assert.equal(run.kvcache_bench.machine.cache_dir, null, 'trace mode has no cache dir');
+    assert.equal(run.kvcache_bench.metadata_ops, undefined, 'trace mode: no storage, no metadata calls');
     const replayOut = join(dir, 'replay.json');
     const rp = await runCli([
       'replay',
@@ -206,6 +207,12 @@ test('a run in trace mode writes a .zst I/O trace that replays with the same rea
     assert.equal(replay.write_bytes, cs.total_write_bytes);
     assert.equal(replay.read_bytes, cs.total_read_bytes);
     assert.equal(replay.missing_keys, 0);
+    const meta = replayDoc.kvcache_bench.metadata_ops;
+    assert.ok(meta !== undefined, "a replay's storage reports its metadata calls");
+    assert.equal(
+      meta.total,
+      meta.create.count + meta.rename.count + meta.link.count + meta.unlink.count + meta.lookup.count + meta.mkdir.count,
+    );
     assert.ok(replay.writes > 0 && replay.reads > 0);
   });
 });

@@ -16,6 +16,7 @@ import type { FoundFile } from '../../src/report/aggregate.js';
 import { buildResultsJson } from '../../src/report/results-json.js';
 import { SCHEMA_VERSION } from '../../src/report/results-schema.js';
 import { kindOfHeader, roundFor } from '../../src/report/rounding.js';
+import { MetadataStats } from '../../src/metrics/metadata-stats.js';
 import { runResultFixture } from './fixtures.js';
 import { replayDoc, summaryDoc } from './html/docs.js';
 
@@ -84,6 +85,10 @@ test('columns: json_to_xlsx.py order (Filename, the three I/O-time columns, the 
     'Pool Lookups/sec',
     'Pool Lookup P95 ms',
     'Pool Publish Races',
+    'Metadata Ops/sec',
+    'Metadata Ops/GiB',
+    'Metadata Create P95 (ms)',
+    'Metadata Unlink P95 (ms)',
     'Schema Version',
     'Tool Version',
     'Modelled TTFT GPU Profile',
@@ -256,4 +261,42 @@ test('a replay is a row of what it records; a merged summary a row per option; t
     Validity: 'NOT VALID',
     'Trials Completed': 1,
   });
+});
+
+test('metadata columns: calls per second and per GiB, create and unlink p95; empty without the block or without a call', () => {
+  const stats = new MetadataStats();
+  for (const ms of [0.5, 0.5, 1, 2]) stats.record('create', ms, true);
+  for (const ms of [0.25, 0.75]) stats.record('unlink', ms, true);
+  const doc = JSON.parse(JSON.stringify(buildResultsJson({ ...runResultFixture(), metadataOps: stats.snapshot() }))) as unknown;
+  const lookups = new MetadataStats();
+  lookups.record('lookup', 1, true);
+  const noCreate = JSON.parse(JSON.stringify(buildResultsJson({ ...runResultFixture(), metadataOps: lookups.snapshot() }))) as unknown;
+  const t = aggregateTable([
+    { path: 'a.json', text: JSON.stringify(doc) },
+    { path: 'b.json', text: fixtureText() },
+    { path: 'c.json', text: JSON.stringify(noCreate) },
+  ]);
+  const cols = ['Metadata Ops/sec', 'Metadata Ops/GiB', 'Metadata Create P95 (ms)', 'Metadata Unlink P95 (ms)'];
+  const values = t.rows.map((r) => cols.map((h) => r[headers.indexOf(h)]));
+  // 6 calls over the 10 s window and the 7 GiB the fixture's storage tier moved.
+  assert.deepEqual(values, [
+    [0.6, 0.857, 2, 0.75],
+    [null, null, null, null],
+    [0.1, 0.143, null, null],
+  ]);
+  // A merged option's block (mlperf/merge-metadata.ts): pooled percentiles under latency.
+  const option = {
+    kvcache_bench: {
+      metadata_ops: {
+        per_second: 2,
+        per_gib_moved: 3,
+        create: { count: 1, latency: { p95_ms: 0.5 } },
+        unlink: { count: 0, latency: { p95_ms: null } },
+      },
+    },
+  };
+  assert.deepEqual(
+    cols.map((h) => SUMMARY_OPTION_CELLS[h]?.(option, 's.json')),
+    [2, 3, 0.5, null],
+  );
 });

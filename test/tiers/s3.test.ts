@@ -1,14 +1,16 @@
 // The S3 backend and its client against an in-process fake S3 server (s3-fake-server.ts): entries
 // round-trip byte for byte as one object each under the run's prefix, multipart above the threshold,
 // a missing key, retries counted (503 SlowDown answered before the body), failures named by class,
-// stopped transfers, and clean-up of only our objects at close.
+// stopped transfers, clean-up of only our objects at close, and the metadata calls it reports (a pool's
+// HEADs as lookups, DELETEs as unlinks; a PUT is the write, no metadata call).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { EntryNotFoundError, IoAbortedError } from '../../src/tiers/backend.js';
 import { classOfStatus, isRetryable, S3Client, S3Error } from '../../src/tiers/s3-client.js';
 import type { S3ClientOptions } from '../../src/tiers/s3-client.js';
-import { partsOf, S3Backend } from '../../src/tiers/s3.js';
+import { MULTIPART_ABOVE, PART_BYTES, partsOf, S3Backend } from '../../src/tiers/s3.js';
+import { MetadataStats } from '../../src/metrics/metadata-stats.js';
 import { LatencySketch } from '../../src/tiers/s3-sketch.js';
 import { MiB } from '../../src/util/units.js';
 import { FakeS3 } from './s3-fake-server.js';
@@ -216,4 +218,56 @@ test('LatencySketch: percentiles within its 2 % buckets, capped at the largest v
   assert.ok(x.p95Ms >= 95 && x.p95Ms <= 96.9, `p95 ${x.p95Ms}`);
   assert.equal(x.p99Ms, Math.min(100, x.p99Ms));
   assert.deepEqual(new LatencySketch().summary(), { count: 0, meanMs: 0, p50Ms: 0, p95Ms: 0, p99Ms: 0, maxMs: 0 });
+});
+
+test('metadata calls: a DELETE is an unlink (a refused one counted as failed), a PUT or GET is none', async () => {
+  fake.objects.clear();
+  const stats = new MetadataStats();
+  const backend = new S3Backend(new S3Client(clientOptions()), '', 'abcd0123', MULTIPART_ABOVE, PART_BYTES, undefined, (op, ms, ok) =>
+    stats.record(op, ms, ok),
+  );
+  await backend.write('a', sourceOf(1000));
+  await backend.write('b', sourceOf(1000));
+  await collect(backend, 'a');
+  await backend.delete('a');
+  fake.fault = (r) => (r.method === 'DELETE' ? { status: 403, code: 'AccessDenied' } : undefined);
+  try {
+    await assert.rejects(backend.delete('b'), (e: unknown) => e instanceof S3Error && e.code === 'HTTP_403');
+  } finally {
+    fake.fault = () => undefined;
+  }
+  const s = stats.snapshot();
+  assert.deepEqual([s.unlink.count, s.unlink.failed, s.unlink.latency.count], [1, 1, 1]);
+  assert.ok(s.unlink.latency.max > 0);
+  for (const op of ['create', 'rename', 'link', 'lookup', 'mkdir'] as const) assert.deepEqual([s[op].count, s[op].failed], [0, 0], op);
+  await backend.close();
+});
+
+test("metadata calls: a shared pool's HEADs are lookups, found or not (404 is the answer), a refused one failed", async () => {
+  fake.objects.clear();
+  const stats = new MetadataStats();
+  const pool = { namespace: 'kvpool-0123456789abcdef', keep: false, openedAtMs: 0 };
+  const backend = new S3Backend(new S3Client(clientOptions()), 'p/', 'abcd0123', MULTIPART_ABOVE, PART_BYTES, pool, (op, ms, ok) =>
+    stats.record(op, ms, ok),
+  );
+  const access = backend.pool;
+  assert.ok(access !== undefined);
+  const logged = fake.log.length;
+  await backend.write('blk', sourceOf(4096));
+  const found = await access.lookup('blk');
+  const missing = await access.lookup('none');
+  assert.deepEqual([found.found, missing.found], [true, false]);
+  fake.fault = (r) => (r.method === 'HEAD' ? { status: 403, code: 'AccessDenied' } : undefined);
+  try {
+    await assert.rejects(access.lookup('blk'), (e: unknown) => e instanceof S3Error && e.code === 'HTTP_403');
+  } finally {
+    fake.fault = () => undefined;
+  }
+  await backend.delete('blk'); // an eviction of a block it published
+  const s = stats.snapshot();
+  assert.deepEqual([s.lookup.count, s.lookup.failed, s.lookup.latency.count], [2, 1, 2]);
+  assert.deepEqual([s.unlink.count, s.unlink.failed], [1, 0]);
+  assert.equal(s.create.count, 0, 'the PUT that published the block is its write');
+  assert.equal(fake.log.slice(logged).filter((r) => r.method === 'HEAD').length, 3, 'one sink call per HEAD sent');
+  await backend.close();
 });

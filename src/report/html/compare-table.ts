@@ -9,6 +9,7 @@ import { isOption, isReplay, isRun } from './inputs.js';
 import type { LoadedInput } from './inputs.js';
 import { KV_BLOCK_FIGURES, anyKvBlocks } from './kv-block-figures.js';
 import { KV_POOL_FIGURES, anyKvPool } from './kv-pool-figures.js';
+import { metadataFigures } from './metadata-figures.js';
 import { TTFT_FIGURES, ttftAssumptions } from './ttft-figures.js';
 import { inert } from '../../util/safe-text.js';
 
@@ -88,6 +89,16 @@ function table(rows: ReadonlyArray<readonly string[]>): string[] {
   );
 }
 
+/** Rows of figures no trial statistic measures: label, unit, each entry's value, each ratio to #1 (no significance mark). */
+function plainRows(runs: readonly LoadedInput[], figures: readonly HeadlineFigure[]): string[][] {
+  return compareFigures(runs, figures).map(({ figure, values }) => [
+    figure.label,
+    figure.unit,
+    ...values.map((v) => formatFigure(v.value, figure.digits)),
+    ...values.slice(1).map((v) => (v.ratio === null ? '' : `×${v.ratio.toFixed(2)}`)),
+  ]);
+}
+
 /** The console table of `kv-cache compare`. */
 export function formatCompareTable(runs: readonly LoadedInput[]): string {
   const compared = compareFigures(runs);
@@ -108,12 +119,7 @@ export function formatCompareTable(runs: readonly LoadedInput[]): string {
   const withTrials = runs.filter((r) => isRun(r) && r.doc.kvcache_bench.trials !== undefined).length;
   // The modelled TTFT (issue 23): its own table, after the measured one, when any run has it.
   const assumptions = ttftAssumptions(runs.filter(isRun));
-  const modelledRows = compareFigures(runs, TTFT_FIGURES).map(({ figure, values }) => [
-    figure.label,
-    figure.unit,
-    ...values.map((v) => formatFigure(v.value, figure.digits)),
-    ...values.slice(1).map((v) => (v.ratio === null ? '' : `×${v.ratio.toFixed(2)}`)),
-  ]);
+  const modelledRows = plainRows(runs, TTFT_FIGURES);
   const modelled =
     assumptions === undefined
       ? []
@@ -123,28 +129,29 @@ export function formatCompareTable(runs: readonly LoadedInput[]): string {
           ...table([header, ...modelledRows]),
         ];
   // Block-granular runs (issue 22): their own table, when any run has blocks.
-  const blockRows = compareFigures(runs, KV_BLOCK_FIGURES).map(({ figure, values }) => [
-    figure.label,
-    figure.unit,
-    ...values.map((v) => formatFigure(v.value, figure.digits)),
-    ...values.slice(1).map((v) => (v.ratio === null ? '' : `×${v.ratio.toFixed(2)}`)),
-  ]);
+  const blockRows = plainRows(runs, KV_BLOCK_FIGURES);
   const blocks = anyKvBlocks(runs.filter(isRun))
     ? ['', 'KV blocks (block-granular runs; n/a: one entry per request):', ...table([header, ...blockRows])]
     : [];
   // Pools and routes (issue 32): runs' own and merged options' (all their ranks), when any entry has one.
-  const poolRows = compareFigures(runs, KV_POOL_FIGURES).map(({ figure, values }) => [
-    figure.label,
-    figure.unit,
-    ...values.map((v) => formatFigure(v.value, figure.digits)),
-    ...values.slice(1).map((v) => (v.ratio === null ? '' : `×${v.ratio.toFixed(2)}`)),
-  ]);
+  const poolRows = plainRows(runs, KV_POOL_FIGURES);
   const withPool = runs.flatMap((r): Parameters<typeof anyKvPool>[0] =>
     isRun(r) ? [{ doc: r.doc }] : isOption(r) ? [{ merged: r.merged }] : [],
   );
   const pools = anyKvPool(withPool)
     ? ['', 'KV pool (shared or private, ranks dividing a trace; merged options: all their ranks):', ...table([header, ...poolRows])]
     : [];
+  // The storage tier's metadata calls (issue 34): runs', replays' and merged options', when any entry made one.
+  const metadata = metadataFigures(runs);
+  const metadataRows = plainRows(runs, metadata);
+  const metadataTable =
+    metadata.length === 0
+      ? []
+      : [
+          '',
+          'Metadata operations (storage tier; per GiB it read and wrote; n/a: none, or not recorded):',
+          ...table([header, ...metadataRows]),
+        ];
   const lines = [
     'Runs:',
     ...runs.map((r, i) => `  #${i + 1}  ${r.label}  ${r.path}`),
@@ -152,6 +159,7 @@ export function formatCompareTable(runs: readonly LoadedInput[]): string {
     ...table([header, ...rows, validity]),
     ...blocks,
     ...pools,
+    ...metadataTable,
     ...modelled,
     '',
     ...verdicts.flatMap((v, i) => (v.valid === false ? [`#${i + 1} ${v.text}`] : [])),

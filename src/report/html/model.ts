@@ -14,6 +14,7 @@ import { latencyOverTimeSection } from './sections/latency-over-time.js';
 import { parametersSection } from './sections/parameters.js';
 import { kvBlocksSection } from './sections/kv-blocks.js';
 import { kvPoolSection } from './sections/kv-pool.js';
+import { metadataOpsSection } from './sections/metadata-ops.js';
 import { qosSection } from './sections/qos.js';
 import type { Section, SectionBuilder } from './sections/section.js';
 import { throughputSection } from './sections/throughput.js';
@@ -37,6 +38,7 @@ export const SECTIONS: readonly SectionBuilder[] = [
   tiersSection,
   kvBlocksSection,
   kvPoolSection,
+  metadataOpsSection,
   deviceSection,
   qosSection,
   ttftSection, // modelled TTFT (issue 23)

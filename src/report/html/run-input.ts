@@ -71,6 +71,7 @@ export const ReportRunSchema = lenient(
       payload_generation: true,
       file_io: true,
       cpu_seconds: true, // issue 34
+      metadata_ops: true, // issue 34
       slab: true,
       ttft_modelled: true, // modelled TTFT (issue 23)
       ranks: true,

@@ -6,6 +6,8 @@
 // Each option of the summary is one entry of a report or a comparison: all its ranks as one system.
 import * as z from 'zod';
 import { lenient } from './timeline-contract.js';
+import { METADATA_OPS } from '../../metrics/metadata-stats.js';
+import type { MetadataOp } from '../../metrics/metadata-stats.js';
 
 /** The summary version this build reads (mlperf/merge.ts SUMMARY_SCHEMA_VERSION; a test holds them equal). */
 export const SUMMARY_VERSION_READ = '1.0.0';
@@ -16,6 +18,17 @@ const Pooled = z.object({
   p95_ms: z.number().nullable(),
   p99_ms: z.number().nullable(),
 });
+
+/** Each class of a merged metadata_ops block (mlperf/merge-metadata.ts). */
+const MergedMetadataOp = z.object({
+  count: z.number().int().nonnegative(),
+  per_second: z.number(),
+  per_gib_moved: z.number().nullable(),
+  latency: Pooled,
+});
+const MergedMetadataOps = Object.fromEntries(METADATA_OPS.map((op) => [op, MergedMetadataOp])) as Readonly<
+  Record<MetadataOp, typeof MergedMetadataOp>
+>;
 
 const RankRowSchema = z.object({
   trial: z.number().int(),
@@ -67,6 +80,16 @@ export const MergedOptionSchema = z.object({
       })
       .nullable()
       .optional(), // summaries before issue 32 have none
+    metadata_ops: z
+      .object({
+        ranks: z.number().int().nonnegative(),
+        total: z.number().int().nonnegative(),
+        per_second: z.number(),
+        per_gib_moved: z.number().nullable(),
+        ...MergedMetadataOps,
+      })
+      .nullable()
+      .optional(), // summaries before issue 34 have none
   }),
 });
 export type MergedOption = z.output<typeof MergedOptionSchema>;

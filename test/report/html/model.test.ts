@@ -24,7 +24,20 @@ test('a file without the per-second series: histogram charts only, and each miss
   assert.equal(m.title, 'kvcache-bench report: a.json (direct, 4 users)');
   assert.deepEqual(
     m.sections.map((s) => s.id),
-    ['throughput', 'latency-time', 'distributions', 'tiers', 'kv-blocks', 'kv-pool', 'device', 'qos', 'ttft', 'autoscaling', 'parameters'],
+    [
+      'throughput',
+      'latency-time',
+      'distributions',
+      'tiers',
+      'kv-blocks',
+      'kv-pool',
+      'metadata-ops',
+      'device',
+      'qos',
+      'ttft',
+      'autoscaling',
+      'parameters',
+    ],
   );
   assert.deepEqual(chartIds(m), ['dist-storage-read', 'dist-storage-write', 'dist-request']);
   assert.match(section(m, 'kv-blocks').notes[0] ?? '', /^KV blocks: not a block-granular run/);
@@ -276,6 +289,7 @@ test('a replay beside a run: the run sections chart the run as #2 (its place in 
       'tiers',
       'kv-blocks',
       'kv-pool',
+      'metadata-ops',
       'device',
       'qos',
       'ttft',
