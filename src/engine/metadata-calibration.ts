@@ -28,6 +28,12 @@ import { roundUp } from '../util/units.js';
 /** Files made per round: enough that a few MiB of journal commit settle into a per-file figure. */
 export const CALIBRATION_FILES = 128;
 export const CALIBRATION_ROUNDS = 3;
+/**
+ * More than this per file is not a file system's own writes but another writer's caught in every
+ * round (a file's journal commit is a few 4 KiB blocks: inode, bitmaps, directory, descriptor, commit;
+ * 8–34 KiB measured here on ext4): such a calibration is reported and not used by the verdict.
+ */
+export const MAX_PLAUSIBLE_BYTES_PER_FILE = 128 * 1024;
 /** Largest data size a calibration file gets (its metadata, not its data, is measured). */
 const MAX_CALIBRATION_FILE_BYTES = 64 * 1024;
 
@@ -91,6 +97,7 @@ export async function calibrateMetadataBytes(t: CalibrationTarget): Promise<Meta
     fileBytes,
     roundsBytesPerFile: rounds,
     bytesPerNewFile: Math.min(...rounds),
+    disturbed: Math.min(...rounds) > MAX_PLAUSIBLE_BYTES_PER_FILE,
     seconds: (performance.now() - t0) / 1000,
   };
 }

@@ -244,5 +244,7 @@ export interface MetadataCalibration {
   readonly roundsBytesPerFile: readonly number[];
   /** The least of the rounds: the file system's own bytes per new file. */
   readonly bytesPerNewFile: number;
+  /** Every round saw more than a file system writes for a file (another writer was busy): not used by the verdict. */
+  readonly disturbed: boolean;
   readonly seconds: number;
 }

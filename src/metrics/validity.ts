@@ -423,6 +423,9 @@ export function validityFactsOf(r: RunResult): ValidityFacts {
     mainThreadBusy: r.mainThreadBusy,
     ...(r.payload !== undefined ? { payloadWaitShare: payloadWaitShare(r.payload.consumerWaitMs, rec) } : {}),
     ...(r.fileIo !== undefined ? { fileIo: fileIoShares(r.fileIo, rec, r.elapsedSec) } : {}),
+    ...(r.metadataCalibration !== undefined && !r.metadataCalibration.disturbed && r.metadataOps !== undefined
+      ? { metadataWrites: { newFiles: r.metadataOps.create.count, bytesPerNewFile: r.metadataCalibration.bytesPerNewFile } }
+      : {}),
     capacityExplicit: r.storageSetup.capacityExplicit,
     storageLimitBytes: Number.isFinite(limit) ? limit : 0,
     storageEvictDeletes: st.evictDeleteOps,

@@ -213,6 +213,16 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
       `  tool's storage tier: read ${f(sb.read_bytes / GiB, 3)} GiB, written ${f(sb.written_bytes / GiB, 3)} GiB`,
     );
   }
+  const cal = add.metadata_calibration;
+  if (cal !== undefined)
+    lines.push(
+      `  file-system metadata (${cal.layout} layout): at most ${f(cal.bytes_per_new_file / 1024, 1)} KiB per new file (calibrated before the window)` +
+        (cal.disturbed
+          ? ': disturbed (another writer was busy on the device), not allowed for by the verdict'
+          : cal.new_files_in_window !== null && cal.expected_write_bytes !== null
+            ? ` × ${cal.new_files_in_window} files created in the window = up to ${f(cal.expected_write_bytes / GiB, 3)} GiB of the device's writes`
+            : ''),
+    );
   const slab = add.slab;
   if (slab !== undefined)
     lines.push(

@@ -19,6 +19,11 @@ export const MetadataCalibrationSchema = z
       .number()
       .nonnegative()
       .describe('the least round (another writer only adds bytes): the file system’s own bytes per new file (bytes)'),
+    disturbed: z
+      .boolean()
+      .describe(
+        'every round saw more than 128 KiB per file, more than a file system writes for one: another writer was busy, and the verdict allows nothing for metadata',
+      ),
     seconds: z.number().nonnegative().describe('time the calibration took, before the window (s)'),
     new_files_in_window: z
       .number()
@@ -30,7 +35,9 @@ export const MetadataCalibrationSchema = z
       .number()
       .nonnegative()
       .nullable()
-      .describe('new_files_in_window × bytes_per_new_file: the metadata the verdict expects on the device beside the tool’s bytes (bytes)'),
+      .describe(
+        'new_files_in_window × bytes_per_new_file: the most metadata the verdict allows on the device beside the tool’s bytes (bytes); null when not counted or disturbed',
+      ),
   })
   .describe(
     "The file system's own writes per new file, calibrated before the window (flat and fanout layouts on a block device); absent otherwise and before schema 2.8.0",
@@ -45,8 +52,9 @@ export function metadataCalibrationJson(c: MetadataCalibration, newFiles: number
     file_bytes: c.fileBytes,
     rounds_bytes_per_file: [...c.roundsBytesPerFile],
     bytes_per_new_file: c.bytesPerNewFile,
+    disturbed: c.disturbed,
     seconds: c.seconds,
     new_files_in_window: newFiles ?? null,
-    expected_write_bytes: newFiles !== undefined ? newFiles * c.bytesPerNewFile : null,
+    expected_write_bytes: newFiles !== undefined && !c.disturbed ? newFiles * c.bytesPerNewFile : null,
   };
 }

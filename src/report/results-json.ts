@@ -233,7 +233,9 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
     ...(r.kvBlocks !== undefined ? { kv_blocks: kvBlocksJson(r.kvBlocks, r.elapsedSec) } : {}),
     ...(r.kvPool !== undefined ? { kv_pool: kvPoolJson(r.kvPool, r.elapsedSec, r.kvBlocks?.stats.tokensAsked ?? 0) } : {}),
     ...(r.harnessCpu !== undefined ? { cpu_seconds: cpuSecondsJson(r.harnessCpu, kvReadBytes(st) + kvWriteBytes(st)) } : {}),
-    ...(r.metadataCalibration !== undefined ? { metadata_calibration: metadataCalibrationJson(r.metadataCalibration, undefined) } : {}),
+    ...(r.metadataCalibration !== undefined
+      ? { metadata_calibration: metadataCalibrationJson(r.metadataCalibration, r.metadataOps?.create.count) }
+      : {}),
     ...(r.slab !== undefined ? { slab: slabJson(r.slab) } : {}),
     ...(r.metadataOps !== undefined ? { metadata_ops: metadataOpsJson(r.metadataOps, elapsed, kvReadBytes(st) + kvWriteBytes(st)) } : {}),
     validity: validityJson(r),

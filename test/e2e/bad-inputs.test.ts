@@ -70,7 +70,11 @@ const CASES: readonly BadInput[] = [
   flags('unknown flag', ['--num-userz', '3'], /unknown flag '--num-userz' \(did you mean --num-users\?\)/),
   flags('single dash', ['-num-users', '3'], /unknown flag/),
   // ---- KV layouts (issue 34)
-  flags('kv layout fanout on s3', ['--kv-layout', 'fanout', '--storage-backend', 's3'], /--kv-layout fanout lays entries out in files: it needs --storage-backend file/),
+  flags(
+    'kv layout fanout on s3',
+    ['--kv-layout', 'fanout', '--storage-backend', 's3'],
+    /--kv-layout fanout lays entries out in files: it needs --storage-backend file/,
+  ),
   flags('kv layout unknown', ['--kv-layout', 'pile'], /--kv-layout/),
   flags(
     'slab slot smaller than a block',

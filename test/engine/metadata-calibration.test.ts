@@ -4,7 +4,14 @@
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
-import { CALIBRATION_FILES, CALIBRATION_ROUNDS, calibrateForRun, calibrateMetadataBytes } from '../../src/engine/metadata-calibration.js';
+import {
+  CALIBRATION_FILES,
+  CALIBRATION_ROUNDS,
+  MAX_PLAUSIBLE_BYTES_PER_FILE,
+  calibrateForRun,
+  calibrateMetadataBytes,
+} from '../../src/engine/metadata-calibration.js';
+import { metadataCalibrationJson } from '../../src/report/metadata-calibration-schema.js';
 import type { StorageTarget } from '../../src/engine/tier-stack.js';
 import { storageDeviceOf } from '../../src/metrics/diskstats.js';
 import type { DiskCounters } from '../../src/metrics/diskstats.js';
@@ -48,12 +55,35 @@ for (const layout of ['flat', 'fanout'] as const)
       assert.equal(c.fileBytes, 20 * 1024, 'the block size rounded up to 4 KiB');
       assert.deepEqual(c.roundsBytesPerFile, [9000, 6000, 7000]);
       assert.equal(c.bytesPerNewFile, 6000);
+      assert.equal(c.disturbed, false);
       assert.equal(c.filesPerRound, CALIBRATION_FILES);
       assert.equal(c.roundsBytesPerFile.length, CALIBRATION_ROUNDS);
       assert.equal(c.layout, layout);
       assert.deepEqual(readdirSync(dir), []);
     });
   });
+
+test('more than a file system writes for a file in every round: disturbed, and the results allow nothing for it', async () => {
+  await withTempDir(async (dir) => {
+    const c = await calibrateMetadataBytes({
+      dir,
+      runId: '0000aaac',
+      layout: 'flat',
+      direct: false,
+      entryBytes: 4096,
+      counters: fakeDevice(4096, [900_000, 200_000, MAX_PLAUSIBLE_BYTES_PER_FILE + 1]),
+      buffer: new Uint8Array(64 * 1024),
+    });
+    assert.equal(c.bytesPerNewFile, MAX_PLAUSIBLE_BYTES_PER_FILE + 1);
+    assert.equal(c.disturbed, true);
+    const json = metadataCalibrationJson(c, 1000);
+    assert.equal(json.new_files_in_window, 1000);
+    assert.equal(json.expected_write_bytes, null);
+    const quiet = { ...c, bytesPerNewFile: 8192, disturbed: false };
+    assert.equal(metadataCalibrationJson(quiet, 1000).expected_write_bytes, 8192 * 1000);
+    assert.equal(metadataCalibrationJson(quiet, undefined).expected_write_bytes, null);
+  });
+});
 
 test('a large entry calibrates with 64 KiB files; a device that wrote less than the data gives 0, never a negative bill', async () => {
   await withTempDir(async (dir) => {

@@ -155,7 +155,11 @@ test("fanout kind: a killed run's namespace is reported, then removed on request
       assert.equal(removed.found?.removed, 2);
       assert.equal(existsSync(join(dir, blockRel)), false);
       assert.equal(existsSync(dirname(join(dir, blockRel))), false, 'the empty fan-out levels went too');
-      assert.equal(await readFile(join(dir, old, 'notes.txt'), 'utf8'), 'not ours', 'a file not named as a block stays, and so does its directory');
+      assert.equal(
+        await readFile(join(dir, old, 'notes.txt'), 'utf8'),
+        'not ours',
+        'a file not named as a block stays, and so does its directory',
+      );
     } finally {
       await f.backend.close();
     }
