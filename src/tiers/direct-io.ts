@@ -40,7 +40,7 @@ export class ChunkReads {
     const at = this.offset;
     const bytes = Math.min(this.chunkBytes, this.size - at);
     this.offset += bytes;
-    return this.t.deviceOverlapped(() => this.fill(slot, at, bytes)).then(() => ({ slot, bytes }));
+    return this.t.deviceOverlapped(() => this.fill(slot, at, bytes));
   }
 
   /**
@@ -48,11 +48,11 @@ export class ChunkReads {
    * `got` bytes in: one read(2) unless it comes back short. Promise chains, not an async loop: this
    * runs once per small block read.
    */
-  private fill(slot: Uint8Array, at: number, bytes: number, got = 0): Promise<void> {
+  private fill(slot: Uint8Array, at: number, bytes: number, got = 0): Promise<ChunkRead> {
     const want = this.direct ? roundUp(bytes - got, DIRECT_ALIGN) : bytes - got;
     return this.fh.read(slot, got, want, at + got).then(({ bytesRead }) => {
       if (bytesRead <= 0) throw new Error(`file for entry is shorter than its ${this.size} bytes (EOF at ${at + got})`);
-      return got + bytesRead < bytes ? this.fill(slot, at, bytes, got + bytesRead) : undefined;
+      return got + bytesRead < bytes ? this.fill(slot, at, bytes, got + bytesRead) : { slot, bytes };
     });
   }
 }
