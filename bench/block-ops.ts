@@ -3,17 +3,21 @@
 // replayed closed loop with 16 KiB blocks in one file each (bench/lib/block-ops.ts). Issue 34's goal:
 // ≥ 30,000 per CPU second on a RAM-backed device, so that such a layout measures the file system.
 //
+// Beside kv-cache it runs the floor (bench/lib/block-ops-floor.ts): the same file calls per block from
+// Node with nothing else, on as many libuv threads as kv-cache has; kv-cache cannot beat it with the
+// same calls. With --compare-bin another build's bin/kv-cache.cjs joins the alternating rounds;
+// --pool N sets UV_THREADPOOL_SIZE for every side (the default is kv-cache's own rule).
+//
 // It makes nothing as root: give it a directory, ideally on a RAM-backed block device made beforehand
-// (docs/performance.md#block-operations-per-cpu-second says how). With --compare-bin another build's
-// bin/kv-cache.cjs runs in alternating rounds with this one.
+// (docs/performance.md#block-operations-per-cpu-second says how).
 //   npm run bench:block-ops -- --dir DIR [--seconds 20] [--users 16] [--rounds 3] [--capacity-gib 0]
-//     [--layout flat] [--trace FILE] [--compare-bin PATH/bin/kv-cache.cjs]
+//     [--layout flat] [--trace FILE] [--compare-bin PATH/bin/kv-cache.cjs] [--pool N] [--no-floor]
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { positiveInt } from './lib/args.js';
-import { blockOpsArgs, measureBlockOps } from './lib/block-ops.js';
-import type { BlockOpsFigures, BlockOpsRun } from './lib/block-ops.js';
+import { blockOpsArgs, kvCachePoolThreads, measureBlockOps, measureFloor } from './lib/block-ops.js';
+import type { BlockOpsRun } from './lib/block-ops.js';
 import { quote } from './lib/child.js';
 import { table } from './lib/format.js';
 import { KV_BIN, PROJECT_ROOT } from './lib/kv-cache.js';
@@ -30,6 +34,8 @@ const { values } = parseArgs({
     layout: { type: 'string', default: 'flat' },
     trace: { type: 'string', default: join(PROJECT_ROOT, '../shared/traces/mooncake_conversation_trace.jsonl') },
     'compare-bin': { type: 'string' },
+    pool: { type: 'string' },
+    'no-floor': { type: 'boolean', default: false },
   },
 });
 if (values.dir === undefined) throw new Error('--dir DIR is required: where the runs write their block files');
@@ -38,59 +44,96 @@ const rounds = positiveInt('rounds', values.rounds);
 const capacityGiB = Number(values['capacity-gib']);
 if (!Number.isFinite(capacityGiB) || capacityGiB < 0)
   throw new Error(`--capacity-gib must be a number ≥ 0, got '${values['capacity-gib']}'`);
-
-const sides = [
-  { name: 'this build', bin: KV_BIN },
-  ...(values['compare-bin'] === undefined ? [] : [{ name: 'compare', bin: resolve(values['compare-bin']) }]),
-];
+const users = positiveInt('users', values.users);
+const poolThreads = values.pool === undefined ? kvCachePoolThreads(users) : positiveInt('pool', values.pool);
+const env = values.pool === undefined ? undefined : { UV_THREADPOOL_SIZE: String(poolThreads) };
 const base: Omit<BlockOpsRun, 'bin'> = {
   dir: resolve(values.dir),
   trace: resolve(values.trace),
   seconds: positiveInt('seconds', values.seconds),
-  users: positiveInt('users', values.users),
+  users,
   capacityGiB,
   layout: values.layout,
+  ...(env === undefined ? {} : { env }),
 };
+
+/** One side's figures in a round; the floor has no main-thread share or verdict. */
+interface Figures {
+  readonly perCpuSecond: number;
+  readonly perWallSecond: number;
+  readonly mainThreadBusy?: number;
+  readonly line: string;
+}
+interface Side {
+  readonly name: string;
+  readonly measure: () => Promise<Figures>;
+}
+
+const kvCacheSide = (name: string, bin: string): Side => ({
+  name,
+  measure: async () => {
+    const f = await measureBlockOps({ ...base, bin });
+    const verdict = f.invalidBecause.length === 0 ? 'VALID' : `NOT VALID ${f.invalidBecause.join(', ')}`;
+    return {
+      ...f,
+      line: `${f.blockOps} block ops in ${f.windowSeconds.toFixed(1)} s, ${f.cpuSeconds.toFixed(2)} CPU-s, main thread busy ${(100 * f.mainThreadBusy).toFixed(1)} %, ${f.ioMode} I/O, ${verdict}`,
+    };
+  },
+});
+const sides: Side[] = [kvCacheSide('this build', KV_BIN)];
+if (values['compare-bin'] !== undefined) sides.push(kvCacheSide('compare', resolve(values['compare-bin'])));
+if (!values['no-floor'])
+  sides.push({
+    name: 'floor (Node alone)',
+    measure: async () => {
+      const f = await measureFloor(base.dir, base.seconds, users, poolThreads);
+      return {
+        ...f,
+        line: `${f.blockOps} block ops in ${f.seconds.toFixed(1)} s, ${f.cpuSeconds.toFixed(2)} CPU-s, ${f.direct ? 'direct' : 'buffered'} I/O`,
+      };
+    },
+  });
 
 const loadAverage = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 console.log(machineLine(`load average ${loadAverage()}`));
-console.log(`directory: ${base.dir} on ${await fileSystemOf(base.dir)}`);
+console.log(
+  `directory: ${base.dir} on ${await fileSystemOf(base.dir)}; libuv threads: ${poolThreads}${env === undefined ? " (kv-cache's own rule)" : ' (--pool)'}`,
+);
 console.log(`command: node ${process.argv.slice(1).map(quote).join(' ')}`);
-for (const side of sides)
-  console.log(
-    `${side.name}: node ${quote(side.bin)} ${blockOpsArgs({ ...base, bin: side.bin }, 'kv32.yaml', 'DIR/cache', 'results.json')
-      .map(quote)
-      .join(' ')}`,
-  );
+console.log(
+  `kv-cache: node BIN ${blockOpsArgs({ ...base, bin: KV_BIN }, 'kv32.yaml', 'DIR/cache', 'results.json')
+    .map(quote)
+    .join(' ')}`,
+);
 
-const results = new Map<string, BlockOpsFigures[]>(sides.map((s) => [s.name, []]));
+const results = new Map<string, Figures[]>(sides.map((s) => [s.name, []]));
 for (let round = 1; round <= rounds; round++) {
   for (const side of inRoundOrder(round, sides)) {
-    const f = await measureBlockOps({ ...base, bin: side.bin });
+    const f = await side.measure();
     results.get(side.name)?.push(f);
     console.log(
-      `round ${round} ${side.name}: ${f.blockOps} block ops in ${f.windowSeconds.toFixed(1)} s, ${f.cpuSeconds.toFixed(2)} CPU-s → ` +
-        `${Math.round(f.perCpuSecond)} per CPU-s, ${Math.round(f.perWallSecond)} per wall s, main thread busy ${(100 * f.mainThreadBusy).toFixed(1)} %, ` +
-        `${f.ioMode} I/O, ${f.invalidBecause.length === 0 ? 'VALID' : `NOT VALID ${f.invalidBecause.join(', ')}`} (load ${loadAverage()})`,
+      `round ${round} ${side.name}: ${Math.round(f.perCpuSecond)} per CPU-s, ${Math.round(f.perWallSecond)} per wall s (${f.line}; load ${loadAverage()})`,
     );
   }
 }
 
-const column = (fs: readonly BlockOpsFigures[], of: (f: BlockOpsFigures) => number, digits = 0): string =>
-  `${median(fs.map(of)).toFixed(digits)} (${fs.map((f) => of(f).toFixed(digits)).join(' / ')})`;
+const column = (fs: readonly Figures[], of: (f: Figures) => number | undefined, digits = 0): string => {
+  const xs = fs.map(of).filter((x): x is number => x !== undefined);
+  return xs.length === 0 ? '—' : `${median(xs).toFixed(digits)} (${xs.map((x) => x.toFixed(digits)).join(' / ')})`;
+};
 console.log(
   '\n' +
     table(
-      ['build', 'layout', 'I/O', 'block ops per CPU-s: median (rounds)', 'per wall s', 'main thread busy %'],
+      ['side', 'layout', 'threads', 'block ops per CPU-s: median (rounds)', 'per wall s', 'main thread busy %'],
       sides.map((s) => {
         const fs = results.get(s.name) ?? [];
         return [
           s.name,
           base.layout,
-          fs[0]?.ioMode ?? '?',
+          String(poolThreads),
           column(fs, (f) => f.perCpuSecond),
           column(fs, (f) => f.perWallSecond),
-          column(fs, (f) => 100 * f.mainThreadBusy, 1),
+          column(fs, (f) => (f.mainThreadBusy === undefined ? undefined : 100 * f.mainThreadBusy), 1),
         ];
       }),
     ),

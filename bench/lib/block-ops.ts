@@ -3,8 +3,11 @@
 // and not us. One run: a Mooncake trace replayed closed loop, unpaced, with a model of 32 bytes per
 // token (16 KiB blocks of 512 tokens, one file each), storage only, flat layout, in a directory the
 // caller provides (a RAM-backed block device for the harness's own ceiling).
+import { spawn } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FloorFigures } from './block-ops-floor.js';
 import { field, num, readJson, str } from './json.js';
 import { runKvCache } from './kv-cache.js';
 
@@ -127,4 +130,27 @@ export function figuresOf(doc: unknown): BlockOpsFigures {
     ioMode: str(doc, 'kvcache_bench', 'storage_io_mode') ?? 'unknown',
     invalidBecause: Array.isArray(reasons) ? reasons.map((r) => str(r, 'code') ?? '?') : [],
   };
+}
+
+/** libuv threads kv-cache gives itself for `users` when UV_THREADPOOL_SIZE is unset (bin/kv-cache.cjs's rule). */
+export function kvCachePoolThreads(users: number): number {
+  return Math.min(256, Math.max(4, 2 * Math.min(users, 500) + 8));
+}
+
+/** The bare-Node floor (block-ops-floor.ts) in a child process with `poolThreads` libuv threads. */
+export function measureFloor(dir: string, seconds: number, users: number, poolThreads: number): Promise<FloorFigures> {
+  const script = fileURLToPath(new URL('./block-ops-floor.js', import.meta.url));
+  return new Promise((resolve, reject) => {
+    const env = { ...process.env, UV_THREADPOOL_SIZE: String(poolThreads) };
+    const child = spawn(process.execPath, [script, dir, String(seconds), String(users)], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0) resolve(JSON.parse(stdout) as FloorFigures);
+      else reject(new Error(`the floor loop exited with ${code}: ${stderr.trim()}`));
+    });
+  });
 }
