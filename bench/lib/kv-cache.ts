@@ -7,13 +7,15 @@ import { fileURLToPath } from 'node:url';
 export const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const KV_BIN = join(PROJECT_ROOT, 'bin', 'kv-cache.cjs');
 
-/** Runs kv-cache with `args`; `onPid` sees the child's pid (for sampling /proc). */
+/** Runs kv-cache with `args`; `onPid` sees the child's pid (for sampling /proc); `bin` and `env` (added to this process's) pick another build or setting. */
 export function runKvCache(
   args: readonly string[],
   onPid?: (pid: number) => void,
+  options: { readonly bin?: string; readonly env?: Readonly<Record<string, string>> } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [KV_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = { ...process.env, ...options.env };
+    const child = spawn(process.execPath, [options.bin ?? KV_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

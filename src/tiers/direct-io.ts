@@ -1,7 +1,6 @@
 // The file tier's data movement: chunked reads that fill a slot (continuing short reads), full writes,
 // and the O_DIRECT writer that keeps file offsets block-aligned, writing aligned caller chunks as they
 // are and staging everything else. Timing goes to the operation's SplitTimer.
-import type { FileHandle } from 'node:fs/promises';
 import { DIRECT_ALIGN } from '../data/aligned.js';
 import type { DirectSlabs } from '../data/aligned.js';
 import type { ChunkSource } from '../data/chunk-source.js';
@@ -10,6 +9,7 @@ import { roundUp } from '../util/units.js';
 import { errnoCode } from './fs-info.js';
 import type { SplitTimer } from './split-timer.js';
 import type { FileIoGauge } from './file-io-gauge.js';
+import type { FileCalls } from './fd-file.js';
 
 /** Chunk reads of one entry in flight at once, staging slots permitting (FileBackend.readInto says why). */
 export const READS_IN_FLIGHT = 2;
@@ -25,7 +25,7 @@ export class ChunkReads {
   private offset = 0;
 
   constructor(
-    private readonly fh: FileHandle,
+    private readonly fh: FileCalls,
     private readonly size: number,
     private readonly chunkBytes: number,
     private readonly direct: boolean,
@@ -40,23 +40,25 @@ export class ChunkReads {
     const at = this.offset;
     const bytes = Math.min(this.chunkBytes, this.size - at);
     this.offset += bytes;
-    return this.t.deviceOverlapped(() => this.fill(slot, at, bytes)).then(() => ({ slot, bytes }));
+    return this.t.deviceOverlapped(() => this.fill(slot, at, bytes));
   }
 
-  /** Reads [at, at + bytes) of the entry into the start of `slot` (whole blocks in direct mode). */
-  private async fill(slot: Uint8Array, at: number, bytes: number): Promise<void> {
-    let got = 0;
-    while (got < bytes) {
-      const want = this.direct ? roundUp(bytes - got, DIRECT_ALIGN) : bytes - got;
-      const { bytesRead } = await this.fh.read(slot, got, want, at + got);
+  /**
+   * Reads [at, at + bytes) of the entry into the start of `slot` (whole blocks in direct mode), from
+   * `got` bytes in: one read(2) unless it comes back short. Promise chains, not an async loop: this
+   * runs once per small block read.
+   */
+  private fill(slot: Uint8Array, at: number, bytes: number, got = 0): Promise<ChunkRead> {
+    const want = this.direct ? roundUp(bytes - got, DIRECT_ALIGN) : bytes - got;
+    return this.fh.read(slot, got, want, at + got).then(({ bytesRead }) => {
       if (bytesRead <= 0) throw new Error(`file for entry is shorter than its ${this.size} bytes (EOF at ${at + got})`);
-      got += bytesRead;
-    }
+      return got + bytesRead < bytes ? this.fill(slot, at, bytes, got + bytesRead) : { slot, bytes };
+    });
   }
 }
 
 /** Writes all of `buf` at `pos`, looping over short writes. */
-export async function writeFully(fh: FileHandle, buf: Uint8Array, pos: number): Promise<void> {
+export async function writeFully(fh: FileCalls, buf: Uint8Array, pos: number): Promise<void> {
   let done = 0;
   while (done < buf.length) {
     const { bytesWritten } = await fh.write(buf, done, buf.length - done, pos + done);
@@ -97,7 +99,7 @@ export class DirectWriter {
   private slot: Uint8Array | undefined;
 
   constructor(
-    private readonly fh: FileHandle,
+    private readonly fh: FileCalls,
     private readonly ctx: WriterContext,
     private readonly t: SplitTimer,
     /** Where the entry starts in the file (a slab slot's offset; 0 for a file of its own). */

@@ -53,15 +53,36 @@ export class FileIoGauge {
   }
 
   /** Runs `call` (one fs call on the threadpool), counting it in flight until it settles. */
-  async track<T>(call: () => Promise<T>): Promise<T> {
+  track<T>(call: () => Promise<T>): Promise<T> {
+    this.callStarted();
+    let settling: Promise<T>;
+    try {
+      settling = call();
+    } catch (e) {
+      this.callEnded();
+      return Promise.reject(e);
+    }
+    return settling.then(
+      (value) => {
+        this.callEnded();
+        return value;
+      },
+      (e: unknown) => {
+        this.callEnded();
+        throw e;
+      },
+    );
+  }
+
+  /** A call is in flight from here until callEnded(): track()'s two halves, for a caller that settles the call itself. */
+  callStarted(): void {
     if (this.inFlight >= this.poolThreads) this.callsQueued++;
     if (++this.inFlight === this.poolThreads + 1) this.queuedSince = this.now();
-    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
-    try {
-      return await call();
-    } finally {
-      if (this.inFlight-- === this.poolThreads + 1) this.queuedMs += this.now() - this.queuedSince;
-    }
+    if (this.inFlight > this.maxInFlight) this.maxInFlight = this.inFlight;
+  }
+
+  callEnded(): void {
+    if (this.inFlight-- === this.poolThreads + 1) this.queuedMs += this.now() - this.queuedSince;
   }
 
   /** Awaits a staging buffer, counting the time when `wait` was not already settled (`ready`). */

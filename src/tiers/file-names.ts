@@ -8,12 +8,14 @@ import { join } from 'node:path';
 import { errnoCode } from './fs-info.js';
 
 const SAFE_CHAR = /^[A-Za-z0-9._-]$/;
+const SAFE_KEY = /^[A-Za-z0-9._-]*$/;
 
 /**
  * `<key>.bin` for keys made of [A-Za-z0-9._-]; any other UTF-16 code unit becomes `%XXXX` (hex). Since
  * `%` itself is always escaped, distinct keys give distinct names.
  */
 export function fileNameForKey(key: string): string {
+  if (SAFE_KEY.test(key)) return `${key}.bin`; // every generated and trace key: one test, not one per character
   let name = '';
   for (let i = 0; i < key.length; i++) {
     const ch = key.charAt(i);

@@ -6,7 +6,8 @@
 //
 // Timing (ms, performance.now(); waits for the ChunkSource, the sink or a free staging slot are never
 // counted; each part is measured around our own awaited fs calls, so it includes the libuv threadpool
-// hand-off and the callback's return to the event loop):
+// hand-off and the callback's return to the event loop; close(2) of an entry file runs on the event
+// loop itself where it waits for nothing, LOCAL_CLOSE_FILE_SYSTEMS in fs-info.ts, and is timed there):
 //   direct write    device = write(2) syscalls (O_DIRECT: the data reaches the device) + ftruncate
 //                            + fsync (metadata, device cache flush)
 //                   host   = open + close + copies into a staging slot (unaligned chunks only)
@@ -22,7 +23,6 @@
 import { constants as fsc } from 'node:fs';
 import { link, lstat, mkdir, mkdtemp, open, rename, rm, stat, unlink } from 'node:fs/promises';
 import type { MadeDir } from './storage-kind.js';
-import type { FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DIRECT_ALIGN, DirectSlabs } from '../data/aligned.js';
@@ -36,9 +36,11 @@ import type { ChunkSource } from '../data/chunk-source.js';
 import { ChunkReads, DirectWriter, READS_IN_FLIGHT, sizedChunks, writeFully } from './direct-io.js';
 import type { ChunkRead, FileCounters, WriterContext } from './direct-io.js';
 import { entryFileName, newRunId, RUN_ID } from './file-names.js';
-import { errnoCode, fileAllocatedBytes, fileSystemOf } from './fs-info.js';
+import { errnoCode, fileAllocatedBytes, fileSystemOf, LOCAL_CLOSE_FILE_SYSTEMS } from './fs-info.js';
 import type { IoMode } from './io-mode.js';
 import { SplitTimer } from './split-timer.js';
+import { FdFile } from './fd-file.js';
+import type { FileCalls } from './fd-file.js';
 import { FileIoGauge } from './file-io-gauge.js';
 import { IGNORE_METADATA, metadataCall } from './metadata-ops.js';
 import type { MetadataOp, MetadataOpSink } from './metadata-ops.js';
@@ -234,10 +236,11 @@ export class FileBackend implements Backend {
     // O_NOFOLLOW: rewriting an entry of ours never writes through a link put in its place (a shared cache dir).
     const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | fsc.O_NOFOLLOW | exclusive | (direct ? fsc.O_DIRECT : 0);
     const t = new SplitTimer(this.gauge);
-    let fh: FileHandle;
+    let fh: FdFile;
     try {
       // A new file is a create; rewriting one of ours truncates it (no new name).
-      fh = await t.host(() => (ours ? open(path, flags, 0o644) : this.meta('create', () => open(path, flags, 0o644))));
+      const opening = (): Promise<FdFile> => FdFile.open(path, flags, 0o644);
+      fh = await t.host(() => (ours ? opening() : this.meta('create', opening)));
     } catch (e) {
       if (ours) await this.unlink(path).catch(() => undefined); // the old entry is unusable now
       throw errnoCode(e) === 'EEXIST' ? new ForeignFileError(path) : e;
@@ -257,7 +260,7 @@ export class FileBackend implements Backend {
   }
 
   /** Writes the whole source into the open file, syncs it and closes it (both when the write fails). */
-  private async fill(key: string, source: ChunkSource, fh: FileHandle, t: SplitTimer): Promise<void> {
+  private async fill(key: string, source: ChunkSource, fh: FileCalls, t: SplitTimer): Promise<void> {
     const writer = this.effectiveIoMode === 'direct' ? new DirectWriter(fh, this.ctx, t) : undefined;
     try {
       if (writer === undefined) await this.streamBuffered(key, source, fh, t);
@@ -273,7 +276,8 @@ export class FileBackend implements Backend {
       await t.device(() => fh.sync());
     } finally {
       writer?.release();
-      await t.host(() => fh.close());
+      const closing = this.closeFile(fh, t);
+      if (closing !== undefined) await closing;
     }
   }
 
@@ -293,9 +297,9 @@ export class FileBackend implements Backend {
     const t = new SplitTimer(this.gauge);
     await t.host(() => this.fanoutDirs(dirname(final)));
     const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW | (direct ? fsc.O_DIRECT : 0);
-    let fh: FileHandle;
+    let fh: FdFile;
     try {
-      fh = await t.host(() => this.meta('create', () => open(temp, flags, 0o644)));
+      fh = await t.host(() => this.meta('create', () => FdFile.open(temp, flags, 0o644)));
     } catch (e) {
       throw errnoCode(e) === 'EEXIST' ? new ForeignFileError(temp) : e;
     }
@@ -399,7 +403,7 @@ export class FileBackend implements Backend {
   }
 
   /** Buffered write: whole chunks handed to the page cache, at most chunkBytes per syscall. */
-  private async streamBuffered(key: string, source: ChunkSource, fh: FileHandle, t: SplitTimer): Promise<void> {
+  private async streamBuffered(key: string, source: ChunkSource, fh: FileCalls, t: SplitTimer): Promise<void> {
     let pos = 0;
     for await (const [chunk] of sizedChunks(key, source)) {
       for (let off = 0; off < chunk.length; off += this.chunkBytes) {
@@ -426,15 +430,15 @@ export class FileBackend implements Backend {
     this.assertOpen();
     const direct = this.effectiveIoMode === 'direct';
     const pooled = this.poolOptions !== undefined;
-    // Untimed: a harness limit, not storage; the gauge counts it.
-    const slot = await this.gauge.staging(this.ctx.slots.acquire(), this.ctx.slots.available > 0);
+    // Untimed: a harness limit, not storage; the gauge counts it (a free slot is taken without a promise).
+    const slot = this.ctx.slots.tryAcquire() ?? (await this.gauge.staging(this.ctx.slots.acquire(), false));
     const t = new SplitTimer(this.gauge);
     let read: number;
     try {
-      let fh: FileHandle;
+      let fh: FdFile;
       try {
         const flags = fsc.O_RDONLY | (direct ? fsc.O_DIRECT : 0) | (pooled ? fsc.O_NOFOLLOW | fsc.O_NONBLOCK : 0);
-        fh = await t.host(() => open(this.pathFor(key), flags));
+        fh = await t.host(() => FdFile.open(this.pathFor(key), flags));
       } catch (e) {
         throw ABSENT.has(errnoCode(e) ?? '') ? new EntryNotFoundError(this.tier, key) : e;
       }
@@ -445,7 +449,8 @@ export class FileBackend implements Backend {
         }
         read = await this.readInto(fh, size, slot, t, sink);
       } finally {
-        await t.host(() => fh.close());
+        const closing = this.closeFile(fh, t);
+        if (closing !== undefined) await closing;
       }
     } finally {
       this.ctx.slots.release(slot);
@@ -461,7 +466,7 @@ export class FileBackend implements Backend {
    * and, on a virtio disk, ~25 % below fio's psync reads of the same size). Device time is the wall
    * time during which at least one read was in flight, so overlapped reads are not counted twice.
    */
-  private async readInto(fh: FileHandle, size: number, slot: Uint8Array, t: SplitTimer, sink: ChunkSink | undefined): Promise<number> {
+  private async readInto(fh: FileCalls, size: number, slot: Uint8Array, t: SplitTimer, sink: ChunkSink | undefined): Promise<number> {
     const direct = this.effectiveIoMode === 'direct';
     const spares = this.spareSlots(Math.ceil(size / slot.length) - 1);
     const chunks = new ChunkReads(fh, size, slot.length, direct, t);
@@ -480,7 +485,7 @@ export class FileBackend implements Backend {
       }
       return pos;
     } finally {
-      await Promise.allSettled(pending); // the kernel may still be writing into a slot: never release it before
+      if (pending.length > 0) await Promise.allSettled(pending); // the kernel may still be writing into a slot: never release it before
       for (const spare of spares) this.ctx.slots.release(spare);
     }
   }
@@ -521,6 +526,16 @@ export class FileBackend implements Backend {
     // A private fan-out namespace goes with its blocks (only its empty fan-out directories are left).
     if (this.poolOptions === undefined && this.fanoutDir !== undefined) await removeEmptyFanout(this.fanoutDir);
     if (this.ownsDir) await rm(this.dir, { recursive: true, force: true });
+  }
+
+  /**
+   * Closes an entry file, timed as host time: at once on the event loop where that waits for nothing
+   * (LOCAL_CLOSE_FILE_SYSTEMS), else on the threadpool (the promise to await).
+   */
+  private closeFile(fh: FileCalls, t: SplitTimer): Promise<void> | undefined {
+    if (!(fh instanceof FdFile && LOCAL_CLOSE_FILE_SYSTEMS.has(this.fileSystem))) return t.host(() => fh.close());
+    t.hostSync(() => fh.closeNow());
+    return undefined;
   }
 
   /** unlink(2) on the threadpool, counted by the gauge (an eviction's delete competes with the I/O) and timed as a metadata call. */

@@ -1,6 +1,6 @@
 // Host and device time of one file operation, measured around our own awaited fs calls (so each part
-// includes the libuv threadpool hand-off and the callback's return to the event loop). file.ts says
-// which calls count as which.
+// includes the libuv threadpool hand-off and the callback's return to the event loop) and around
+// calls made on the event loop itself (hostSync). file.ts says which calls count as which.
 import { performance } from 'node:perf_hooks';
 import { timing } from './backend.js';
 import type { IOTiming } from './backend.js';
@@ -19,21 +19,19 @@ export class SplitTimer {
   constructor(private readonly gauge?: FileIoGauge) {}
 
   device<T>(op: () => Promise<T>): Promise<T> {
-    return this.timed(op, (ms) => (this.deviceMs += ms));
+    return this.timed(op, true);
   }
 
   host<T>(op: () => Promise<T>): Promise<T> {
-    return this.timed(op, (ms) => (this.hostMs += ms));
+    return this.timed(op, false);
   }
 
   /** Device time of operations that may overlap: the wall time during which at least one is in flight. */
-  async deviceOverlapped<T>(op: () => Promise<T>): Promise<T> {
+  deviceOverlapped<T>(op: () => Promise<T>): Promise<T> {
     if (this.overlapping++ === 0) this.busySince = performance.now();
-    try {
-      return await this.call(op);
-    } finally {
+    return this.call(op, () => {
       if (--this.overlapping === 0) this.deviceMs += performance.now() - this.busySince;
-    }
+    });
   }
 
   hostSync(op: () => void): void {
@@ -46,16 +44,42 @@ export class SplitTimer {
     return timing(this.hostMs, this.deviceMs);
   }
 
-  private call<T>(op: () => Promise<T>): Promise<T> {
-    return this.gauge === undefined ? op() : this.gauge.track(op);
+  private timed<T>(op: () => Promise<T>, device: boolean): Promise<T> {
+    const t0 = performance.now();
+    return this.call(op, () => {
+      const ms = performance.now() - t0;
+      if (device) this.deviceMs += ms;
+      else this.hostMs += ms;
+    });
   }
 
-  private async timed<T>(op: () => Promise<T>, add: (ms: number) => void): Promise<T> {
-    const t0 = performance.now();
+  /**
+   * `op`'s promise, with `ended` run once it settles (after the gauge counts it settled). One `then`, not
+   * an async function per layer: with one small file per KV block these wrappers ran per fs call.
+   */
+  private call<T>(op: () => Promise<T>, ended: () => void): Promise<T> {
+    const gauge = this.gauge;
+    gauge?.callStarted();
+    const settled = (): void => {
+      gauge?.callEnded();
+      ended();
+    };
+    let running: Promise<T>;
     try {
-      return await this.call(op);
-    } finally {
-      add(performance.now() - t0);
+      running = op();
+    } catch (e) {
+      settled();
+      return Promise.reject(e);
     }
+    return running.then(
+      (value) => {
+        settled();
+        return value;
+      },
+      (e: unknown) => {
+        settled();
+        throw e;
+      },
+    );
   }
 }

@@ -1,0 +1,140 @@
+// bench:block-ops — block operations (one KV block read or written on the storage tier) per CPU second
+// of the whole process, per wall second, and the main thread's busy share, for a Mooncake trace
+// replayed closed loop with 16 KiB blocks in one file each (bench/lib/block-ops.ts). Issue 34's goal:
+// ≥ 30,000 per CPU second on a RAM-backed device, so that such a layout measures the file system.
+//
+// Beside kv-cache it runs the floor (bench/lib/block-ops-floor.ts): the same file calls per block from
+// Node with nothing else, on as many libuv threads as kv-cache has; kv-cache cannot beat it with the
+// same calls. With --compare-bin another build's bin/kv-cache.cjs joins the alternating rounds;
+// --pool N sets UV_THREADPOOL_SIZE for every side (the default is kv-cache's own rule).
+//
+// It makes nothing as root: give it a directory, ideally on a RAM-backed block device made beforehand
+// (docs/performance.md#block-operations-per-cpu-second says how).
+//   npm run bench:block-ops -- --dir DIR [--seconds 20] [--users 16] [--rounds 3] [--capacity-gib 0]
+//     [--layout flat] [--trace FILE] [--compare-bin PATH/bin/kv-cache.cjs] [--pool N] [--no-floor]
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { positiveInt } from './lib/args.js';
+import { blockOpsArgs, kvCachePoolThreads, measureBlockOps, measureFloor } from './lib/block-ops.js';
+import type { BlockOpsRun } from './lib/block-ops.js';
+import { quote } from './lib/child.js';
+import { table } from './lib/format.js';
+import { KV_BIN, PROJECT_ROOT } from './lib/kv-cache.js';
+import { fileSystemOf, machineLine } from './lib/machine.js';
+import { inRoundOrder, median } from './lib/rounds.js';
+
+const { values } = parseArgs({
+  options: {
+    dir: { type: 'string' },
+    seconds: { type: 'string', default: '20' },
+    users: { type: 'string', default: '16' },
+    rounds: { type: 'string', default: '3' },
+    'capacity-gib': { type: 'string', default: '0' },
+    layout: { type: 'string', default: 'flat' },
+    trace: { type: 'string', default: join(PROJECT_ROOT, '../shared/traces/mooncake_conversation_trace.jsonl') },
+    'compare-bin': { type: 'string' },
+    pool: { type: 'string' },
+    'no-floor': { type: 'boolean', default: false },
+  },
+});
+if (values.dir === undefined) throw new Error('--dir DIR is required: where the runs write their block files');
+if (!existsSync(values.trace)) throw new Error(`no Mooncake trace at ${values.trace} (--trace FILE)`);
+const rounds = positiveInt('rounds', values.rounds);
+const capacityGiB = Number(values['capacity-gib']);
+if (!Number.isFinite(capacityGiB) || capacityGiB < 0)
+  throw new Error(`--capacity-gib must be a number ≥ 0, got '${values['capacity-gib']}'`);
+const users = positiveInt('users', values.users);
+const poolThreads = values.pool === undefined ? kvCachePoolThreads(users) : positiveInt('pool', values.pool);
+const env = values.pool === undefined ? undefined : { UV_THREADPOOL_SIZE: String(poolThreads) };
+const base: Omit<BlockOpsRun, 'bin'> = {
+  dir: resolve(values.dir),
+  trace: resolve(values.trace),
+  seconds: positiveInt('seconds', values.seconds),
+  users,
+  capacityGiB,
+  layout: values.layout,
+  ...(env === undefined ? {} : { env }),
+};
+
+/** One side's figures in a round; the floor has no main-thread share or verdict. */
+interface Figures {
+  readonly perCpuSecond: number;
+  readonly perWallSecond: number;
+  readonly mainThreadBusy?: number;
+  readonly line: string;
+}
+interface Side {
+  readonly name: string;
+  readonly measure: () => Promise<Figures>;
+}
+
+const kvCacheSide = (name: string, bin: string): Side => ({
+  name,
+  measure: async () => {
+    const f = await measureBlockOps({ ...base, bin });
+    const verdict = f.invalidBecause.length === 0 ? 'VALID' : `NOT VALID ${f.invalidBecause.join(', ')}`;
+    return {
+      ...f,
+      line: `${f.blockOps} block ops in ${f.windowSeconds.toFixed(1)} s, ${f.cpuSeconds.toFixed(2)} CPU-s, main thread busy ${(100 * f.mainThreadBusy).toFixed(1)} %, ${f.ioMode} I/O, ${verdict}`,
+    };
+  },
+});
+const sides: Side[] = [kvCacheSide('this build', KV_BIN)];
+if (values['compare-bin'] !== undefined) sides.push(kvCacheSide('compare', resolve(values['compare-bin'])));
+if (!values['no-floor'])
+  sides.push({
+    name: 'floor (Node alone)',
+    measure: async () => {
+      const f = await measureFloor(base.dir, base.seconds, users, poolThreads);
+      return {
+        ...f,
+        line: `${f.blockOps} block ops in ${f.seconds.toFixed(1)} s, ${f.cpuSeconds.toFixed(2)} CPU-s, ${f.direct ? 'direct' : 'buffered'} I/O`,
+      };
+    },
+  });
+
+const loadAverage = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+console.log(machineLine(`load average ${loadAverage()}`));
+console.log(
+  `directory: ${base.dir} on ${await fileSystemOf(base.dir)}; libuv threads: ${poolThreads}${env === undefined ? " (kv-cache's own rule)" : ' (--pool)'}`,
+);
+console.log(`command: node ${process.argv.slice(1).map(quote).join(' ')}`);
+console.log(
+  `kv-cache: node BIN ${blockOpsArgs({ ...base, bin: KV_BIN }, 'kv32.yaml', 'DIR/cache', 'results.json')
+    .map(quote)
+    .join(' ')}`,
+);
+
+const results = new Map<string, Figures[]>(sides.map((s) => [s.name, []]));
+for (let round = 1; round <= rounds; round++) {
+  for (const side of inRoundOrder(round, sides)) {
+    const f = await side.measure();
+    results.get(side.name)?.push(f);
+    console.log(
+      `round ${round} ${side.name}: ${Math.round(f.perCpuSecond)} per CPU-s, ${Math.round(f.perWallSecond)} per wall s (${f.line}; load ${loadAverage()})`,
+    );
+  }
+}
+
+const column = (fs: readonly Figures[], of: (f: Figures) => number | undefined, digits = 0): string => {
+  const xs = fs.map(of).filter((x): x is number => x !== undefined);
+  return xs.length === 0 ? '—' : `${median(xs).toFixed(digits)} (${xs.map((x) => x.toFixed(digits)).join(' / ')})`;
+};
+console.log(
+  '\n' +
+    table(
+      ['side', 'layout', 'threads', 'block ops per CPU-s: median (rounds)', 'per wall s', 'main thread busy %'],
+      sides.map((s) => {
+        const fs = results.get(s.name) ?? [];
+        return [
+          s.name,
+          base.layout,
+          String(poolThreads),
+          column(fs, (f) => f.perCpuSecond),
+          column(fs, (f) => f.perWallSecond),
+          column(fs, (f) => (f.mainThreadBusy === undefined ? undefined : 100 * f.mainThreadBusy), 1),
+        ];
+      }),
+    ),
+);
