@@ -14,8 +14,8 @@
 // bound: the verdict allows `new files in the window × that` beside the tool's bytes
 // (metrics/validity.ts), which names the metadata and still catches any writer larger than the bound.
 import { constants as fsc } from 'node:fs';
-import { mkdir, open, rename, rm, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, open, rename, rm, rmdir, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { AlignedSlab, DIRECT_ALIGN } from '../data/aligned.js';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
@@ -66,14 +66,25 @@ async function makeFile(dir: string, i: number, t: CalibrationTarget, bytes: Uin
   return final;
 }
 
-/** One round: the files made and removed, and the directory synced so the journal commits the removals too. */
-async function round(t: CalibrationTarget, dir: string, bytes: Uint8Array): Promise<number> {
+/**
+ * One round: the files made and removed, and the directory synced so the journal commits the removals
+ * too. `newDirs`: each file in a directory of its own made just before it, as a fan-out run's blocks
+ * land in fresh fan-out directories (removed with the files).
+ */
+async function round(t: CalibrationTarget, dir: string, bytes: Uint8Array, newDirs: boolean): Promise<number> {
   const before = await t.counters();
   await mkdir(dir);
   const made: string[] = [];
   try {
-    for (let i = 0; i < CALIBRATION_FILES; i++) made.push(await makeFile(dir, i, t, bytes));
-    for (const f of made.splice(0)) await unlink(f);
+    for (let i = 0; i < CALIBRATION_FILES; i++) {
+      const into = newDirs ? join(dir, `d${i}`) : dir;
+      if (newDirs) await mkdir(into);
+      made.push(await makeFile(into, i, t, bytes));
+    }
+    for (const f of made.splice(0)) {
+      await unlink(f);
+      if (newDirs) await rmdir(dirname(f));
+    }
     const dh = await open(dir, fsc.O_RDONLY | fsc.O_DIRECTORY);
     await dh.sync().finally(() => dh.close());
   } finally {
@@ -89,15 +100,26 @@ export async function calibrateMetadataBytes(t: CalibrationTarget): Promise<Meta
   if (t.buffer.length < fileBytes) throw new RangeError(`the calibration buffer holds ${t.buffer.length} bytes; ${fileBytes} are needed`);
   const bytes = t.buffer.subarray(0, fileBytes);
   const t0 = performance.now();
-  const rounds: number[] = [];
-  for (let r = 0; r < CALIBRATION_ROUNDS; r++) rounds.push(await round(t, join(t.dir, `.kvc-calibrate-${t.runId}-${r}`), bytes));
+  const rounds = async (newDirs: boolean): Promise<number[]> => {
+    const found: number[] = [];
+    for (let r = 0; r < CALIBRATION_ROUNDS; r++)
+      found.push(await round(t, join(t.dir, `.kvc-calibrate-${t.runId}-${newDirs ? 'd' : 'f'}${r}`), bytes, newDirs));
+    return found;
+  };
+  const files = await rounds(false);
+  const bytesPerNewFile = Math.min(...files);
+  // Fan-out runs make directories as blocks arrive: what a new directory adds, from files each in a new one.
+  const inDirs = t.layout === 'fanout' ? await rounds(true) : undefined;
+  const bytesPerNewDir = inDirs !== undefined ? Math.max(0, Math.min(...inDirs) - bytesPerNewFile) : null;
   return {
     layout: t.layout,
     filesPerRound: CALIBRATION_FILES,
     fileBytes,
-    roundsBytesPerFile: rounds,
-    bytesPerNewFile: Math.min(...rounds),
-    disturbed: Math.min(...rounds) > MAX_PLAUSIBLE_BYTES_PER_FILE,
+    roundsBytesPerFile: files,
+    bytesPerNewFile,
+    roundsBytesPerFileInNewDir: inDirs ?? null,
+    bytesPerNewDir,
+    disturbed: bytesPerNewFile > MAX_PLAUSIBLE_BYTES_PER_FILE || (bytesPerNewDir ?? 0) > MAX_PLAUSIBLE_BYTES_PER_FILE,
     seconds: (performance.now() - t0) / 1000,
   };
 }

@@ -244,6 +244,10 @@ export interface MetadataCalibration {
   readonly roundsBytesPerFile: readonly number[];
   /** The least of the rounds: the file system's own bytes per new file. */
   readonly bytesPerNewFile: number;
+  /** Fanout: per round, the same with each file in a directory made for it; null for flat. */
+  readonly roundsBytesPerFileInNewDir: readonly number[] | null;
+  /** Fanout: what a new directory adds (the least such round less bytesPerNewFile); null for flat. */
+  readonly bytesPerNewDir: number | null;
   /** Every round saw more than a file system writes for a file (another writer was busy): not used by the verdict. */
   readonly disturbed: boolean;
   readonly seconds: number;

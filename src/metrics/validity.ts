@@ -66,7 +66,13 @@ export interface ValidityFacts {
    * A file-per-block layout's own file-system writes (engine/metadata-calibration.ts): the new files
    * made in the window and the bytes the file system wrote per new file when calibrated before it.
    */
-  readonly metadataWrites?: { readonly newFiles: number; readonly bytesPerNewFile: number };
+  readonly metadataWrites?: {
+    readonly newFiles: number;
+    readonly bytesPerNewFile: number;
+    /** Directories made in the window (fan-out levels) and what each adds; 0 for flat. */
+    readonly newDirs: number;
+    readonly bytesPerNewDir: number;
+  };
   readonly capacityExplicit: boolean;
   readonly storageLimitBytes: number;
   readonly storageEvictDeletes: number;
@@ -187,10 +193,15 @@ export const checkDeviceBytes: Check = (v) => {
 /** The metadata bytes a run's new files are expected to cost, and their words; undefined when there are none. */
 function metadataBill(m: ValidityFacts['metadataWrites']): { bytes: number; what: string } | undefined {
   if (m === undefined || m.newFiles <= 0 || m.bytesPerNewFile <= 0) return undefined;
-  const bytes = m.newFiles * m.bytesPerNewFile;
+  const bytes = m.newFiles * m.bytesPerNewFile + m.newDirs * m.bytesPerNewDir;
+  const kib = (b: number): string => `${(b / 1024).toFixed(1)} KiB`;
+  const dirs =
+    m.newDirs > 0 && m.bytesPerNewDir > 0
+      ? ` and ${m.newDirs.toLocaleString('en-US')} directories (at most ${kib(m.bytesPerNewDir)} each)`
+      : '';
   return {
     bytes,
-    what: `the ${m.newFiles.toLocaleString('en-US')} files created in the window (at most ${(m.bytesPerNewFile / 1024).toFixed(1)} KiB each, calibrated before the window: up to ${gib(bytes)})`,
+    what: `the ${m.newFiles.toLocaleString('en-US')} files created in the window (at most ${kib(m.bytesPerNewFile)} each)${dirs}, calibrated before the window: up to ${gib(bytes)}`,
   };
 }
 
@@ -424,7 +435,14 @@ export function validityFactsOf(r: RunResult): ValidityFacts {
     ...(r.payload !== undefined ? { payloadWaitShare: payloadWaitShare(r.payload.consumerWaitMs, rec) } : {}),
     ...(r.fileIo !== undefined ? { fileIo: fileIoShares(r.fileIo, rec, r.elapsedSec) } : {}),
     ...(r.metadataCalibration !== undefined && !r.metadataCalibration.disturbed && r.metadataOps !== undefined
-      ? { metadataWrites: { newFiles: r.metadataOps.create.count, bytesPerNewFile: r.metadataCalibration.bytesPerNewFile } }
+      ? {
+          metadataWrites: {
+            newFiles: r.metadataOps.create.count,
+            bytesPerNewFile: r.metadataCalibration.bytesPerNewFile,
+            newDirs: r.metadataOps.mkdir.count,
+            bytesPerNewDir: r.metadataCalibration.bytesPerNewDir ?? 0,
+          },
+        }
       : {}),
     capacityExplicit: r.storageSetup.capacityExplicit,
     storageLimitBytes: Number.isFinite(limit) ? limit : 0,

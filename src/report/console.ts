@@ -220,7 +220,7 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
         (cal.disturbed
           ? ': disturbed (another writer was busy on the device), not allowed for by the verdict'
           : cal.new_files_in_window !== null && cal.expected_write_bytes !== null
-            ? ` × ${cal.new_files_in_window} files created in the window = up to ${f(cal.expected_write_bytes / GiB, 3)} GiB of the device's writes`
+            ? ` × ${cal.new_files_in_window} files created in the window${cal.bytes_per_new_dir !== null ? `, ${f(cal.bytes_per_new_dir / 1024, 1)} KiB per new directory × ${cal.new_dirs_in_window ?? 0}` : ''} = up to ${f(cal.expected_write_bytes / GiB, 3)} GiB of the device's writes`
             : ''),
     );
   const slab = add.slab;

@@ -19,6 +19,21 @@ export const MetadataCalibrationSchema = z
       .number()
       .nonnegative()
       .describe('the least round (another writer only adds bytes): the file system’s own bytes per new file (bytes)'),
+    rounds_bytes_per_file_in_new_dir: z
+      .array(z.number().nonnegative())
+      .nullable()
+      .describe('fanout: per round, the same with each file in a directory made for it (bytes); null for flat'),
+    bytes_per_new_dir: z
+      .number()
+      .nonnegative()
+      .nullable()
+      .describe('fanout: what a new fan-out directory adds (the least such round less bytes_per_new_file; bytes); null for flat'),
+    new_dirs_in_window: z
+      .number()
+      .int()
+      .nonnegative()
+      .nullable()
+      .describe('directories the storage tier made in the measured window (metadata_ops.mkdir); null when not counted'),
     disturbed: z
       .boolean()
       .describe(
@@ -36,7 +51,7 @@ export const MetadataCalibrationSchema = z
       .nonnegative()
       .nullable()
       .describe(
-        'new_files_in_window × bytes_per_new_file: the most metadata the verdict allows on the device beside the tool’s bytes (bytes); null when not counted or disturbed',
+        'new_files_in_window × bytes_per_new_file (+ new_dirs_in_window × bytes_per_new_dir): the most metadata the verdict allows on the device beside the tool’s bytes (bytes); null when not counted or disturbed',
       ),
   })
   .describe(
@@ -45,16 +60,23 @@ export const MetadataCalibrationSchema = z
 
 export type MetadataCalibrationJson = z.infer<typeof MetadataCalibrationSchema>;
 
-export function metadataCalibrationJson(c: MetadataCalibration, newFiles: number | undefined): MetadataCalibrationJson {
+export function metadataCalibrationJson(
+  c: MetadataCalibration,
+  counted: { readonly files: number; readonly dirs: number } | undefined,
+): MetadataCalibrationJson {
   return {
     layout: c.layout,
     files_per_round: c.filesPerRound,
     file_bytes: c.fileBytes,
     rounds_bytes_per_file: [...c.roundsBytesPerFile],
     bytes_per_new_file: c.bytesPerNewFile,
+    rounds_bytes_per_file_in_new_dir: c.roundsBytesPerFileInNewDir === null ? null : [...c.roundsBytesPerFileInNewDir],
+    bytes_per_new_dir: c.bytesPerNewDir,
+    new_dirs_in_window: counted?.dirs ?? null,
     disturbed: c.disturbed,
     seconds: c.seconds,
-    new_files_in_window: newFiles ?? null,
-    expected_write_bytes: newFiles !== undefined && !c.disturbed ? newFiles * c.bytesPerNewFile : null,
+    new_files_in_window: counted?.files ?? null,
+    expected_write_bytes:
+      counted !== undefined && !c.disturbed ? counted.files * c.bytesPerNewFile + counted.dirs * (c.bytesPerNewDir ?? 0) : null,
   };
 }

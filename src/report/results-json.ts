@@ -234,7 +234,12 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
     ...(r.kvPool !== undefined ? { kv_pool: kvPoolJson(r.kvPool, r.elapsedSec, r.kvBlocks?.stats.tokensAsked ?? 0) } : {}),
     ...(r.harnessCpu !== undefined ? { cpu_seconds: cpuSecondsJson(r.harnessCpu, kvReadBytes(st) + kvWriteBytes(st)) } : {}),
     ...(r.metadataCalibration !== undefined
-      ? { metadata_calibration: metadataCalibrationJson(r.metadataCalibration, r.metadataOps?.create.count) }
+      ? {
+          metadata_calibration: metadataCalibrationJson(
+            r.metadataCalibration,
+            r.metadataOps !== undefined ? { files: r.metadataOps.create.count, dirs: r.metadataOps.mkdir.count } : undefined,
+          ),
+        }
       : {}),
     ...(r.slab !== undefined ? { slab: slabJson(r.slab) } : {}),
     ...(r.metadataOps !== undefined ? { metadata_ops: metadataOpsJson(r.metadataOps, elapsed, kvReadBytes(st) + kvWriteBytes(st)) } : {}),

@@ -49,13 +49,16 @@ for (const layout of ['flat', 'fanout'] as const)
         layout,
         direct: false,
         entryBytes: 16 * 1024 + 1,
-        counters: fakeDevice(20 * 1024, [9000, 6000, 7000]),
+        counters: fakeDevice(20 * 1024, [9000, 6000, 7000, 20_000, 15_000, 18_000]),
         buffer: new Uint8Array(64 * 1024),
       });
       assert.equal(c.fileBytes, 20 * 1024, 'the block size rounded up to 4 KiB');
       assert.deepEqual(c.roundsBytesPerFile, [9000, 6000, 7000]);
       assert.equal(c.bytesPerNewFile, 6000);
       assert.equal(c.disturbed, false);
+      // Fanout also makes files each in a new directory: what a directory adds is the least such round less a file's.
+      assert.deepEqual(c.roundsBytesPerFileInNewDir, layout === 'fanout' ? [20_000, 15_000, 18_000] : null);
+      assert.equal(c.bytesPerNewDir, layout === 'fanout' ? 9000 : null);
       assert.equal(c.filesPerRound, CALIBRATION_FILES);
       assert.equal(c.roundsBytesPerFile.length, CALIBRATION_ROUNDS);
       assert.equal(c.layout, layout);
@@ -76,12 +79,15 @@ test('more than a file system writes for a file in every round: disturbed, and t
     });
     assert.equal(c.bytesPerNewFile, MAX_PLAUSIBLE_BYTES_PER_FILE + 1);
     assert.equal(c.disturbed, true);
-    const json = metadataCalibrationJson(c, 1000);
+    const json = metadataCalibrationJson(c, { files: 1000, dirs: 0 });
     assert.equal(json.new_files_in_window, 1000);
     assert.equal(json.expected_write_bytes, null);
     const quiet = { ...c, bytesPerNewFile: 8192, disturbed: false };
-    assert.equal(metadataCalibrationJson(quiet, 1000).expected_write_bytes, 8192 * 1000);
+    assert.equal(metadataCalibrationJson(quiet, { files: 1000, dirs: 0 }).expected_write_bytes, 8192 * 1000);
     assert.equal(metadataCalibrationJson(quiet, undefined).expected_write_bytes, null);
+    const withDirs = metadataCalibrationJson({ ...quiet, bytesPerNewDir: 4096 }, { files: 1000, dirs: 10 });
+    assert.equal(withDirs.expected_write_bytes, 8192 * 1000 + 4096 * 10);
+    assert.equal(withDirs.new_dirs_in_window, 10);
   });
 });
 
@@ -138,6 +144,8 @@ test("on the temp directory's own device: three rounds measured, the least taken
     assert.equal(c.fileBytes, 16 * 1024);
     assert.equal(c.roundsBytesPerFile.length, 3);
     assert.equal(c.bytesPerNewFile, Math.min(...c.roundsBytesPerFile));
+    assert.equal(c.roundsBytesPerFileInNewDir?.length, 3);
+    assert.ok(c.bytesPerNewDir !== null && c.bytesPerNewDir >= 0);
     assert.ok(c.seconds > 0);
     assert.deepEqual(readdirSync(dir), []);
   });

@@ -85,13 +85,13 @@ test("a file-per-block layout's metadata writes: named, not blamed on another pr
     ...SOUND,
     toolWriteBytes: 0.636 * GiB,
     device: { name: 'vda', readBytes: 10 * GiB, writeBytes: 0.869 * GiB },
-    metadataWrites: { newFiles: 40_000, bytesPerNewFile: 6 * 1024 },
+    metadataWrites: { newFiles: 40_000, bytesPerNewFile: 6 * 1024, newDirs: 0, bytesPerNewDir: 0 },
   };
   assert.deepEqual(checkDeviceBytes(small), [
     {
       code: 'device_writes_metadata',
       message:
-        "vda wrote 0.869 GiB, the tool wrote 0.636 GiB (+36.6 %): the file system's own writes for the 40,000 files created in the window (at most 6.0 KiB each, calibrated before the window: up to 0.229 GiB) account for the difference (file-per-block layouts pay them; --kv-layout slab does not)",
+        "vda wrote 0.869 GiB, the tool wrote 0.636 GiB (+36.6 %): the file system's own writes for the 40,000 files created in the window (at most 6.0 KiB each), calibrated before the window: up to 0.229 GiB account for the difference (file-per-block layouts pay them; --kv-layout slab does not)",
       severity: 'warning',
     },
   ]);
@@ -106,7 +106,20 @@ test("a file-per-block layout's metadata writes: named, not blamed on another pr
     /\(\+83\.8 %\), more than the file system's own writes for the 40,000 files created .* explain: another process wrote to the device/,
   );
   // Without a calibration (or with no new files) the excess stays another process's.
-  assert.deepEqual(codes({ ...small, metadataWrites: { newFiles: 0, bytesPerNewFile: 6144 } }), ['device_writes_exceed_tool']);
+  assert.deepEqual(codes({ ...small, metadataWrites: { newFiles: 0, bytesPerNewFile: 6144, newDirs: 0, bytesPerNewDir: 0 } }), [
+    'device_writes_exceed_tool',
+  ]);
+  // Fanout: the directories made in the window are allowed for too.
+  const fanout: ValidityFacts = {
+    ...small,
+    device: { name: 'vda', readBytes: 10 * GiB, writeBytes: 1.169 * GiB },
+    metadataWrites: { newFiles: 40_000, bytesPerNewFile: 6 * 1024, newDirs: 30_000, bytesPerNewDir: 12 * 1024 },
+  };
+  assert.deepEqual(checkDeviceBytes(fanout)[0]?.code, 'device_writes_metadata');
+  assert.match(
+    checkDeviceBytes(fanout)[0]?.message ?? '',
+    /40,000 files created in the window \(at most 6\.0 KiB each\) and 30,000 directories \(at most 12\.0 KiB each\), calibrated before the window: up to 0\.572 GiB/,
+  );
   const { metadataWrites: _m, ...uncalibrated } = small;
   assert.deepEqual(codes(uncalibrated), ['device_writes_exceed_tool']);
   // Reads are never explained by metadata.
