@@ -25,7 +25,12 @@ export interface TextLinesOptions {
 }
 
 /** The file's lines without their `\n` / `\r\n`, streamed; a problem throws `options.fail(problem)`. */
-export async function* readTextLines(file: string, options: TextLinesOptions): AsyncGenerator<string> {
+export function readTextLines(file: string, options: TextLinesOptions): AsyncGenerator<string> {
+  return eachLine(readTextLineBatches(file, options));
+}
+
+/** readTextLines a read chunk at a time: the complete lines of each chunk in one array (some may be empty). */
+export async function* readTextLineBatches(file: string, options: TextLinesOptions): AsyncGenerator<string[]> {
   // Checked without opening: opening a FIFO would block.
   const checked = await checkInputFileAsync(file);
   if (!checked.ok) throw options.fail({ kind: 'unusable', problem: checked.problem });
@@ -43,7 +48,7 @@ export async function* readTextLines(file: string, options: TextLinesOptions): A
   }
   const stream = handle.createReadStream({ encoding: 'utf8', highWaterMark: options.chunkBytes });
   try {
-    yield* splitTextLines(stream as AsyncIterable<string>, options);
+    yield* splitTextLineBatches(stream as AsyncIterable<string>, options);
   } finally {
     stream.destroy();
   }
@@ -53,31 +58,46 @@ export async function* readTextLines(file: string, options: TextLinesOptions): A
  * The lines of a stream of text chunks (a file, a decompressor's output), without their `\n` / `\r\n`;
  * a line past `maxLineChars` or a failing stream throws `options.fail(problem)`.
  */
-export async function* splitTextLines(
+export function splitTextLines(chunks: AsyncIterable<string>, options: Omit<TextLinesOptions, 'chunkBytes'>): AsyncGenerator<string> {
+  return eachLine(splitTextLineBatches(chunks, options));
+}
+
+/**
+ * splitTextLines a chunk at a time: the lines a chunk completes, in one array (none when it completes
+ * none), so a reader that keeps up pays the generator's promises per chunk, not per line.
+ */
+export async function* splitTextLineBatches(
   chunks: AsyncIterable<string>,
   options: Omit<TextLinesOptions, 'chunkBytes'>,
-): AsyncGenerator<string> {
+): AsyncGenerator<string[]> {
   let partial = '';
   let lineNo = 0;
   let tooLong: Error | undefined;
   try {
     for await (const chunk of chunks) {
       const data = partial + chunk;
+      const lines: string[] = [];
       let start = 0;
       for (let nl = data.indexOf('\n'); nl !== -1; nl = data.indexOf('\n', start)) {
-        lineNo++;
-        yield data.charCodeAt(nl - 1) === 13 && nl > start ? data.slice(start, nl - 1) : data.slice(start, nl);
+        lines.push(data.charCodeAt(nl - 1) === 13 && nl > start ? data.slice(start, nl - 1) : data.slice(start, nl));
         start = nl + 1;
       }
+      lineNo += lines.length;
+      if (lines.length > 0) yield lines;
       partial = data.slice(start);
       if (partial.length > options.maxLineChars) {
         tooLong = options.fail({ kind: 'too-long', line: lineNo + 1, maxLineChars: options.maxLineChars });
         throw tooLong;
       }
     }
-    if (partial.length > 0) yield partial.endsWith('\r') ? partial.slice(0, -1) : partial;
+    if (partial.length > 0) yield [partial.endsWith('\r') ? partial.slice(0, -1) : partial];
   } catch (err) {
     if (err === tooLong) throw err;
     throw options.fail({ kind: 'read', cause: err });
   }
+}
+
+/** One line at a time from batches of lines. */
+export async function* eachLine(batches: AsyncIterable<readonly string[]>): AsyncGenerator<string> {
+  for await (const lines of batches) for (const line of lines) yield line;
 }
