@@ -11,7 +11,7 @@ import type { KvPool, RouteMode } from '../settings/choices.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { Rng } from '../util/rng.js';
 import { HitCurve } from '../metrics/hit-curve.js';
-import type { FlatChains, GainOf } from '../metrics/hit-curve.js';
+import type { FlatChains, GainModel } from '../metrics/hit-curve.js';
 import { LruStack } from '../metrics/lru-stack.js';
 import type { Request } from '../workload/request.js';
 import { routedRank, sessionKeyOf } from '../workload/routing.js';
@@ -68,7 +68,7 @@ export interface SizingOutcome {
 }
 
 /** Prefill GPU-seconds saved when `hit` of `context` tokens are loaded rather than recomputed. */
-function gainFunction(cfg: RunConfig): { gainOf?: GainOf; compute: SizingCompute } {
+function gainModel(cfg: RunConfig): { gain?: GainModel; compute: SizingCompute } {
   const profile = gpuProfileOf(cfg.gpuProfile);
   if (profile === undefined) return { compute: { modelled: false, reason: '--gpu-profile none' } };
   const shape = prefillShapeOf(cfg.model);
@@ -76,8 +76,11 @@ function gainFunction(cfg: RunConfig): { gainOf?: GainOf; compute: SizingCompute
     return { compute: { modelled: false, reason: `model ${cfg.model.key} has no parameter counts (only built-in models have them)` } };
   // GPU-seconds: FLOPs ÷ (one GPU's peak × MFU), whatever the tensor-parallel split.
   const flopsPerGpuSecond = profile.bf16DenseTflops * 1e12 * cfg.mfu;
-  const gainOf: GainOf = (context, hit) => (prefillFlops(shape, context, 0) - prefillFlops(shape, context - hit, hit)) / flopsPerGpuSecond;
-  return { gainOf, compute: { modelled: true, gpuProfile: profile.key, mfu: cfg.mfu, tensorParallel: cfg.tensorParallel } };
+  const gain: GainModel = {
+    whole: (context) => prefillFlops(shape, context, 0),
+    saved: (whole, context, hit) => (whole - prefillFlops(shape, context - hit, hit)) / flopsPerGpuSecond,
+  };
+  return { gain, compute: { modelled: true, gpuProfile: profile.key, mfu: cfg.mfu, tensorParallel: cfg.tensorParallel } };
 }
 
 /** Synthetic users' requests merged by scheduled time (ties by user), as one trace-mode user would serve them. */
@@ -153,8 +156,8 @@ export async function sizeRun(
   if (blockTokens === undefined) throw new RangeError('sizing needs a block-granular source (--kv-block-tokens or a Mooncake trace)');
   const source = sourceFor(cfg, sources);
   const bytesPerToken = kvBytesPerToken(cfg.model);
-  const { gainOf, compute } = gainFunction(cfg);
-  const options = { capacities: plan.capacities, ...(gainOf !== undefined ? { gainOf } : {}) };
+  const { gain, compute } = gainModel(cfg);
+  const options = { capacities: plan.capacities, ...(gain !== undefined ? { gain } : {}) };
 
   interface Pools {
     readonly pool: DeploymentCurve['pool'];

@@ -59,9 +59,13 @@ const zero = (): HitTotals => ({ tokens: 0, blocks: 0, bytes: 0, gain: 0 });
 
 /**
  * Compute saved when a request of `contextTokens` finds its first `hitTokens` cached: the curve
- * credits each block with gain(after) − gain(before).
+ * credits each block with saved(after) − saved(before). `whole(contextTokens)`, the part that does not
+ * depend on the hits, is worked out once per request and handed to each `saved`.
  */
-export type GainOf = (contextTokens: number, hitTokens: number) => number;
+export interface GainModel {
+  whole(contextTokens: number): number;
+  saved(whole: number, contextTokens: number, hitTokens: number): number;
+}
 
 class Bins {
   readonly tokens: Float64Array;
@@ -98,7 +102,7 @@ class Bins {
 export interface HitCurveOptions {
   /** Capacities (bytes) at which the curve must be exact, besides the grid. */
   readonly capacities?: readonly number[];
-  readonly gainOf?: GainOf;
+  readonly gain?: GainModel;
 }
 
 /** A point of the curve: the hits of an LRU cache of `capacity` bytes. */
@@ -118,12 +122,12 @@ export class HitCurve {
   /** The largest bytes of one request's chain (the curve is exact from there on, docs/sizing.md). */
   private maxChain = 0;
   private maxBlock = 0;
-  private readonly gainOf: GainOf | undefined;
+  private readonly gain: GainModel | undefined;
 
   constructor(o: HitCurveOptions = {}) {
     this.probes = [...new Set(o.capacities ?? [])].sort((a, b) => a - b);
     this.probeBins = new Bins(this.probes.length + 1);
-    this.gainOf = o.gainOf;
+    this.gain = o.gain;
   }
 
   /**
@@ -166,8 +170,9 @@ export class HitCurve {
     this.asked.blocks += n;
     this.asked.bytes += chainBytes;
     this.references += n;
-    const gainOf = this.gainOf;
-    if (gainOf !== undefined) this.asked.gain += gainOf(contextTokens, contextTokens);
+    const model = this.gain;
+    const whole = model?.whole(contextTokens) ?? 0;
+    if (model !== undefined) this.asked.gain += model.saved(whole, contextTokens, contextTokens);
 
     // The lookup: block i is served at every capacity ≥ the prefix's largest distance.
     let prefixDistance = 0;
@@ -189,8 +194,8 @@ export class HitCurve {
         probeAt = lowerBound(this.probes, prefixDistance);
       }
       let gain = 0;
-      if (gainOf !== undefined) {
-        const after = gainOf(contextTokens, hitBefore + t);
+      if (model !== undefined) {
+        const after = model.saved(whole, contextTokens, hitBefore + t);
         gain = after - gainBefore;
         gainBefore = after;
       }
