@@ -219,8 +219,8 @@ function grown(a: Int32Array, length: number, fill: number): Int32Array<ArrayBuf
  * an index once — through an array for small whole numbers (the published traces number their ids
  * from 0), else a map — and a key is found from its id's index: a whole trace block's (nearly every
  * block) and the first other end seen in arrays, further ends in a map of index·2^21 + end. With
- * millions of ids, map lookups were most of the numbering's cost (~22 % of a 10.5M-reference pass,
- * ~8 % with the arrays).
+ * millions of ids, map lookups were most of the numbering's cost (~29 % of a 10.5M-reference pass's
+ * profile, ~8 % with the arrays).
  */
 export class MooncakeBlockNumbers {
   /** Hash ids that are small whole numbers → their index (−1: not seen). */
