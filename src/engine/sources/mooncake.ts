@@ -6,7 +6,8 @@
 import { checkInputFileAsync } from '../../util/input-file.js';
 import { messageOf } from '../../util/errors.js';
 import { inert } from '../../util/safe-text.js';
-import { eachLine, readTextLineBatches, splitTextLineBatches } from '../../util/text-lines.js';
+import { readTextLineBatches, readTextLines, splitTextLineBatches, splitTextLines } from '../../util/text-lines.js';
+import type { TextLinesOptions } from '../../util/text-lines.js';
 import type { LineReadProblem } from '../../util/text-lines.js';
 import { DEFAULT_ZSTD_COMMAND, hasZstdSuffix, startZstd, startsWithZstdMagic } from '../../trace/zstd.js';
 import {
@@ -50,8 +51,11 @@ async function isCompressed(path: string): Promise<boolean> {
   return hasZstdSuffix(path) || (await startsWithZstdMagic(path));
 }
 
-/** The decompressed lines of a .zst trace, a batch per piece zstd writes, through the system zstd; a failing zstd is the input's problem. */
-async function* zstdLineBatches(path: string): AsyncGenerator<string[]> {
+/** How a stream of text chunks is split: into lines, or into a chunk's lines at a time. */
+type Splitter<T> = (chunks: AsyncIterable<string>, options: Omit<TextLinesOptions, 'chunkBytes'>) => AsyncGenerator<T>;
+
+/** The decompressed lines of a .zst trace, split by `split`, through the system zstd; a failing zstd is the input's problem. */
+async function* zstdLines<T>(path: string, split: Splitter<T>): AsyncGenerator<T> {
   const proc = await startZstd(DEFAULT_ZSTD_COMMAND, ['-d', '-c', '-q', '--', path], ['ignore', 'pipe', 'pipe']).catch((e: unknown) => {
     throw new MooncakeTraceError(`Mooncake trace "${path}": ${messageOf(e)}`, { cause: e });
   });
@@ -60,7 +64,7 @@ async function* zstdLineBatches(path: string): AsyncGenerator<string[]> {
   stdout.setEncoding('utf8');
   const fail = (p: LineReadProblem): MooncakeTraceError => lineProblem(path, p);
   try {
-    yield* splitTextLineBatches(stdout as AsyncIterable<string>, { maxLineChars: MAX_MOONCAKE_LINE_CHARS, fail });
+    yield* split(stdout as AsyncIterable<string>, { maxLineChars: MAX_MOONCAKE_LINE_CHARS, fail });
     const failed = await proc.outcome;
     if (failed !== null) throw new MooncakeTraceError(`Mooncake trace "${path}" cannot be decompressed: ${failed.message}`);
   } finally {
@@ -69,19 +73,20 @@ async function* zstdLineBatches(path: string): AsyncGenerator<string[]> {
   }
 }
 
-/** A fresh stream of the trace's lines (one per pass), a batch per read chunk. */
-function traceLineBatches(path: string, compressed: boolean): AsyncGenerator<string[]> {
-  if (compressed) return zstdLineBatches(path);
-  return readTextLineBatches(path, {
-    chunkBytes: READ_CHUNK_BYTES,
-    maxLineChars: MAX_MOONCAKE_LINE_CHARS,
-    fail: (p) => lineProblem(path, p),
-  });
-}
+const readOptions = (path: string): TextLinesOptions => ({
+  chunkBytes: READ_CHUNK_BYTES,
+  maxLineChars: MAX_MOONCAKE_LINE_CHARS,
+  fail: (p) => lineProblem(path, p),
+});
 
 /** A fresh stream of the trace's lines (one per pass). */
 function traceLines(path: string, compressed: boolean): AsyncIterable<string> {
-  return eachLine(traceLineBatches(path, compressed));
+  return compressed ? zstdLines(path, splitTextLines) : readTextLines(path, readOptions(path));
+}
+
+/** A fresh stream of the trace's lines (one per pass), a batch per read chunk. */
+function traceLineBatches(path: string, compressed: boolean): AsyncIterable<string[]> {
+  return compressed ? zstdLines(path, splitTextLineBatches) : readTextLineBatches(path, readOptions(path));
 }
 
 /** Refuses a trace with no usable record (reading only up to the first one), naming the first skips. */
