@@ -11,7 +11,7 @@ import type { KvPool, RouteMode } from '../settings/choices.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { Rng } from '../util/rng.js';
 import { HitCurve } from '../metrics/hit-curve.js';
-import type { GainOf } from '../metrics/hit-curve.js';
+import type { FlatChains, GainModel } from '../metrics/hit-curve.js';
 import { LruStack } from '../metrics/lru-stack.js';
 import type { Request } from '../workload/request.js';
 import { routedRank, sessionKeyOf } from '../workload/routing.js';
@@ -68,7 +68,7 @@ export interface SizingOutcome {
 }
 
 /** Prefill GPU-seconds saved when `hit` of `context` tokens are loaded rather than recomputed. */
-function gainFunction(cfg: RunConfig): { gainOf?: GainOf; compute: SizingCompute } {
+function gainModel(cfg: RunConfig): { gain?: GainModel; compute: SizingCompute } {
   const profile = gpuProfileOf(cfg.gpuProfile);
   if (profile === undefined) return { compute: { modelled: false, reason: '--gpu-profile none' } };
   const shape = prefillShapeOf(cfg.model);
@@ -76,8 +76,11 @@ function gainFunction(cfg: RunConfig): { gainOf?: GainOf; compute: SizingCompute
     return { compute: { modelled: false, reason: `model ${cfg.model.key} has no parameter counts (only built-in models have them)` } };
   // GPU-seconds: FLOPs ÷ (one GPU's peak × MFU), whatever the tensor-parallel split.
   const flopsPerGpuSecond = profile.bf16DenseTflops * 1e12 * cfg.mfu;
-  const gainOf: GainOf = (context, hit) => (prefillFlops(shape, context, 0) - prefillFlops(shape, context - hit, hit)) / flopsPerGpuSecond;
-  return { gainOf, compute: { modelled: true, gpuProfile: profile.key, mfu: cfg.mfu, tensorParallel: cfg.tensorParallel } };
+  const gain: GainModel = {
+    whole: (context) => prefillFlops(shape, context, 0),
+    saved: (whole, context, hit) => (whole - prefillFlops(shape, context - hit, hit)) / flopsPerGpuSecond,
+  };
+  return { gain, compute: { modelled: true, gpuProfile: profile.key, mfu: cfg.mfu, tensorParallel: cfg.tensorParallel } };
 }
 
 /** Synthetic users' requests merged by scheduled time (ties by user), as one trace-mode user would serve them. */
@@ -116,6 +119,33 @@ async function* runRequests(cfg: RunConfig, source: WorkloadSourceDef, opened: O
   }
 }
 
+/** Blocks' bytes from their tokens (the run's entry size), through a table of every size up to a whole block. */
+function blockBytes(bytesPerToken: number, blockTokens: number, tensorParallel: number): (tokens: Int32Array) => Float64Array {
+  const sized = (t: number): number => entrySizeOf(bytesPerToken, t, tensorParallel);
+  const table = Float64Array.from({ length: blockTokens + 1 }, (_, t) => sized(t));
+  return (tokens) => {
+    const bytes = new Float64Array(tokens.length);
+    for (let i = 0; i < tokens.length; i++) {
+      const t = tokens[i];
+      bytes[i] = t < table.length ? table[t] : sized(t);
+    }
+    return bytes;
+  };
+}
+
+/**
+ * The private pool serving the `index`-th request, whose first block is numbered `firstBlock`
+ * (routedRank); the session route hashes each first block's key once, not once per request.
+ */
+function router(route: RouteMode, servers: number): (index: number, firstBlock: number, sessionKey: () => string) => number | undefined {
+  if (route !== 'session') return (index) => routedRank(route, servers, index, ''); // only the session route reads the key
+  const ranks = new Map<number, number | undefined>();
+  return (index, firstBlock, sessionKey) => {
+    if (!ranks.has(firstBlock)) ranks.set(firstBlock, routedRank(route, servers, index, sessionKey()));
+    return ranks.get(firstBlock);
+  };
+}
+
 /** One pass over the run's requests; every deployment's curve. The source must be block-granular (the caller checks). */
 export async function sizeRun(
   cfg: RunConfig,
@@ -126,8 +156,8 @@ export async function sizeRun(
   if (blockTokens === undefined) throw new RangeError('sizing needs a block-granular source (--kv-block-tokens or a Mooncake trace)');
   const source = sourceFor(cfg, sources);
   const bytesPerToken = kvBytesPerToken(cfg.model);
-  const { gainOf, compute } = gainFunction(cfg);
-  const options = { capacities: plan.capacities, ...(gainOf !== undefined ? { gainOf } : {}) };
+  const { gain, compute } = gainModel(cfg);
+  const options = { capacities: plan.capacities, ...(gain !== undefined ? { gain } : {}) };
 
   interface Pools {
     readonly pool: DeploymentCurve['pool'];
@@ -162,46 +192,45 @@ export async function sizeRun(
   const every = plan.progressEvery ?? 10_000;
   const paced: RunConfig = { ...cfg, traceSpeedup: 1, replayCycles: cfg.replayCycles > 0 ? cfg.replayCycles : 1 };
   const opened = await openWorkloadSource(paced, sources); // bad input throws the run's own errors, before any work
-  /** One request's chain (parallel arrays: key, tokens, bytes per block) to every deployment. */
-  const add = (
-    keys: ArrayLike<string | number>,
-    tokens: ArrayLike<number>,
-    bytes: ArrayLike<number>,
-    sessionKey: string,
-    scheduledAtMs: number,
-  ): void => {
-    if (keys.length === 0) return;
+  const rankOf = router(plan.route, n);
+  /** One request's chain (blocks `from` … `to − 1` of `chains`) to every deployment. */
+  const add = (chains: FlatChains, from: number, to: number, scheduledAtMs: number, sessionKey: () => string): void => {
+    if (to === from) return;
     for (const d of deployments) {
       if (d.pool !== 'private') {
-        d.curve.addChain(d.stacks[0] ?? new LruStack(), keys, tokens, bytes);
+        d.curve.addChain(d.stacks[0] ?? new LruStack(), chains, from, to);
         continue;
       }
-      const rank = routedRank(plan.route, n, requests, sessionKey);
-      if (rank !== undefined) d.curve.addChain(d.stacks[rank] ?? new LruStack(), keys, tokens, bytes, n);
-      else for (const st of d.stacks) d.curve.addChain(st, keys, tokens, bytes, n); // replicate: every server serves it
+      const rank = rankOf(requests, chains.ids[from], sessionKey);
+      if (rank !== undefined) d.curve.addChain(d.stacks[rank] ?? new LruStack(), chains, from, to, n);
+      else for (const st of d.stacks) d.curve.addChain(st, chains, from, to, n); // replicate: every server serves it
     }
     requests++;
-    references += keys.length;
+    references += to - from;
     firstMs = Math.min(firstMs, scheduledAtMs);
     lastMs = Math.max(lastMs, scheduledAtMs);
     if (plan.onProgress !== undefined && requests % every === 0) plan.onProgress({ requests, references });
   };
-  const sized = (tokens: number): number => entrySizeOf(bytesPerToken, tokens, cfg.tensorParallel);
+  const bytesOf = blockBytes(bytesPerToken, blockTokens, cfg.tensorParallel);
   const numbered = cfg.maxRequests === 0 ? opened.numberedChains?.() : undefined;
   if (numbered !== undefined) {
-    // A source that names its blocks: its chains with numbered keys (no key strings, no per-request draws).
-    for await (const c of numbered) add(c.keys, c.tokens, c.tokens.map(sized), c.sessionKey, c.scheduledAtMs);
+    // A source that names its blocks: its chains with numbered keys, a batch at a time (no key strings, no per-request draws).
+    for await (const batch of numbered) {
+      const chains = { ids: batch.keys, tokens: batch.tokens, bytes: bytesOf(batch.tokens) };
+      for (let r = 0; r < batch.requests; r++)
+        add(chains, batch.starts[r], batch.starts[r + 1], batch.scheduledAtMs[r], () => batch.sessionKey(r));
+    }
   } else {
+    const ids = new Map<string, number>(); // block keys numbered once for every stack
     for await (const req of runRequests(paced, source, opened)) {
       const blocks = requestChain(req, blockTokens);
-      const tokens = blocks.map((b) => b.tokens);
-      add(
-        blocks.map((b) => b.key),
-        tokens,
-        tokens.map(sized),
-        sessionKeyOf({ id: req.id, blocks }),
-        req.scheduledAtMs,
-      );
+      const keys = Int32Array.from(blocks, (b) => {
+        let id = ids.get(b.key);
+        if (id === undefined) ids.set(b.key, (id = ids.size));
+        return id;
+      });
+      const tokens = Int32Array.from(blocks, (b) => b.tokens);
+      add({ ids: keys, tokens, bytes: bytesOf(tokens) }, 0, blocks.length, req.scheduledAtMs, () => sessionKeyOf({ id: req.id, blocks }));
     }
   }
   plan.onProgress?.({ requests, references });

@@ -31,6 +31,13 @@ function gridBin(distance: number): number {
   return b;
 }
 
+/** Requests' blocks laid out flat: block ids (as the stack takes them), tokens and bytes, one entry per block. */
+export interface FlatChains {
+  readonly ids: Int32Array;
+  readonly tokens: Int32Array;
+  readonly bytes: Float64Array;
+}
+
 /** One block of a request as the curve sees it. */
 export interface SizedBlock {
   /** The block's key, or a number a source interned it to (distinct keys, distinct numbers). */
@@ -52,9 +59,13 @@ const zero = (): HitTotals => ({ tokens: 0, blocks: 0, bytes: 0, gain: 0 });
 
 /**
  * Compute saved when a request of `contextTokens` finds its first `hitTokens` cached: the curve
- * credits each block with gain(after) − gain(before).
+ * credits each block with saved(after) − saved(before). `whole(contextTokens)`, the part that does not
+ * depend on the hits, is worked out once per request and handed to each `saved`.
  */
-export type GainOf = (contextTokens: number, hitTokens: number) => number;
+export interface GainModel {
+  whole(contextTokens: number): number;
+  saved(whole: number, contextTokens: number, hitTokens: number): number;
+}
 
 class Bins {
   readonly tokens: Float64Array;
@@ -91,7 +102,7 @@ class Bins {
 export interface HitCurveOptions {
   /** Capacities (bytes) at which the curve must be exact, besides the grid. */
   readonly capacities?: readonly number[];
-  readonly gainOf?: GainOf;
+  readonly gain?: GainModel;
 }
 
 /** A point of the curve: the hits of an LRU cache of `capacity` bytes. */
@@ -111,42 +122,45 @@ export class HitCurve {
   /** The largest bytes of one request's chain (the curve is exact from there on, docs/sizing.md). */
   private maxChain = 0;
   private maxBlock = 0;
-  private readonly gainOf: GainOf | undefined;
+  private readonly gain: GainModel | undefined;
 
   constructor(o: HitCurveOptions = {}) {
     this.probes = [...new Set(o.capacities ?? [])].sort((a, b) => a - b);
     this.probeBins = new Bins(this.probes.length + 1);
-    this.gainOf = o.gainOf;
+    this.gain = o.gain;
   }
 
   /**
    * One request served by the cache whose recency is `stack`; `scale` multiplies its distances (N
    * private servers of C ÷ N bytes each: a block cached at distance d on one of them needs C ≥ N·d).
+   * Keys are numbered by the stack (`LruStack.idOf`).
    */
   addRequest(stack: LruStack, chain: readonly SizedBlock[], scale = 1): void {
     const n = chain.length;
-    const keys = new Array<string | number>(n);
-    const tokens = new Array<number>(n);
-    const bytes = new Array<number>(n);
+    const ids = new Int32Array(n);
+    const tokens = new Int32Array(n);
+    const bytes = new Float64Array(n);
     for (let i = 0; i < n; i++) {
       const b = chain[i];
-      keys[i] = b.key;
+      ids[i] = stack.idOf(b.key);
       tokens[i] = b.tokens;
       bytes[i] = b.bytes;
     }
-    this.addChain(stack, keys, tokens, bytes, scale);
+    this.addChain(stack, { ids, tokens, bytes }, 0, n, scale);
   }
 
-  /** addRequest with the chain as parallel arrays (keys, tokens, bytes per block): no object per block. */
-  addChain(stack: LruStack, keys: ArrayLike<string | number>, tokens: ArrayLike<number>, bytes: ArrayLike<number>, scale = 1): void {
-    const n = keys.length;
-    const ids = new Array<number>(n);
+  /**
+   * addRequest for the blocks `from` … `to − 1` of flat arrays (block ids as the stack takes them,
+   * tokens, bytes): no object or array per request, the form sizing hands over (engine/sizing.ts).
+   */
+  addChain(stack: LruStack, chain: FlatChains, from: number, to: number, scale = 1): void {
+    const { ids, tokens, bytes } = chain;
+    const n = to - from;
     let contextTokens = 0;
     let chainBytes = 0;
-    for (let i = 0; i < n; i++) {
-      ids[i] = stack.idOf(keys[i] ?? '');
-      const size = bytes[i] ?? 0;
-      contextTokens += tokens[i] ?? 0;
+    for (let i = from; i < to; i++) {
+      const size = bytes[i];
+      contextTokens += tokens[i];
       chainBytes += size;
       if (size > this.maxBlock) this.maxBlock = size;
     }
@@ -156,35 +170,47 @@ export class HitCurve {
     this.asked.blocks += n;
     this.asked.bytes += chainBytes;
     this.references += n;
-    const gainOf = this.gainOf;
-    if (gainOf !== undefined) this.asked.gain += gainOf(contextTokens, contextTokens);
+    const model = this.gain;
+    const whole = model?.whole(contextTokens) ?? 0;
+    if (model !== undefined) this.asked.gain += model.saved(whole, contextTokens, contextTokens);
 
     // The lookup: block i is served at every capacity ≥ the prefix's largest distance.
     let prefixDistance = 0;
     let hitBefore = 0;
     let gainBefore = 0;
-    for (let i = 0; i < n; i++) {
-      const t = tokens[i] ?? 0;
-      const size = bytes[i] ?? 0;
-      if (prefixDistance !== Infinity) prefixDistance = Math.max(prefixDistance, stack.distance(ids[i] ?? 0) * scale);
-      if (prefixDistance === Infinity) {
-        this.cold.tokens += t;
-        this.cold.blocks++;
-        this.cold.bytes += size;
-        continue;
+    // The bins of the prefix distance (0's to start with), found again only when it grows: it often
+    // stays for several blocks.
+    let gridAt = 0;
+    let probeAt = 0;
+    let i = from;
+    for (; i < to; i++) {
+      const t = tokens[i];
+      const size = bytes[i];
+      const d = stack.distance(ids[i]) * scale;
+      if (d > prefixDistance) {
+        prefixDistance = d;
+        if (prefixDistance === Infinity) break;
+        gridAt = gridBin(prefixDistance);
+        probeAt = lowerBound(this.probes, prefixDistance);
       }
       let gain = 0;
-      if (gainOf !== undefined) {
-        const after = gainOf(contextTokens, hitBefore + t);
+      if (model !== undefined) {
+        const after = model.saved(whole, contextTokens, hitBefore + t);
         gain = after - gainBefore;
         gainBefore = after;
       }
       hitBefore += t;
-      this.grid.add(gridBin(prefixDistance), t, size, gain);
-      this.probeBins.add(lowerBound(this.probes, prefixDistance), t, size, gain);
+      this.grid.add(gridAt, t, size, gain);
+      this.probeBins.add(probeAt, t, size, gain);
+    }
+    // From the first block never seen before on, the rest of the chain misses at every capacity.
+    for (; i < to; i++) {
+      this.cold.tokens += tokens[i];
+      this.cold.blocks++;
+      this.cold.bytes += bytes[i];
     }
     // The chain ends on top of the stack, head newest.
-    for (let i = n - 1; i >= 0; i--) stack.touch(ids[i] ?? 0, bytes[i] ?? 0);
+    for (let j = to - 1; j >= from; j--) stack.touch(ids[j], bytes[j]);
   }
 
   /** Requests, tokens, blocks, bytes and (with a gain function) the compute of every lookup. */

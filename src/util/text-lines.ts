@@ -26,6 +26,26 @@ export interface TextLinesOptions {
 
 /** The file's lines without their `\n` / `\r\n`, streamed; a problem throws `options.fail(problem)`. */
 export async function* readTextLines(file: string, options: TextLinesOptions): AsyncGenerator<string> {
+  const stream = await openChunks(file, options);
+  try {
+    yield* splitTextLines(stream, options);
+  } finally {
+    stream.destroy();
+  }
+}
+
+/** readTextLines a read chunk at a time: the complete lines of each chunk in one array (some may be empty). */
+export async function* readTextLineBatches(file: string, options: TextLinesOptions): AsyncGenerator<string[]> {
+  const stream = await openChunks(file, options);
+  try {
+    yield* splitTextLineBatches(stream, options);
+  } finally {
+    stream.destroy();
+  }
+}
+
+/** The file as a stream of text chunks, once it is known to be a regular file. */
+async function openChunks(file: string, options: TextLinesOptions): Promise<AsyncIterable<string> & { destroy(): void }> {
   // Checked without opening: opening a FIFO would block.
   const checked = await checkInputFileAsync(file);
   if (!checked.ok) throw options.fail({ kind: 'unusable', problem: checked.problem });
@@ -41,11 +61,47 @@ export async function* readTextLines(file: string, options: TextLinesOptions): A
     await handle.close();
     throw options.fail({ kind: 'unusable', problem: opened.problem });
   }
-  const stream = handle.createReadStream({ encoding: 'utf8', highWaterMark: options.chunkBytes });
-  try {
-    yield* splitTextLines(stream as AsyncIterable<string>, options);
-  } finally {
-    stream.destroy();
+  return handle.createReadStream({ encoding: 'utf8', highWaterMark: options.chunkBytes }) as AsyncIterable<string> & { destroy(): void };
+}
+
+/**
+ * The lines in a stream of text chunks, a chunk at a time: a line ends at `\n` (a `\r` before it
+ * dropped), the last line may have no end, and a partial line past `maxLineChars` is refused.
+ */
+class LineSplitter {
+  private data = '';
+  private start = 0;
+  private lineNo = 0;
+
+  constructor(private readonly options: Omit<TextLinesOptions, 'chunkBytes'>) {}
+
+  /** Adds a chunk after the partial line left by the last. */
+  feed(chunk: string): void {
+    this.data = this.data.slice(this.start) + chunk;
+    this.start = 0;
+  }
+
+  /** The next complete line, or undefined when the chunks fed so far hold no more. */
+  next(): string | undefined {
+    const { data, start } = this;
+    const nl = data.indexOf('\n', start);
+    if (nl === -1) return undefined;
+    this.lineNo++;
+    this.start = nl + 1;
+    return data.charCodeAt(nl - 1) === 13 && nl > start ? data.slice(start, nl - 1) : data.slice(start, nl);
+  }
+
+  /** After a chunk's lines: the error for a partial line past maxLineChars, or undefined. */
+  tooLong(): Error | undefined {
+    if (this.data.length - this.start <= this.options.maxLineChars) return undefined;
+    return this.options.fail({ kind: 'too-long', line: this.lineNo + 1, maxLineChars: this.options.maxLineChars });
+  }
+
+  /** At the end: the last line when it had no line end, else undefined. */
+  last(): string | undefined {
+    const rest = this.data.slice(this.start);
+    if (rest.length === 0) return undefined;
+    return rest.endsWith('\r') ? rest.slice(0, -1) : rest;
   }
 }
 
@@ -57,25 +113,45 @@ export async function* splitTextLines(
   chunks: AsyncIterable<string>,
   options: Omit<TextLinesOptions, 'chunkBytes'>,
 ): AsyncGenerator<string> {
-  let partial = '';
-  let lineNo = 0;
+  const lines = new LineSplitter(options);
   let tooLong: Error | undefined;
   try {
     for await (const chunk of chunks) {
-      const data = partial + chunk;
-      let start = 0;
-      for (let nl = data.indexOf('\n'); nl !== -1; nl = data.indexOf('\n', start)) {
-        lineNo++;
-        yield data.charCodeAt(nl - 1) === 13 && nl > start ? data.slice(start, nl - 1) : data.slice(start, nl);
-        start = nl + 1;
-      }
-      partial = data.slice(start);
-      if (partial.length > options.maxLineChars) {
-        tooLong = options.fail({ kind: 'too-long', line: lineNo + 1, maxLineChars: options.maxLineChars });
-        throw tooLong;
-      }
+      lines.feed(chunk);
+      for (let line = lines.next(); line !== undefined; line = lines.next()) yield line;
+      tooLong = lines.tooLong();
+      if (tooLong !== undefined) throw tooLong;
     }
-    if (partial.length > 0) yield partial.endsWith('\r') ? partial.slice(0, -1) : partial;
+    const last = lines.last();
+    if (last !== undefined) yield last;
+  } catch (err) {
+    if (err === tooLong) throw err;
+    throw options.fail({ kind: 'read', cause: err });
+  }
+}
+
+/**
+ * splitTextLines a chunk at a time: the lines a chunk completes, in one array (none when it completes
+ * none), so a reader that keeps up pays the generator's promises per chunk, not per line. (The
+ * one-at-a-time readers do not flatten these: a batch holds a chunk's line strings at once.)
+ */
+export async function* splitTextLineBatches(
+  chunks: AsyncIterable<string>,
+  options: Omit<TextLinesOptions, 'chunkBytes'>,
+): AsyncGenerator<string[]> {
+  const lines = new LineSplitter(options);
+  let tooLong: Error | undefined;
+  try {
+    for await (const chunk of chunks) {
+      lines.feed(chunk);
+      const batch: string[] = [];
+      for (let line = lines.next(); line !== undefined; line = lines.next()) batch.push(line);
+      if (batch.length > 0) yield batch;
+      tooLong = lines.tooLong();
+      if (tooLong !== undefined) throw tooLong;
+    }
+    const last = lines.last();
+    if (last !== undefined) yield [last];
   } catch (err) {
     if (err === tooLong) throw err;
     throw options.fail({ kind: 'read', cause: err });

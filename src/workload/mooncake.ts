@@ -12,8 +12,9 @@
 import { excerpt } from '../util/excerpt.js';
 import type { KvBlock } from './blocks.js';
 import { MAX_BLOCK_TOKENS } from '../settings/choices.js';
-import { pacedTimeline } from './paced-timeline.js';
-import type { PacedItem, PacedReplayOptions } from './paced-timeline.js';
+import type { ChainColumns } from './numbered-chains.js';
+import { pacedBatches, pacedTimeline } from './paced-timeline.js';
+import type { PacedBatch, PacedItem, PacedReplayOptions } from './paced-timeline.js';
 
 /** Tokens per hash id in the published FAST'25 traces (the --trace-block-tokens default). */
 export const MOONCAKE_BLOCK_TOKENS = 512;
@@ -131,6 +132,9 @@ export function parseMooncakeLine(text: string, line: number, traceBlockTokens =
       ok: false,
       reason: `"hash_ids" has ${ids.length} ids for input_length ${input.value} (expected ${expected}, one per ${traceBlockTokens} tokens)`,
     };
+  // Nearly always every id is a safe integer: that list is already its canonical form.
+  if ((ids as unknown[]).every((id) => typeof id === 'number' && Number.isSafeInteger(id)))
+    return { ok: true, value: { timestampMs: ts, inputLength: input.value, outputLength: output.value, hashIds: ids as number[], line } };
   const hashIds: HashId[] = [];
   for (const id of ids as unknown[]) {
     const text = canonicalHashId(id);
@@ -184,31 +188,163 @@ function forEachBlock(
   }
 }
 
-/**
- * mooncakeBlocks with each key as a number: `keyOf` numbers the two parts of the key `mc_<id>_<end>`
- * (the hash id, and the block's end within its trace block), so equal keys get equal numbers as long
- * as keyOf gives distinct pairs distinct numbers.
- */
-export function numberedMooncakeChain(
+/** The key of a record's first block (mooncakeBlocks' first key, without the others). */
+export function mooncakeSessionKey(
   rec: Pick<MooncakeRecord, 'inputLength' | 'hashIds'>,
   blockTokens: number,
   traceBlockTokens: number,
-  keyOf: (hashId: HashId, endInBlock: number) => number,
-): { keys: number[]; tokens: number[]; sessionKey: string } {
-  const keys: number[] = [];
-  const tokens: number[] = [];
-  let sessionKey = '';
-  forEachBlock(rec, blockTokens, traceBlockTokens, (id, endInBlock, n) => {
-    if (keys.length === 0) sessionKey = mooncakeKey(id, endInBlock);
-    keys.push(keyOf(id, endInBlock));
-    tokens.push(n);
-  });
-  return { keys, tokens, sessionKey };
+): string {
+  const end = Math.min(blockTokens, rec.inputLength);
+  const traceBlock = Math.floor((end - 1) / traceBlockTokens);
+  return mooncakeKey(rec.hashIds[traceBlock] ?? '', end - traceBlock * traceBlockTokens);
+}
+
+/** Hash ids below this are indexed through an array however few ids there are (4 MiB of table). */
+const DIRECT_IDS = 1 << 20;
+/** Past DIRECT_IDS, an id is indexed through the array while below this many times the ids seen, so the array stays linear in them. */
+const DIRECT_SPREAD = 4;
+/** A block's end in its trace block is at most MAX_BLOCK_TOKENS (2^20): index·2^21 + end tells (index, end) pairs apart. */
+const END_SPAN = 2 ** 21;
+
+/** A copy of `a` `length` long (at least its own), the new entries `fill`. */
+function grown(a: Int32Array, length: number, fill: number): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(Math.max(length, a.length)).fill(fill);
+  b.set(a);
+  return b;
+}
+
+/**
+ * Numbers the keys of records' chains (`mc_<id>_<end>`, as mooncakeBlocks names them) 0, 1, 2, … in
+ * order of first appearance, without making the strings: equal keys, equal numbers. Each hash id gets
+ * an index once — through an array for small whole numbers (the published traces number their ids
+ * from 0), else a map — and a key is found from its id's index: a whole trace block's (nearly every
+ * block) and the first other end seen in arrays, further ends in a map of index·2^21 + end. With
+ * millions of ids, map lookups were most of the numbering's cost (~29 % of a 10.5M-reference pass's
+ * profile, ~8 % with the arrays).
+ */
+export class MooncakeBlockNumbers {
+  /** Hash ids that are small whole numbers → their index (−1: not seen). */
+  private direct = new Int32Array(1024).fill(-1);
+  /** Other hash ids → their index. */
+  private readonly others = new Map<HashId, number>();
+  private indexed = 0;
+  /** Per index: the number of its whole trace block's key (−1: none yet) … */
+  private whole = new Int32Array(1024).fill(-1);
+  /** … and the end (0: none yet) and number of the first other key of the id. */
+  private firstEnd = new Int32Array(1024);
+  private firstNumber = new Int32Array(1024);
+  /** Further keys: index·2^21 + end → number. */
+  private readonly partial = new Map<number, number>();
+  private next = 0;
+
+  constructor(
+    private readonly blockTokens: number,
+    private readonly traceBlockTokens: number,
+  ) {
+    checkBlockTokens(blockTokens, 'block size');
+    checkBlockTokens(traceBlockTokens, 'trace block size');
+  }
+
+  /** Appends the record's chain to `out` (each block's number and tokens) and ends it. */
+  chain(rec: Pick<MooncakeRecord, 'inputLength' | 'hashIds'>, out: ChainColumns): void {
+    const size = this.traceBlockTokens;
+    if (this.blockTokens === size) {
+      // The trace's own blocks: one per id, the last one short when the input ends inside it.
+      const ids = rec.hashIds;
+      const last = ids.length - 1;
+      for (let i = 0; i < last; i++) out.block(this.numberOf(this.indexOf(ids[i]), size), size);
+      const tail = rec.inputLength - last * size;
+      out.block(this.numberOf(this.indexOf(ids[last]), tail), tail);
+    } else
+      forEachBlock(rec, this.blockTokens, size, (id, endInBlock, tokens) => out.block(this.numberOf(this.indexOf(id), endInBlock), tokens));
+    out.endChain();
+  }
+
+  private indexOf(id: HashId): number {
+    if (typeof id === 'number' && id >= 0) {
+      if (id < this.direct.length) {
+        let i = this.direct[id];
+        if (i < 0) this.direct[id] = i = this.newIndex();
+        return i;
+      }
+      if (id < Math.max(DIRECT_IDS, DIRECT_SPREAD * this.indexed)) {
+        this.growDirect(id);
+        return this.indexOf(id);
+      }
+    }
+    let i = this.others.get(id);
+    if (i === undefined) this.others.set(id, (i = this.newIndex()));
+    return i;
+  }
+
+  private numberOf(index: number, endInBlock: number): number {
+    if (endInBlock === this.traceBlockTokens) {
+      let k = this.whole[index];
+      if (k < 0) this.whole[index] = k = this.next++;
+      return k;
+    }
+    const first = this.firstEnd[index];
+    if (first === endInBlock) return this.firstNumber[index];
+    if (first === 0) {
+      this.firstEnd[index] = endInBlock;
+      return (this.firstNumber[index] = this.next++);
+    }
+    const pair = index * END_SPAN + endInBlock;
+    let k = this.partial.get(pair);
+    if (k === undefined) this.partial.set(pair, (k = this.next++));
+    return k;
+  }
+
+  private newIndex(): number {
+    const i = this.indexed++;
+    if (i === this.whole.length) {
+      this.whole = grown(this.whole, 2 * i, -1);
+      this.firstEnd = grown(this.firstEnd, 2 * i, 0);
+      this.firstNumber = grown(this.firstNumber, 2 * i, 0);
+    }
+    return i;
+  }
+
+  /** Makes the array reach `id`, moving there the ids the map holds that it now reaches. */
+  private growDirect(id: number): void {
+    let length = this.direct.length;
+    while (length <= id) length *= 2;
+    this.direct = grown(this.direct, length, -1);
+    for (const [h, i] of this.others)
+      if (typeof h === 'number' && h >= 0 && h < length) {
+        this.direct[h] = i;
+        this.others.delete(h);
+      }
+  }
 }
 
 function recordSkip(stats: MooncakeReadStats, skip: MooncakeSkip): void {
   stats.skipped++;
   if (stats.skippedExamples.length < MAX_SKIPPED_EXAMPLES) stats.skippedExamples.push(skip);
+}
+
+/** Numbers the lines of one stream and turns each into a record, or counts why it is skipped. */
+class RecordReader {
+  private line = 0;
+  constructor(
+    private readonly stats: MooncakeReadStats,
+    private readonly traceBlockTokens: number,
+  ) {
+    checkBlockTokens(traceBlockTokens, 'trace block size');
+  }
+
+  /** The next line's record; undefined for a blank line (ignored) or a bad one (counted). */
+  read(text: string): MooncakeRecord | undefined {
+    const line = ++this.line;
+    if (text.trim() === '') return undefined;
+    const parsed = parseMooncakeLine(text, line, this.traceBlockTokens);
+    if (parsed.ok) {
+      this.stats.records++;
+      return parsed.value;
+    }
+    recordSkip(this.stats, { line, reason: parsed.reason });
+    return undefined;
+  }
 }
 
 /** The usable records of a stream of lines, in order; blank lines are ignored, bad ones counted in `stats`. */
@@ -217,16 +353,27 @@ export async function* mooncakeRecords(
   stats: MooncakeReadStats,
   traceBlockTokens = MOONCAKE_BLOCK_TOKENS,
 ): AsyncGenerator<MooncakeRecord> {
-  checkBlockTokens(traceBlockTokens, 'trace block size');
-  let line = 0;
+  const reader = new RecordReader(stats, traceBlockTokens);
   for await (const text of lines) {
-    line++;
-    if (text.trim() === '') continue;
-    const parsed = parseMooncakeLine(text, line, traceBlockTokens);
-    if (parsed.ok) {
-      stats.records++;
-      yield parsed.value;
-    } else recordSkip(stats, { line, reason: parsed.reason });
+    const rec = reader.read(text);
+    if (rec !== undefined) yield rec;
+  }
+}
+
+/** mooncakeRecords a batch of lines at a time (a batch's usable records in one array, none left out). */
+export async function* mooncakeRecordBatches(
+  lineBatches: AsyncIterable<readonly string[]>,
+  stats: MooncakeReadStats,
+  traceBlockTokens = MOONCAKE_BLOCK_TOKENS,
+): AsyncGenerator<MooncakeRecord[]> {
+  const reader = new RecordReader(stats, traceBlockTokens);
+  for await (const lines of lineBatches) {
+    const records: MooncakeRecord[] = [];
+    for (const text of lines) {
+      const rec = reader.read(text);
+      if (rec !== undefined) records.push(rec);
+    }
+    if (records.length > 0) yield records;
   }
 }
 
@@ -249,4 +396,15 @@ export function mooncakeTimeline(
   const records = (pass: number): AsyncIterable<MooncakeRecord> =>
     mooncakeRecords(passes(), pass === 0 ? stats : createMooncakeReadStats(), options.traceBlockTokens);
   return pacedTimeline(records, (r) => r.timestampMs, 1, options);
+}
+
+/** mooncakeTimeline over batches of lines (`passes()` gives each pass's), scheduled a batch of records at a time. */
+export function mooncakeTimelineBatches(
+  passes: () => AsyncIterable<readonly string[]>,
+  options: MooncakeReplayOptions,
+  stats: MooncakeReadStats = createMooncakeReadStats(),
+): AsyncGenerator<PacedBatch<MooncakeRecord>> {
+  const records = (pass: number): AsyncIterable<MooncakeRecord[]> =>
+    mooncakeRecordBatches(passes(), pass === 0 ? stats : createMooncakeReadStats(), options.traceBlockTokens);
+  return pacedBatches(records, (r) => r.timestampMs, 1, options);
 }

@@ -49,6 +49,40 @@ export function checkPacing({ speedup, replayCycles }: PacedReplayOptions): void
     throw new RangeError(`replay cycles must be an integer ≥ 0, got ${replayCycles}`);
 }
 
+/** The schedule's clock over passes: each record's due time, pass by pass. */
+class PassClock {
+  private readonly speedup: number;
+  private passOffsetMs = 0;
+  private timestamps = new NonDecreasingTimestamps();
+  private first: number | undefined;
+  private lastMs = 0;
+
+  constructor(
+    private readonly msPerUnit: number,
+    options: PacedReplayOptions,
+  ) {
+    checkPacing(options);
+    this.speedup = options.speedup;
+  }
+
+  /** When a record of (raw) timestamp `ts` is due, ms from the replay start. */
+  due(ts: number): number {
+    const t = this.timestamps.next(ts);
+    this.first ??= t;
+    this.lastMs = this.speedup === 0 ? 0 : this.passOffsetMs + ((t - this.first) * this.msPerUnit) / this.speedup;
+    return this.lastMs;
+  }
+
+  /** Ends a pass: false when it had no record (the schedule ends there), else the next pass starts when its last record was due. */
+  endPass(): boolean {
+    if (this.first === undefined) return false;
+    this.passOffsetMs = this.lastMs;
+    this.timestamps = new NonDecreasingTimestamps();
+    this.first = undefined;
+    return true;
+  }
+}
+
 /** `records(pass)` gives a fresh stream of the trace per pass; `timestampOf` its time in units of `msPerUnit` ms. */
 export async function* pacedTimeline<R>(
   records: (pass: number) => AsyncIterable<R>,
@@ -56,22 +90,34 @@ export async function* pacedTimeline<R>(
   msPerUnit: number,
   options: PacedReplayOptions,
 ): AsyncGenerator<PacedItem<R>> {
-  checkPacing(options);
-  const { speedup, replayCycles } = options;
+  const clock = new PassClock(msPerUnit, options);
   let index = 0;
-  let passOffsetMs = 0;
-  for (let pass = 0; replayCycles === 0 || pass < replayCycles; pass++) {
-    const timestamps = new NonDecreasingTimestamps();
-    let first: number | undefined;
-    let lastMs = passOffsetMs;
-    for await (const record of records(pass)) {
-      const ts = timestamps.next(timestampOf(record));
-      first ??= ts;
-      const scheduledAtMs = speedup === 0 ? 0 : passOffsetMs + ((ts - first) * msPerUnit) / speedup;
-      lastMs = scheduledAtMs;
-      yield { record, pass, index: index++, scheduledAtMs };
+  for (let pass = 0; options.replayCycles === 0 || pass < options.replayCycles; pass++) {
+    for await (const record of records(pass)) yield { record, pass, index: index++, scheduledAtMs: clock.due(timestampOf(record)) };
+    if (!clock.endPass()) return;
+  }
+}
+
+/** A batch of the schedule: records in order and when each is due (ms from the replay start). */
+export interface PacedBatch<R> {
+  readonly records: readonly R[];
+  readonly scheduledAtMs: Float64Array;
+}
+
+/** pacedTimeline with `records(pass)` giving batches of records, and the schedule given a batch at a time. */
+export async function* pacedBatches<R>(
+  records: (pass: number) => AsyncIterable<readonly R[]>,
+  timestampOf: (record: R) => number,
+  msPerUnit: number,
+  options: PacedReplayOptions,
+): AsyncGenerator<PacedBatch<R>> {
+  const clock = new PassClock(msPerUnit, options);
+  for (let pass = 0; options.replayCycles === 0 || pass < options.replayCycles; pass++) {
+    for await (const batch of records(pass)) {
+      const scheduledAtMs = new Float64Array(batch.length);
+      for (let i = 0; i < batch.length; i++) scheduledAtMs[i] = clock.due(timestampOf(batch[i]));
+      yield { records: batch, scheduledAtMs };
     }
-    if (first === undefined) return;
-    passOffsetMs = lastMs;
+    if (!clock.endPass()) return;
   }
 }

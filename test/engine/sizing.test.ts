@@ -1,6 +1,7 @@
 // kv-cache size's fast path (a source's numbered chains, no key strings) gives the same curves as the
 // run's own request generator (the path --max-requests takes), to the last bit, on the committed
-// excerpt: one server, and four servers shared and private (round-robin and session routes).
+// excerpt: one server, and four servers shared and private (round-robin and session routes); blocks
+// other than the trace's own (smaller and larger) and a second pass.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +38,21 @@ for (const plan of [
     const fast = await curves([], plan);
     const generic = await curves(['--max-requests', '300'], plan); // --max-requests takes the generic path
     assert.equal(fast.requests, 300);
+    assert.deepEqual(fast, generic);
+  });
+}
+
+for (const extra of [
+  ['--kv-block-tokens', '200'],
+  ['--kv-block-tokens', '1024'],
+  ['--replay-cycles', '2'],
+]) {
+  test(`numbered chains = the run's requests: ${extra.join(' ')}, 4 servers shared and private (session route)`, async () => {
+    const plan = { servers: 4, route: 'session' as const, pools: ['shared' as const, 'private' as const] };
+    const requests = extra[0] === '--replay-cycles' ? 600 : 300;
+    const fast = await curves(extra, plan);
+    const generic = await curves([...extra, '--max-requests', String(requests)], plan);
+    assert.equal(fast.requests, requests);
     assert.deepEqual(fast, generic);
   });
 }

@@ -3,7 +3,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { createMooncakeReadStats, mooncakeRecords, mooncakeTimeline, parseMooncakeLine } from '../../src/workload/mooncake.js';
+import {
+  MooncakeBlockNumbers,
+  createMooncakeReadStats,
+  mooncakeBlocks,
+  mooncakeRecordBatches,
+  mooncakeRecords,
+  mooncakeSessionKey,
+  mooncakeTimeline,
+  parseMooncakeLine,
+} from '../../src/workload/mooncake.js';
+import type { HashId } from '../../src/workload/mooncake.js';
+import { ChainColumns } from '../../src/workload/numbered-chains.js';
 
 async function* linesOf(text: string): AsyncGenerator<string> {
   for (const l of text.split('\n')) yield l;
@@ -128,4 +139,96 @@ test('property: the line parser never throws, whatever the line', () => {
     ),
     { numRuns: 2000 },
   );
+});
+
+async function* itemsOf<T>(items: readonly T[]): AsyncGenerator<T> {
+  for (const i of items) yield i;
+}
+
+test('property: records in batches = records one line at a time, bad and blank lines counted at the same numbers with the same reasons', async () => {
+  const line = fc.oneof(
+    fc
+      .tuple(fc.integer({ min: 0, max: 5000 }), fc.array(fc.integer({ min: 0, max: 20 }), { minLength: 1, maxLength: 4 }))
+      .map(([ts, ids]) => GOOD(ts, ids)),
+    fc.constantFrom(
+      '',
+      '  ',
+      'not json',
+      '{"timestamp": -1}',
+      GOOD(1, [1, 2], 100),
+      '{"timestamp": 1, "input_length": 5, "output_length": 1, "hash_ids": ["05"]}',
+    ),
+    fc.string({ maxLength: 20 }),
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.array(line, { maxLength: 6 }), { maxLength: 8 }), async (batches) => {
+      const lines = batches.flat();
+      const byLine = createMooncakeReadStats();
+      const expected = [];
+      for await (const r of mooncakeRecords(itemsOf(lines), byLine)) expected.push(r);
+      const stats = createMooncakeReadStats();
+      const got = [];
+      for await (const b of mooncakeRecordBatches(itemsOf(batches), stats)) {
+        assert.ok(b.length > 0);
+        got.push(...b);
+      }
+      assert.deepEqual(got, expected);
+      assert.deepEqual(stats, byLine);
+    }),
+    { numRuns: 300 },
+  );
+});
+
+/** Numbers a list of records' chains in one batch. */
+function numbered(records: ReadonlyArray<{ inputLength: number; hashIds: HashId[] }>, blockTokens: number, traceBlockTokens: number) {
+  const numbers = new MooncakeBlockNumbers(blockTokens, traceBlockTokens);
+  const columns = new ChainColumns();
+  for (const r of records) numbers.chain(r, columns);
+  return columns.take(new Float64Array(records.length), (i) => mooncakeSessionKey(records[i], blockTokens, traceBlockTokens));
+}
+
+test('property: numbered chains name what mooncakeBlocks names: equal keys, equal numbers, numbered in order of first appearance', () => {
+  const id = fc.oneof(
+    fc.integer({ min: 0, max: 30 }),
+    fc.integer({ min: 2 ** 21, max: 2 ** 21 + 3 }),
+    fc.constantFrom('a', 'b', '9007199254740993'),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.array(id, { minLength: 1, maxLength: 5 }), fc.integer({ min: 0, max: 15 })), { minLength: 1, maxLength: 12 }),
+      fc.constantFrom(16, 3, 8, 40),
+      (shapes, blockTokens) => {
+        const traceBlockTokens = 16;
+        // The input ends anywhere in its last trace block.
+        const records = shapes.map(([hashIds, cut]) => ({ hashIds, inputLength: hashIds.length * traceBlockTokens - cut }));
+        const batch = numbered(records, blockTokens, traceBlockTokens);
+        const byKey = new Map<string, number>();
+        records.forEach((r, i) => {
+          const blocks = mooncakeBlocks(r, blockTokens, traceBlockTokens);
+          const from = batch.starts[i];
+          assert.equal(batch.starts[i + 1] - from, blocks.length);
+          blocks.forEach((b, j) => {
+            if (!byKey.has(b.key)) byKey.set(b.key, byKey.size); // first appearance: the next number
+            assert.equal(batch.keys[from + j], byKey.get(b.key), b.key);
+            assert.equal(batch.tokens[from + j], b.tokens);
+          });
+          assert.equal(batch.sessionKey(i), blocks[0]?.key);
+        });
+        assert.equal(batch.requests, records.length);
+      },
+    ),
+    { numRuns: 500 },
+  );
+});
+
+test('numbered chains: an id first seen past the array stays one id when the array grows over it', () => {
+  const far = 2 ** 21; // past the 2^20 ids numbered through the array from the start
+  const records = [{ hashIds: [far], inputLength: 512 }];
+  for (let i = 0; i < 600_000; i += 4) records.push({ hashIds: [i, i + 1, i + 2, i + 3], inputLength: 2048 }); // 4 × 600,000 ids > far
+  records.push({ hashIds: [far], inputLength: 512 }, { hashIds: [far + 1], inputLength: 512 });
+  const batch = numbered(records, 512, 512);
+  const n = batch.keys.length;
+  assert.equal(batch.keys[0], 0);
+  assert.equal(batch.keys[n - 2], 0);
+  assert.equal(batch.keys[n - 1], 600_001);
 });

@@ -6,25 +6,29 @@
 import { checkInputFileAsync } from '../../util/input-file.js';
 import { messageOf } from '../../util/errors.js';
 import { inert } from '../../util/safe-text.js';
-import { readTextLines, splitTextLines } from '../../util/text-lines.js';
+import { readTextLineBatches, readTextLines, splitTextLineBatches, splitTextLines } from '../../util/text-lines.js';
+import type { TextLinesOptions } from '../../util/text-lines.js';
 import type { LineReadProblem } from '../../util/text-lines.js';
 import { DEFAULT_ZSTD_COMMAND, hasZstdSuffix, startZstd, startsWithZstdMagic } from '../../trace/zstd.js';
 import {
   MAX_MOONCAKE_LINE_CHARS,
   MOONCAKE_BLOCK_TOKENS,
+  MooncakeBlockNumbers,
   MooncakeTraceError,
   createMooncakeReadStats,
   mooncakeBlocks,
   mooncakeRecords,
+  mooncakeSessionKey,
   mooncakeTimeline,
-  numberedMooncakeChain,
+  mooncakeTimelineBatches,
 } from '../../workload/mooncake.js';
-import type { HashId } from '../../workload/mooncake.js';
 import type { MooncakeTimelineItem } from '../../workload/mooncake.js';
+import { ChainColumns } from '../../workload/numbered-chains.js';
+import type { NumberedChains } from '../../workload/numbered-chains.js';
 import type { RunConfig } from '../../settings/run-config.js';
 import { pulledUsers } from './recorded.js';
 import type { RecordedShape } from './recorded.js';
-import type { NumberedChain, OpenedSource, WorkloadSourceDef } from './source.js';
+import type { OpenedSource, WorkloadSourceDef } from './source.js';
 
 const READ_CHUNK_BYTES = 64 * 1024;
 
@@ -47,8 +51,11 @@ async function isCompressed(path: string): Promise<boolean> {
   return hasZstdSuffix(path) || (await startsWithZstdMagic(path));
 }
 
-/** The decompressed lines of a .zst trace, through the system zstd; a failing zstd is the input's problem. */
-async function* zstdLines(path: string): AsyncGenerator<string> {
+/** How a stream of text chunks is split: into lines, or into a chunk's lines at a time. */
+type Splitter<T> = (chunks: AsyncIterable<string>, options: Omit<TextLinesOptions, 'chunkBytes'>) => AsyncGenerator<T>;
+
+/** The decompressed lines of a .zst trace, split by `split`, through the system zstd; a failing zstd is the input's problem. */
+async function* zstdLines<T>(path: string, split: Splitter<T>): AsyncGenerator<T> {
   const proc = await startZstd(DEFAULT_ZSTD_COMMAND, ['-d', '-c', '-q', '--', path], ['ignore', 'pipe', 'pipe']).catch((e: unknown) => {
     throw new MooncakeTraceError(`Mooncake trace "${path}": ${messageOf(e)}`, { cause: e });
   });
@@ -57,7 +64,7 @@ async function* zstdLines(path: string): AsyncGenerator<string> {
   stdout.setEncoding('utf8');
   const fail = (p: LineReadProblem): MooncakeTraceError => lineProblem(path, p);
   try {
-    yield* splitTextLines(stdout as AsyncIterable<string>, { maxLineChars: MAX_MOONCAKE_LINE_CHARS, fail });
+    yield* split(stdout as AsyncIterable<string>, { maxLineChars: MAX_MOONCAKE_LINE_CHARS, fail });
     const failed = await proc.outcome;
     if (failed !== null) throw new MooncakeTraceError(`Mooncake trace "${path}" cannot be decompressed: ${failed.message}`);
   } finally {
@@ -66,10 +73,20 @@ async function* zstdLines(path: string): AsyncGenerator<string> {
   }
 }
 
+const readOptions = (path: string): TextLinesOptions => ({
+  chunkBytes: READ_CHUNK_BYTES,
+  maxLineChars: MAX_MOONCAKE_LINE_CHARS,
+  fail: (p) => lineProblem(path, p),
+});
+
 /** A fresh stream of the trace's lines (one per pass). */
 function traceLines(path: string, compressed: boolean): AsyncIterable<string> {
-  if (compressed) return zstdLines(path);
-  return readTextLines(path, { chunkBytes: READ_CHUNK_BYTES, maxLineChars: MAX_MOONCAKE_LINE_CHARS, fail: (p) => lineProblem(path, p) });
+  return compressed ? zstdLines(path, splitTextLines) : readTextLines(path, readOptions(path));
+}
+
+/** A fresh stream of the trace's lines (one per pass), a batch per read chunk. */
+function traceLineBatches(path: string, compressed: boolean): AsyncIterable<string[]> {
+  return compressed ? zstdLines(path, splitTextLineBatches) : readTextLineBatches(path, readOptions(path));
 }
 
 /** Refuses a trace with no usable record (reading only up to the first one), naming the first skips. */
@@ -130,37 +147,13 @@ async function open(cfg: RunConfig): Promise<OpenedSource> {
   const stats = createMooncakeReadStats();
   const pacing = { speedup: cfg.traceSpeedup, replayCycles: cfg.replayCycles, traceBlockTokens };
   const items = mooncakeTimeline(() => traceLines(path, compressed), pacing, stats)[Symbol.asyncIterator]();
-  /**
-   * A fresh pass of the same timeline as numbered chains: each (hash id, end in its block) pair gets
-   * the next small integer. A whole trace block (end = trace block tokens, nearly every block) is found
-   * by the id's number in an array; only partial ones go through a second map.
-   */
-  async function* numberedChains(): AsyncGenerator<NumberedChain> {
-    const ids = new Map<HashId, number>();
-    let whole = new Int32Array(1024).fill(-1);
-    const partial = new Map<string, number>();
-    let next = 0;
-    const keyOf = (h: HashId, end: number): number => {
-      let id = ids.get(h);
-      if (id === undefined) ids.set(h, (id = ids.size));
-      if (end !== traceBlockTokens) {
-        const pair = `${id}/${end}`;
-        let k = partial.get(pair);
-        if (k === undefined) partial.set(pair, (k = next++));
-        return k;
-      }
-      if (id >= whole.length) {
-        const grown = new Int32Array(whole.length * 2).fill(-1);
-        grown.set(whole);
-        whole = grown;
-      }
-      let k = whole[id] ?? -1;
-      if (k < 0) whole[id] = k = next++;
-      return k;
-    };
-    for await (const item of mooncakeTimeline(() => traceLines(path, compressed), pacing, stats)) {
-      const c = numberedMooncakeChain(item.record, blockTokens, traceBlockTokens, keyOf);
-      yield { scheduledAtMs: item.scheduledAtMs, sessionKey: c.sessionKey, keys: c.keys, tokens: c.tokens };
+  /** A fresh pass of the same timeline as numbered chains, a read chunk's requests at a time. */
+  async function* numberedChains(): AsyncGenerator<NumberedChains> {
+    const numbers = new MooncakeBlockNumbers(blockTokens, traceBlockTokens);
+    const columns = new ChainColumns();
+    for await (const { records, scheduledAtMs } of mooncakeTimelineBatches(() => traceLineBatches(path, compressed), pacing, stats)) {
+      for (const rec of records) numbers.chain(rec, columns);
+      yield columns.take(scheduledAtMs, (i) => mooncakeSessionKey(records[i], blockTokens, traceBlockTokens));
     }
   }
   return {

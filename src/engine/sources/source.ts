@@ -11,6 +11,7 @@ import type { UserPool } from '../dispatcher.js';
 import type { StopController } from '../stop-control.js';
 import type { RouteContext } from '../../workload/routing.js';
 import type { KvBlock } from '../../workload/blocks.js';
+import type { NumberedChains } from '../../workload/numbered-chains.js';
 
 /**
  * How this rank takes its share of a recorded source when ranks divide it (--route; workload/routing.ts):
@@ -55,18 +56,6 @@ export interface UsersContext {
   readonly share?: RankShare;
 }
 
-/**
- * A request's block chain with its keys as numbers (sizing's fast path, engine/sizing.ts): a source
- * whose recording names its blocks interns each key to a number (equal keys, equal numbers).
- */
-export interface NumberedChain {
-  readonly scheduledAtMs: number;
-  /** The first block's key as a run names it (the session key of --route session). */
-  readonly sessionKey: string;
-  readonly keys: readonly number[];
-  readonly tokens: readonly number[];
-}
-
 /** A source opened for one run: its input read and checked. */
 export interface OpenedSource {
   /** The results' `kvcache_bench.workload_source` block: its kind, files, counts and every skipped row or record. */
@@ -75,10 +64,11 @@ export interface OpenedSource {
   logLines(): readonly string[];
   users(ctx: UsersContext): RunUsers;
   /**
-   * The same requests' chains, in order, at the recording's own pace, with numbered keys — offered by
-   * sources that name their blocks, so `kv-cache size` skips building key strings and per-request draws.
+   * The same requests' chains, in order, at the recording's own pace, with numbered keys, in batches —
+   * offered by sources that name their blocks, so `kv-cache size` skips key strings, per-request draws
+   * and a promise per request.
    */
-  numberedChains?(): AsyncIterable<NumberedChain>;
+  numberedChains?(): AsyncIterable<NumberedChains>;
 }
 
 /** A typed error class a source throws for bad input (the CLI reports it and exits 2). */
