@@ -396,8 +396,10 @@ test('burstgpt: a 200,000-row file streams with bounded memory', async () => {
     assert.equal(count, ROWS);
     assert.deepEqual([stats.rows, stats.skipped], [ROWS, 0]);
     assert.ok(totalTokens > 0);
-    // Retained heap stays near one read chunk; loading the file whole would hold several times its size.
-    const limit = gc ? fileBytes / 4 : fileBytes * 2;
+    // Retained heap stays near one read chunk plus ~2 MB of the runtime's own (compiled code, type
+    // feedback: it was 2.2 MB here against a 2.3 MB limit of a quarter of the file, failing at random);
+    // loading the file whole would hold at least its size.
+    const limit = gc ? fileBytes / 2 : fileBytes * 2;
     assert.ok(peak < limit, `heap grew ${peak} bytes while streaming a ${fileBytes}-byte file (limit ${limit})`);
   });
 });
