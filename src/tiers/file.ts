@@ -134,7 +134,7 @@ export class FileBackend implements Backend {
     readonly gauge: FileIoGauge,
     private readonly poolOptions?: FilePoolOptions,
     poolOpenedAtMs = 0,
-    /** Fan-out names (a shared pool's or --kv-pool fanout's): the namespace directory under `dir`, and how a block is committed. */
+    /** Fan-out names (a shared pool's or --kv-layout fanout's): the namespace directory under `dir`, and how a block is committed. */
     private readonly fanout?: FanoutNames,
     private readonly metadataSink: MetadataOpSink = IGNORE_METADATA,
   ) {
