@@ -70,13 +70,24 @@ test('a sink faster than the generator threads: writes wait for payload bytes mo
 });
 
 test('the native filler keeps up with the same sink: the payload wait stays under its limit', { skip: NO_HELPER }, async () => {
-  await inTempDir(async (dir) => {
-    const v = await writeRun(dir, ['--storage-backend', 'memory']);
+  // A second try when the first was over: the suite runs test files two at a time on two cores, and
+  // another file's burst can starve the filler threads for a second (a CI run saw 0.22 once). A
+  // filler that cannot keep up fails both.
+  const shares: number[] = [];
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const v = await inTempDir((dir) => writeRun(dir, ['--storage-backend', 'memory']));
     assert.match(v.payload_generation?.filler ?? '', /^native/);
     const share = v.payload_generation?.write_wait_share ?? 1;
-    assert.ok(share < MAX_PAYLOAD_WAIT_SHARE, `write wait share ${share}`);
-    assert.equal(payloadReason(v), undefined);
-  });
+    shares.push(share);
+    if (share < MAX_PAYLOAD_WAIT_SHARE) {
+      assert.equal(payloadReason(v), undefined);
+      return;
+    }
+    process.stdout.write(
+      `# native filler: write wait share ${share.toFixed(3)} on attempt ${attempt + 1} (limit ${MAX_PAYLOAD_WAIT_SHARE})\n`,
+    );
+  }
+  assert.fail(`write wait shares ${shares.map((x) => x.toFixed(3)).join(', ')}: over ${MAX_PAYLOAD_WAIT_SHARE} twice`);
 });
 
 test('the disk is the bottleneck: the payload wait and the threadpool queue stay under their limits and no reason names them', async () => {
