@@ -245,18 +245,24 @@ export class FileBackend implements Backend {
       if (ours) await this.unlink(path).catch(() => undefined); // the old entry is unusable now
       throw errnoCode(e) === 'EEXIST' ? new ForeignFileError(path) : e;
     }
+    await this.fillOrDrop(key, source, fh, t, path);
+    this.sizes.set(key, source.size);
+    return t.result();
+  }
+
+  /**
+   * fill(), and when it fails the file at `path` (ours: we just created or truncated it) goes. A write
+   * cut by the end of the run leaves its file to close(): unlinking a large file takes ~0.1 s per
+   * 300 MB here (ext4 with discard), and doing it now would stretch the measured window with teardown.
+   */
+  private async fillOrDrop(key: string, source: ChunkSource, fh: FdFile, t: SplitTimer, path: string): Promise<void> {
     try {
       await this.fill(key, source, fh, t);
     } catch (e) {
-      // Ours: we just created or truncated it. A write cut by the end of the run leaves its file to
-      // close(): unlinking a large file takes ~0.1 s per 300 MB here (ext4 with discard), and doing
-      // it now would stretch the measured window with teardown.
       if (e instanceof IoAbortedError) this.abandoned.add(path);
       else await this.unlink(path).catch(() => undefined);
       throw e;
     }
-    this.sizes.set(key, source.size);
-    return t.result();
   }
 
   /** Writes the whole source into the open file, syncs it and closes it (both when the write fails). */
@@ -303,13 +309,7 @@ export class FileBackend implements Backend {
     } catch (e) {
       throw errnoCode(e) === 'EEXIST' ? new ForeignFileError(temp) : e;
     }
-    try {
-      await this.fill(key, source, fh, t);
-    } catch (e) {
-      if (e instanceof IoAbortedError) this.abandoned.add(temp);
-      else await this.unlink(temp).catch(() => undefined);
-      throw e;
-    }
+    await this.fillOrDrop(key, source, fh, t, temp);
     if (names.commit === 'rename') {
       try {
         await t.device(() => this.meta('rename', () => rename(temp, final)));

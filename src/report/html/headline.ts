@@ -28,6 +28,10 @@ export interface HeadlineFigure {
   readonly ofMerged?: (option: MergedOption) => number | null;
 }
 
+/** `of` of an optional results block, or null where the entry has none (older files, other layouts). */
+export const ofBlock = <B>(block: B | null | undefined, of: (b: B) => number | null): number | null =>
+  block === null || block === undefined ? null : of(block);
+
 /** A replay's bytes ÷ its measured window, in GiB/s (as its console summary prints them). */
 const replayRate = (bytes: number, r: ReportReplay): number | null => (r.elapsed_time > 0 ? bytes / r.elapsed_time / GiB : null);
 

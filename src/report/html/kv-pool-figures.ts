@@ -1,6 +1,7 @@
 // The pool figures `kv-cache compare` sets side by side (issue 32): one table when any entry has a
 // pool block — a run's own (kvcache_bench.kv_pool) or a merged option's (all its ranks together, the
 // usual way to set a shared pool against private ones). No trial statistic measures them.
+import { ofBlock } from './headline.js';
 import type { HeadlineFigure } from './headline.js';
 import type { ReportRun } from './run-input.js';
 import type { MergedOption } from './summary-input.js';
@@ -24,14 +25,8 @@ function figure(
     unit,
     digits,
     source: `kvcache_bench.kv_pool (${key})`,
-    value: (doc) => {
-      const k = doc.kvcache_bench.kv_pool;
-      return k === undefined ? null : ofRun(k, doc);
-    },
-    ofMerged: (o) => {
-      const m = o.kvcache_bench.kv_pool;
-      return m === null || m === undefined ? null : ofMerged(m);
-    },
+    value: (doc) => ofBlock(doc.kvcache_bench.kv_pool, (k) => ofRun(k, doc)),
+    ofMerged: (o) => ofBlock(o.kvcache_bench.kv_pool, ofMerged),
   };
 }
 

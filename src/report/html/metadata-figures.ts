@@ -5,6 +5,7 @@
 import { METADATA_OPS } from '../../metrics/metadata-stats.js';
 import type { MetadataOp } from '../../metrics/metadata-stats.js';
 import type { MetadataOpsJson } from '../metadata-ops-schema.js';
+import { ofBlock } from './headline.js';
 import type { HeadlineFigure } from './headline.js';
 import { isOption, isReplay, isRun } from './inputs.js';
 import type { LoadedInput } from './inputs.js';
@@ -33,18 +34,9 @@ function figure(
     unit,
     digits,
     source: `kvcache_bench.metadata_ops (${key})`,
-    value: (doc) => {
-      const m = doc.kvcache_bench.metadata_ops;
-      return m === undefined ? null : of(m);
-    },
-    ofReplay: (r) => {
-      const m = r.kvcache_bench.metadata_ops;
-      return m === undefined ? null : of(m);
-    },
-    ofMerged: (o) => {
-      const m = o.kvcache_bench.metadata_ops;
-      return m === null || m === undefined ? null : ofMerged(m);
-    },
+    value: (doc) => ofBlock(doc.kvcache_bench.metadata_ops, of),
+    ofReplay: (r) => ofBlock(r.kvcache_bench.metadata_ops, of),
+    ofMerged: (o) => ofBlock(o.kvcache_bench.metadata_ops, ofMerged),
   };
 }
 
