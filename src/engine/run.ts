@@ -362,11 +362,18 @@ async function calibrateMetadata(
   blockTokens: number | undefined,
   log: (line: string) => void,
 ): Promise<MetadataCalibration | undefined> {
-  const c = await calibrateForRun({
-    storage: setup.storage,
-    ...(blockTokens !== undefined ? { blockBytes: setup.cache.sizeOf(blockTokens) } : {}),
-    traceMode: cfg.ioTraceLog !== undefined,
-  });
+  let c: MetadataCalibration | undefined;
+  try {
+    c = await calibrateForRun({
+      storage: setup.storage,
+      ...(blockTokens !== undefined ? { blockBytes: setup.cache.sizeOf(blockTokens) } : {}),
+      traceMode: cfg.ioTraceLog !== undefined,
+    });
+  } catch (e) {
+    // A side measurement: a full or refusing file system is the run's to meet, not this step's to end it.
+    log(`File-system metadata: not calibrated (${messageOf(e)}); the verdict allows nothing for metadata`);
+    return undefined;
+  }
   if (c !== undefined)
     log(
       `File-system metadata: ${(c.bytesPerNewFile / 1024).toFixed(1)} KiB written per new file${c.bytesPerNewDir !== null ? ` and ${(c.bytesPerNewDir / 1024).toFixed(1)} KiB per new directory` : ''} (${c.layout} layout, least of ${c.roundsBytesPerFile.length} rounds of ${c.filesPerRound} files, ${c.seconds.toFixed(1)} s, before the window)` +

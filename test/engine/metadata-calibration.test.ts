@@ -91,6 +91,27 @@ test('more than a file system writes for a file in every round: disturbed, and t
   });
 });
 
+test('device counters failing mid-calibration: an error, and no scratch directory is left', async () => {
+  await withTempDir(async (dir) => {
+    let reads = 0;
+    const failing = (): Promise<DiskCounters> =>
+      ++reads === 2 ? Promise.reject(new Error('diskstats vanished')) : fakeDevice(4096, [0, 0, 0])();
+    await assert.rejects(
+      calibrateMetadataBytes({
+        dir,
+        runId: '0000aaad',
+        layout: 'fanout',
+        direct: false,
+        entryBytes: 4096,
+        counters: failing,
+        buffer: new Uint8Array(64 * 1024),
+      }),
+      /diskstats vanished/,
+    );
+    assert.deepEqual(readdirSync(dir), []);
+  });
+});
+
 test('a large entry calibrates with 64 KiB files; a device that wrote less than the data gives 0, never a negative bill', async () => {
   await withTempDir(async (dir) => {
     const c = await calibrateMetadataBytes({
