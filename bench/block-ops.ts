@@ -12,6 +12,7 @@
 // (docs/performance.md#block-operations-per-cpu-second says how).
 //   npm run bench:block-ops -- --dir DIR [--seconds 20] [--users 16] [--rounds 3] [--capacity-gib 0]
 //     [--layout flat] [--trace FILE] [--compare-bin PATH/bin/kv-cache.cjs] [--pool N] [--no-floor]
+//     [--file-calls native|fs|native,fs]
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -36,11 +37,16 @@ const { values } = parseArgs({
     'compare-bin': { type: 'string' },
     pool: { type: 'string' },
     'no-floor': { type: 'boolean', default: false },
+    'file-calls': { type: 'string', default: 'native' },
   },
 });
 if (values.dir === undefined) throw new Error('--dir DIR is required: where the runs write their block files');
 if (!existsSync(values.trace)) throw new Error(`no Mooncake trace at ${values.trace} (--trace FILE)`);
 const rounds = positiveInt('rounds', values.rounds);
+// --file-calls native,fs: both, alternating in each round (a build before 2.9.0 has no such flag: --compare-bin runs it without).
+const fileCalls = values['file-calls'].split(',');
+if (fileCalls.some((c) => c !== 'native' && c !== 'fs'))
+  throw new Error(`--file-calls takes native, fs or native,fs; got '${values['file-calls']}'`);
 const capacityGiB = Number(values['capacity-gib']);
 if (!Number.isFinite(capacityGiB) || capacityGiB < 0)
   throw new Error(`--capacity-gib must be a number ≥ 0, got '${values['capacity-gib']}'`);
@@ -69,10 +75,10 @@ interface Side {
   readonly measure: () => Promise<Figures>;
 }
 
-const kvCacheSide = (name: string, bin: string): Side => ({
+const kvCacheSide = (name: string, bin: string, calls: string | undefined): Side => ({
   name,
   measure: async () => {
-    const f = await measureBlockOps({ ...base, bin });
+    const f = await measureBlockOps({ ...base, bin, ...(calls !== undefined ? { extraArgs: ['--file-calls', calls] } : {}) });
     const verdict = f.invalidBecause.length === 0 ? 'VALID' : `NOT VALID ${f.invalidBecause.join(', ')}`;
     return {
       ...f,
@@ -80,8 +86,10 @@ const kvCacheSide = (name: string, bin: string): Side => ({
     };
   },
 });
-const sides: Side[] = [kvCacheSide('this build', KV_BIN)];
-if (values['compare-bin'] !== undefined) sides.push(kvCacheSide('compare', resolve(values['compare-bin'])));
+const kvCacheSides = (bin: string, label: string): Side[] =>
+  fileCalls.map((calls) => kvCacheSide(fileCalls.length > 1 ? `${label}, --file-calls ${calls}` : label, bin, calls));
+const sides: Side[] = kvCacheSides(KV_BIN, 'this build');
+if (values['compare-bin'] !== undefined) sides.push(kvCacheSide('compare', resolve(values['compare-bin']), undefined));
 if (!values['no-floor'])
   sides.push({
     name: 'floor (Node alone)',

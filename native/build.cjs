@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Builds the native helpers with npm's own node-gyp, unless the built files are newer than their
-// sources: huge-pages.c → build/Release/huge_pages.node, payload-fill.c → build/Release/payload_fill.node.
+// sources: huge-pages.c → build/Release/huge_pages.node, payload-fill.c → build/Release/payload_fill.node,
+// block-io.c → build/Release/block_io.node.
 // Optional by design: without a C compiler (or off Linux) the tool still runs, with its I/O buffers in
 // ordinary pages and its payload fills on worker threads, and says so in every result
 // (kvcache_bench.machine.io_buffers, kvcache_bench.payload_generation.filler). So a failed build prints
@@ -11,8 +12,8 @@ const { existsSync, statSync } = require('node:fs');
 const { dirname, join, resolve } = require('node:path');
 
 const here = __dirname;
-const targets = ['huge_pages.node', 'payload_fill.node'].map((f) => join(here, 'build', 'Release', f));
-const sources = ['huge-pages.c', 'payload-fill.c', 'binding.gyp', 'build.cjs'].map((f) => join(here, f));
+const targets = ['huge_pages.node', 'payload_fill.node', 'block_io.node'].map((f) => join(here, 'build', 'Release', f));
+const sources = ['huge-pages.c', 'payload-fill.c', 'block-io.c', 'binding.gyp', 'build.cjs'].map((f) => join(here, f));
 
 function upToDate() {
   if (!targets.every((t) => existsSync(t))) return false;

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { AlignedSlab } from '../../src/data/aligned.js';
+import { BlockFiles } from '../../src/tiers/block-file.js';
+import { threadPoolSize } from '../../src/tiers/file-io-gauge.js';
 
 const BLOCK_BYTES = 16384;
 const READS_PER_WRITE = 3;
@@ -35,7 +37,7 @@ function call<T>(start: (done: (e: NodeJS.ErrnoException | null, value: T) => vo
 }
 
 /** Runs the loops for `seconds` in `dir` (a fresh subdirectory, removed afterwards). */
-export async function floorLoop(dir: string, seconds: number, users: number): Promise<FloorFigures> {
+export async function floorLoop(dir: string, seconds: number, users: number, native?: BlockFiles): Promise<FloorFigures> {
   const work = join(dir, `block-ops-floor-${process.pid}`);
   mkdirSync(work, { recursive: true });
   try {
@@ -48,7 +50,18 @@ export async function floorLoop(dir: string, seconds: number, users: number): Pr
       const out = slab.view(2 * u * BLOCK_BYTES, BLOCK_BYTES);
       const into = slab.view((2 * u + 1) * BLOCK_BYTES, BLOCK_BYTES);
       const mine: string[] = [];
-      while (performance.now() < end) {
+      while (native !== undefined && performance.now() < end) {
+        const path = join(work, `b${files++}.bin`);
+        await native.write({ path, flags: fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | flag, mode: 0o644, data: out, sync: true });
+        mine.push(path);
+        ops++;
+        for (let r = 0; r < READS_PER_WRITE; r++) {
+          const back = mine[(ops * 7 + r) % mine.length] ?? path;
+          await native.read({ path: back, flags: fsc.O_RDONLY | flag, into });
+          ops++;
+        }
+      }
+      while (native === undefined && performance.now() < end) {
         const path = join(work, `b${files++}.bin`);
         const wfd = await call<number>((done) => open(path, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | flag, 0o644, done));
         await call<number>((done) => write(wfd, out, 0, BLOCK_BYTES, 0, done));
@@ -78,7 +91,13 @@ export async function floorLoop(dir: string, seconds: number, users: number): Pr
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [dir, seconds, users] = process.argv.slice(2);
-  if (dir === undefined) throw new Error('usage: block-ops-floor.js DIR SECONDS USERS');
-  console.log(JSON.stringify(await floorLoop(dir, Number(seconds ?? 10), Number(users ?? 16))));
+  const [dir, seconds, users, mode] = process.argv.slice(2);
+  if (dir === undefined) throw new Error('usage: block-ops-floor.js DIR SECONDS USERS [native]');
+  const jobs = mode === 'native' ? BlockFiles.load(threadPoolSize()) : undefined;
+  if (typeof jobs === 'string') throw new Error(jobs);
+  try {
+    console.log(JSON.stringify(await floorLoop(dir, Number(seconds ?? 10), Number(users ?? 16), jobs)));
+  } finally {
+    jobs?.close();
+  }
 }

@@ -36,6 +36,8 @@ export interface BlockOpsRun {
   readonly capacityGiB: number;
   /** The file tier's layout (--kv-layout). */
   readonly layout: string;
+  /** More kv-cache flags (e.g. --file-calls fs). */
+  readonly extraArgs?: readonly string[];
   /** Environment of the child beyond this process's (e.g. UV_THREADPOOL_SIZE). */
   readonly env?: Readonly<Record<string, string>>;
 }
@@ -90,6 +92,7 @@ export function blockOpsArgs(run: BlockOpsRun, config: string, cacheDir: string,
     '--no-progress',
     '--output',
     output,
+    ...(run.extraArgs ?? []),
   ];
 }
 

@@ -20,7 +20,11 @@
 //   rewriting its stamps alone — 1/32 of the bytes, one cache line in eight — instead of copying it
 //   whole (stampChunk; fio's scramble_buffers idea); the pool can do that for nearly every chunk
 //   because any base the entry has not used in the last MIN_REPEAT_BYTES will do.
+import * as nodeCrypto from 'node:crypto';
 import { createCipheriv, createHash } from 'node:crypto';
+
+/** crypto.hash where this Node has it (20.12 on), typed as used here. */
+const oneShotHash = (nodeCrypto as { hash?: (algorithm: string, data: string, encoding: 'buffer') => Buffer }).hash;
 import { endianness } from 'node:os';
 import { MiB } from '../util/units.js';
 
@@ -83,7 +87,9 @@ export function payloadSource(seed: number): Uint8Array {
 
 /** The MATERIAL_BYTES of one entry: SHA-256 of the run seed and the key. */
 export function entryKeyMaterial(seed: number, key: string): Buffer {
-  return createHash('sha256').update(`kv-payload\u0000${seed}\u0000${key}`).digest();
+  const text = `kv-payload\u0000${seed}\u0000${key}`;
+  // crypto.hash (Node ≥ 20.12) skips the Hash object: one is made per entry written.
+  return oneShotHash !== undefined ? oneShotHash('sha256', text, 'buffer') : createHash('sha256').update(text).digest();
 }
 
 /** Where byte `offset` of the entry whose key material is `material` lies in the source. */

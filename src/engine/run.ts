@@ -320,6 +320,7 @@ function assembleResult(i: ResultInputs): RunResult {
       ioMode: setup.storage.ioMode,
       fileSystem: setup.storage.fileSystem,
       ...(setup.storage.layout !== undefined ? { layout: setup.storage.layout } : {}),
+      ...(setup.storage.fileCalls !== undefined ? { fileCalls: setup.storage.fileCalls } : {}),
     },
     workers: setup.workers,
     warnings: i.warnings,

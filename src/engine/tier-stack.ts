@@ -43,6 +43,7 @@ import { TraceWriter } from '../trace/writer.js';
 import type { Clock } from '../util/clock.js';
 import { Semaphore } from '../util/lock.js';
 import { gibToBytes, MiB } from '../util/units.js';
+import type { FileCalls } from '../settings/choices.js';
 import { availableMemoryBytes, planMemory } from './memory-check.js';
 import type { MemoryPlan } from './memory-check.js';
 import type { RunConfig } from '../settings/run-config.js';
@@ -169,6 +170,8 @@ export interface StorageOptions {
   readonly slab?: SlabLayoutOptions;
   /** --kv-layout fanout: one file per entry under the run's own hash fan-out directories. */
   readonly fanout?: boolean;
+  /** --file-calls (default native). */
+  readonly fileCalls?: FileCalls;
   /** Hears of a temporary directory the kind made, the moment it exists (for a force-quit). */
   readonly madeDir?: (at: EntryFilesAt) => void;
   /** Hears of the backend's creates, renames, links, unlinks, lookups and mkdirs (a recorder's metadata figures). */
@@ -192,6 +195,7 @@ export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
     ...(o.pool !== undefined ? { pool: o.pool } : {}),
     ...(o.slab !== undefined ? { slab: o.slab } : {}),
     ...(o.fanout === true ? { fanout: true } : {}),
+    ...(o.fileCalls !== undefined ? { fileCalls: o.fileCalls } : {}),
     ...(o.madeDir !== undefined ? { madeDir: o.madeDir } : {}),
     ...(o.metadataOps !== undefined ? { metadataOps: o.metadataOps } : {}),
   });
@@ -345,6 +349,7 @@ async function assembleDeviceTiers(
     ...(pool !== undefined ? { pool } : {}),
     ...slabOf(cfg),
     ...(cfg.kvLayout === 'fanout' ? { fanout: true } : {}),
+    fileCalls: cfg.fileCalls,
     ...(madeDir !== undefined ? { madeDir } : {}),
     metadataOps: recordingMetadata(recorder),
   });

@@ -103,6 +103,8 @@ export interface RunResult {
     readonly ioMode: string;
     readonly fileSystem: string;
     readonly layout?: 'flat' | 'fanout' | 'slab';
+    /** How one-chunk entries' system calls were made (StorageDescription.fileCalls). */
+    readonly fileCalls?: string;
   };
   readonly workers: number;
   readonly warnings: readonly string[];

@@ -235,7 +235,7 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
   section(lines, 'HARNESS');
   const eld = add.event_loop_delay_ms;
   lines.push(
-    `  storage: ${add.storage_dir} (${add.storage_file_system}, ${add.storage_io_mode} I/O${add.storage_layout !== undefined ? `, ${add.storage_layout} layout` : ''})   workers: ${add.workers}`,
+    `  storage: ${add.storage_dir} (${add.storage_file_system}, ${add.storage_io_mode} I/O${add.storage_layout !== undefined ? `, ${add.storage_layout} layout` : ''}${add.storage_file_calls !== undefined ? `, ${add.storage_file_calls.split(':')[0] ?? ''} file calls` : ''})   workers: ${add.workers}`,
     `  event-loop delay ms: p50 ${eld.p50.toFixed(2)}  p99 ${eld.p99.toFixed(2)}  max ${eld.max.toFixed(2)}   main thread busy: ${(add.main_thread_busy_fraction * 100).toFixed(1)} %`,
     `  requests cut short at stop: ${add.requests_aborted_at_stop}`,
   );

@@ -185,6 +185,7 @@ function buildAdditions(r: RunResult, loose: LooselyTyped, tracing: TracingField
     storage_dir: r.storage.dir,
     storage_io_mode: r.storage.ioMode,
     ...(r.storage.layout !== undefined ? { storage_layout: r.storage.layout } : {}),
+    ...(r.storage.fileCalls !== undefined ? { storage_file_calls: r.storage.fileCalls } : {}),
     storage_file_system: r.storage.fileSystem,
     event_loop_delay_ms: r.eventLoopDelayMs,
     conversations_lost_to_limit: r.conversationsLost,

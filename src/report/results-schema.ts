@@ -37,7 +37,7 @@ export * from './ranks-schema.js';
  * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
  * removed field or a changed meaning.
  */
-export const SCHEMA_VERSION = '2.8.0';
+export const SCHEMA_VERSION = '2.9.0';
 
 /** Device counters shared by runs and replays. */
 const DeviceIoBase = {
@@ -159,6 +159,12 @@ export const KvcacheBenchSchema = z
       .enum(['flat', 'fanout', 'slab'])
       .optional()
       .describe("the file tier's --kv-layout in effect ('fanout' for a shared pool); absent for other backends and before schema 2.8.0"),
+    storage_file_calls: z
+      .string()
+      .optional()
+      .describe(
+        "how the file tier made the system calls of entries of one chunk (--file-calls): 'native: …' one threadpool job per file, each call timed on its worker thread, or 'fs: …' one per call (and why); absent for other backends and layouts and before schema 2.9.0",
+      ),
     storage_file_system: z.string(),
     event_loop_delay_ms: z
       .strictObject({ mean: z.number(), p50: z.number(), p99: z.number(), max: z.number() })

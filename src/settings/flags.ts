@@ -14,6 +14,7 @@ import {
   GENERATION_MODES,
   IO_MODES,
   KV_LAYOUTS,
+  FILE_CALLS,
   LOG_LEVELS,
   MAX_BLOCK_TOKENS,
   PERFORMANCE_PROFILES,
@@ -229,6 +230,14 @@ export const FLAG_TABLE = {
     'flat',
     T,
     'How the file tier lays entries out: flat = one file per entry in --cache-dir; fanout = one file per entry under hash fan-out directories (<3 hex>/<2 hex>/, written to a temporary name and renamed into place, as llm-d’s file-system backend does); slab = fixed-size slots in pool files laid out before the measured window (no create or unlink per entry). A shared pool (--kv-pool shared) is always fanned out',
+    { ours: true },
+  ),
+  fileCalls: choice(
+    'file-calls',
+    FILE_CALLS,
+    'native',
+    T,
+    "How the file tier makes the system calls of an entry of one chunk (direct I/O, flat and fanout): native = its open … close (and fanout's rename) as one threadpool job of the C helper, each call timed on the thread that makes it; fs = Node's fs, one threadpool job per call. native falls back to fs when the helper is not built (the results' storage_file_calls says which ran)",
     { ours: true },
   ),
   slabSlotMib: float(

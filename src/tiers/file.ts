@@ -25,6 +25,7 @@ import { link, lstat, mkdir, mkdtemp, open, rename, rm, stat, unlink } from 'nod
 import type { MadeDir } from './storage-kind.js';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { DIRECT_ALIGN, DirectSlabs } from '../data/aligned.js';
 import { SlotPool } from '../data/slots.js';
 import { MiB, roundUp } from '../util/units.js';
@@ -43,6 +44,8 @@ import { FdFile } from './fd-file.js';
 import type { FileCalls } from './fd-file.js';
 import { FileIoGauge } from './file-io-gauge.js';
 import { IGNORE_METADATA, metadataCall } from './metadata-ops.js';
+import { BlockFileError } from './block-file.js';
+import type { BlockFiles, BlockFileTimes } from './block-file.js';
 import type { MetadataOp, MetadataOpSink } from './metadata-ops.js';
 
 export interface FileBackendOptions {
@@ -72,6 +75,12 @@ export interface FileBackendOptions {
   readonly metadataOps?: MetadataOpSink;
   /** Told of the fresh temporary directory as soon as it exists (no `dir` given). */
   readonly madeDir?: (at: MadeDir) => void;
+  /**
+   * Native jobs for entries of one chunk in direct mode (block-file.ts: the file's open … close, and a
+   * fan-out commit's rename, as one job on the helper's threads); absent: Node's fs, one libuv
+   * threadpool job per call. The backend owns it: close() closes it.
+   */
+  readonly blockFiles?: BlockFiles;
 }
 
 /** A shared pool on files (docs/shared-pool.md). */
@@ -137,14 +146,19 @@ export class FileBackend implements Backend {
     /** Fan-out names (a shared pool's or --kv-layout fanout's): the namespace directory under `dir`, and how a block is committed. */
     private readonly fanout?: FanoutNames,
     private readonly metadataSink: MetadataOpSink = IGNORE_METADATA,
+    /** Native one-job-per-file calls for one-chunk entries in direct mode (FileBackendOptions.blockFiles). */
+    readonly blockFiles?: BlockFiles,
   ) {
     this.ctx = { chunkBytes, slots, directSlabs, counters: this.counters, gauge, callerViewsOk: true };
+    this.dirSlash = join(dir, '/');
     if (poolOptions !== undefined) this.pool = this.poolAccess(poolOpenedAtMs);
     if (fanout !== undefined) this.madeDirs.add(join(dir, fanout.namespace)); // made and checked by create()
   }
 
   /** Present in a shared pool (--kv-pool shared). */
   readonly pool?: PoolAccess;
+  /** `dir` normalized, ending in one slash: pathFor's prefix. */
+  private readonly dirSlash: string;
   /** Fan-out directories known to exist as real directories (not links), so each is made and checked once. */
   private readonly madeDirs = new Set<string>();
   /** Temporary names written so far (each publish has its own). */
@@ -187,8 +201,10 @@ export class FileBackend implements Backend {
         openedAt,
         fanout,
         options.metadataOps,
+        options.blockFiles,
       );
     } catch (e) {
+      options.blockFiles?.close(); // the backend would have owned it
       if (ownsDir) await rm(dir, { recursive: true, force: true });
       throw e;
     }
@@ -196,8 +212,9 @@ export class FileBackend implements Backend {
 
   /** The file that holds (or would hold) `key`. */
   pathFor(key: string): string {
-    if (this.fanout !== undefined) return join(this.dir, poolBlockName(this.fanout.namespace, key));
-    return join(this.dir, entryFileName(this.runId, key));
+    // Concatenated onto the normalized directory, not join()ed: this runs once per block operation.
+    if (this.fanout !== undefined) return this.dirSlash + poolBlockName(this.fanout.namespace, key);
+    return this.dirSlash + entryFileName(this.runId, key);
   }
 
   /** The namespace directory of fan-out names (under `dir`), or undefined for flat names. */
@@ -236,6 +253,18 @@ export class FileBackend implements Backend {
     // O_NOFOLLOW: rewriting an entry of ours never writes through a link put in its place (a shared cache dir).
     const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | fsc.O_NOFOLLOW | exclusive | (direct ? fsc.O_DIRECT : 0);
     const t = new SplitTimer(this.gauge);
+    const jobs = this.oneJob(source.size);
+    if (jobs !== undefined) {
+      try {
+        await this.writeInOneJob(jobs, key, source, { path, flags, isNew: !ours }, t);
+      } catch (e) {
+        const opened = e instanceof BlockFileError && e.step !== 'open';
+        if (ours || opened) await this.unlink(path).catch(() => undefined); // ours: the old entry is unusable now
+        throw !opened && errnoCode(e) === 'EEXIST' ? new ForeignFileError(path) : e;
+      }
+      this.sizes.set(key, source.size);
+      return t.result();
+    }
     let fh: FdFile;
     try {
       // A new file is a create; rewriting one of ours truncates it (no new name).
@@ -248,6 +277,108 @@ export class FileBackend implements Backend {
     await this.fillOrDrop(key, source, fh, t, path);
     this.sizes.set(key, source.size);
     return t.result();
+  }
+
+  /** The native jobs when an entry of `size` bytes is one job: direct mode, one chunk. */
+  private oneJob(size: number): BlockFiles | undefined {
+    return this.effectiveIoMode === 'direct' && size <= this.chunkBytes ? this.blockFiles : undefined;
+  }
+
+  /**
+   * Writes a one-chunk entry as one native job: the bytes as one aligned view (the caller's own when its
+   * slab allows, else copied into a staging slot: host time), then open, write, ftruncate of the
+   * padding, fsync, close and the rename onto `renameTo`, on one worker thread. Timing: device = the
+   * write, ftruncate, fsync and rename as the worker timed them; host = the rest of the job's wall time
+   * (open, close, the hand-offs to and from the worker, the copy). Errors are the job's BlockFileError
+   * (its step says whether the file was made) or, from before the job, the source's.
+   */
+  private async writeInOneJob(jobs: BlockFiles, key: string, source: ChunkSource, at: OneJobWrite, t: SplitTimer): Promise<void> {
+    let data = await this.oneChunk(key, source, t);
+    if (this.stopping) {
+      this.releaseStaged(data);
+      throw new IoAbortedError(0);
+    }
+    try {
+      await this.writeJob(jobs, at, source.size, data, t);
+    } catch (e) {
+      // A caller's view O_DIRECT refused (its slab was probed on another file system): staged from now on.
+      if (!(e instanceof BlockFileError && e.step === 'write' && e.code === 'EINVAL' && data.slot === undefined)) throw e;
+      this.ctx.callerViewsOk = false;
+      data = await this.staged(data.view.subarray(0, source.size), t);
+      const again = { ...at, flags: at.flags & ~fsc.O_EXCL, isNew: false }; // the file is ours now
+      await this.writeJob(jobs, again, source.size, data, t).catch(async (e2: unknown) => {
+        // The first job made the file: a caller that sees an open fail must not take it for never made.
+        if (e2 instanceof BlockFileError && e2.step === 'open') await this.unlink(at.path).catch(() => undefined);
+        throw e2;
+      });
+    } finally {
+      this.releaseStaged(data);
+    }
+  }
+
+  /** One write job, its calls timed into `t` and told to the metadata sink. */
+  private async writeJob(jobs: BlockFiles, at: OneJobWrite, size: number, data: OneChunk, t: SplitTimer): Promise<void> {
+    const padded = data.view.length !== size;
+    const job = {
+      path: at.path,
+      flags: at.flags,
+      mode: 0o644,
+      data: data.view,
+      sync: true,
+      ...(padded ? { truncateTo: size } : {}),
+      ...(at.renameTo !== undefined ? { renameTo: at.renameTo } : {}),
+    };
+    const t0 = performance.now();
+    let times: BlockFileTimes;
+    try {
+      times = await this.gauge.track(() => jobs.write(job));
+    } catch (e) {
+      if (!(e instanceof BlockFileError)) throw e;
+      this.jobTimed(t, t0, e.times, at, e.step);
+      throw e;
+    }
+    this.jobTimed(t, t0, times, at, undefined);
+    if (data.slot === undefined) this.counters.zeroCopyBytes += data.view.length;
+    else this.counters.stagedBytes += size;
+  }
+
+  /** A write job's host and device time into `t`, and its create and rename (made, or failed at) to the metadata sink. */
+  private jobTimed(t: SplitTimer, t0: number, times: BlockFileTimes, at: OneJobWrite, failedAt: BlockFileError['step'] | undefined): void {
+    const device = times.dataMs + times.truncateMs + times.syncMs + times.renameMs;
+    t.add(Math.max(0, performance.now() - t0 - device), device);
+    if (at.isNew) this.metadataSink('create', times.openMs, failedAt !== 'open');
+    if (at.renameTo !== undefined && (failedAt === undefined || failedAt === 'rename'))
+      this.metadataSink('rename', times.renameMs, failedAt === undefined);
+  }
+
+  /** A one-chunk entry's bytes as one O_DIRECT-ready view (padded to a whole block): the caller's own, or staged. */
+  private async oneChunk(key: string, source: ChunkSource, t: SplitTimer): Promise<OneChunk> {
+    const chunks: Uint8Array[] = [];
+    for await (const [chunk] of sizedChunks(key, source)) chunks.push(chunk);
+    const padded = roundUp(source.size, DIRECT_ALIGN);
+    const only = chunks.length === 1 ? chunks[0] : undefined;
+    const view = only !== undefined && this.ctx.callerViewsOk ? this.ctx.directSlabs.directView(only, padded) : undefined;
+    if (view !== undefined) return { view };
+    const slot = this.ctx.slots.tryAcquire() ?? (await this.gauge.staging(this.ctx.slots.acquire(), false));
+    let at = 0;
+    t.hostSync(() => {
+      for (const c of chunks) {
+        slot.set(c, at);
+        at += c.length;
+      }
+    });
+    return { view: slot.subarray(0, padded), slot };
+  }
+
+  /** `bytes` copied into a staging slot (host time). */
+  private async staged(bytes: Uint8Array, t: SplitTimer): Promise<OneChunk> {
+    const slot = this.ctx.slots.tryAcquire() ?? (await this.gauge.staging(this.ctx.slots.acquire(), false));
+    t.hostSync(() => slot.set(bytes));
+    return { view: slot.subarray(0, roundUp(bytes.length, DIRECT_ALIGN)), slot };
+  }
+
+  private releaseStaged(data: OneChunk): void {
+    if (data.slot !== undefined) this.ctx.slots.release(data.slot);
   }
 
   /**
@@ -303,13 +434,22 @@ export class FileBackend implements Backend {
     const t = new SplitTimer(this.gauge);
     await t.host(() => this.fanoutDirs(dirname(final)));
     const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW | (direct ? fsc.O_DIRECT : 0);
-    let fh: FdFile;
-    try {
-      fh = await t.host(() => this.meta('create', () => FdFile.open(temp, flags, 0o644)));
-    } catch (e) {
-      throw errnoCode(e) === 'EEXIST' ? new ForeignFileError(temp) : e;
-    }
-    await this.fillOrDrop(key, source, fh, t, temp);
+    const jobs = this.oneJob(source.size);
+    if (jobs !== undefined) {
+      // One job: the temporary file's whole life, and with a rename commit the commit too.
+      const renameTo = names.commit === 'rename' ? final : undefined;
+      try {
+        await this.writeInOneJob(jobs, key, source, { path: temp, flags, isNew: true, ...(renameTo !== undefined ? { renameTo } : {}) }, t);
+      } catch (e) {
+        const opened = e instanceof BlockFileError && e.step !== 'open';
+        if (opened) await this.unlink(temp).catch(() => undefined);
+        throw !opened && errnoCode(e) === 'EEXIST' ? new ForeignFileError(temp) : e;
+      }
+      if (renameTo !== undefined) {
+        this.sizes.set(key, source.size);
+        return t.result();
+      }
+    } else await this.fillTemp(key, source, temp, flags, t);
     if (names.commit === 'rename') {
       try {
         await t.device(() => this.meta('rename', () => rename(temp, final)));
@@ -348,6 +488,17 @@ export class FileBackend implements Backend {
     if (raced) throw new AlreadyPublishedError(source.size, t.result());
     this.sizes.set(key, source.size);
     return t.result();
+  }
+
+  /** A publish's temporary file, created exclusively and written through Node's fs (fillOrDrop). */
+  private async fillTemp(key: string, source: ChunkSource, temp: string, flags: number, t: SplitTimer): Promise<void> {
+    let fh: FdFile;
+    try {
+      fh = await t.host(() => this.meta('create', () => FdFile.open(temp, flags, 0o644)));
+    } catch (e) {
+      throw errnoCode(e) === 'EEXIST' ? new ForeignFileError(temp) : e;
+    }
+    await this.fillOrDrop(key, source, fh, t, temp);
   }
 
   /**
@@ -433,6 +584,19 @@ export class FileBackend implements Backend {
     // Untimed: a harness limit, not storage; the gauge counts it (a free slot is taken without a promise).
     const slot = this.ctx.slots.tryAcquire() ?? (await this.gauge.staging(this.ctx.slots.acquire(), false));
     const t = new SplitTimer(this.gauge);
+    const jobs = this.oneJob(size);
+    if (jobs !== undefined) {
+      if (this.stopping) {
+        this.ctx.slots.release(slot);
+        return { timing: t.result(), bytes: 0 }; // as readInto: the run is over, nothing more is read
+      }
+      try {
+        await this.readInOneJob(jobs, key, size, slot, t, sink);
+      } finally {
+        this.ctx.slots.release(slot);
+      }
+      return { timing: t.result(), bytes: size };
+    }
     let read: number;
     try {
       let fh: FdFile;
@@ -456,6 +620,43 @@ export class FileBackend implements Backend {
       this.ctx.slots.release(slot);
     }
     return { timing: t.result(), bytes: read };
+  }
+
+  /**
+   * Reads a one-chunk entry as one native job (open, fstat in a shared pool, read, close) into `slot`,
+   * then hands it to `sink`. Timing: device = the read(2)s as the worker timed them; host = the rest of
+   * the job's wall time (open, the check, close, the hand-offs). The sink's time is not counted.
+   */
+  private async readInOneJob(
+    jobs: BlockFiles,
+    key: string,
+    size: number,
+    slot: Uint8Array,
+    t: SplitTimer,
+    sink: ChunkSink | undefined,
+  ): Promise<void> {
+    const pooled = this.poolOptions !== undefined;
+    const flags = fsc.O_RDONLY | fsc.O_DIRECT | (pooled ? fsc.O_NOFOLLOW | fsc.O_NONBLOCK : 0);
+    const job = {
+      path: this.pathFor(key),
+      flags,
+      into: slot.subarray(0, roundUp(size, DIRECT_ALIGN)),
+      ...(pooled ? { expectSize: size } : {}),
+    };
+    const t0 = performance.now();
+    let times: BlockFileTimes;
+    try {
+      times = await this.gauge.track(() => jobs.read(job));
+    } catch (e) {
+      if (!(e instanceof BlockFileError)) throw e;
+      t.add(Math.max(0, performance.now() - t0 - e.times.dataMs), e.times.dataMs);
+      // No file, or (in a shared pool) not a regular file of its size: a miss, as readFile says.
+      if ((e.step === 'open' && ABSENT.has(e.code)) || e.step === 'check') throw new EntryNotFoundError(this.tier, key);
+      throw e;
+    }
+    t.add(Math.max(0, performance.now() - t0 - times.dataMs), times.dataMs);
+    if (times.bytes < size) throw new Error(`file for entry is shorter than its ${size} bytes (EOF at ${times.bytes})`);
+    if (sink !== undefined) await sink(slot.subarray(0, size));
   }
 
   /**
@@ -526,6 +727,7 @@ export class FileBackend implements Backend {
     // A private fan-out namespace goes with its blocks (only its empty fan-out directories are left).
     if (this.poolOptions === undefined && this.fanoutDir !== undefined) await removeEmptyFanout(this.fanoutDir);
     if (this.ownsDir) await rm(this.dir, { recursive: true, force: true });
+    this.blockFiles?.close();
   }
 
   /**
@@ -546,6 +748,21 @@ export class FileBackend implements Backend {
   private assertOpen(): void {
     if (this.closed) throw new Error('file tier is closed');
   }
+}
+
+/** Where a one-job write goes: its file, open flags, whether it makes a new file, and a rename commit. */
+interface OneJobWrite {
+  readonly path: string;
+  readonly flags: number;
+  /** The open creates the file (counted as a create). */
+  readonly isNew: boolean;
+  readonly renameTo?: string;
+}
+
+/** A one-chunk entry's bytes for O_DIRECT, padded to a block; `slot` when they were copied into a staging slot. */
+interface OneChunk {
+  readonly view: Uint8Array;
+  readonly slot?: Uint8Array;
 }
 
 /** How fan-out names are made and committed. */

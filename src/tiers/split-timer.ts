@@ -40,6 +40,12 @@ export class SplitTimer {
     this.hostMs += performance.now() - t0;
   }
 
+  /** Time measured elsewhere (a native job's, timed on its worker thread). */
+  add(hostMs: number, deviceMs: number): void {
+    this.hostMs += hostMs;
+    this.deviceMs += deviceMs;
+  }
+
   result(): IOTiming {
     return timing(this.hostMs, this.deviceMs);
   }

@@ -38,6 +38,8 @@ export interface StorageOpenOptions {
   readonly slab?: SlabLayoutOptions;
   /** --kv-layout fanout: the file kind keeps one file per entry under hash fan-out directories of the run's own (file.ts). */
   readonly fanout?: boolean;
+  /** --file-calls: the file kind's one-chunk entries as native jobs (tiers/block-file.ts) or Node's fs calls; absent: native. */
+  readonly fileCalls?: 'native' | 'fs';
   /**
    * Told the moment the kind made a temporary directory for its entries (no dir given), before anything
    * else is awaited, so that a force-quit during set-up can remove it (issue 35).
@@ -191,6 +193,8 @@ export interface StorageDescription {
   readonly inRam?: 'file system' | 'backend';
   /** How the file kind lays entries out (--kv-layout; a shared pool is always 'fanout'); absent for other kinds. */
   readonly layout?: 'flat' | 'fanout' | 'slab';
+  /** How the file kind makes a one-chunk entry's calls (results' storage_file_calls); absent for other kinds and layouts. */
+  readonly fileCalls?: string;
 }
 
 /** Entries of earlier runs found at start, and how many were removed. */

@@ -96,6 +96,8 @@ const OUR_FLAGS = [
   'kv-layout',
   'slab-slot-mib',
   'slab-file-gib',
+  // How the file tier makes its calls (issue 34 item 7); test/tiers/block-file.test.ts and file-native.test.ts.
+  'file-calls',
 ] as const;
 
 function configSeed(u: number): number {

@@ -19,6 +19,7 @@ import { RUN_ID, fileNameForKey, findStaleEntries, newRunId, removeStaleEntries 
 import { fileAllocatedBytes } from '../../src/tiers/fs-info.js';
 import type { IoMode } from '../../src/tiers/io-mode.js';
 import { MiB } from '../../src/util/units.js';
+import { BlockFiles } from '../../src/tiers/block-file.js';
 
 const SEED = 7;
 const SIZES = [0, 1, 4095, 4096, 4097, 10 * MiB + 123];
@@ -61,9 +62,19 @@ after(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** A backend closed (files and own temp dir removed) when the test ends, even if it fails. */
+/** How the direct-mode tests make their calls: Node's fs, and the native jobs for one-chunk entries (tiers/block-file.ts). */
+type Calls = 'fs' | 'native';
+const nativeJobs = BlockFiles.load(4);
+const NATIVE_SKIP = typeof nativeJobs === 'string' ? nativeJobs : false;
+if (typeof nativeJobs !== 'string') nativeJobs.close(); // only a probe: each backend gets its own
+let calls: Calls = 'fs';
+
+/** A backend closed (files and own temp dir removed) when the test ends, even if it fails; with the native jobs when `calls` says so. */
 async function backendFor(t: TestContext, options: FileBackendOptions = {}): Promise<FileBackend> {
-  const backend = await FileBackend.create(options);
+  const jobs = calls === 'native' ? BlockFiles.load(4) : undefined;
+  if (typeof jobs === 'string') throw new Error(jobs);
+  const backend = await FileBackend.create({ ...options, ...(jobs !== undefined ? { blockFiles: jobs } : {}) });
+  if (jobs !== undefined) assert.equal(backend.blockFiles, jobs);
   t.after(() => backend.close());
   return backend;
 }
@@ -72,8 +83,15 @@ async function freshDir(name: string): Promise<string> {
   return mkdtemp(join(root, `${name}-`));
 }
 
-for (const ioMode of ['direct', 'buffered'] as IoMode[]) {
-  describe(`file tier, ${ioMode} mode`, () => {
+const MODES: ReadonlyArray<[IoMode, Calls]> = [
+  ['direct', 'fs'],
+  ['direct', 'native'],
+  ['buffered', 'fs'],
+];
+for (const [ioMode, modeCalls] of MODES) {
+  describe(`file tier, ${ioMode} mode, ${modeCalls} calls`, { skip: modeCalls === 'native' && NATIVE_SKIP }, () => {
+    before(() => (calls = modeCalls));
+    after(() => (calls = 'fs'));
     test('round trip, exact file size, timing split, delete removes the file', async (t) => {
       const dir = await freshDir(ioMode);
       const backend = await backendFor(t, { dir, ioMode, chunkBytes: 4 * MiB, stagingSlots: 2 });
@@ -158,144 +176,147 @@ for (const ioMode of ['direct', 'buffered'] as IoMode[]) {
   });
 }
 
-describe('file tier, direct write paths and safety', () => {
-  test('plain unaligned Buffer chunks go through staging', async (t) => {
-    const dir = await freshDir('staging');
-    const backend = await backendFor(t, { dir, chunkBytes: 64 * 1024, stagingSlots: 1 });
-    const size = 300 * 1024 + 5;
-    const data = payloadBytes(SEED, 'staged', size);
-    await backend.write('staged', plainSource(data, 10_000));
-    assert.deepEqual(backend.counters, { zeroCopyBytes: 0, stagedBytes: size });
-    const lengths: number[] = [];
-    await backend.read('staged', (c) => {
-      lengths.push(c.length);
-    });
-    assert.ok(lengths.every((n) => n <= 64 * 1024));
-    assert.equal(
-      lengths.reduce((a, b) => a + b, 0),
-      size,
-    );
-    assertBytes(await readAll(backend, 'staged'), data);
-    await backend.close();
-  });
-
-  test('16 concurrent writes and reads with 2 staging slots', async (t) => {
-    const backend = await backendFor(t, { chunkBytes: 64 * 1024, stagingSlots: 2 });
-    const keys = Array.from({ length: 16 }, (_, i) => `user_${i}_req_${i * 3}`);
-    const sizeOf = (i: number): number => 50_000 + i * 12_345;
-    const sources = keys.map((k, i) => plainSource(payloadBytes(SEED, k, sizeOf(i)), 9_999));
-    await Promise.all(keys.map((k, i) => backend.write(k, sources[i] ?? plainSource(new Uint8Array(0)))));
-    const back = await Promise.all(keys.map((k) => readAll(backend, k)));
-    back.forEach((b, i) => assertBytes(b, payloadBytes(SEED, keys[i] ?? '', sizeOf(i)), keys[i]));
-    assert.deepEqual([...backend.keys()].sort(), [...keys].sort());
-    await backend.close();
-  });
-
-  test('temp dir: created with kv_cache_ prefix, removed on close', async (t) => {
-    const backend = await backendFor(t);
-    assert.match(backend.dir, /kv_cache_/);
-    assert.ok(existsSync(backend.dir));
-    await backend.write('a', plainSource(payloadBytes(SEED, 'a', 10)));
-    await backend.close();
-    assert.equal(existsSync(backend.dir), false);
-  });
-
-  test('user dir: foreign files survive start, clear, delete and close; no overwrite', async (t) => {
-    const dir = await freshDir('foreign');
-    // Not ours: another program's files, an old-style name, another run's entry, and a file that
-    // bears this run's id without having been written by it.
-    const foreign = ['other.npy', 'notes.txt', 'prepop_1.bin', 'kvc-bbbbbbbb-prepop_0.bin', 'kvc-aaaaaaaa-prepop_1.bin'];
-    for (const f of foreign) writeFileSync(join(dir, f), 'keep me');
-    const backend = await backendFor(t, { dir, runId: 'aaaaaaaa' });
-    await backend.write('prepop_0', plainSource(payloadBytes(SEED, 'prepop_0', 5000)));
-    await assert.rejects(
-      backend.write('prepop_1', plainSource(new Uint8Array(3))),
-      (e: unknown) => e instanceof ForeignFileError && e.code === 'EEXIST',
-    );
-    await backend.delete('prepop_1');
-    await assert.rejects(backend.read('prepop_1'), EntryNotFoundError);
-    assert.deepEqual(readdirSync(dir).sort(), [...foreign, 'kvc-aaaaaaaa-prepop_0.bin'].sort());
-    await backend.clear();
-    assert.deepEqual([...backend.keys()], []);
-    assert.deepEqual(readdirSync(dir).sort(), [...foreign].sort());
-    await backend.write('again', plainSource(new Uint8Array(1)));
-    await backend.close();
-    assert.deepEqual(readdirSync(dir).sort(), [...foreign].sort());
-  });
-
-  test('a source that lies about its size fails and leaves no file', async (t) => {
-    const backend = await backendFor(t);
-    const short = plainSource(new Uint8Array(9_000));
-    const bad: ChunkSource = { size: 10_000, chunks: () => short.chunks() };
-    await assert.rejects(backend.write('bad', bad), RangeError);
-    assert.equal(existsSync(backend.pathFor('bad')), false);
-    assert.deepEqual([...backend.keys()], []);
-    await backend.delete('never-written');
-    await backend.close();
-  });
-
-  test('key to file name mapping is safe and injective', () => {
-    const plain = 'conv_user_0012_1740553426194_turn_3';
-    assert.equal(fileNameForKey(plain), `${plain}.bin`);
-    const keys = ['a/b', 'a%2Fb', 'a%002Fb', '../x', 'é', 'e\u0301', '', ' ', '%'];
-    const names = keys.map(fileNameForKey);
-    assert.equal(new Set(names).size, keys.length);
-    for (const n of names) assert.match(n, /^[A-Za-z0-9._%-]*\.bin$/);
-  });
-
-  test("entry files carry the run id; other runs' files are found as stale, and removed only on request", async (t) => {
-    const dir = await freshDir('stale');
-    const mine = await backendFor(t, { dir, runId: '0123abcd' });
-    assert.equal(mine.runId, '0123abcd');
-    await mine.write('k/1', plainSource(new Uint8Array(5000)));
-    assert.equal(basename(mine.pathFor('k/1')), 'kvc-0123abcd-k%002F1.bin');
-    writeFileSync(join(dir, 'kvc-ffff0000-a.bin'), new Uint8Array(10_000)); // a killed run's entry
-    writeFileSync(join(dir, 'kvc-ffff0000-b.bin'), new Uint8Array(1));
-    for (const f of ['kvc-FFFF0000-c.bin', 'kvc-ffff000-d.bin', 'kvc-ffff0000-e.npy', 'notes.txt']) writeFileSync(join(dir, f), 'x'); // not our naming
-    mkdirSync(join(dir, 'kvc-ffff0000-dir.bin')); // not a regular file
-    const stale = await findStaleEntries(dir, mine.runId);
-    assert.deepEqual(stale.paths.map((p) => basename(p)).sort(), ['kvc-ffff0000-a.bin', 'kvc-ffff0000-b.bin']);
-    assert.equal(stale.bytes, 10_001);
-    const blocks = (name: string): number => statSync(join(dir, name)).blocks * 512;
-    assert.equal(stale.allocatedBytes, blocks('kvc-ffff0000-a.bin') + blocks('kvc-ffff0000-b.bin'));
-    assert.equal(await removeStaleEntries(stale), 2);
-    assert.equal(await removeStaleEntries(stale), 0, 'already gone is fine');
-    assert.deepEqual(readdirSync(dir).sort(), [
-      'kvc-0123abcd-k%002F1.bin',
-      'kvc-FFFF0000-c.bin',
-      'kvc-ffff000-d.bin',
-      'kvc-ffff0000-dir.bin',
-      'kvc-ffff0000-e.npy',
-      'notes.txt',
-    ]);
-    await mine.close();
-    await assert.rejects(FileBackend.create({ dir, runId: 'xyz' }), RangeError);
-    assert.match(newRunId(), RUN_ID);
-  });
-
-  test('allocated bytes: whole blocks (at least the O_DIRECT unit) plus extent metadata', () => {
-    assert.equal(fileAllocatedBytes(1, 4096), 8192);
-    assert.equal(fileAllocatedBytes(4096, 4096), 8192);
-    assert.equal(fileAllocatedBytes(4097, 1024), 8192 + 1024);
-    assert.equal(fileAllocatedBytes(128 * MiB, 4096), 128 * MiB + 2 * 4096); // 32768 blocks: one more
-    assert.equal(fileAllocatedBytes(240 * MiB, 1024), 240 * MiB + 8 * 1024); // 245,760 blocks: 7 + 1
-  });
-
-  test('a RAM file system is reported (and still works)', { skip: !existsSync('/dev/shm') }, async (t) => {
-    const dir = await mkdtemp('/dev/shm/kvfile-test-');
-    try {
-      const backend = await backendFor(t, { dir });
-      assert.equal(backend.fileSystem, 'tmpfs');
-      t.diagnostic(`tmpfs: O_DIRECT requested, ${backend.effectiveIoMode} granted`);
-      const data = payloadBytes(SEED, 'shm', 5000);
-      await backend.write('shm', plainSource(data));
-      assertBytes(await readAll(backend, 'shm'), data);
+for (const modeCalls of ['fs', 'native'] as Calls[])
+  describe(`file tier, direct write paths and safety, ${modeCalls} calls`, { skip: modeCalls === 'native' && NATIVE_SKIP }, () => {
+    before(() => (calls = modeCalls));
+    after(() => (calls = 'fs'));
+    test('plain unaligned Buffer chunks go through staging', async (t) => {
+      const dir = await freshDir('staging');
+      const backend = await backendFor(t, { dir, chunkBytes: 64 * 1024, stagingSlots: 1 });
+      const size = 300 * 1024 + 5;
+      const data = payloadBytes(SEED, 'staged', size);
+      await backend.write('staged', plainSource(data, 10_000));
+      assert.deepEqual(backend.counters, { zeroCopyBytes: 0, stagedBytes: size });
+      const lengths: number[] = [];
+      await backend.read('staged', (c) => {
+        lengths.push(c.length);
+      });
+      assert.ok(lengths.every((n) => n <= 64 * 1024));
+      assert.equal(
+        lengths.reduce((a, b) => a + b, 0),
+        size,
+      );
+      assertBytes(await readAll(backend, 'staged'), data);
       await backend.close();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
+
+    test('16 concurrent writes and reads with 2 staging slots', async (t) => {
+      const backend = await backendFor(t, { chunkBytes: 64 * 1024, stagingSlots: 2 });
+      const keys = Array.from({ length: 16 }, (_, i) => `user_${i}_req_${i * 3}`);
+      const sizeOf = (i: number): number => 50_000 + i * 12_345;
+      const sources = keys.map((k, i) => plainSource(payloadBytes(SEED, k, sizeOf(i)), 9_999));
+      await Promise.all(keys.map((k, i) => backend.write(k, sources[i] ?? plainSource(new Uint8Array(0)))));
+      const back = await Promise.all(keys.map((k) => readAll(backend, k)));
+      back.forEach((b, i) => assertBytes(b, payloadBytes(SEED, keys[i] ?? '', sizeOf(i)), keys[i]));
+      assert.deepEqual([...backend.keys()].sort(), [...keys].sort());
+      await backend.close();
+    });
+
+    test('temp dir: created with kv_cache_ prefix, removed on close', async (t) => {
+      const backend = await backendFor(t);
+      assert.match(backend.dir, /kv_cache_/);
+      assert.ok(existsSync(backend.dir));
+      await backend.write('a', plainSource(payloadBytes(SEED, 'a', 10)));
+      await backend.close();
+      assert.equal(existsSync(backend.dir), false);
+    });
+
+    test('user dir: foreign files survive start, clear, delete and close; no overwrite', async (t) => {
+      const dir = await freshDir('foreign');
+      // Not ours: another program's files, an old-style name, another run's entry, and a file that
+      // bears this run's id without having been written by it.
+      const foreign = ['other.npy', 'notes.txt', 'prepop_1.bin', 'kvc-bbbbbbbb-prepop_0.bin', 'kvc-aaaaaaaa-prepop_1.bin'];
+      for (const f of foreign) writeFileSync(join(dir, f), 'keep me');
+      const backend = await backendFor(t, { dir, runId: 'aaaaaaaa' });
+      await backend.write('prepop_0', plainSource(payloadBytes(SEED, 'prepop_0', 5000)));
+      await assert.rejects(
+        backend.write('prepop_1', plainSource(new Uint8Array(3))),
+        (e: unknown) => e instanceof ForeignFileError && e.code === 'EEXIST',
+      );
+      await backend.delete('prepop_1');
+      await assert.rejects(backend.read('prepop_1'), EntryNotFoundError);
+      assert.deepEqual(readdirSync(dir).sort(), [...foreign, 'kvc-aaaaaaaa-prepop_0.bin'].sort());
+      await backend.clear();
+      assert.deepEqual([...backend.keys()], []);
+      assert.deepEqual(readdirSync(dir).sort(), [...foreign].sort());
+      await backend.write('again', plainSource(new Uint8Array(1)));
+      await backend.close();
+      assert.deepEqual(readdirSync(dir).sort(), [...foreign].sort());
+    });
+
+    test('a source that lies about its size fails and leaves no file', async (t) => {
+      const backend = await backendFor(t);
+      const short = plainSource(new Uint8Array(9_000));
+      const bad: ChunkSource = { size: 10_000, chunks: () => short.chunks() };
+      await assert.rejects(backend.write('bad', bad), RangeError);
+      assert.equal(existsSync(backend.pathFor('bad')), false);
+      assert.deepEqual([...backend.keys()], []);
+      await backend.delete('never-written');
+      await backend.close();
+    });
+
+    test('key to file name mapping is safe and injective', () => {
+      const plain = 'conv_user_0012_1740553426194_turn_3';
+      assert.equal(fileNameForKey(plain), `${plain}.bin`);
+      const keys = ['a/b', 'a%2Fb', 'a%002Fb', '../x', 'é', 'e\u0301', '', ' ', '%'];
+      const names = keys.map(fileNameForKey);
+      assert.equal(new Set(names).size, keys.length);
+      for (const n of names) assert.match(n, /^[A-Za-z0-9._%-]*\.bin$/);
+    });
+
+    test("entry files carry the run id; other runs' files are found as stale, and removed only on request", async (t) => {
+      const dir = await freshDir('stale');
+      const mine = await backendFor(t, { dir, runId: '0123abcd' });
+      assert.equal(mine.runId, '0123abcd');
+      await mine.write('k/1', plainSource(new Uint8Array(5000)));
+      assert.equal(basename(mine.pathFor('k/1')), 'kvc-0123abcd-k%002F1.bin');
+      writeFileSync(join(dir, 'kvc-ffff0000-a.bin'), new Uint8Array(10_000)); // a killed run's entry
+      writeFileSync(join(dir, 'kvc-ffff0000-b.bin'), new Uint8Array(1));
+      for (const f of ['kvc-FFFF0000-c.bin', 'kvc-ffff000-d.bin', 'kvc-ffff0000-e.npy', 'notes.txt']) writeFileSync(join(dir, f), 'x'); // not our naming
+      mkdirSync(join(dir, 'kvc-ffff0000-dir.bin')); // not a regular file
+      const stale = await findStaleEntries(dir, mine.runId);
+      assert.deepEqual(stale.paths.map((p) => basename(p)).sort(), ['kvc-ffff0000-a.bin', 'kvc-ffff0000-b.bin']);
+      assert.equal(stale.bytes, 10_001);
+      const blocks = (name: string): number => statSync(join(dir, name)).blocks * 512;
+      assert.equal(stale.allocatedBytes, blocks('kvc-ffff0000-a.bin') + blocks('kvc-ffff0000-b.bin'));
+      assert.equal(await removeStaleEntries(stale), 2);
+      assert.equal(await removeStaleEntries(stale), 0, 'already gone is fine');
+      assert.deepEqual(readdirSync(dir).sort(), [
+        'kvc-0123abcd-k%002F1.bin',
+        'kvc-FFFF0000-c.bin',
+        'kvc-ffff000-d.bin',
+        'kvc-ffff0000-dir.bin',
+        'kvc-ffff0000-e.npy',
+        'notes.txt',
+      ]);
+      await mine.close();
+      await assert.rejects(FileBackend.create({ dir, runId: 'xyz' }), RangeError);
+      assert.match(newRunId(), RUN_ID);
+    });
+
+    test('allocated bytes: whole blocks (at least the O_DIRECT unit) plus extent metadata', () => {
+      assert.equal(fileAllocatedBytes(1, 4096), 8192);
+      assert.equal(fileAllocatedBytes(4096, 4096), 8192);
+      assert.equal(fileAllocatedBytes(4097, 1024), 8192 + 1024);
+      assert.equal(fileAllocatedBytes(128 * MiB, 4096), 128 * MiB + 2 * 4096); // 32768 blocks: one more
+      assert.equal(fileAllocatedBytes(240 * MiB, 1024), 240 * MiB + 8 * 1024); // 245,760 blocks: 7 + 1
+    });
+
+    test('a RAM file system is reported (and still works)', { skip: !existsSync('/dev/shm') }, async (t) => {
+      const dir = await mkdtemp('/dev/shm/kvfile-test-');
+      try {
+        const backend = await backendFor(t, { dir });
+        assert.equal(backend.fileSystem, 'tmpfs');
+        t.diagnostic(`tmpfs: O_DIRECT requested, ${backend.effectiveIoMode} granted`);
+        const data = payloadBytes(SEED, 'shm', 5000);
+        await backend.write('shm', plainSource(data));
+        assertBytes(await readAll(backend, 'shm'), data);
+        await backend.close();
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
   });
-});
 
 test('stopInFlight: a write in flight stops and stores nothing (its file goes at close); a read returns the bytes it had read', async () => {
   const { FileBackend: FB } = await import('../../src/tiers/file.js');

@@ -1,0 +1,188 @@
+// A small file's whole life as one job on the C helper's own threads (native/block-io.c): open, write
+// or read, ftruncate, fsync, close and a rename in C on one thread, each call timed there. Through Node's
+// fs each of those calls is a round trip of its own (a worker woken, the event loop woken), and with
+// one file per 16 KiB KV block those hand-offs, not the file system, set the rate
+// (docs/performance.md#block-operations-per-cpu-second). The file tier uses it for entries of one chunk.
+import { getSystemErrorMap } from 'node:util';
+import { loadNativeHelper } from '../util/native-helper.js';
+
+/** The C helper's calls (native/block-io.c documents the arguments). */
+interface BlockIoHelper {
+  open(threads: number, onDone: (id: number, errno: number) => void): object;
+  submit(
+    pool: object,
+    id: number,
+    path: string,
+    flags: number,
+    mode: number,
+    steps: number,
+    buffer: Uint8Array,
+    length: number,
+    position: number,
+    truncateTo: number,
+    renameTo: string,
+    out: Float64Array,
+  ): void;
+  close(pool: object): void;
+}
+
+/** A job in flight: what settles it, and what the helper writes into or reads from until then. */
+interface Pending {
+  resolve: (times: BlockFileTimes) => void;
+  reject: (e: Error) => void;
+  path: string;
+  renameTo: string;
+  buffer: Uint8Array | undefined;
+  readonly out: Float64Array;
+}
+
+const STEP = { write: 1, read: 2, truncate: 4, sync: 8, rename: 16, check: 32, open: 64, close: 128 } as const;
+type Step = keyof typeof STEP;
+const SYSCALL: Readonly<Record<number, string>> = {
+  [STEP.write]: 'write',
+  [STEP.read]: 'read',
+  [STEP.truncate]: 'ftruncate',
+  [STEP.sync]: 'fsync',
+  [STEP.rename]: 'rename',
+  [STEP.check]: 'fstat',
+  [STEP.open]: 'open',
+  [STEP.close]: 'close',
+};
+const NS_PER_MS = 1e6;
+
+/** What one job did: bytes moved and each call's time (ms, measured on the worker thread; 0 if not made). */
+export interface BlockFileTimes {
+  readonly bytes: number;
+  readonly openMs: number;
+  readonly dataMs: number;
+  readonly truncateMs: number;
+  readonly syncMs: number;
+  readonly closeMs: number;
+  readonly renameMs: number;
+}
+
+/** A failed job: Node's fs error shape (code, errno, syscall, path), the step that failed, and the times up to it. */
+export class BlockFileError extends Error {
+  constructor(
+    readonly code: string,
+    readonly errno: number,
+    readonly syscall: string,
+    readonly path: string,
+    /** Which call failed ('open' … 'rename'; 'check' is the fstat of a read that must find a regular file of its size). */
+    readonly step: Step,
+    readonly times: BlockFileTimes,
+  ) {
+    super(`${code}: ${getSystemErrorMap().get(-errno)?.[1] ?? 'system call failed'}, ${syscall} '${path}'`);
+    this.name = 'BlockFileError';
+  }
+}
+
+/** A write job: the bytes (aligned for O_DIRECT when `flags` has it), then optional ftruncate, fsync and rename. */
+export interface BlockWrite {
+  readonly path: string;
+  readonly flags: number;
+  readonly mode: number;
+  readonly data: Uint8Array;
+  /** ftruncate to this length after the write (the padding of an O_DIRECT write); absent: none. */
+  readonly truncateTo?: number;
+  readonly sync: boolean;
+  /** rename(2) the file onto this name after closing it; absent: none. */
+  readonly renameTo?: string;
+}
+
+/** A read job: up to `into.length` bytes from offset 0, until the end of the file. */
+export interface BlockRead {
+  readonly path: string;
+  readonly flags: number;
+  readonly into: Uint8Array;
+  /** fstat first: anything but a regular file of exactly this size fails as ENOENT at the 'check' step. */
+  readonly expectSize?: number;
+}
+
+/** Runs block file jobs on the C helper's own threads; close() when done (the threads end). */
+export class BlockFiles {
+  /** Jobs by id: each id is reused once its job has settled. */
+  private readonly jobs: Pending[] = [];
+  private readonly freeIds: number[] = [];
+  private closed = false;
+  private readonly pool: object;
+
+  private constructor(
+    private readonly helper: BlockIoHelper,
+    /** Threads of the pool. */
+    readonly threads: number,
+  ) {
+    this.pool = helper.open(threads, (id, errno) => this.settle(id, errno));
+  }
+
+  /** The native jobs on `threads` threads, or why they are not available (a sentence naming the helper). */
+  static load(threads: number): BlockFiles | string {
+    const helper = loadNativeHelper('block_io', 'native block-file');
+    return typeof helper === 'string' ? helper : new BlockFiles(helper as BlockIoHelper, threads);
+  }
+
+  write(job: BlockWrite): Promise<BlockFileTimes> {
+    const steps =
+      STEP.write |
+      (job.truncateTo !== undefined ? STEP.truncate : 0) |
+      (job.sync ? STEP.sync : 0) |
+      (job.renameTo !== undefined ? STEP.rename : 0);
+    return this.run(job.path, job.flags, job.mode, steps, job.data, job.truncateTo ?? 0, job.renameTo ?? '');
+  }
+
+  read(job: BlockRead): Promise<BlockFileTimes> {
+    const steps = STEP.read | (job.expectSize !== undefined ? STEP.check : 0);
+    return this.run(job.path, job.flags, 0, steps, job.into, job.expectSize ?? 0, '');
+  }
+
+  /** No more jobs; those in flight still settle. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.helper.close(this.pool);
+  }
+
+  private run(
+    path: string,
+    flags: number,
+    mode: number,
+    steps: number,
+    buffer: Uint8Array,
+    size: number,
+    renameTo: string,
+  ): Promise<BlockFileTimes> {
+    if (this.closed) return Promise.reject(new Error('the block-file pool is closed'));
+    return new Promise((resolve, reject) => {
+      const id = this.freeIds.pop() ?? this.jobs.length;
+      const job = (this.jobs[id] ??= { resolve, reject, path, renameTo, buffer, out: new Float64Array(8) });
+      job.resolve = resolve;
+      job.reject = reject;
+      job.path = path;
+      job.renameTo = renameTo;
+      job.buffer = buffer; // held here until the job settles: the helper writes into or reads from it
+      this.helper.submit(this.pool, id, path, flags, mode, steps, buffer, buffer.length, 0, size, renameTo, job.out);
+    });
+  }
+
+  private settle(id: number, errno: number): void {
+    const job = this.jobs[id];
+    if (job === undefined) return;
+    const times = timesOf(job.out);
+    const { resolve, reject, path, renameTo } = job;
+    job.buffer = undefined;
+    this.freeIds.push(id);
+    if (errno === 0) {
+      resolve(times);
+      return;
+    }
+    const failed = job.out[7] ?? STEP.open;
+    const step = (Object.keys(STEP) as Step[]).find((s) => STEP[s] === failed) ?? 'open';
+    const code = getSystemErrorMap().get(-errno)?.[0] ?? `E${errno}`;
+    reject(new BlockFileError(code, -errno, SYSCALL[failed] ?? 'open', step === 'rename' ? `${path}' -> '${renameTo}` : path, step, times));
+  }
+}
+
+function timesOf(out: Float64Array): BlockFileTimes {
+  const ms = (i: number): number => (out[i] ?? 0) / NS_PER_MS;
+  return { bytes: out[0] ?? 0, openMs: ms(1), dataMs: ms(2), truncateMs: ms(3), syncMs: ms(4), closeMs: ms(5), renameMs: ms(6) };
+}

@@ -1,0 +1,260 @@
+// The native block-file jobs (tiers/block-file.ts, native/block-io.c): one job per small file, each
+// call timed on the helper's thread; Node's error shapes with the step that failed; a closed pool; the
+// file tier's use of them for one-chunk entries (metadata counts, timing, a refused overwrite); and a
+// process that exits with jobs in flight (the threads must not write into freed buffers).
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { constants as fsc, existsSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { test } from 'node:test';
+import type { ChunkSource } from '../../src/data/chunk-source.js';
+import { AlignedSlab } from '../../src/data/aligned.js';
+import { BlockFileError, BlockFiles } from '../../src/tiers/block-file.js';
+import type { BlockRead, BlockWrite } from '../../src/tiers/block-file.js';
+import { FileBackend, ForeignFileError } from '../../src/tiers/file.js';
+import type { MetadataOp } from '../../src/tiers/metadata-ops.js';
+import { fanoutNamespace } from '../../src/tiers/pool-names.js';
+import { withTempDir } from '../util/temp-dir.js';
+
+const loaded = BlockFiles.load(2);
+const SKIP = typeof loaded === 'string' ? loaded : false;
+if (typeof loaded !== 'string') loaded.close();
+
+/** A pool of `threads` closed when `body` ends. */
+async function withJobs<T>(threads: number, body: (jobs: BlockFiles) => Promise<T>): Promise<T> {
+  const jobs = BlockFiles.load(threads);
+  if (typeof jobs === 'string') throw new Error(jobs);
+  try {
+    return await body(jobs);
+  } finally {
+    jobs.close();
+  }
+}
+
+/** An O_DIRECT-ready buffer of `n` bytes (the probe decides; buffered flags otherwise). */
+function aligned(dir: string, n: number): { buf: Uint8Array; direct: number } {
+  const { slab, direct } = AlignedSlab.create(n, dir);
+  return { buf: slab.view(0, n), direct: direct ? fsc.O_DIRECT : 0 };
+}
+
+const NEW = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL;
+
+test('a write job: open, write, ftruncate, fsync, close, rename — bytes and size exact, each call timed', { skip: SKIP }, async () => {
+  await withTempDir(async (dir) => {
+    await withJobs(2, async (jobs) => {
+      const { buf, direct } = aligned(dir, 8192);
+      for (let i = 0; i < buf.length; i++) buf[i] = (i * 7) & 0xff;
+      const temp = join(dir, 'b.tmp');
+      const final = join(dir, 'b.bin');
+      const times = await jobs.write({
+        path: temp,
+        flags: NEW | direct,
+        mode: 0o600,
+        data: buf,
+        truncateTo: 5000,
+        sync: true,
+        renameTo: final,
+      });
+      assert.equal(times.bytes, 8192);
+      for (const [name, ms] of Object.entries(times) as Array<[string, number]>) assert.ok(Number.isFinite(ms) && ms >= 0, `${name} ${ms}`);
+      assert.ok(times.dataMs > 0 && times.syncMs > 0 && times.truncateMs > 0 && times.renameMs > 0, JSON.stringify(times));
+      assert.equal(existsSync(temp), false);
+      assert.equal(statSync(final).size, 5000);
+      assert.equal(statSync(final).mode & 0o777, 0o600);
+      assert.deepEqual(readFileSync(final), Buffer.from(buf.subarray(0, 5000)));
+
+      const into = aligned(dir, 8192).buf;
+      const read = await jobs.read({ path: final, flags: fsc.O_RDONLY | direct, into, expectSize: 5000 });
+      assert.equal(read.bytes, 5000, 'a read stops at the end of the file');
+      assert.deepEqual(Buffer.from(into.subarray(0, 5000)), Buffer.from(buf.subarray(0, 5000)));
+      assert.equal(read.syncMs + read.renameMs + read.truncateMs, 0, 'a read makes no other call');
+    });
+  });
+});
+
+test(
+  "a failed job rejects as Node's fs would (code, errno, syscall, path) and names its step; what it opened is closed",
+  { skip: SKIP },
+  async () => {
+    await withTempDir(async (dir) => {
+      await withJobs(2, async (jobs) => {
+        const data = new Uint8Array(100);
+        const there = join(dir, 'there.bin');
+        writeFileSync(there, 'x'.repeat(10));
+        const failure = async (p: Promise<unknown>): Promise<BlockFileError> => {
+          const e = await p.then(
+            () => assert.fail('expected a rejection'),
+            (x: unknown) => x,
+          );
+          assert.ok(e instanceof BlockFileError, String(e));
+          return e;
+        };
+        const exists = await failure(jobs.write({ path: there, flags: NEW, mode: 0o644, data, sync: false }));
+        assert.deepEqual([exists.code, exists.errno, exists.syscall, exists.path, exists.step], ['EEXIST', -17, 'open', there, 'open']);
+        assert.match(exists.message, /^EEXIST: .*, open '.*there\.bin'$/);
+        assert.equal(readFileSync(there, 'utf8'), 'x'.repeat(10), 'an exclusive open never touches the file');
+
+        const missing = await failure(jobs.read({ path: join(dir, 'none'), flags: fsc.O_RDONLY, into: data }));
+        assert.deepEqual([missing.code, missing.step], ['ENOENT', 'open']);
+
+        const wrongSize = await failure(jobs.read({ path: there, flags: fsc.O_RDONLY, into: data, expectSize: 11 }));
+        assert.deepEqual([wrongSize.code, wrongSize.syscall, wrongSize.step], ['ENOENT', 'fstat', 'check']);
+        execFileSync('mkfifo', [join(dir, 'fifo')]);
+        const fifo = await failure(jobs.read({ path: join(dir, 'fifo'), flags: fsc.O_RDONLY | fsc.O_NONBLOCK, into: data, expectSize: 0 }));
+        assert.equal(fifo.step, 'check', 'a FIFO is not a block');
+
+        writeFileSync(join(dir, 'full'), 'y');
+        const target = join(dir, 'occupied');
+        execFileSync('mkdir', ['-p', join(target, 'inside')]);
+        const renamed = await failure(jobs.write({ path: join(dir, 't'), flags: NEW, mode: 0o644, data, sync: true, renameTo: target }));
+        assert.equal(renamed.step, 'rename');
+        assert.equal(renamed.syscall, 'rename');
+        assert.ok(existsSync(join(dir, 't')), 'the file stays for its caller to remove');
+        assert.ok(renamed.times.syncMs > 0, 'the times of the calls before the failure are kept');
+        // Every descriptor was closed: the process holds none of these files open.
+        const open = readdirSync('/proc/self/fd').flatMap((fd) => {
+          try {
+            return [readlinkSync(`/proc/self/fd/${fd}`)];
+          } catch {
+            return []; // the listing's own descriptor, closed by now
+          }
+        });
+        assert.deepEqual(
+          open.filter((p) => p.startsWith(dir)),
+          [],
+        );
+      });
+    });
+  },
+);
+
+test(
+  'many jobs on few threads all settle, each with its own bytes; a closed pool takes no more but finishes what it had',
+  { skip: SKIP },
+  async () => {
+    await withTempDir(async (dir) => {
+      const jobs = BlockFiles.load(2);
+      if (typeof jobs === 'string') throw new Error(jobs);
+      const n = 300;
+      const writes: Array<Promise<unknown>> = [];
+      for (let i = 0; i < n; i++) {
+        const job: BlockWrite = { path: join(dir, `f${i}`), flags: NEW, mode: 0o644, data: Buffer.from(`block ${i}`), sync: i % 10 === 0 };
+        writes.push(jobs.write(job));
+      }
+      jobs.close(); // the 300 are queued: they still run and settle
+      await assert.rejects(jobs.read({ path: join(dir, 'f0'), flags: fsc.O_RDONLY, into: new Uint8Array(16) }), /closed/);
+      await Promise.all(writes);
+      for (let i = 0; i < n; i += 37) assert.equal(readFileSync(join(dir, `f${i}`), 'utf8'), `block ${i}`);
+      await withJobs(3, async (again) => {
+        const reads = Array.from({ length: n }, (_, i) => {
+          const job: BlockRead = { path: join(dir, `f${i}`), flags: fsc.O_RDONLY, into: new Uint8Array(32) };
+          return again.read(job).then((t) => Buffer.from(job.into.subarray(0, t.bytes)).toString());
+        });
+        assert.deepEqual(
+          await Promise.all(reads),
+          Array.from({ length: n }, (_, i) => `block ${i}`),
+        );
+      });
+    });
+  },
+);
+
+test('a process that exits with jobs in flight exits cleanly (the threads stop before its buffers are freed)', { skip: SKIP }, async () => {
+  await withTempDir(async (dir) => {
+    const module = pathToFileURL(join(import.meta.dirname, '../../src/tiers/block-file.js')).href;
+    const script = `
+      import { BlockFiles } from '${module}';
+      const jobs = BlockFiles.load(4);
+      for (let round = 0; round < 5; round++)
+        for (let i = 0; i < 400; i++) {
+          const out = new Uint8Array(65536).fill(i);
+          void jobs.write({ path: '${dir}/x' + round + '_' + i, flags: ${NEW}, mode: 0o644, data: out, sync: true }).catch(() => {});
+        }
+      setTimeout(() => process.exit(3), 5);`;
+    for (let run = 0; run < 3; run++) {
+      const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+      assert.equal(child.status, 3, `exit status ${child.status} (signal ${child.signal}): ${child.stderr}`);
+      assert.equal(child.stderr, '');
+    }
+  });
+});
+
+/** One-chunk source of `bytes`. */
+function sourceOf(bytes: Uint8Array): ChunkSource {
+  return {
+    size: bytes.length,
+    async *chunks() {
+      yield bytes;
+    },
+  };
+}
+
+test(
+  'the file tier runs one-chunk entries as jobs and larger ones through fs; creates and renames counted; a foreign file refused',
+  { skip: SKIP },
+  async () => {
+    await withTempDir(async (dir) => {
+      const real = BlockFiles.load(2);
+      if (typeof real === 'string') throw new Error(real);
+      const used = { write: 0, read: 0 };
+      // The backend sees a BlockFiles; this one counts what it is asked.
+      const counting = {
+        write: (j: BlockWrite) => (used.write++, real.write(j)),
+        read: (j: BlockRead) => (used.read++, real.read(j)),
+        close: () => real.close(),
+      } as unknown as BlockFiles;
+      const ops = new Map<string, number>();
+      const sink = (op: MetadataOp, ms: number, ok: boolean): void => {
+        assert.ok(ms >= 0);
+        ops.set(`${op}${ok ? '' : ' failed'}`, (ops.get(`${op}${ok ? '' : ' failed'}`) ?? 0) + 1);
+      };
+      const flat = await FileBackend.create({
+        dir: join(dir, 'flat'),
+        chunkBytes: 65536,
+        runId: '0000beef',
+        blockFiles: counting,
+        metadataOps: sink,
+      });
+      assert.equal(flat.effectiveIoMode, 'direct', 'this test needs O_DIRECT under the temp dir');
+      for (let i = 0; i < 10; i++) {
+        const timing = await flat.write(`k${i}`, sourceOf(Buffer.alloc(5000 + i, i)));
+        assert.ok(timing.deviceMs > 0 && timing.hostMs >= 0 && Math.abs(timing.totalMs - timing.hostMs - timing.deviceMs) < 1e-9);
+      }
+      await flat.write('k0', sourceOf(Buffer.alloc(100, 9))); // a rewrite of our own: no create
+      await flat.write('big', sourceOf(Buffer.alloc(65537, 1))); // two chunks: fs calls
+      assert.deepEqual(used, { write: 11, read: 0 });
+      assert.deepEqual(Object.fromEntries(ops), { create: 11 });
+      const parts: Buffer[] = [];
+      const r = await flat.read('k3', (c) => void parts.push(Buffer.from(c)));
+      assert.equal(r.bytes, 5003);
+      assert.deepEqual(Buffer.concat(parts), Buffer.alloc(5003, 3));
+      assert.equal((await flat.read('k0')).bytes, 100);
+      assert.equal(used.read, 2);
+      writeFileSync(flat.pathFor('theirs'), 'keep');
+      await assert.rejects(flat.write('theirs', sourceOf(Buffer.alloc(10))), ForeignFileError);
+      assert.equal(readFileSync(flat.pathFor('theirs'), 'utf8'), 'keep');
+      assert.equal(ops.get('create failed'), 1);
+      await flat.close();
+      assert.deepEqual(readdirSync(join(dir, 'flat')), [flat.pathFor('theirs').split('/').pop()]);
+
+      const again = BlockFiles.load(2);
+      if (typeof again === 'string') throw new Error(again);
+      ops.clear();
+      const fan = await FileBackend.create({
+        dir: join(dir, 'fan'),
+        runId: '0000cafe',
+        fanout: { namespace: fanoutNamespace('0000cafe') },
+        blockFiles: again,
+        metadataOps: sink,
+      });
+      for (let i = 0; i < 8; i++) await fan.write(`b${i}`, sourceOf(Buffer.alloc(4096 * (i + 1), i)));
+      assert.equal(ops.get('create'), 8);
+      assert.equal(ops.get('rename'), 8);
+      for (let i = 0; i < 8; i++) assert.equal(statSync(fan.pathFor(`b${i}`)).size, 4096 * (i + 1));
+      assert.equal((await fan.read('b5')).bytes, 6 * 4096);
+      await fan.close();
+      assert.equal(existsSync(join(dir, 'fan', fanoutNamespace('0000cafe'))), false);
+    });
+  },
+);
