@@ -108,7 +108,7 @@ async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
   const runId = newRunId();
   const fanout = o.fanout === true && o.pool === undefined ? fanoutNamespace(runId) : undefined;
   // As many threads as libuv's pool (bin/kv-cache.cjs sizes it for the users): the same calls in flight.
-  const jobs = o.fileCalls === 'fs' ? undefined : BlockFiles.load(Number(process.env.KV_BLOCK_THREADS ?? 0) || threadPoolSize());
+  const jobs = o.fileCalls === 'fs' || o.ioMode !== 'direct' ? undefined : BlockFiles.load(threadPoolSize());
   const file = await FileBackend.create({
     ...(jobs instanceof BlockFiles ? { blockFiles: jobs } : {}),
     ...(o.dir !== undefined ? { dir: o.dir } : {}),
@@ -155,9 +155,9 @@ async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
 /** The results' words for how one-chunk entries are written and read (--file-calls). */
 function fileCallsOf(file: FileBackend, jobs: BlockFiles | string | undefined): string {
   const fs = "fs: Node's fs, one threadpool job per call";
+  if (file.effectiveIoMode !== 'direct') return `${fs} (buffered I/O)`;
   if (jobs === undefined) return `${fs} (--file-calls fs)`;
   if (typeof jobs === 'string') return `${fs} (${jobs})`;
-  if (file.effectiveIoMode !== 'direct') return `${fs} (buffered I/O)`;
   return 'native: one threadpool job per file of one chunk (open … close, and a fan-out rename, in C)';
 }
 

@@ -183,6 +183,8 @@ export class FileBackend implements Backend {
       const gauge = options.gauge ?? new FileIoGauge();
       const openedAt = options.pool === undefined ? 0 : await poolClock(join(dir, options.pool.namespace), runId);
       const fanout = fanoutNamesOf(options);
+      // The jobs serve direct I/O only: a file system that refused O_DIRECT leaves them idle, so they go.
+      if (effective !== 'direct') options.blockFiles?.close();
       // A private fan-out namespace is this backend's alone: made exclusively, never an existing one.
       if (options.pool === undefined && fanout !== undefined) await makeOwnNamespace(join(dir, fanout.namespace));
       return new FileBackend(
@@ -201,7 +203,7 @@ export class FileBackend implements Backend {
         openedAt,
         fanout,
         options.metadataOps,
-        options.blockFiles,
+        effective === 'direct' ? options.blockFiles : undefined,
       );
     } catch (e) {
       options.blockFiles?.close(); // the backend would have owned it

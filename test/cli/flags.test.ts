@@ -247,6 +247,7 @@ test('every reference flag and every new flag is accepted with a value of its ty
     route: 'round-robin',
     'slab-slot-mib': '8',
     'slab-file-gib': '2',
+    'file-calls': 'fs',
   };
   const argv = Object.entries(values).flatMap(([k, v]) => (v === null ? [`--${k}`] : [`--${k}`, v]));
   const { config } = parse(argv);

@@ -8,6 +8,7 @@ import { lstat, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DirectSlabs } from '../../src/data/aligned.js';
 import { FILE_STORAGE } from '../../src/tiers/file-kind.js';
+import { BlockFiles } from '../../src/tiers/block-file.js';
 import { MiB } from '../../src/util/units.js';
 import { withTempDir } from '../util/temp-dir.js';
 
@@ -25,6 +26,7 @@ test('describes its directory; the limit is the capacity given, else 95 % of the
         ioMode: 'buffered',
         fileSystem: fs,
         layout: 'flat',
+        fileCalls: "fs: Node's fs, one threadpool job per call (buffered I/O)",
         ...(f.description.inRam !== undefined ? { inRam: 'file system' } : {}),
       });
       assert.equal(f.probeDir, dir);
@@ -47,6 +49,27 @@ test('describes its directory; the limit is the capacity given, else 95 % of the
       assert.ok(space !== undefined && space.sizeBytes > 0 && space.freeBytes <= space.sizeBytes);
     } finally {
       await f.backend.close();
+    }
+  });
+});
+
+test('direct I/O: one-chunk entries as native jobs when the helper is built, fs calls with --file-calls fs; the description says which', async () => {
+  await withTempDir(async (dir) => {
+    const native = await FILE_STORAGE.open({ ...OPTIONS, ioMode: 'direct', dir });
+    const fs = await FILE_STORAGE.open({ ...OPTIONS, ioMode: 'direct', dir, fileCalls: 'fs' });
+    try {
+      assert.equal(native.description.ioMode, 'direct', 'this test needs O_DIRECT under the temp dir');
+      const probe = BlockFiles.load(1);
+      const built = typeof probe !== 'string';
+      if (typeof probe !== 'string') probe.close();
+      assert.match(
+        native.description.fileCalls ?? '',
+        built ? /^native: one threadpool job per file/ : /^fs: .*\(native block-file helper not built/,
+      );
+      assert.equal(fs.description.fileCalls, "fs: Node's fs, one threadpool job per call (--file-calls fs)");
+    } finally {
+      await native.backend.close();
+      await fs.backend.close();
     }
   });
 });
