@@ -4,8 +4,9 @@
 // ≥ 30,000 per CPU second on a RAM-backed device, so that such a layout measures the file system.
 //
 // Beside kv-cache it runs the floor (bench/lib/block-ops-floor.ts): the same file calls per block from
-// Node with nothing else, on as many libuv threads as kv-cache has; kv-cache cannot beat it with the
-// same calls. With --compare-bin another build's bin/kv-cache.cjs joins the alternating rounds;
+// Node with nothing else, on as many threads as kv-cache has, through Node's fs and as native
+// block-file jobs (--file-calls picks which: kv-cache cannot beat the floor of the calls it makes;
+// native,fs runs kv-cache and the floor both ways, alternating). With --compare-bin another build's bin/kv-cache.cjs joins the alternating rounds;
 // --pool N sets UV_THREADPOOL_SIZE for every side (the default is kv-cache's own rule).
 //
 // It makes nothing as root: give it a directory, ideally on a RAM-backed block device made beforehand
@@ -91,16 +92,17 @@ const kvCacheSides = (bin: string, label: string): Side[] =>
 const sides: Side[] = kvCacheSides(KV_BIN, 'this build');
 if (values['compare-bin'] !== undefined) sides.push(kvCacheSide('compare', resolve(values['compare-bin']), undefined));
 if (!values['no-floor'])
-  sides.push({
-    name: 'floor (Node alone)',
-    measure: async () => {
-      const f = await measureFloor(base.dir, base.seconds, users, poolThreads);
-      return {
-        ...f,
-        line: `${f.blockOps} block ops in ${f.seconds.toFixed(1)} s, ${f.cpuSeconds.toFixed(2)} CPU-s, ${f.direct ? 'direct' : 'buffered'} I/O`,
-      };
-    },
-  });
+  for (const calls of fileCalls)
+    sides.push({
+      name: calls === 'fs' ? 'floor (Node fs alone)' : 'floor (native jobs alone)',
+      measure: async () => {
+        const f = await measureFloor(base.dir, base.seconds, users, poolThreads, calls as 'fs' | 'native');
+        return {
+          ...f,
+          line: `${f.blockOps} block ops in ${f.seconds.toFixed(1)} s, ${f.cpuSeconds.toFixed(2)} CPU-s, ${f.direct ? 'direct' : 'buffered'} I/O`,
+        };
+      },
+    });
 
 const loadAverage = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 console.log(machineLine(`load average ${loadAverage()}`));

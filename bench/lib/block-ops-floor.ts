@@ -3,8 +3,10 @@
 // block file with O_DIRECT (open, write, fsync on libuv's threadpool, close on the event loop) then
 // reading three of its files back (open, read, close): about the trace's mix of a quarter writes.
 // Block operations per CPU second of this process is what Node's fs and libuv's threadpool allow on
-// the machine; kv-cache cannot do better with the same calls. Run as a child (its CPU is its own):
-//   node dist/bench/lib/block-ops-floor.js DIR SECONDS USERS   → one JSON line of FloorFigures
+// the machine; kv-cache cannot do better with the same calls. With `native` each block file is one
+// job of the C helper (tiers/block-file.ts: open … close on one thread), as --file-calls native makes
+// them. Run as a child (its CPU is its own):
+//   node dist/bench/lib/block-ops-floor.js DIR SECONDS USERS [native]   → one JSON line of FloorFigures
 import { closeSync, constants as fsc, fsync, mkdirSync, open, read, rmSync, write } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';

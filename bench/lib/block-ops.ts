@@ -141,11 +141,18 @@ export function kvCachePoolThreads(users: number): number {
 }
 
 /** The bare-Node floor (block-ops-floor.ts) in a child process with `poolThreads` libuv threads. */
-export function measureFloor(dir: string, seconds: number, users: number, poolThreads: number): Promise<FloorFigures> {
+/** The floor loop (block-ops-floor.ts) in a child process with `poolThreads` libuv threads; `calls` native: the same calls as native block-file jobs. */
+export function measureFloor(
+  dir: string,
+  seconds: number,
+  users: number,
+  poolThreads: number,
+  calls: 'fs' | 'native' = 'fs',
+): Promise<FloorFigures> {
   const script = fileURLToPath(new URL('./block-ops-floor.js', import.meta.url));
   return new Promise((resolve, reject) => {
     const env = { ...process.env, UV_THREADPOOL_SIZE: String(poolThreads) };
-    const child = spawn(process.execPath, [script, dir, String(seconds), String(users)], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const child = spawn(process.execPath, [script, dir, String(seconds), String(users), calls], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

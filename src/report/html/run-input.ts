@@ -57,6 +57,7 @@ export const ReportRunSchema = lenient(
       nominal_duration_sec: true,
       model: true,
       storage_io_mode: true,
+      storage_file_calls: true,
       storage_file_system: true,
       warnings: true,
       effective_config: true,

@@ -90,6 +90,7 @@ export function parametersSection(runs: readonly LoadedRun[]): Section {
       kernel_release: m.kernel_release,
       node_version: m.node_version,
       io_buffers: m.io_buffers,
+      file_calls: d.kvcache_bench.storage_file_calls,
       file_system: m.cache_dir?.file_system,
       block_device: m.cache_dir?.block_device,
       device_model: m.cache_dir?.device_model,
