@@ -12,16 +12,18 @@
 //
 // open(threads, onDone) → pool: `threads` threads; onDone(id, errno) on the main thread per finished
 //   job (errno 0, or that of the call that failed, after everything opened was closed).
-// submit(pool, id, path, flags, mode, steps, buffer, length, position, truncateTo, renameTo, out):
+// submit(pool, id, path, flags, mode, steps, buffer, length, position, truncateTo, renameTo, out, fd):
 //   id         the caller's number for the job, handed back to onDone;
-//   path       the file to open (a string);
+//   path       the file to open (a string), unless `fd` ≥ 0: a descriptor of the caller's, used as it
+//              is (no open, no close, no rename; the caller keeps it open until onDone);
 //   flags      open(2) flags; mode its mode for O_CREAT;
 //   steps      a bit set: 1 write `length` bytes of `buffer` at `position` (continuing short writes),
 //              2 read up to `length` bytes into `buffer` at `position` (continuing short reads until
 //              EOF), 4 ftruncate to `truncateTo`, 8 fsync, 16 rename onto `renameTo` after the close,
-//              32 fstat first and fail with ENOENT unless a regular file of `truncateTo` bytes;
+//              32 fstat first and fail with ENOENT unless a regular file of `truncateTo` bytes,
+//              256 fdatasync (instead of 8);
 //   buffer     Uint8Array; out Float64Array(8): the caller keeps both alive and untouched until onDone;
-//   out        written before onDone: [bytes moved, open ns, data ns, ftruncate ns, fsync ns, close ns,
+//   out        written before onDone: [bytes moved, open ns, data ns, ftruncate ns, (data)sync ns, close ns,
 //              rename ns, step that failed (0 none, else its bit; 64 the open, 128 the close)].
 // close(pool): no more jobs; the threads finish what is queued (reported to onDone), then end. Teardown
 //   of the environment with the pool open waits for its threads (they write into JavaScript's buffers).
@@ -39,12 +41,14 @@
 #include <unistd.h>
 #include <node_api.h>
 
-enum { STEP_WRITE = 1, STEP_READ = 2, STEP_TRUNCATE = 4, STEP_SYNC = 8, STEP_RENAME = 16, STEP_CHECK = 32, STEP_OPEN = 64, STEP_CLOSE = 128 };
+enum { STEP_WRITE = 1, STEP_READ = 2, STEP_TRUNCATE = 4, STEP_SYNC = 8, STEP_RENAME = 16, STEP_CHECK = 32, STEP_OPEN = 64, STEP_CLOSE = 128, STEP_DATASYNC = 256 };
 enum { OUT_BYTES, OUT_OPEN, OUT_DATA, OUT_TRUNCATE, OUT_SYNC, OUT_CLOSE, OUT_RENAME, OUT_FAILED, OUT_LENGTH };
 
 typedef struct file_job {
   struct file_job *next;
   int32_t id;
+  /** An open descriptor of the caller's to use (no open, no close), or -1: open `path`. */
+  int fd;
   char *path;
   char *rename_to;
   int flags;
@@ -120,7 +124,7 @@ static void execute(file_job *job) {
   double *out = job->out;
   errno = 0;
   int64_t t = now_ns();
-  int fd = open(job->path, job->flags, job->mode);
+  int fd = job->fd >= 0 ? job->fd : open(job->path, job->flags, job->mode);
   int64_t t1 = now_ns();
   out[OUT_OPEN] = (double)(t1 - t);
   if (fd < 0) {
@@ -151,12 +155,13 @@ static void execute(file_job *job) {
     out[OUT_TRUNCATE] = (double)(t1 - t);
     t = t1;
   }
-  if (job->error == 0 && (job->steps & STEP_SYNC)) {
-    if (fsync(fd) != 0) fail(job, STEP_SYNC);
+  if (job->error == 0 && (job->steps & (STEP_SYNC | STEP_DATASYNC))) {
+    if (((job->steps & STEP_SYNC) ? fsync(fd) : fdatasync(fd)) != 0) fail(job, job->steps & STEP_SYNC ? STEP_SYNC : STEP_DATASYNC);
     t1 = now_ns();
     out[OUT_SYNC] = (double)(t1 - t);
     t = t1;
   }
+  if (job->fd >= 0) return; // the caller's descriptor stays open (and has no rename)
   if (close(fd) != 0 && errno != EINTR) fail(job, STEP_CLOSE); // Linux closes the descriptor even then: never retried
   t1 = now_ns();
   out[OUT_CLOSE] = (double)(t1 - t);
@@ -317,21 +322,25 @@ static job_pool *pool_of(napi_env env, napi_value value) {
   return pool;
 }
 
-/** Reads submit's arguments argv[1..11] into `job`; 0 after throwing. */
+/** Reads submit's arguments argv[1..12] into `job`; 0 after throwing. */
 static int parse(napi_env env, napi_value *argv, file_job *job) {
-  int64_t id, flags, mode, steps, length, position, truncate_to;
+  int64_t id, flags, mode, steps, length, position, truncate_to, fd;
   void *data, *out;
   size_t data_length, out_length;
   if (!number_of(env, argv[1], "id", &id) || !number_of(env, argv[3], "flags", &flags) || !number_of(env, argv[4], "mode", &mode) ||
       !number_of(env, argv[5], "steps", &steps) || !array_of(env, argv[6], napi_uint8_array, "buffer", &data, &data_length) ||
       !number_of(env, argv[7], "length", &length) || !number_of(env, argv[8], "position", &position) ||
-      !number_of(env, argv[9], "truncateTo", &truncate_to) || !array_of(env, argv[11], napi_float64_array, "out", &out, &out_length))
+      !number_of(env, argv[9], "truncateTo", &truncate_to) || !array_of(env, argv[11], napi_float64_array, "out", &out, &out_length) ||
+      !number_of(env, argv[12], "fd", &fd))
     return 0;
+  int open_or_close_steps = STEP_OPEN | STEP_CLOSE;
   if (id < 0 || id > INT32_MAX || length < 0 || (size_t)length > data_length || position < 0 || out_length < OUT_LENGTH || steps < 0 ||
-      steps >= 64 || ((steps & STEP_WRITE) && (steps & STEP_READ))) {
-    napi_throw_range_error(env, NULL, "submit: an id out of range, length beyond the buffer, a negative position, or steps out of range");
+      steps >= 512 || (steps & open_or_close_steps) || ((steps & STEP_WRITE) && (steps & STEP_READ)) || fd < -1 || fd > INT32_MAX ||
+      (fd >= 0 && (steps & STEP_RENAME))) {
+    napi_throw_range_error(env, NULL, "submit: an id or fd out of range, length beyond the buffer, a negative position, or steps out of range");
     return 0;
   }
+  job->fd = (int)fd;
   job->id = (int32_t)id;
   job->flags = (int)flags;
   job->mode = (int)mode;
@@ -351,13 +360,13 @@ static int parse(napi_env env, napi_value *argv, file_job *job) {
   return 1;
 }
 
-/** submit(pool, id, path, flags, mode, steps, buffer, length, position, truncateTo, renameTo, out). */
+/** submit(pool, id, path, flags, mode, steps, buffer, length, position, truncateTo, renameTo, out, fd). */
 static napi_value submit(napi_env env, napi_callback_info info) {
-  size_t argc = 12;
-  napi_value argv[12];
+  size_t argc = 13;
+  napi_value argv[13];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 12) {
-    napi_throw_type_error(env, NULL, "submit takes 12 arguments");
+  if (argc < 13) {
+    napi_throw_type_error(env, NULL, "submit takes 13 arguments");
     return NULL;
   }
   job_pool *pool = pool_of(env, argv[0]);

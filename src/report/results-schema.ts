@@ -163,7 +163,7 @@ export const KvcacheBenchSchema = z
       .string()
       .optional()
       .describe(
-        "how the file tier made the system calls of entries of one chunk (--file-calls): 'native: …' one threadpool job per file, each call timed on its worker thread, or 'fs: …' one per call (and why); absent for other backends and layouts and before schema 2.9.0",
+        "how the file tier made the system calls of entries of one chunk (--file-calls): 'native: …' one threadpool job per file, each call timed on its worker thread, or 'fs: …' one per call (and why); absent for other backends and before schema 2.9.0",
       ),
     storage_file_system: z.string(),
     event_loop_delay_ms: z

@@ -237,7 +237,7 @@ export const FLAG_TABLE = {
     FILE_CALLS,
     'native',
     T,
-    "How the file tier makes the system calls of an entry of one chunk (direct I/O, flat and fanout): native = its open … close (and fanout's rename) as one threadpool job of the C helper, each call timed on the thread that makes it; fs = Node's fs, one threadpool job per call. native falls back to fs when the helper is not built (the results' storage_file_calls says which ran)",
+    "How the file tier makes the system calls of an entry of one chunk (direct I/O): native = all of them (flat and fanout: open … close and fanout's rename; slab: the write and fdatasync, or the read) as one job of the C helper, each call timed on the thread that makes it; fs = Node's fs, one threadpool job per call. native falls back to fs when the helper is not built (the results' storage_file_calls says which ran)",
     { ours: true },
   ),
   slabSlotMib: float(

@@ -5,6 +5,8 @@
 // (docs/performance.md#block-operations-per-cpu-second). The file tier uses it for entries of one chunk.
 import { getSystemErrorMap } from 'node:util';
 import { loadNativeHelper } from '../util/native-helper.js';
+import { threadPoolSize } from './file-io-gauge.js';
+import type { IoMode } from './io-mode.js';
 
 /** The C helper's calls (native/block-io.c documents the arguments). */
 interface BlockIoHelper {
@@ -22,6 +24,7 @@ interface BlockIoHelper {
     truncateTo: number,
     renameTo: string,
     out: Float64Array,
+    fd: number,
   ): void;
   close(pool: object): void;
 }
@@ -36,7 +39,7 @@ interface Pending {
   readonly out: Float64Array;
 }
 
-const STEP = { write: 1, read: 2, truncate: 4, sync: 8, rename: 16, check: 32, open: 64, close: 128 } as const;
+const STEP = { write: 1, read: 2, truncate: 4, sync: 8, rename: 16, check: 32, open: 64, close: 128, datasync: 256 } as const;
 type Step = keyof typeof STEP;
 const SYSCALL: Readonly<Record<number, string>> = {
   [STEP.write]: 'write',
@@ -47,6 +50,7 @@ const SYSCALL: Readonly<Record<number, string>> = {
   [STEP.check]: 'fstat',
   [STEP.open]: 'open',
   [STEP.close]: 'close',
+  [STEP.datasync]: 'fdatasync',
 };
 const NS_PER_MS = 1e6;
 
@@ -88,6 +92,14 @@ export interface BlockWrite {
   readonly sync: boolean;
   /** rename(2) the file onto this name after closing it; absent: none. */
   readonly renameTo?: string;
+}
+
+/** A job on a descriptor the caller holds open (a slab pool file): the bytes at `position`, nothing opened or closed. */
+export interface BlockAt {
+  readonly fd: number;
+  /** The file's name, for error messages. */
+  readonly path: string;
+  readonly position: number;
 }
 
 /** A read job: up to `into.length` bytes from offset 0, until the end of the file. */
@@ -135,6 +147,16 @@ export class BlockFiles {
     return this.run(job.path, job.flags, 0, steps, job.into, job.expectSize ?? 0, '');
   }
 
+  /** `data` written at `job.position` of an open file, then fdatasync'd. */
+  writeAt(job: BlockAt, data: Uint8Array): Promise<BlockFileTimes> {
+    return this.run(job.path, 0, 0, STEP.write | STEP.datasync, data, 0, '', job.fd, job.position);
+  }
+
+  /** Up to `into.length` bytes read from `job.position` of an open file (fewer at its end). */
+  readAt(job: BlockAt, into: Uint8Array): Promise<BlockFileTimes> {
+    return this.run(job.path, 0, 0, STEP.read, into, 0, '', job.fd, job.position);
+  }
+
   /** No more jobs; those in flight still settle. */
   close(): void {
     if (this.closed) return;
@@ -150,6 +172,8 @@ export class BlockFiles {
     buffer: Uint8Array,
     size: number,
     renameTo: string,
+    fd = -1,
+    position = 0,
   ): Promise<BlockFileTimes> {
     if (this.closed) return Promise.reject(new Error('the block-file pool is closed'));
     return new Promise((resolve, reject) => {
@@ -160,7 +184,7 @@ export class BlockFiles {
       job.path = path;
       job.renameTo = renameTo;
       job.buffer = buffer; // held here until the job settles: the helper writes into or reads from it
-      this.helper.submit(this.pool, id, path, flags, mode, steps, buffer, buffer.length, 0, size, renameTo, job.out);
+      this.helper.submit(this.pool, id, path, flags, mode, steps, buffer, buffer.length, position, size, renameTo, job.out, fd);
     });
   }
 
@@ -185,4 +209,22 @@ export class BlockFiles {
 function timesOf(out: Float64Array): BlockFileTimes {
   const ms = (i: number): number => (out[i] ?? 0) / NS_PER_MS;
   return { bytes: out[0] ?? 0, openMs: ms(1), dataMs: ms(2), truncateMs: ms(3), syncMs: ms(4), closeMs: ms(5), renameMs: ms(6) };
+}
+
+/**
+ * The jobs a file-kind backend asked for (--file-calls, the I/O mode) gets: a pool as large as libuv's
+ * (bin/kv-cache.cjs sizes it for the users: the same calls in flight), why there is none (a string),
+ * or undefined when not asked for (--file-calls fs, buffered I/O). The backend owns and closes it.
+ */
+export function blockFilesFor(o: { readonly fileCalls?: 'native' | 'fs'; readonly ioMode: IoMode }): BlockFiles | string | undefined {
+  return o.fileCalls === 'fs' || o.ioMode !== 'direct' ? undefined : BlockFiles.load(threadPoolSize());
+}
+
+/** The results' words for how one-chunk entries were written and read (kvcache_bench.storage_file_calls). */
+export function fileCallsOf(effectiveIoMode: IoMode, jobs: BlockFiles | string | undefined): string {
+  const fs = "fs: Node's fs, one threadpool job per call";
+  if (effectiveIoMode !== 'direct') return `${fs} (buffered I/O)`;
+  if (jobs === undefined) return `${fs} (--file-calls fs)`;
+  if (typeof jobs === 'string') return `${fs} (${jobs})`;
+  return 'native: one job of the C helper per entry of one chunk (its system calls in C, each timed on that thread)';
 }

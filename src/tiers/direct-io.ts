@@ -189,6 +189,46 @@ export class DirectWriter {
   }
 }
 
+/** An entry of one chunk's bytes for O_DIRECT, padded to a block; `slot` when they were copied into a staging slot. */
+export interface OneChunk {
+  readonly view: Uint8Array;
+  readonly slot?: Uint8Array;
+}
+
+/**
+ * A one-chunk entry's bytes as one O_DIRECT-ready view padded to a whole block (a native block-file
+ * job writes it with one call): the caller's own when its slab allows, else copied into a staging slot
+ * (host time; waiting for a slot is untimed, counted by the gauge). releaseStaged() gives the slot back.
+ */
+export async function oneChunkView(ctx: WriterContext, key: string, source: ChunkSource, t: SplitTimer): Promise<OneChunk> {
+  const chunks: Uint8Array[] = [];
+  for await (const [chunk] of sizedChunks(key, source)) chunks.push(chunk);
+  const padded = roundUp(source.size, DIRECT_ALIGN);
+  const only = chunks.length === 1 ? chunks[0] : undefined;
+  const view = only !== undefined && ctx.callerViewsOk ? ctx.directSlabs.directView(only, padded) : undefined;
+  if (view !== undefined) return { view };
+  const slot = ctx.slots.tryAcquire() ?? (await ctx.gauge.staging(ctx.slots.acquire(), false));
+  let at = 0;
+  t.hostSync(() => {
+    for (const c of chunks) {
+      slot.set(c, at);
+      at += c.length;
+    }
+  });
+  return { view: slot.subarray(0, padded), slot };
+}
+
+/** `bytes` copied into a staging slot (host time), padded to a whole block. */
+export async function stagedView(ctx: WriterContext, bytes: Uint8Array, t: SplitTimer): Promise<OneChunk> {
+  const slot = ctx.slots.tryAcquire() ?? (await ctx.gauge.staging(ctx.slots.acquire(), false));
+  t.hostSync(() => slot.set(bytes));
+  return { view: slot.subarray(0, roundUp(bytes.length, DIRECT_ALIGN)), slot };
+}
+
+export function releaseStaged(ctx: WriterContext, data: OneChunk): void {
+  if (data.slot !== undefined) ctx.slots.release(data.slot);
+}
+
 /** Iterates a source's non-empty chunks, flagging the last one and checking the declared size. */
 export async function* sizedChunks(key: string, source: ChunkSource): AsyncGenerator<[Uint8Array, boolean]> {
   let received = 0;

@@ -4,8 +4,7 @@
 // and the warnings for refused O_DIRECT and RAM file systems.
 import { GiB } from '../util/units.js';
 import { FileBackend } from './file.js';
-import { BlockFiles } from './block-file.js';
-import { threadPoolSize } from './file-io-gauge.js';
+import { BlockFiles, blockFilesFor, fileCallsOf } from './block-file.js';
 import { fileNameForKey, findStaleEntries, MAX_PLAIN_FILE_NAME, newRunId, removeStaleEntries } from './file-names.js';
 import { freeSpaceLimitBytes, RAM_FILE_SYSTEMS, spaceOf } from './fs-info.js';
 import type { IoMode } from './io-mode.js';
@@ -107,8 +106,7 @@ async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
   if (o.slab !== undefined) return openSlab(o, o.slab, { fullErrors: FULL_ERRORS, warnings: fileWarnings, leftovers: fileLeftovers });
   const runId = newRunId();
   const fanout = o.fanout === true && o.pool === undefined ? fanoutNamespace(runId) : undefined;
-  // As many threads as libuv's pool (bin/kv-cache.cjs sizes it for the users): the same calls in flight.
-  const jobs = o.fileCalls === 'fs' || o.ioMode !== 'direct' ? undefined : BlockFiles.load(threadPoolSize());
+  const jobs = blockFilesFor(o);
   const file = await FileBackend.create({
     ...(jobs instanceof BlockFiles ? { blockFiles: jobs } : {}),
     ...(o.dir !== undefined ? { dir: o.dir } : {}),
@@ -136,7 +134,7 @@ async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
       ioMode: file.effectiveIoMode,
       fileSystem: file.fileSystem,
       layout: file.fanoutDir !== undefined ? 'fanout' : 'flat',
-      fileCalls: fileCallsOf(file, jobs),
+      fileCalls: fileCallsOf(file.effectiveIoMode, jobs),
       ...(RAM_FILE_SYSTEMS.has(file.fileSystem) ? { inRam: 'file system' as const } : {}),
     },
     probeDir: dir,
@@ -150,15 +148,6 @@ async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
     entryFiles: { dir, runId: file.runId, ownsDir: o.dir === undefined, ...(fanout !== undefined ? { fanout } : {}) },
     fileIo: file.gauge,
   };
-}
-
-/** The results' words for how one-chunk entries are written and read (--file-calls). */
-function fileCallsOf(file: FileBackend, jobs: BlockFiles | string | undefined): string {
-  const fs = "fs: Node's fs, one threadpool job per call";
-  if (file.effectiveIoMode !== 'direct') return `${fs} (buffered I/O)`;
-  if (jobs === undefined) return `${fs} (--file-calls fs)`;
-  if (typeof jobs === 'string') return `${fs} (${jobs})`;
-  return 'native: one threadpool job per file of one chunk (open … close, and a fan-out rename, in C)';
 }
 
 export const FILE_STORAGE: StorageKind = {

@@ -34,8 +34,8 @@ import type { Backend, ChunkSink, PoolAccess, PoolProbe, ReadResult, IOTiming } 
 import { poolBlockName, poolTempName } from './pool-names.js';
 import { removeEmptyFanout } from './pool-scan.js';
 import type { ChunkSource } from '../data/chunk-source.js';
-import { ChunkReads, DirectWriter, READS_IN_FLIGHT, sizedChunks, writeFully } from './direct-io.js';
-import type { ChunkRead, FileCounters, WriterContext } from './direct-io.js';
+import { ChunkReads, DirectWriter, oneChunkView, READS_IN_FLIGHT, releaseStaged, sizedChunks, stagedView, writeFully } from './direct-io.js';
+import type { ChunkRead, FileCounters, OneChunk, WriterContext } from './direct-io.js';
 import { entryFileName, newRunId, RUN_ID } from './file-names.js';
 import { errnoCode, fileAllocatedBytes, fileSystemOf, LOCAL_CLOSE_FILE_SYSTEMS } from './fs-info.js';
 import type { IoMode } from './io-mode.js';
@@ -295,9 +295,9 @@ export class FileBackend implements Backend {
    * (its step says whether the file was made) or, from before the job, the source's.
    */
   private async writeInOneJob(jobs: BlockFiles, key: string, source: ChunkSource, at: OneJobWrite, t: SplitTimer): Promise<void> {
-    let data = await this.oneChunk(key, source, t);
+    let data = await oneChunkView(this.ctx, key, source, t);
     if (this.stopping) {
-      this.releaseStaged(data);
+      releaseStaged(this.ctx, data);
       throw new IoAbortedError(0);
     }
     try {
@@ -306,7 +306,7 @@ export class FileBackend implements Backend {
       // A caller's view O_DIRECT refused (its slab was probed on another file system): staged from now on.
       if (!(e instanceof BlockFileError && e.step === 'write' && e.code === 'EINVAL' && data.slot === undefined)) throw e;
       this.ctx.callerViewsOk = false;
-      data = await this.staged(data.view.subarray(0, source.size), t);
+      data = await stagedView(this.ctx, data.view.subarray(0, source.size), t);
       const again = { ...at, flags: at.flags & ~fsc.O_EXCL, isNew: false }; // the file is ours now
       await this.writeJob(jobs, again, source.size, data, t).catch(async (e2: unknown) => {
         // The first job made the file: a caller that sees an open fail must not take it for never made.
@@ -314,7 +314,7 @@ export class FileBackend implements Backend {
         throw e2;
       });
     } finally {
-      this.releaseStaged(data);
+      releaseStaged(this.ctx, data);
     }
   }
 
@@ -351,36 +351,6 @@ export class FileBackend implements Backend {
     if (at.isNew) this.metadataSink('create', times.openMs, failedAt !== 'open');
     if (at.renameTo !== undefined && (failedAt === undefined || failedAt === 'rename'))
       this.metadataSink('rename', times.renameMs, failedAt === undefined);
-  }
-
-  /** A one-chunk entry's bytes as one O_DIRECT-ready view (padded to a whole block): the caller's own, or staged. */
-  private async oneChunk(key: string, source: ChunkSource, t: SplitTimer): Promise<OneChunk> {
-    const chunks: Uint8Array[] = [];
-    for await (const [chunk] of sizedChunks(key, source)) chunks.push(chunk);
-    const padded = roundUp(source.size, DIRECT_ALIGN);
-    const only = chunks.length === 1 ? chunks[0] : undefined;
-    const view = only !== undefined && this.ctx.callerViewsOk ? this.ctx.directSlabs.directView(only, padded) : undefined;
-    if (view !== undefined) return { view };
-    const slot = this.ctx.slots.tryAcquire() ?? (await this.gauge.staging(this.ctx.slots.acquire(), false));
-    let at = 0;
-    t.hostSync(() => {
-      for (const c of chunks) {
-        slot.set(c, at);
-        at += c.length;
-      }
-    });
-    return { view: slot.subarray(0, padded), slot };
-  }
-
-  /** `bytes` copied into a staging slot (host time). */
-  private async staged(bytes: Uint8Array, t: SplitTimer): Promise<OneChunk> {
-    const slot = this.ctx.slots.tryAcquire() ?? (await this.gauge.staging(this.ctx.slots.acquire(), false));
-    t.hostSync(() => slot.set(bytes));
-    return { view: slot.subarray(0, roundUp(bytes.length, DIRECT_ALIGN)), slot };
-  }
-
-  private releaseStaged(data: OneChunk): void {
-    if (data.slot !== undefined) this.ctx.slots.release(data.slot);
   }
 
   /**
@@ -759,12 +729,6 @@ interface OneJobWrite {
   /** The open creates the file (counted as a create). */
   readonly isNew: boolean;
   readonly renameTo?: string;
-}
-
-/** A one-chunk entry's bytes for O_DIRECT, padded to a block; `slot` when they were copied into a staging slot. */
-interface OneChunk {
-  readonly view: Uint8Array;
-  readonly slot?: Uint8Array;
 }
 
 /** How fan-out names are made and committed. */

@@ -6,6 +6,7 @@
 import { fileNameForKey, MAX_PLAIN_FILE_NAME } from './file-names.js';
 import { freeSpaceLimitBytes, RAM_FILE_SYSTEMS, spaceOf } from './fs-info.js';
 import { SlabBackend } from './slab.js';
+import { BlockFiles, blockFilesFor, fileCallsOf } from './block-file.js';
 import type { IoMode } from './io-mode.js';
 import type { LeftoverEntries, OpenedStorage, SlabLayoutOptions, StorageOpenOptions } from './storage-kind.js';
 
@@ -17,7 +18,9 @@ export interface FileKindParts {
 }
 
 export async function openSlab(o: StorageOpenOptions, layout: SlabLayoutOptions, parts: FileKindParts): Promise<OpenedStorage> {
+  const jobs = blockFilesFor(o);
   const slab = await SlabBackend.create({
+    ...(jobs instanceof BlockFiles ? { blockFiles: jobs } : {}),
     ...(o.dir !== undefined ? { dir: o.dir } : {}),
     ioMode: o.ioMode,
     chunkBytes: o.chunkBytes,
@@ -37,6 +40,7 @@ export async function openSlab(o: StorageOpenOptions, layout: SlabLayoutOptions,
       ioMode: slab.effectiveIoMode,
       fileSystem: slab.fileSystem,
       layout: 'slab',
+      fileCalls: fileCallsOf(slab.effectiveIoMode, jobs),
       ...(RAM_FILE_SYSTEMS.has(slab.fileSystem) ? { inRam: 'file system' as const } : {}),
     },
     probeDir: dir,

@@ -27,7 +27,9 @@ import { SlotPool } from '../data/slots.js';
 import { MiB, roundUp } from '../util/units.js';
 import { EntryNotFoundError, IoAbortedError } from './backend.js';
 import type { ChunkSink, IOTiming, ReadResult } from './backend.js';
-import { DirectWriter, READS_IN_FLIGHT, sizedChunks, writeFully } from './direct-io.js';
+import { DirectWriter, oneChunkView, READS_IN_FLIGHT, releaseStaged, sizedChunks, stagedView, writeFully } from './direct-io.js';
+import { BlockFileError } from './block-file.js';
+import type { BlockAt, BlockFiles, BlockFileTimes } from './block-file.js';
 import type { FileCounters, WriterContext } from './direct-io.js';
 import { FileIoGauge } from './file-io-gauge.js';
 import { newRunId, RUN_ID } from './file-names.js';
@@ -78,6 +80,8 @@ export class SlabBackend implements StorageBackend {
   private largestRefused: number | null = null;
   private closed = false;
   private stopping = false;
+  /** Native jobs not yet settled: close() waits for them before it closes the descriptors they use. */
+  private readonly jobsInFlight = new Set<Promise<BlockFileTimes>>();
 
   private constructor(
     readonly dir: string,
@@ -91,6 +95,8 @@ export class SlabBackend implements StorageBackend {
     directSlabs: DirectSlabs,
     private readonly ownsDir: boolean,
     readonly gauge: FileIoGauge,
+    /** Native jobs for one-chunk entries in direct mode (block-file.ts: the write and fdatasync, or the read, as one job). */
+    readonly blockFiles?: BlockFiles,
   ) {
     this.ctx = { chunkBytes: slots.slotBytes, slots, directSlabs, counters: this.counters, gauge, callerViewsOk: true };
   }
@@ -112,6 +118,7 @@ export class SlabBackend implements StorageBackend {
       const slots = new SlotPool(o.stagingSlots ?? DEFAULT_STAGING_SLOTS, chunkBytes, ioMode === 'direct' ? dir : undefined);
       const effective: IoMode = ioMode === 'direct' && slots.direct ? 'direct' : 'buffered';
       const gauge = o.gauge ?? new FileIoGauge();
+      if (effective !== 'direct') o.blockFiles?.close(); // the jobs serve direct I/O only
       return new SlabBackend(
         dir,
         ioMode,
@@ -124,8 +131,10 @@ export class SlabBackend implements StorageBackend {
         o.directSlabs ?? new DirectSlabs(),
         ownsDir,
         gauge,
+        effective === 'direct' ? o.blockFiles : undefined,
       );
     } catch (e) {
+      o.blockFiles?.close(); // the backend would have owned it
       if (ownsDir) await rm(dir, { recursive: true, force: true });
       throw e;
     }
@@ -232,8 +241,19 @@ export class SlabBackend implements StorageBackend {
       throw new RangeError(`entry '${key}' (${source.size} bytes) is larger than a slab slot (${this.slotBytes})`);
     const slot = this.index.take(key);
     if (slot === undefined) throw new Error(`slab pool has no free slot for '${key}' (${this.index.slots} slots, all held)`);
-    const { fh, base } = this.slotAt(slot);
+    const { fh, base, path } = this.slotAt(slot);
     const t = new SplitTimer(this.gauge);
+    const jobs = this.oneJob(source.size);
+    if (jobs !== undefined) {
+      try {
+        await this.writeInOneJob(jobs, key, source, { fd: fh.fd, path, position: base }, t);
+      } catch (e) {
+        this.index.release(key);
+        throw e;
+      }
+      this.index.commit(key, source.size);
+      return t.result();
+    }
     const writer = this.effectiveIoMode === 'direct' ? new DirectWriter(fh, this.ctx, t, base) : undefined;
     try {
       try {
@@ -261,9 +281,21 @@ export class SlabBackend implements StorageBackend {
     this.assertOpen();
     const entry = this.index.entry(key);
     if (entry === undefined) throw new EntryNotFoundError(this.tier, key);
-    const { fh, base } = this.slotAt(entry.slot);
+    const { fh, base, path } = this.slotAt(entry.slot);
     const slot = await this.gauge.staging(this.ctx.slots.acquire(), this.ctx.slots.available > 0);
     const t = new SplitTimer(this.gauge);
+    const jobs = this.oneJob(entry.size);
+    if (jobs !== undefined && !this.stopping) {
+      try {
+        const into = slot.subarray(0, roundUp(entry.size, DIRECT_ALIGN));
+        const times = await this.timedJob(t, () => jobs.readAt({ fd: fh.fd, path, position: base }, into));
+        if (times.bytes < entry.size) throw new Error(`slab pool file ${path} ends inside the entry at ${base + times.bytes}`);
+        if (sink !== undefined) await sink(slot.subarray(0, entry.size));
+        return { timing: t.result(), bytes: entry.size };
+      } finally {
+        this.ctx.slots.release(slot);
+      }
+    }
     try {
       const bytes = await this.readInto(fh, base, entry.size, slot, t, sink);
       return { timing: t.result(), bytes };
@@ -324,6 +356,59 @@ export class SlabBackend implements StorageBackend {
     }
   }
 
+  /** The native jobs when an entry of `size` bytes is one job: direct mode, one chunk. */
+  private oneJob(size: number): BlockFiles | undefined {
+    return size <= this.ctx.chunkBytes ? this.blockFiles : undefined;
+  }
+
+  /**
+   * A one-chunk entry written into its slot as one native job: the bytes as one aligned view padded to
+   * 4 KiB inside the slot (the caller's own when its slab allows, else staged), then fdatasync.
+   */
+  private async writeInOneJob(jobs: BlockFiles, key: string, source: ChunkSource, at: BlockAt, t: SplitTimer): Promise<void> {
+    let data = await oneChunkView(this.ctx, key, source, t);
+    try {
+      if (this.stopping) throw new IoAbortedError(0);
+      try {
+        await this.timedJob(t, () => jobs.writeAt(at, data.view));
+      } catch (e) {
+        // A caller's view O_DIRECT refused (its slab was probed on another file system): staged from now on.
+        if (!(e instanceof BlockFileError && e.step === 'write' && e.code === 'EINVAL' && data.slot === undefined)) throw e;
+        this.ctx.callerViewsOk = false;
+        data = await stagedView(this.ctx, data.view.subarray(0, source.size), t);
+        await this.timedJob(t, () => jobs.writeAt(at, data.view));
+      }
+      if (data.slot === undefined) this.counters.zeroCopyBytes += data.view.length;
+      else this.counters.stagedBytes += source.size;
+    } finally {
+      releaseStaged(this.ctx, data);
+    }
+  }
+
+  /**
+   * One job, counted by the gauge and timed into `t`: device = its data calls and fdatasync as its
+   * thread timed them; host = the rest of its wall time (the wait for a thread, the hand-offs).
+   */
+  private async timedJob(t: SplitTimer, job: () => Promise<BlockFileTimes>): Promise<BlockFileTimes> {
+    const t0 = performance.now();
+    const running = this.gauge.track(job);
+    this.jobsInFlight.add(running);
+    try {
+      const times = await running;
+      const device = times.dataMs + times.syncMs;
+      t.add(Math.max(0, performance.now() - t0 - device), device);
+      return times;
+    } catch (e) {
+      if (e instanceof BlockFileError) {
+        const device = e.times.dataMs + e.times.syncMs;
+        t.add(Math.max(0, performance.now() - t0 - device), device);
+      }
+      throw e;
+    } finally {
+      this.jobsInFlight.delete(running);
+    }
+  }
+
   /** Eviction and explicit deletes: the slot goes back to the index; no file is touched. */
   delete(key: string): Promise<void> {
     this.index.release(key);
@@ -340,7 +425,10 @@ export class SlabBackend implements StorageBackend {
     if (this.closed) return;
     this.closed = true;
     this.index.clear();
+    // A job still in flight uses a pool file's descriptor: it must not be closed (and reused) under it.
+    await Promise.allSettled([...this.jobsInFlight]);
     await this.removePool();
+    this.blockFiles?.close();
     if (this.ownsDir) await rm(this.dir, { recursive: true, force: true });
   }
 
@@ -362,12 +450,12 @@ export class SlabBackend implements StorageBackend {
     };
   }
 
-  private slotAt(slot: number): { fh: FileHandle; base: number } {
+  private slotAt(slot: number): { fh: FileHandle; base: number; path: string } {
     if (this.geometry === undefined) throw new Error('slab pool not laid out');
     const { file, offset } = slotPlace(this.geometry, slot);
     const fh = this.handles[file];
     if (fh === undefined) throw new Error(`slab pool file ${file} is not open`);
-    return { fh, base: offset };
+    return { fh, base: offset, path: this.poolPath(file) };
   }
 
   /** Closes and unlinks every pool file this backend created (only those). */

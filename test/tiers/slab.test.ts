@@ -11,6 +11,7 @@ import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { payloadBytes } from '../../src/data/payload.js';
 import { EntryNotFoundError } from '../../src/tiers/backend.js';
 import { SlabBackend, slabFileName } from '../../src/tiers/slab.js';
+import { BlockFiles } from '../../src/tiers/block-file.js';
 import { StorageSetupError } from '../../src/tiers/storage-kind.js';
 import { removeEntryFilesSync } from '../../src/engine/entry-cleanup.js';
 import { findStaleEntries } from '../../src/tiers/file-names.js';
@@ -48,76 +49,114 @@ async function listing(dir: string): Promise<string[]> {
   );
 }
 
-async function slabIn(dir: string, limit: number, fileBytes = 0): Promise<SlabBackend> {
-  const b = await SlabBackend.create({ dir, runId: RUN, slotBytes: SLOT, fileBytes, chunkBytes: 64 * 1024, stagingSlots: 8 }); // a whole slot is 4 chunks: reads of 2 slots per readv
+/** Native block-file jobs for the tests that run both ways (tiers/block-file.ts), or why there are none. */
+const probe = BlockFiles.load(1);
+const NATIVE_SKIP = typeof probe === 'string' ? probe : false;
+const nativeJobs = { writeAt: 0, readAt: 0 };
+if (typeof probe !== 'string') probe.close();
+
+async function slabIn(dir: string, limit: number, fileBytes = 0, calls: 'fs' | 'native' = 'fs'): Promise<SlabBackend> {
+  const real = calls === 'native' ? BlockFiles.load(2) : undefined;
+  if (typeof real === 'string') throw new Error(real);
+  // The backend sees a BlockFiles; this one counts the jobs it is given.
+  const jobs =
+    real === undefined
+      ? undefined
+      : ({
+          writeAt: (...a: Parameters<BlockFiles['writeAt']>) => (nativeJobs.writeAt++, real.writeAt(...a)),
+          readAt: (...a: Parameters<BlockFiles['readAt']>) => (nativeJobs.readAt++, real.readAt(...a)),
+          close: () => real.close(),
+        } as unknown as BlockFiles);
+  const b = await SlabBackend.create({
+    dir,
+    runId: RUN,
+    slotBytes: SLOT,
+    fileBytes,
+    chunkBytes: 64 * 1024, // a whole slot is 4 chunks: reads of 2 slots per readv; entries up to 64 KiB are one native job
+    stagingSlots: 8,
+    ...(jobs !== undefined ? { blockFiles: jobs } : {}),
+  });
+  assert.equal(b.blockFiles, jobs);
   assert.equal(b.plan(limit), Math.floor(limit / SLOT) * SLOT);
   return b;
 }
 
-test('the lay-out writes every pool file whole (not sparse), then entries round-trip through slots without a file created or removed', () =>
-  withTempDir(async (root) => {
-    const dir = join(root, 'cache');
-    await mkdir(dir);
-    const b = await slabIn(dir, 10 * SLOT + 1000, 4 * SLOT); // 10 slots: files of 4, 4 and 2 slots
-    try {
-      await b.layOut();
-      const names = (await readdir(dir)).filter((n) => n.startsWith('kvc-')).sort();
-      assert.deepEqual(
-        names,
-        [0, 1, 2].map((n) => slabFileName(RUN, n)),
-      );
-      const sizes = await Promise.all(names.map((n) => stat(join(dir, n))));
-      assert.deepEqual(
-        sizes.map((s) => s.size),
-        [4 * SLOT, 4 * SLOT, 2 * SLOT],
-      );
-      for (const s of sizes) assert.ok(s.blocks * 512 >= s.size, 'laid out, not sparse');
-      const before = await listing(dir);
+for (const calls of ['fs', 'native'] as const)
+  test(
+    `${calls} calls: the lay-out writes every pool file whole (not sparse), then entries round-trip through slots without a file created or removed`,
+    { skip: calls === 'native' && NATIVE_SKIP },
+    () =>
+      withTempDir(async (root) => {
+        const dir = join(root, 'cache');
+        await mkdir(dir);
+        const b = await slabIn(dir, 10 * SLOT + 1000, 4 * SLOT, calls); // 10 slots: files of 4, 4 and 2 slots
+        try {
+          await b.layOut();
+          const names = (await readdir(dir)).filter((n) => n.startsWith('kvc-')).sort();
+          assert.deepEqual(
+            names,
+            [0, 1, 2].map((n) => slabFileName(RUN, n)),
+          );
+          const sizes = await Promise.all(names.map((n) => stat(join(dir, n))));
+          assert.deepEqual(
+            sizes.map((s) => s.size),
+            [4 * SLOT, 4 * SLOT, 2 * SLOT],
+          );
+          for (const s of sizes) assert.ok(s.blocks * 512 >= s.size, 'laid out, not sparse');
+          const before = await listing(dir);
 
-      // Entries of a whole slot, an unaligned size and one byte, written, read, rewritten, deleted, 50 times over.
-      const sizesOf = [SLOT, 5000, 1, 3 * 4096 + 17];
-      for (let round = 0; round < 50; round++) {
-        for (const [i, size] of sizesOf.entries()) {
-          const key = `k${round}-${i}`;
-          const bytes = payloadBytes(7, key, size);
-          await b.write(key, sourceOf(bytes));
-          assert.deepEqual(await readAll(b, key), Buffer.from(bytes));
+          // Entries of a whole slot, an unaligned size and one byte, written, read, rewritten, deleted, 50 times over.
+          const sizesOf = [SLOT, 5000, 1, 3 * 4096 + 17];
+          for (let round = 0; round < 50; round++) {
+            for (const [i, size] of sizesOf.entries()) {
+              const key = `k${round}-${i}`;
+              const bytes = payloadBytes(7, key, size);
+              await b.write(key, sourceOf(bytes));
+              assert.deepEqual(await readAll(b, key), Buffer.from(bytes));
+            }
+            for (const [i] of sizesOf.entries()) await b.delete(`k${round}-${i}`);
+          }
+          // Entries of one 64 KiB chunk (3 of the 4 sizes) are one native job each way; a whole slot is not.
+          if (calls === 'native') assert.deepEqual(nativeJobs, { writeAt: 150, readAt: 150 });
+          const r = b.report();
+          assert.equal(r.fileCreates, 3, 'every create was part of the lay-out: 0 per entry');
+          assert.equal(r.fileUnlinks, 0);
+          assert.equal(r.slotsFreed, 200);
+          assert.equal(r.slotsUsedPeak, 4);
+          assert.equal(r.layOutBytes, 10 * SLOT);
+          assert.deepEqual(await listing(dir), before, 'same files, inodes, sizes and blocks after 200 entries');
+        } finally {
+          await b.close();
         }
-        for (const [i] of sizesOf.entries()) await b.delete(`k${round}-${i}`);
-      }
-      const r = b.report();
-      assert.equal(r.fileCreates, 3, 'every create was part of the lay-out: 0 per entry');
-      assert.equal(r.fileUnlinks, 0);
-      assert.equal(r.slotsFreed, 200);
-      assert.equal(r.slotsUsedPeak, 4);
-      assert.equal(r.layOutBytes, 10 * SLOT);
-      assert.deepEqual(await listing(dir), before, 'same files, inodes, sizes and blocks after 200 entries');
-    } finally {
-      await b.close();
-    }
-    assert.deepEqual(await readdir(dir), [], 'the pool is removed at close');
-    assert.equal(b.report().fileUnlinks, 3);
-  }));
+        assert.deepEqual(await readdir(dir), [], 'the pool is removed at close');
+        assert.equal(b.report().fileUnlinks, 3);
+      }),
+  );
 
-test('a missing key is not found; a rewrite keeps its slot; a delete frees it for the next key', () =>
-  withTempDir(async (dir) => {
-    const b = await slabIn(dir, 2 * SLOT);
-    try {
-      await b.layOut();
-      await assert.rejects(b.read('nope'), EntryNotFoundError);
-      await b.delete('nope'); // not an error
-      await b.write('a', sourceOf(payloadBytes(1, 'a', 1000)));
-      await b.write('b', sourceOf(payloadBytes(1, 'b', 2000)));
-      await assert.rejects(b.write('c', sourceOf(payloadBytes(1, 'c', 10))), /no free slot/);
-      await b.write('a', sourceOf(payloadBytes(2, 'a', 3000))); // rewrite in place
-      assert.deepEqual(await readAll(b, 'a'), Buffer.from(payloadBytes(2, 'a', 3000)));
-      await b.delete('b');
-      await b.write('c', sourceOf(payloadBytes(1, 'c', 10)));
-      assert.deepEqual([...b.keys()].sort(), ['a', 'c']);
-    } finally {
-      await b.close();
-    }
-  }));
+for (const calls of ['fs', 'native'] as const)
+  test(
+    `${calls} calls: a missing key is not found; a rewrite keeps its slot; a delete frees it for the next key`,
+    { skip: calls === 'native' && NATIVE_SKIP },
+    () =>
+      withTempDir(async (dir) => {
+        const b = await slabIn(dir, 2 * SLOT, 0, calls);
+        try {
+          await b.layOut();
+          await assert.rejects(b.read('nope'), EntryNotFoundError);
+          await b.delete('nope'); // not an error
+          await b.write('a', sourceOf(payloadBytes(1, 'a', 1000)));
+          await b.write('b', sourceOf(payloadBytes(1, 'b', 2000)));
+          await assert.rejects(b.write('c', sourceOf(payloadBytes(1, 'c', 10))), /no free slot/);
+          await b.write('a', sourceOf(payloadBytes(2, 'a', 3000))); // rewrite in place
+          assert.deepEqual(await readAll(b, 'a'), Buffer.from(payloadBytes(2, 'a', 3000)));
+          await b.delete('b');
+          await b.write('c', sourceOf(payloadBytes(1, 'c', 10)));
+          assert.deepEqual([...b.keys()].sort(), ['a', 'c']);
+        } finally {
+          await b.close();
+        }
+      }),
+  );
 
 test('an entry larger than a slot takes no room the cache could give (refused), and the largest is remembered', () =>
   withTempDir(async (dir) => {
