@@ -34,7 +34,16 @@ import type { Backend, ChunkSink, PoolAccess, PoolProbe, ReadResult, IOTiming } 
 import { poolBlockName, poolTempName } from './pool-names.js';
 import { removeEmptyFanout } from './pool-scan.js';
 import type { ChunkSource } from '../data/chunk-source.js';
-import { ChunkReads, DirectWriter, oneChunkView, READS_IN_FLIGHT, releaseStaged, sizedChunks, stagedView, writeFully } from './direct-io.js';
+import {
+  ChunkReads,
+  DirectWriter,
+  oneChunkView,
+  READS_IN_FLIGHT,
+  releaseStaged,
+  sizedChunks,
+  stagedView,
+  writeFully,
+} from './direct-io.js';
 import type { ChunkRead, FileCounters, OneChunk, WriterContext } from './direct-io.js';
 import { entryFileName, newRunId, RUN_ID } from './file-names.js';
 import { errnoCode, fileAllocatedBytes, fileSystemOf, LOCAL_CLOSE_FILE_SYSTEMS } from './fs-info.js';
