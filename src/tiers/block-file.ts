@@ -6,6 +6,9 @@
 import { getSystemErrorMap } from 'node:util';
 import { loadNativeHelper } from '../util/native-helper.js';
 import { threadPoolSize } from './file-io-gauge.js';
+import type { FileIoGauge } from './file-io-gauge.js';
+import type { SplitTimer } from './split-timer.js';
+import { performance } from 'node:perf_hooks';
 import type { IoMode } from './io-mode.js';
 
 /** The C helper's calls (native/block-io.c documents the arguments). */
@@ -227,4 +230,25 @@ export function fileCallsOf(effectiveIoMode: IoMode, jobs: BlockFiles | string |
   if (jobs === undefined) return `${fs} (--file-calls fs)`;
   if (typeof jobs === 'string') return `${fs} (${jobs})`;
   return 'native: one job of the C helper per entry of one chunk (its system calls in C, each timed on that thread)';
+}
+
+/**
+ * Runs one job counted by `gauge` and adds its time to `t`: device = its data calls, ftruncate,
+ * (data)sync and rename as its thread timed them (0 for a call it did not make); host = the rest of
+ * its wall time (open, close, the wait for a thread, the hand-offs). A failed job's time counts too.
+ */
+export async function timedJob(gauge: FileIoGauge, t: SplitTimer, job: () => Promise<BlockFileTimes>): Promise<BlockFileTimes> {
+  const t0 = performance.now();
+  const split = (times: BlockFileTimes): void => {
+    const device = times.dataMs + times.truncateMs + times.syncMs + times.renameMs;
+    t.add(Math.max(0, performance.now() - t0 - device), device);
+  };
+  try {
+    const times = await gauge.track(job);
+    split(times);
+    return times;
+  } catch (e) {
+    if (e instanceof BlockFileError) split(e.times);
+    throw e;
+  }
 }

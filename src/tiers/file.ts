@@ -25,7 +25,6 @@ import { link, lstat, mkdir, mkdtemp, open, rename, rm, stat, unlink } from 'nod
 import type { MadeDir } from './storage-kind.js';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { DIRECT_ALIGN, DirectSlabs } from '../data/aligned.js';
 import { SlotPool } from '../data/slots.js';
 import { MiB, roundUp } from '../util/units.js';
@@ -53,7 +52,7 @@ import { FdFile } from './fd-file.js';
 import type { FileCalls } from './fd-file.js';
 import { FileIoGauge } from './file-io-gauge.js';
 import { IGNORE_METADATA, metadataCall } from './metadata-ops.js';
-import { BlockFileError } from './block-file.js';
+import { BlockFileError, timedJob } from './block-file.js';
 import type { BlockFiles, BlockFileTimes } from './block-file.js';
 import type { MetadataOp, MetadataOpSink } from './metadata-ops.js';
 
@@ -339,24 +338,20 @@ export class FileBackend implements Backend {
       ...(padded ? { truncateTo: size } : {}),
       ...(at.renameTo !== undefined ? { renameTo: at.renameTo } : {}),
     };
-    const t0 = performance.now();
     let times: BlockFileTimes;
     try {
-      times = await this.gauge.track(() => jobs.write(job));
+      times = await timedJob(this.gauge, t, () => jobs.write(job));
     } catch (e) {
-      if (!(e instanceof BlockFileError)) throw e;
-      this.jobTimed(t, t0, e.times, at, e.step);
+      if (e instanceof BlockFileError) this.jobMetadata(e.times, at, e.step);
       throw e;
     }
-    this.jobTimed(t, t0, times, at, undefined);
+    this.jobMetadata(times, at, undefined);
     if (data.slot === undefined) this.counters.zeroCopyBytes += data.view.length;
     else this.counters.stagedBytes += size;
   }
 
-  /** A write job's host and device time into `t`, and its create and rename (made, or failed at) to the metadata sink. */
-  private jobTimed(t: SplitTimer, t0: number, times: BlockFileTimes, at: OneJobWrite, failedAt: BlockFileError['step'] | undefined): void {
-    const device = times.dataMs + times.truncateMs + times.syncMs + times.renameMs;
-    t.add(Math.max(0, performance.now() - t0 - device), device);
+  /** A write job's create and rename (made, or failed at) to the metadata sink. */
+  private jobMetadata(times: BlockFileTimes, at: OneJobWrite, failedAt: BlockFileError['step'] | undefined): void {
     if (at.isNew) this.metadataSink('create', times.openMs, failedAt !== 'open');
     if (at.renameTo !== undefined && (failedAt === undefined || failedAt === 'rename'))
       this.metadataSink('rename', times.renameMs, failedAt === undefined);
@@ -624,18 +619,15 @@ export class FileBackend implements Backend {
       into: slot.subarray(0, roundUp(size, DIRECT_ALIGN)),
       ...(pooled ? { expectSize: size } : {}),
     };
-    const t0 = performance.now();
     let times: BlockFileTimes;
     try {
-      times = await this.gauge.track(() => jobs.read(job));
+      times = await timedJob(this.gauge, t, () => jobs.read(job));
     } catch (e) {
       if (!(e instanceof BlockFileError)) throw e;
-      t.add(Math.max(0, performance.now() - t0 - e.times.dataMs), e.times.dataMs);
       // No file, or (in a shared pool) not a regular file of its size: a miss, as readFile says.
       if ((e.step === 'open' && ABSENT.has(e.code)) || e.step === 'check') throw new EntryNotFoundError(this.tier, key);
       throw e;
     }
-    t.add(Math.max(0, performance.now() - t0 - times.dataMs), times.dataMs);
     if (times.bytes < size) throw new Error(`file for entry is shorter than its ${size} bytes (EOF at ${times.bytes})`);
     if (sink !== undefined) await sink(slot.subarray(0, size));
   }

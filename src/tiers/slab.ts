@@ -28,7 +28,7 @@ import { MiB, roundUp } from '../util/units.js';
 import { EntryNotFoundError, IoAbortedError } from './backend.js';
 import type { ChunkSink, IOTiming, ReadResult } from './backend.js';
 import { DirectWriter, oneChunkView, READS_IN_FLIGHT, releaseStaged, sizedChunks, stagedView, writeFully } from './direct-io.js';
-import { BlockFileError } from './block-file.js';
+import { BlockFileError, timedJob } from './block-file.js';
 import type { BlockAt, BlockFiles, BlockFileTimes } from './block-file.js';
 import type { FileCounters, WriterContext } from './direct-io.js';
 import { FileIoGauge } from './file-io-gauge.js';
@@ -385,25 +385,12 @@ export class SlabBackend implements StorageBackend {
     }
   }
 
-  /**
-   * One job, counted by the gauge and timed into `t`: device = its data calls and fdatasync as its
-   * thread timed them; host = the rest of its wall time (the wait for a thread, the hand-offs).
-   */
+  /** One job timed into `t` (block-file.ts timedJob: device = its data calls and fdatasync), known to close() until it settles. */
   private async timedJob(t: SplitTimer, job: () => Promise<BlockFileTimes>): Promise<BlockFileTimes> {
-    const t0 = performance.now();
-    const running = this.gauge.track(job);
+    const running = timedJob(this.gauge, t, job);
     this.jobsInFlight.add(running);
     try {
-      const times = await running;
-      const device = times.dataMs + times.syncMs;
-      t.add(Math.max(0, performance.now() - t0 - device), device);
-      return times;
-    } catch (e) {
-      if (e instanceof BlockFileError) {
-        const device = e.times.dataMs + e.times.syncMs;
-        t.add(Math.max(0, performance.now() - t0 - device), device);
-      }
-      throw e;
+      return await running;
     } finally {
       this.jobsInFlight.delete(running);
     }
