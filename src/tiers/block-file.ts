@@ -187,7 +187,14 @@ export class BlockFiles {
       job.path = path;
       job.renameTo = renameTo;
       job.buffer = buffer; // held here until the job settles: the helper writes into or reads from it
-      this.helper.submit(this.pool, id, path, flags, mode, steps, buffer, buffer.length, position, size, renameTo, job.out, fd);
+      try {
+        this.helper.submit(this.pool, id, path, flags, mode, steps, buffer, buffer.length, position, size, renameTo, job.out, fd);
+      } catch (e) {
+        // Refused before it was queued (a path with a NUL in it, …): the id is free again.
+        job.buffer = undefined;
+        this.freeIds.push(id);
+        throw e;
+      }
     });
   }
 

@@ -142,6 +142,11 @@ test(
         const job: BlockWrite = { path: join(dir, `f${i}`), flags: NEW, mode: 0o644, data: Buffer.from(`block ${i}`), sync: i % 10 === 0 };
         writes.push(jobs.write(job));
       }
+      // Refused at once, before it is queued, and its id is not lost: the next jobs still settle.
+      await assert.rejects(
+        jobs.write({ path: join(dir, 'a\u0000b'), flags: NEW, mode: 0o644, data: new Uint8Array(1), sync: false }),
+        /NUL/,
+      );
       jobs.close(); // the 300 are queued: they still run and settle
       await assert.rejects(jobs.read({ path: join(dir, 'f0'), flags: fsc.O_RDONLY, into: new Uint8Array(16) }), /closed/);
       await Promise.all(writes);
