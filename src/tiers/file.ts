@@ -19,7 +19,9 @@
 //   buffered read   device = read(2) syscalls through the page cache: may be served from RAM, e.g.
 //                            right after the entry was written, so this is not a device measurement
 //                   host   = open + close
-// total = host + device always.
+// total = host + device always. An entry of one chunk in direct mode is one native job instead
+// (block-file.ts): the same calls, each timed on the helper's thread; device = the data calls,
+// ftruncate, fsync (and fanout's rename), host = the rest of the job's wall time.
 import { constants as fsc } from 'node:fs';
 import { link, lstat, mkdir, mkdtemp, open, rename, rm, stat, unlink } from 'node:fs/promises';
 import type { MadeDir } from './storage-kind.js';
