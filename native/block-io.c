@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -74,6 +75,14 @@ typedef struct {
   /** Jobs submitted and not yet handed to onDone (main thread only): `done` keeps the loop alive while > 0. */
   int64_t in_flight;
   napi_threadsafe_function done;
+  /** Set (under the lock) once the last thread has released `done`: the teardown hook waits for it. */
+  int ended;
+  /**
+   * Two owners free the pool, whichever is last: the threads (the last one, once it has released
+   * `done` and said so) and `done`'s finalizer on the main thread, which can run before that thread
+   * has let go of the lock.
+   */
+  atomic_int owners;
 } job_pool;
 
 static int64_t now_ns(void) {
@@ -178,6 +187,18 @@ static void free_job(file_job *job) {
   free(job);
 }
 
+static void free_pool(job_pool *pool) {
+  pthread_mutex_destroy(&pool->lock);
+  pthread_cond_destroy(&pool->wake);
+  pthread_cond_destroy(&pool->exited);
+  free(pool);
+}
+
+/** One owner lets go of the pool; the last frees it. */
+static void drop_owner(job_pool *pool) {
+  if (atomic_fetch_sub(&pool->owners, 1) == 1) free_pool(pool);
+}
+
 /** A pool thread: jobs until the pool closes and its queue is empty; the last thread out releases `done`. */
 static void *work(void *data) {
   job_pool *pool = data;
@@ -200,11 +221,16 @@ static void *work(void *data) {
     napi_call_threadsafe_function(pool->done, job, napi_tsfn_nonblocking);
     pthread_mutex_lock(&pool->lock);
   }
-  napi_threadsafe_function done = pool->done; // the pool may be freed once the lock is let go
   int last = --pool->running == 0;
-  if (last) pthread_cond_broadcast(&pool->exited);
   pthread_mutex_unlock(&pool->lock);
-  if (last) napi_release_threadsafe_function(done, napi_tsfn_release);
+  if (!last) return NULL;
+  // Released before the teardown hook is told: once the hook returns, Node may delete `done`.
+  napi_release_threadsafe_function(pool->done, napi_tsfn_release);
+  pthread_mutex_lock(&pool->lock);
+  pool->ended = 1;
+  pthread_cond_broadcast(&pool->exited);
+  pthread_mutex_unlock(&pool->lock);
+  drop_owner(pool);
   return NULL;
 }
 
@@ -239,7 +265,7 @@ static void cleanup_hook(void *data) {
   job_pool *pool = data;
   close_pool(pool);
   pthread_mutex_lock(&pool->lock);
-  while (pool->running > 0) pthread_cond_wait(&pool->exited, &pool->lock);
+  while (!pool->ended) pthread_cond_wait(&pool->exited, &pool->lock);
   pthread_mutex_unlock(&pool->lock);
 }
 
@@ -247,10 +273,7 @@ static void finalize_pool(napi_env env, void *data, void *hint) {
   (void)hint;
   job_pool *pool = data;
   if (env != NULL) napi_remove_env_cleanup_hook(env, cleanup_hook, pool);
-  pthread_mutex_destroy(&pool->lock);
-  pthread_cond_destroy(&pool->wake);
-  pthread_cond_destroy(&pool->exited);
-  free(pool);
+  drop_owner(pool);
 }
 
 
@@ -413,10 +436,11 @@ static napi_value open_pool(napi_env env, napi_callback_info info) {
   pthread_mutex_init(&pool->lock, NULL);
   pthread_cond_init(&pool->wake, NULL);
   pthread_cond_init(&pool->exited, NULL);
+  atomic_init(&pool->owners, 2);
   napi_value name, handle;
   napi_create_string_utf8(env, "kv-cache block files", NAPI_AUTO_LENGTH, &name);
   if (napi_create_threadsafe_function(env, argv[1], NULL, name, 0, 1, pool, finalize_pool, pool, call_done, &pool->done) != napi_ok) {
-    finalize_pool(env, pool, NULL);
+    free_pool(pool);
     napi_throw_error(env, NULL, "open: could not make the completion function");
     return NULL;
   }
@@ -435,6 +459,7 @@ static napi_value open_pool(napi_env env, napi_callback_info info) {
   pthread_mutex_unlock(&pool->lock);
   pthread_attr_destroy(&attr);
   if (started == 0) {
+    atomic_store(&pool->owners, 1); // no thread to let go of it
     napi_release_threadsafe_function(pool->done, napi_tsfn_release); // finalize_pool frees it
     napi_throw_error(env, NULL, "open: could not start a thread");
     return NULL;
