@@ -177,10 +177,24 @@ test('a process that exits with jobs in flight exits cleanly (the threads stop b
           void jobs.write({ path: '${dir}/x' + round + '_' + i, flags: ${NEW}, mode: 0o644, data: out, sync: true }).catch(() => {});
         }
       setTimeout(() => process.exit(3), 5);`;
+    // A run's end: its last jobs settle, the pool is closed and the process exits at once, while the
+    // threads are still ending (the teardown must wait until the last has let go of Node's objects).
+    const closing = `
+      import { BlockFiles } from '${module}';
+      const jobs = BlockFiles.load(16);
+      const writes = Array.from({ length: 64 }, (_, i) =>
+        jobs.write({ path: '${dir}/y' + i, flags: ${fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC}, mode: 0o644, data: new Uint8Array(4096), sync: false }));
+      await Promise.all(writes);
+      jobs.close();
+      process.exit(4);`;
     for (let run = 0; run < 3; run++) {
       const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
       assert.equal(child.status, 3, `exit status ${child.status} (signal ${child.signal}): ${child.stderr}`);
       assert.equal(child.stderr, '');
+    }
+    for (let run = 0; run < 10; run++) {
+      const child = spawnSync(process.execPath, ['--input-type=module', '-e', closing], { encoding: 'utf8' });
+      assert.equal(child.status, 4, `run ${run}: exit status ${child.status} (signal ${child.signal}): ${child.stderr}`);
     }
   });
 });
