@@ -11,6 +11,7 @@ import type { ResultsDocument } from '../../src/report/results-schema.js';
 import { resultsJsonSchema, SCHEMA_VERSION } from '../../src/report/results-schema.js';
 import { TIERS } from '../../src/metrics/cache-stats-schema.js';
 import { pageBacking } from '../../src/data/huge-pages.js';
+import { BlockFiles, fileCallsOf } from '../../src/tiers/block-file.js';
 
 const BASE = ['--model', 'tiny-1b', '--generation-mode', 'none', '--no-progress'];
 
@@ -134,6 +135,10 @@ test('a short storage-only run writes a consistent, reference-shaped results fil
     assert.equal(add.machine.cache_dir?.file_system, add.storage_file_system);
     // The run records how its buffers were backed, as this machine and build allow.
     assert.equal(add.machine.io_buffers, pageBacking().description);
+    // … and how its small entries' system calls were made (native jobs when the helper is built).
+    const probe = BlockFiles.load(1);
+    if (typeof probe !== 'string') probe.close();
+    assert.equal(add.storage_file_calls, fileCallsOf(add.storage_io_mode === 'direct' ? 'direct' : 'buffered', probe));
     // The cache dir is left as it was found: no entry files remain.
     assert.deepEqual(existsSync(cache) ? (await readdir(cache)).filter((f) => f.endsWith('.bin')) : [], []);
   });
