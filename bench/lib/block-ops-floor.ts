@@ -48,34 +48,40 @@ export async function floorLoop(dir: string, seconds: number, users: number, nat
     const end = performance.now() + seconds * 1000;
     let ops = 0;
     let files = 0;
+    const wflags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | flag;
+    const rflags = fsc.O_RDONLY | flag;
+    /** A new block file written and synced, then closed: one native job, or Node's calls. */
+    const writeBlock = async (path: string, out: Uint8Array): Promise<void> => {
+      if (native !== undefined) {
+        await native.write({ path, flags: wflags, mode: 0o644, data: out, sync: true });
+        return;
+      }
+      const fd = await call<number>((done) => open(path, wflags, 0o644, done));
+      await call<number>((done) => write(fd, out, 0, BLOCK_BYTES, 0, done));
+      await call<undefined>((done) => fsync(fd, (e) => done(e, undefined)));
+      closeSync(fd);
+    };
+    /** A block file read whole: one native job, or Node's calls. */
+    const readBlock = async (path: string, into: Uint8Array): Promise<void> => {
+      if (native !== undefined) {
+        await native.read({ path, flags: rflags, into });
+        return;
+      }
+      const fd = await call<number>((done) => open(path, rflags, done));
+      await call<number>((done) => read(fd, into, 0, BLOCK_BYTES, 0, done));
+      closeSync(fd);
+    };
     const user = async (u: number): Promise<void> => {
       const out = slab.view(2 * u * BLOCK_BYTES, BLOCK_BYTES);
       const into = slab.view((2 * u + 1) * BLOCK_BYTES, BLOCK_BYTES);
       const mine: string[] = [];
-      while (native !== undefined && performance.now() < end) {
+      while (performance.now() < end) {
         const path = join(work, `b${files++}.bin`);
-        await native.write({ path, flags: fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | flag, mode: 0o644, data: out, sync: true });
+        await writeBlock(path, out);
         mine.push(path);
         ops++;
         for (let r = 0; r < READS_PER_WRITE; r++) {
-          const back = mine[(ops * 7 + r) % mine.length] ?? path;
-          await native.read({ path: back, flags: fsc.O_RDONLY | flag, into });
-          ops++;
-        }
-      }
-      while (native === undefined && performance.now() < end) {
-        const path = join(work, `b${files++}.bin`);
-        const wfd = await call<number>((done) => open(path, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | flag, 0o644, done));
-        await call<number>((done) => write(wfd, out, 0, BLOCK_BYTES, 0, done));
-        await call<undefined>((done) => fsync(wfd, (e) => done(e, undefined)));
-        closeSync(wfd);
-        mine.push(path);
-        ops++;
-        for (let r = 0; r < READS_PER_WRITE; r++) {
-          const back = mine[(ops * 7 + r) % mine.length] ?? path; // spread over this loop's blocks
-          const rfd = await call<number>((done) => open(back, fsc.O_RDONLY | flag, done));
-          await call<number>((done) => read(rfd, into, 0, BLOCK_BYTES, 0, done));
-          closeSync(rfd);
+          await readBlock(mine[(ops * 7 + r) % mine.length] ?? path, into); // spread over this loop's blocks
           ops++;
         }
       }

@@ -3,13 +3,12 @@
 // and not us. One run: a Mooncake trace replayed closed loop, unpaced, with a model of 32 bytes per
 // token (16 KiB blocks of 512 tokens, one file each), storage only, flat layout, in a directory the
 // caller provides (a RAM-backed block device for the harness's own ceiling).
-import { spawn } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FloorFigures } from './block-ops-floor.js';
 import { field, num, readJson, str } from './json.js';
-import { runKvCache } from './kv-cache.js';
+import { runKvCache, runNodeScript, storageOnlyArgs } from './kv-cache.js';
 
 /** A model of 32 bytes per token: 2 (K, V) × 1 layer × 1 KV head × 8 dimensions × 2 bytes (bfloat16). */
 export const KV32_CONFIG = [
@@ -60,10 +59,7 @@ export interface BlockOpsFigures {
 /** The arguments of one run, for the bench to print and to run. */
 export function blockOpsArgs(run: BlockOpsRun, config: string, cacheDir: string, output: string): string[] {
   return [
-    '--config',
-    config,
-    '--model',
-    'kv32',
+    ...storageOnlyArgs({ model: 'kv32', users: run.users, seconds: run.seconds, cacheDir, capacityGiB: run.capacityGiB, output, config }),
     '--mooncake-trace',
     run.trace,
     '--trace-speedup',
@@ -72,26 +68,6 @@ export function blockOpsArgs(run: BlockOpsRun, config: string, cacheDir: string,
     '512',
     '--kv-layout',
     run.layout,
-    '--gpu-mem-gb',
-    '0',
-    '--cpu-mem-gb',
-    '0',
-    '--generation-mode',
-    'none',
-    '--num-users',
-    String(run.users),
-    '--duration',
-    String(run.seconds),
-    '--storage-capacity-gb',
-    String(run.capacityGiB),
-    '--cache-dir',
-    cacheDir,
-    '--create-cache-dir',
-    '--seed',
-    '1',
-    '--no-progress',
-    '--output',
-    output,
     ...(run.extraArgs ?? []),
   ];
 }
@@ -140,9 +116,8 @@ export function kvCachePoolThreads(users: number): number {
   return Math.min(256, Math.max(4, 2 * Math.min(users, 500) + 8));
 }
 
-/** The bare-Node floor (block-ops-floor.ts) in a child process with `poolThreads` libuv threads. */
 /** The floor loop (block-ops-floor.ts) in a child process with `poolThreads` libuv threads; `calls` native: the same calls as native block-file jobs. */
-export function measureFloor(
+export async function measureFloor(
   dir: string,
   seconds: number,
   users: number,
@@ -150,17 +125,8 @@ export function measureFloor(
   calls: 'fs' | 'native' = 'fs',
 ): Promise<FloorFigures> {
   const script = fileURLToPath(new URL('./block-ops-floor.js', import.meta.url));
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, UV_THREADPOOL_SIZE: String(poolThreads) };
-    const child = spawn(process.execPath, [script, dir, String(seconds), String(users), calls], { stdio: ['ignore', 'pipe', 'pipe'], env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (code === 0) resolve(JSON.parse(stdout) as FloorFigures);
-      else reject(new Error(`the floor loop exited with ${code}: ${stderr.trim()}`));
-    });
-  });
+  const args = [dir, String(seconds), String(users), calls];
+  const child = await runNodeScript(script, args, undefined, { UV_THREADPOOL_SIZE: String(poolThreads) });
+  if (child.code !== 0) throw new Error(`the floor loop exited with ${child.code}: ${child.stderr.trim()}`);
+  return JSON.parse(child.stdout) as FloorFigures;
 }

@@ -13,9 +13,19 @@ export function runKvCache(
   onPid?: (pid: number) => void,
   options: { readonly bin?: string; readonly env?: Readonly<Record<string, string>> } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runNodeScript(options.bin ?? KV_BIN, args, onPid, options.env);
+}
+
+/** Runs `script` with this Node and `args`, its output collected; `env` is added to this process's. */
+export function runNodeScript(
+  script: string,
+  args: readonly string[],
+  onPid?: (pid: number) => void,
+  extraEnv?: Readonly<Record<string, string>>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env, ...options.env };
-    const child = spawn(process.execPath, [options.bin ?? KV_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const env = { ...process.env, ...extraEnv };
+    const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

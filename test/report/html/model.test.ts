@@ -17,6 +17,21 @@ const section = (m: ReportModel, id: string): Section => {
   assert.ok(s !== undefined, id);
   return s;
 };
+/** The sections of a report of runs, in order (a replay adds its own after them). */
+const RUN_SECTIONS = [
+  'throughput',
+  'latency-time',
+  'distributions',
+  'tiers',
+  'kv-blocks',
+  'kv-pool',
+  'metadata-ops',
+  'device',
+  'qos',
+  'ttft',
+  'autoscaling',
+  'parameters',
+];
 const chartIds = (m: ReportModel): string[] => m.sections.flatMap((s) => s.charts.map((c) => c.id));
 
 test('a file without the per-second series: histogram charts only, and each missing series is said', () => {
@@ -24,20 +39,7 @@ test('a file without the per-second series: histogram charts only, and each miss
   assert.equal(m.title, 'kvcache-bench report: a.json (direct, 4 users)');
   assert.deepEqual(
     m.sections.map((s) => s.id),
-    [
-      'throughput',
-      'latency-time',
-      'distributions',
-      'tiers',
-      'kv-blocks',
-      'kv-pool',
-      'metadata-ops',
-      'device',
-      'qos',
-      'ttft',
-      'autoscaling',
-      'parameters',
-    ],
+    RUN_SECTIONS,
   );
   assert.deepEqual(chartIds(m), ['dist-storage-read', 'dist-storage-write', 'dist-request']);
   assert.match(section(m, 'kv-blocks').notes[0] ?? '', /^KV blocks: not a block-granular run/);
@@ -282,21 +284,7 @@ test('a replay beside a run: the run sections chart the run as #2 (its place in 
   assert.equal(m.title, 'kvcache-bench comparison of 2 results');
   assert.deepEqual(
     m.sections.map((s) => s.id),
-    [
-      'throughput',
-      'latency-time',
-      'distributions',
-      'tiers',
-      'kv-blocks',
-      'kv-pool',
-      'metadata-ops',
-      'device',
-      'qos',
-      'ttft',
-      'autoscaling',
-      'parameters',
-      'replay',
-    ],
+    [...RUN_SECTIONS, 'replay'],
   );
   const read = section(m, 'distributions').charts[0];
   assert.deepEqual(
