@@ -7,6 +7,7 @@ import * as z from 'zod';
 import { captureFromOutput } from '../telemetry/capture.js';
 import type { TraceCapture } from '../metrics/trace-capture.js';
 import { DEFAULT_MAX_IODEPTH, distillFio } from '../telemetry/distill.js';
+import type { DistillExtras } from '../telemetry/distill.js';
 import type { Bucket } from '../metrics/trace-capture.js';
 import { fileStamp } from '../util/dates.js';
 import { readInputText } from '../util/input-file.js';
@@ -28,6 +29,9 @@ interface DistillArgs {
 const BucketsSchema = z.array(
   z.looseObject({ range_us: z.tuple([z.number(), z.number().nullable()]), count: z.number().int().nonnegative() }),
 );
+const SizeBucketsSchema = z.array(
+  z.looseObject({ range_kib: z.tuple([z.number(), z.number().nullable()]), count: z.number().int().nonnegative() }),
+);
 const ResultsTracingSchema = z.looseObject({
   device_latency_tracing: z.record(z.string(), z.looseObject({ buckets: BucketsSchema })),
   kvcache_bench: z
@@ -47,14 +51,28 @@ const ResultsTracingSchema = z.looseObject({
             })
             .nullable()
             .optional(),
+          distill_inputs: z
+            .looseObject({
+              call_sizes: z.looseObject({ read: SizeBucketsSchema, write: SizeBucketsSchema }),
+              tool_ops: z.looseObject({ reads: z.number(), writes: z.number(), source: z.string() }).nullable(),
+              nfs: z.looseObject({ rsize: z.number().positive(), wsize: z.number().positive() }).nullable(),
+            })
+            .nullable()
+            .optional(),
         })
         .optional(),
     })
     .optional(),
 });
 
-/** A results document's capture: its histograms, and its exact totals and window when it is ours. */
-export function captureFromResults(json: unknown, file: string): TraceCapture {
+/** A capture read back, with the distiller's other inputs when the file kept them (results since 2.10.0). */
+interface SavedCapture {
+  readonly capture: TraceCapture;
+  readonly extras: DistillExtras;
+}
+
+/** A results document's capture: its histograms, and its exact totals, window and distiller inputs when it is ours. */
+function captureFromResults(json: unknown, file: string): SavedCapture {
   const parsed = ResultsTracingSchema.safeParse(json);
   if (!parsed.success)
     throw new ConfigError([
@@ -65,6 +83,18 @@ export function captureFromResults(json: unknown, file: string): TraceCapture {
   const histograms: Record<string, Bucket[]> = {};
   for (const [name, h] of Object.entries(d.device_latency_tracing))
     histograms[name] = h.buckets.map((b) => ({ lo: b.range_us[0], hi: b.range_us[1], count: b.count }));
+  const inputs = lt?.distill_inputs ?? null;
+  // The run's own call sizes: without them, a run whose bssplit came from its calls would distill to 4k here.
+  if (inputs !== null) {
+    const buckets = (b: ReadonlyArray<{ range_kib: [number, number | null]; count: number }>): Bucket[] =>
+      b.map((x) => ({ lo: x.range_kib[0], hi: x.range_kib[1], count: x.count }));
+    histograms.vfs_read_kb = buckets(inputs.call_sizes.read);
+    histograms.vfs_write_kb = buckets(inputs.call_sizes.write);
+  }
+  const extras: DistillExtras = {
+    ...(inputs?.tool_ops != null ? { tool: inputs.tool_ops } : {}),
+    ...(inputs?.nfs != null ? { nfs: inputs.nfs } : {}),
+  };
   const br = lt?.block_requests ?? null;
   const scalars: Record<string, number> =
     br === null
@@ -77,7 +107,7 @@ export function captureFromResults(json: unknown, file: string): TraceCapture {
           d2c_sum_us_read: br.device_time_sec * 1e6,
           d2c_sum_us_write: 0,
         };
-  return {
+  const capture: TraceCapture = {
     filters: {
       device: { kind: 'recorded', text: lt?.block_filter ?? 'as recorded in the file' },
       pid: lt?.process_id ?? null,
@@ -89,13 +119,14 @@ export function captureFromResults(json: unknown, file: string): TraceCapture {
     truncated: false,
     unreadLines: 0,
   };
+  return { capture, extras };
 }
 
 /** Results files and saved bpftrace output are far smaller; a larger FILE is refused before it is read. */
 const MAX_CAPTURE_BYTES = GiB;
 
 /** FILE as a capture: JSON results, else bpftrace text. */
-export function captureFromFile(file: string): TraceCapture {
+function captureFromFile(file: string): SavedCapture {
   // A FIFO or a device would never end: the shared guard refuses them before reading.
   const read = readInputText(file, { maxBytes: MAX_CAPTURE_BYTES });
   if (!read.ok) throw new ConfigError([`${file}: cannot be read (${read.problem})`]);
@@ -114,7 +145,7 @@ export function captureFromFile(file: string): TraceCapture {
     throw new ConfigError([
       `${file}: no bpftrace maps found (expected lines like '@d2c_read_us:' followed by buckets like '[512, 1K)   3 |@@|')`,
     ]);
-  return c;
+  return { capture: c, extras: {} };
 }
 
 /** The job's settings from the checked arguments (as declared in subcommands.ts); an unusable output throws a ConfigError. */
@@ -137,9 +168,10 @@ function distillArgs(input: ArgsOf<typeof DISTILL_ARGS>, now: Date): DistillArgs
 /** A bad FILE or output throws a ConfigError: one message, exit 2, nothing written. */
 export function distillMain(input: ArgsOf<typeof DISTILL_ARGS>, version: string): number {
   const args = distillArgs(input, new Date());
-  const capture = captureFromFile(args.file);
+  const { capture, extras } = captureFromFile(args.file);
   const job = distillFio({
     capture,
+    ...extras,
     ...(args.windowSec !== undefined ? { windowSec: args.windowSec } : {}),
     maxIodepth: args.maxIodepth,
     jobName: 'kv-cache-traced',

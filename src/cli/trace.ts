@@ -129,7 +129,7 @@ export async function traceMain(
       `fio job distilled by kvcache-bench ${version} (kv-cache trace) of ${args.command ?? `process ${pid}`}, ended by ${outcome ?? 'stop'}`,
     ],
   });
-  const lines = deviceLatencyLines(deviceLatencyTracingJson(describeHistograms(c)), tracedBlockJson(c, job));
+  const lines = deviceLatencyLines(deviceLatencyTracingJson(describeHistograms(c)), tracedBlockJson(c, job, {}));
   process.stdout.write(`${lines.join('\n')}\n`);
   if (args.fio && args.output === undefined) process.stdout.write(`\n${job.ini}`);
   if (args.output !== undefined) {

@@ -37,7 +37,7 @@ export * from './ranks-schema.js';
  * Version of the documents' shape. Bump the minor for an added field, the major for a renamed or
  * removed field or a changed meaning.
  */
-export const SCHEMA_VERSION = '2.9.0';
+export const SCHEMA_VERSION = '2.10.0';
 
 /** Device counters shared by runs and replays. */
 const DeviceIoBase = {

@@ -4,9 +4,9 @@
 import type { RunResult } from '../metrics/result.js';
 import { describeDeviceFilter, describeHistograms } from '../telemetry/capture.js';
 import type { HistogramReport } from '../telemetry/capture.js';
-import type { LatencyTracingOutcome, TraceCapture } from '../metrics/trace-capture.js';
+import type { Bucket, LatencyTracingOutcome, TraceCapture } from '../metrics/trace-capture.js';
 import { distillFio } from '../telemetry/distill.js';
-import type { Distilled } from '../telemetry/distill.js';
+import type { DistillExtras, Distilled } from '../telemetry/distill.js';
 import type { DeviceLatencyTracingJson, LatencyTracingJson, TracedHistogramJson } from './tracing-schema.js';
 
 export function histogramJson(h: HistogramReport): TracedHistogramJson {
@@ -52,17 +52,24 @@ export function blockRequests(c: TraceCapture): NonNullable<LatencyTracingJson['
   };
 }
 
-/** The fio job of a run: its header names the run; the tool's own storage operations back up the syscall counts. */
-export function runFioJob(r: RunResult, t: LatencyTracingOutcome & { capture: TraceCapture }): Distilled {
+/** What the run's distiller is given besides the capture: the tool's own storage operations back up the syscall counts. */
+export function runDistillExtras(r: RunResult, t: LatencyTracingOutcome): DistillExtras {
   const st = r.recorded.traffic.storage;
-  return distillFio({
-    capture: t.capture,
+  return {
     tool: {
       reads: st?.readOps ?? 0,
       writes: (st?.writeOps ?? 0) + (st?.demoteInOps ?? 0),
       source: "kv-cache's storage-tier operations (whole entries: hit reads; placements and demotions in)",
     },
     ...(t.nfs !== undefined ? { nfs: t.nfs } : {}),
+  };
+}
+
+/** The fio job of a run: its header names the run. */
+export function runFioJob(r: RunResult, capture: TraceCapture, extras: DistillExtras): Distilled {
+  return distillFio({
+    capture,
+    ...extras,
     jobName: 'kv-cache-traced',
     about: [
       `fio job distilled by kvcache-bench ${r.toolVersion} (kv-cache --enable-latency-tracing), run started ${r.startedAt}`,
@@ -95,18 +102,19 @@ export function tracingFields(r: RunResult): TracingFields {
       },
     };
   }
-  const fio = runFioJob(r, { ...t, capture: c });
+  const extras = runDistillExtras(r, t);
+  const fio = runFioJob(r, c, extras);
   return {
     root: {
       device_latency_tracing: deviceLatencyTracingJson(describeHistograms(c, { selfRun: { ioMode: r.storage.ioMode } })),
       fio_workload: fio.ini,
     },
-    block: tracedBlockJson(c, fio),
+    block: tracedBlockJson(c, fio, extras),
   };
 }
 
 /** `latency_tracing` of a capture and its distilled job (also what `kv-cache trace` prints from). */
-export function tracedBlockJson(c: TraceCapture, fio: Distilled): LatencyTracingJson {
+export function tracedBlockJson(c: TraceCapture, fio: Distilled, extras: DistillExtras): LatencyTracingJson {
   return {
     status: 'traced',
     reason: null,
@@ -116,5 +124,18 @@ export function tracedBlockJson(c: TraceCapture, fio: Distilled): LatencyTracing
     block_requests: blockRequests(c),
     output_truncated: c.truncated,
     fio: { size_source: fio.sizeSource, bssplit: fio.bssplit, rwmixread: fio.rwmixread, iodepth: fio.iodepth, warnings: [...fio.warnings] },
+    distill_inputs: distillInputsJson(c, extras),
+  };
+}
+
+const sizeBuckets = (b: readonly Bucket[] | undefined): Array<{ range_kib: [number, number | null]; count: number }> =>
+  (b ?? []).map((x) => ({ range_kib: [x.lo, x.hi], count: x.count }));
+
+/** Everything but the histograms that the distiller read, so that distill-fio on the results file gives the same job. */
+function distillInputsJson(c: TraceCapture, extras: DistillExtras): NonNullable<LatencyTracingJson['distill_inputs']> {
+  return {
+    call_sizes: { read: sizeBuckets(c.histograms.vfs_read_kb), write: sizeBuckets(c.histograms.vfs_write_kb) },
+    tool_ops: extras.tool === undefined ? null : { reads: extras.tool.reads, writes: extras.tool.writes, source: extras.tool.source },
+    nfs: extras.nfs === undefined ? null : { rsize: extras.nfs.rsize, wsize: extras.nfs.wsize },
   };
 }

@@ -42,6 +42,32 @@ export const DeviceLatencyTracingSchema = z
   .describe("--enable-latency-tracing: the reference's 15 histograms over the measured phase");
 export type DeviceLatencyTracingJson = z.output<typeof DeviceLatencyTracingSchema>;
 
+const SizeBuckets = z
+  .array(
+    z.strictObject({
+      range_kib: z.tuple([z.number(), z.number().nullable()]).describe('[lo, hi) KiB (1024 bytes); hi null for an open-ended top bucket'),
+      count: count('calls in the bucket'),
+    }),
+  )
+  .describe('a log2 histogram of call sizes');
+
+const DistillInputsSchema = z.strictObject({
+  call_sizes: z
+    .strictObject({
+      read: SizeBuckets.describe("sizes of the process's positioned read calls (what they returned)"),
+      write: SizeBuckets.describe("sizes of the process's positioned write calls (what they returned)"),
+    })
+    .describe("the traced process's own call sizes: bssplit's source when the block layer's does not fit"),
+  tool_ops: z
+    .strictObject({ reads: count('reads'), writes: count('writes'), source: z.string() })
+    .nullable()
+    .describe("the tool's own storage operations: rwmixread's source when too few syscalls were traced"),
+  nfs: z
+    .strictObject({ rsize: count('bytes'), wsize: count('bytes') })
+    .nullable()
+    .describe('the NFS mount under the traced files (bssplit from rsize/wsize); null when not on NFS'),
+});
+
 export const LatencyTracingSchema = z
   .strictObject({
     status: z.enum(['traced', 'unavailable']),
@@ -78,6 +104,11 @@ export const LatencyTracingSchema = z
       })
       .nullable()
       .describe('the distilled fio job (fio_workload) in brief; null when unavailable'),
+    distill_inputs: DistillInputsSchema.nullable()
+      .optional()
+      .describe(
+        'what the distiller used besides the 15 histograms, so that distill-fio on these results rebuilds fio_workload; null when unavailable, absent before schema 2.10.0',
+      ),
   })
   .describe('Block-layer tracing: filters in force, window, totals; absent without --enable-latency-tracing');
 export type LatencyTracingJson = z.output<typeof LatencyTracingSchema>;

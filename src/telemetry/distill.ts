@@ -93,6 +93,9 @@ export interface DistillInput {
   readonly about: readonly string[];
 }
 
+/** The distiller's inputs besides the capture itself (the results keep them for distill-fio). */
+export type DistillExtras = Pick<DistillInput, 'tool' | 'nfs'>;
+
 export type SizeSource = 'block' | 'nfs' | 'vfs' | 'default';
 
 export interface Distilled {
