@@ -8,15 +8,26 @@
 // measures the device's written bytes meanwhile, and takes the least per-file excess of three rounds
 // (a foreign writer only ever adds bytes, so the least round is the one it disturbed least).
 //
+// Each round ends with syncfs (after one before the first, unmeasured): the inode-table, bitmap and
+// directory blocks a commit journalled are written home later, by writeback or when a run wraps the
+// journal, and a run of minutes pays for them too. Fan-out files are made at fan-out paths named as the
+// run names blocks, their directories made when missing: their inodes and directory blocks are spread
+// as a run's are, and that spread, not the directories, is most of their cost (16 KiB files on ext4 here:
+// 36 KiB each flat at any count; fan-out 59 KiB at 128 files with syncfs, and 60 KiB per file at 16,384
+// files in a grown tree with or without it; the calibration's files each in a directory of one shared
+// parent, as before, gave 46 KiB and a run's bytes exceeded its bound by 20 %).
+//
 // One at a time is the most a new file can cost: each fsync commits the journal alone. Concurrent
 // writers share commits (here, 16 KiB files on ext4: 8.1 KiB each one at a time, 5.4 at 4 in flight,
 // 2.2 at 16), and how many a run's fsyncs overlap depends on the run, so the figure is an upper
 // bound: the verdict allows `new files in the window × that` beside the tool's bytes
 // (metrics/validity.ts), which names the metadata and still catches any writer larger than the bound.
+import { execFile } from 'node:child_process';
 import { constants as fsc } from 'node:fs';
 import { mkdir, open, rename, rm, rmdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
 import { AlignedSlab, DIRECT_ALIGN } from '../data/aligned.js';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
 import { newRunId } from '../tiers/file-names.js';
@@ -24,6 +35,10 @@ import type { StorageTarget } from './tier-stack.js';
 import type { MetadataCalibration } from '../metrics/result.js';
 import type { DiskCounters } from '../metrics/diskstats.js';
 import { roundUp } from '../util/units.js';
+import { messageOf } from '../util/errors.js';
+import { poolBlockName } from '../tiers/pool-names.js';
+
+const execFileAsync = promisify(execFile);
 
 /** Files made per round: enough that a few MiB of journal commit settle into a per-file figure. */
 export const CALIBRATION_FILES = 128;
@@ -49,11 +64,15 @@ export interface CalibrationTarget {
   readonly counters: () => Promise<DiskCounters>;
   /** An aligned buffer of at least 64 KiB (O_DIRECT needs it). */
   readonly buffer: Uint8Array;
+  /** Writes the file system's dirty blocks home (syncFileSystem). */
+  readonly flush: (dir: string) => Promise<void>;
 }
 
+/** The namespace the fan-out rounds name their files in (any: only the spread of the names matters). */
+const CALIBRATION_NAMESPACE = 'calibration';
+
 /** One file made as the layout makes a block: a create, its bytes, fsync, close (and a rename on fanout). */
-async function makeFile(dir: string, i: number, t: CalibrationTarget, bytes: Uint8Array): Promise<string> {
-  const final = join(dir, `f${i}.bin`);
+async function makeFile(final: string, t: CalibrationTarget, bytes: Uint8Array): Promise<void> {
   const first = t.layout === 'fanout' ? `${final}.tmp` : final;
   const fh = await open(first, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL | fsc.O_NOFOLLOW | (t.direct ? fsc.O_DIRECT : 0), 0o644);
   try {
@@ -63,30 +82,52 @@ async function makeFile(dir: string, i: number, t: CalibrationTarget, bytes: Uin
     await fh.close();
   }
   if (first !== final) await rename(first, final);
-  return final;
 }
 
+/** Writes the file system's dirty blocks home (syncfs(2), through coreutils' `sync -f`). */
+export async function syncFileSystem(dir: string): Promise<void> {
+  try {
+    await execFileAsync('sync', ['-f', dir], { timeout: SYNC_TIMEOUT_MS });
+  } catch (e) {
+    throw new Error(`sync -f ${dir} failed: ${messageOf(e)}`, { cause: e });
+  }
+}
+
+/** A syncfs that takes longer than this is another writer's backlog: the calibration gives up. */
+const SYNC_TIMEOUT_MS = 120_000;
+
 /**
- * One round: the files made and removed, and the directory synced so the journal commits the removals
- * too. `newDirs`: each file in a directory of its own made just before it, as a fan-out run's blocks
- * land in fresh fan-out directories (removed with the files).
+ * One round: the files made, the file system synced so the blocks it journalled are written home, the
+ * files removed, the directory synced so the journal commits the removals too, and synced again. Flat: the files side by side
+ * in one directory. Fanout: each at a fan-out path named as the run names blocks, its directories made
+ * when missing (removed with the files).
  */
-async function round(t: CalibrationTarget, dir: string, bytes: Uint8Array, newDirs: boolean): Promise<number> {
+async function round(t: CalibrationTarget, dir: string, bytes: Uint8Array): Promise<number> {
   const before = await t.counters();
   await mkdir(dir);
   const made: string[] = [];
   try {
     for (let i = 0; i < CALIBRATION_FILES; i++) {
-      const into = newDirs ? join(dir, `d${i}`) : dir;
-      if (newDirs) await mkdir(into);
-      made.push(await makeFile(into, i, t, bytes));
+      if (t.layout === 'flat') {
+        made.push(join(dir, `f${i}.bin`));
+      } else {
+        const final = join(dir, poolBlockName(CALIBRATION_NAMESPACE, `${dir}\n${i}`));
+        await mkdir(dirname(final), { recursive: true });
+        made.push(final);
+      }
+      await makeFile(made[made.length - 1] ?? '', t, bytes);
     }
+    // Home before the removals: blocks freed before they were written home would never be.
+    await t.flush(t.dir);
     for (const f of made.splice(0)) {
       await unlink(f);
-      if (newDirs) await rmdir(dirname(f));
+      // The fan-out levels, deepest first, once empty (another of this round's files may share them).
+      if (t.layout === 'fanout')
+        for (const d of [dirname(f), dirname(dirname(f)), dirname(dirname(dirname(f)))]) await rmdir(d).catch(() => undefined);
     }
     const dh = await open(dir, fsc.O_RDONLY | fsc.O_DIRECTORY);
     await dh.sync().finally(() => dh.close());
+    await t.flush(t.dir);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -100,26 +141,20 @@ export async function calibrateMetadataBytes(t: CalibrationTarget): Promise<Meta
   if (t.buffer.length < fileBytes) throw new RangeError(`the calibration buffer holds ${t.buffer.length} bytes; ${fileBytes} are needed`);
   const bytes = t.buffer.subarray(0, fileBytes);
   const t0 = performance.now();
-  const rounds = async (newDirs: boolean): Promise<number[]> => {
-    const found: number[] = [];
-    for (let r = 0; r < CALIBRATION_ROUNDS; r++)
-      found.push(await round(t, join(t.dir, `.kvc-calibrate-${t.runId}-${newDirs ? 'd' : 'f'}${r}`), bytes, newDirs));
-    return found;
-  };
-  const files = await rounds(false);
+  // What others left dirty is written before the first round, not counted in it.
+  await t.flush(t.dir);
+  const files: number[] = [];
+  for (let r = 0; r < CALIBRATION_ROUNDS; r++) files.push(await round(t, join(t.dir, `.kvc-calibrate-${t.runId}-${r}`), bytes));
   const bytesPerNewFile = Math.min(...files);
-  // Fan-out runs make directories as blocks arrive: what a new directory adds, from files each in a new one.
-  const inDirs = t.layout === 'fanout' ? await rounds(true) : undefined;
-  const bytesPerNewDir = inDirs !== undefined ? Math.max(0, Math.min(...inDirs) - bytesPerNewFile) : null;
   return {
     layout: t.layout,
     filesPerRound: CALIBRATION_FILES,
     fileBytes,
     roundsBytesPerFile: files,
     bytesPerNewFile,
-    roundsBytesPerFileInNewDir: inDirs ?? null,
-    bytesPerNewDir,
-    disturbed: bytesPerNewFile > MAX_PLAUSIBLE_BYTES_PER_FILE || (bytesPerNewDir ?? 0) > MAX_PLAUSIBLE_BYTES_PER_FILE,
+    roundsBytesPerFileInNewDir: null,
+    bytesPerNewDir: null,
+    disturbed: bytesPerNewFile > MAX_PLAUSIBLE_BYTES_PER_FILE,
     seconds: (performance.now() - t0) / 1000,
   };
 }
@@ -154,5 +189,6 @@ export async function calibrateForRun(c: CalibrationContext): Promise<MetadataCa
     entryBytes: c.blockBytes ?? MAX_CALIBRATION_FILE_BYTES,
     counters: () => watch.snapshot(),
     buffer,
+    flush: syncFileSystem,
   });
 }

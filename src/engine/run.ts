@@ -377,7 +377,7 @@ async function calibrateMetadata(
   }
   if (c !== undefined)
     log(
-      `File-system metadata: ${(c.bytesPerNewFile / 1024).toFixed(1)} KiB written per new file${c.bytesPerNewDir !== null ? ` and ${(c.bytesPerNewDir / 1024).toFixed(1)} KiB per new directory` : ''} (${c.layout} layout, least of ${c.roundsBytesPerFile.length} rounds of ${c.filesPerRound} files, ${c.seconds.toFixed(1)} s, before the window)` +
+      `File-system metadata: ${(c.bytesPerNewFile / 1024).toFixed(1)} KiB written per new file${c.layout === 'fanout' ? ' at a fan-out path, its new directories included' : ''} (${c.layout} layout, least of ${c.roundsBytesPerFile.length} rounds of ${c.filesPerRound} files, ${c.seconds.toFixed(1)} s, before the window)` +
         (c.disturbed
           ? ': more than a file system writes for a file, so another writer was busy on the device; the verdict allows nothing for metadata'
           : ''),

@@ -14,7 +14,9 @@ export const MetadataCalibrationSchema = z
     file_bytes: z.number().int().positive().describe('data bytes of each calibration file (bytes; the run’s block size, at most 64 KiB)'),
     rounds_bytes_per_file: z
       .array(z.number().nonnegative())
-      .describe("per round: the device's written bytes beyond the files' data, per file (bytes)"),
+      .describe(
+        "per round: the device's written bytes beyond the files' data, per file, the file system synced at the round's end (bytes); fanout files at fan-out paths, their directories made when missing (since 2.10.0)",
+      ),
     bytes_per_new_file: z
       .number()
       .nonnegative()
@@ -22,12 +24,16 @@ export const MetadataCalibrationSchema = z
     rounds_bytes_per_file_in_new_dir: z
       .array(z.number().nonnegative())
       .nullable()
-      .describe('fanout: per round, the same with each file in a directory made for it (bytes); null for flat'),
+      .describe(
+        'before 2.10.0, fanout: per round, the same with each file in a directory made for it (bytes); null for flat, and for fanout since 2.10.0 (its directories are in rounds_bytes_per_file)',
+      ),
     bytes_per_new_dir: z
       .number()
       .nonnegative()
       .nullable()
-      .describe('fanout: what a new fan-out directory adds (the least such round less bytes_per_new_file; bytes); null for flat'),
+      .describe(
+        'before 2.10.0, fanout: what a new fan-out directory adds (the least such round less bytes_per_new_file; bytes); null for flat, and for fanout since 2.10.0',
+      ),
     new_dirs_in_window: z
       .number()
       .int()

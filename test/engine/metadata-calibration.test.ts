@@ -10,6 +10,7 @@ import {
   MAX_PLAUSIBLE_BYTES_PER_FILE,
   calibrateForRun,
   calibrateMetadataBytes,
+  syncFileSystem,
 } from '../../src/engine/metadata-calibration.js';
 import { metadataCalibrationJson } from '../../src/report/metadata-calibration-schema.js';
 import type { StorageTarget } from '../../src/engine/tier-stack.js';
@@ -43,22 +44,30 @@ function fakeDevice(fileBytes: number, extra: readonly number[]): () => Promise<
 for (const layout of ['flat', 'fanout'] as const)
   test(`${layout}: bytes per new file are the least round's excess over the data; the scratch directories are gone`, async () => {
     await withTempDir(async (dir) => {
+      const flushed: string[] = [];
       const c = await calibrateMetadataBytes({
         dir,
         runId: '0000aaaa',
         layout,
         direct: false,
         entryBytes: 16 * 1024 + 1,
-        counters: fakeDevice(20 * 1024, [9000, 6000, 7000, 20_000, 15_000, 18_000]),
+        counters: fakeDevice(20 * 1024, [9000, 6000, 7000]),
         buffer: new Uint8Array(64 * 1024),
+        flush: (d) => {
+          flushed.push(d);
+          return Promise.resolve();
+        },
       });
       assert.equal(c.fileBytes, 20 * 1024, 'the block size rounded up to 4 KiB');
       assert.deepEqual(c.roundsBytesPerFile, [9000, 6000, 7000]);
       assert.equal(c.bytesPerNewFile, 6000);
       assert.equal(c.disturbed, false);
-      // Fanout also makes files each in a new directory: what a directory adds is the least such round less a file's.
-      assert.deepEqual(c.roundsBytesPerFileInNewDir, layout === 'fanout' ? [20_000, 15_000, 18_000] : null);
-      assert.equal(c.bytesPerNewDir, layout === 'fanout' ? 9000 : null);
+      // Fanout files are made at fan-out paths, their directories in the figure: no separate directory rounds.
+      assert.equal(c.roundsBytesPerFileInNewDir, null);
+      assert.equal(c.bytesPerNewDir, null);
+      // The file system is synced once before the first round (not counted), and twice in each: after
+      // the files are made and after they are removed.
+      assert.deepEqual(flushed, Array(2 * CALIBRATION_ROUNDS + 1).fill(dir));
       assert.equal(c.filesPerRound, CALIBRATION_FILES);
       assert.equal(c.roundsBytesPerFile.length, CALIBRATION_ROUNDS);
       assert.equal(c.layout, layout);
@@ -76,6 +85,7 @@ test('more than a file system writes for a file in every round: disturbed, and t
       entryBytes: 4096,
       counters: fakeDevice(4096, [900_000, 200_000, MAX_PLAUSIBLE_BYTES_PER_FILE + 1]),
       buffer: new Uint8Array(64 * 1024),
+      flush: () => Promise.resolve(),
     });
     assert.equal(c.bytesPerNewFile, MAX_PLAUSIBLE_BYTES_PER_FILE + 1);
     assert.equal(c.disturbed, true);
@@ -105,6 +115,7 @@ test('device counters failing mid-calibration: an error, and no scratch director
         entryBytes: 4096,
         counters: failing,
         buffer: new Uint8Array(64 * 1024),
+        flush: () => Promise.resolve(),
       }),
       /diskstats vanished/,
     );
@@ -122,6 +133,7 @@ test('a large entry calibrates with 64 KiB files; a device that wrote less than 
       entryBytes: 48 << 20,
       counters: fakeDevice(0, [0, 0, 0]),
       buffer: new Uint8Array(64 * 1024),
+      flush: () => Promise.resolve(),
     });
     assert.equal(c.fileBytes, 64 * 1024);
     assert.equal(c.bytesPerNewFile, 0);
@@ -165,9 +177,30 @@ test("on the temp directory's own device: three rounds measured, the least taken
     assert.equal(c.fileBytes, 16 * 1024);
     assert.equal(c.roundsBytesPerFile.length, 3);
     assert.equal(c.bytesPerNewFile, Math.min(...c.roundsBytesPerFile));
-    assert.equal(c.roundsBytesPerFileInNewDir?.length, 3);
-    assert.ok(c.bytesPerNewDir !== null && c.bytesPerNewDir >= 0);
+    assert.equal(c.roundsBytesPerFileInNewDir, null);
     assert.ok(c.seconds > 0);
     assert.deepEqual(readdirSync(dir), []);
+  });
+});
+
+test('a syncfs that fails ends the calibration with its cause, and no scratch directory is left', async () => {
+  await withTempDir(async (dir) => {
+    let calls = 0;
+    await assert.rejects(
+      calibrateMetadataBytes({
+        dir,
+        runId: '0000aaae',
+        layout: 'fanout',
+        direct: false,
+        entryBytes: 4096,
+        counters: fakeDevice(4096, [0, 0, 0]),
+        buffer: new Uint8Array(64 * 1024),
+        flush: () => (++calls === 2 ? Promise.reject(new Error('sync -f: I/O error')) : Promise.resolve()),
+      }),
+      /sync -f: I\/O error/,
+    );
+    assert.deepEqual(readdirSync(dir), []);
+    await syncFileSystem(dir);
+    await assert.rejects(syncFileSystem(`${dir}/missing`), (e: Error) => e.message.startsWith(`sync -f ${dir}/missing failed: `));
   });
 });
