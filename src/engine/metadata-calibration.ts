@@ -8,9 +8,10 @@
 // measures the device's written bytes meanwhile, and takes the least per-file excess of three rounds
 // (a foreign writer only ever adds bytes, so the least round is the one it disturbed least).
 //
-// Each round ends with syncfs (after one before the first, unmeasured): the inode-table, bitmap and
-// directory blocks a commit journalled are written home later, by writeback or when a run wraps the
-// journal, and a run of minutes pays for them too. Fan-out files are made at fan-out paths named as the
+// Each round syncs the file system (syncfs) after making its files and after removing them, and once
+// before the first round, unmeasured: the inode-table, bitmap and directory blocks a commit journalled
+// are written home later, by writeback or when a run wraps the journal, and a run of minutes pays for
+// them too. Fan-out files are made at fan-out paths named as the
 // run names blocks, their directories made when missing: their inodes and directory blocks are spread
 // as a run's are, and that spread, not the directories, is most of their cost (16 KiB files on ext4 here:
 // 36 KiB each flat at any count; fan-out 59 KiB at 128 files with syncfs, and 60 KiB per file at 16,384
@@ -46,7 +47,7 @@ export const CALIBRATION_ROUNDS = 3;
 /**
  * More than this per file is not a file system's own writes but another writer's caught in every
  * round (a file's journal commit is a few 4 KiB blocks: inode, bitmaps, directory, descriptor, commit;
- * 8–34 KiB measured here on ext4): such a calibration is reported and not used by the verdict.
+ * 8–60 KiB measured here on ext4): such a calibration is reported and not used by the verdict.
  */
 export const MAX_PLAUSIBLE_BYTES_PER_FILE = 128 * 1024;
 /** Largest data size a calibration file gets (its metadata, not its data, is measured). */
@@ -98,9 +99,9 @@ const SYNC_TIMEOUT_MS = 120_000;
 
 /**
  * One round: the files made, the file system synced so the blocks it journalled are written home, the
- * files removed, the directory synced so the journal commits the removals too, and synced again. Flat: the files side by side
- * in one directory. Fanout: each at a fan-out path named as the run names blocks, its directories made
- * when missing (removed with the files).
+ * files removed, the directory synced so the journal commits the removals too, and the file system
+ * synced again. Flat: the files side by side in one directory. Fanout: each at a fan-out path named as
+ * the run names blocks, its directories made when missing (removed with the files).
  */
 async function round(t: CalibrationTarget, dir: string, bytes: Uint8Array): Promise<number> {
   const before = await t.counters();
