@@ -3,7 +3,7 @@
 // Never prints: lines for the user go to `env.log`.
 import { Recorder } from '../metrics/recorder.js';
 import type { EntrySizeSummary, KvBlocksFacts, KvPoolFacts, MachineContext, MetadataCalibration, RunResult } from '../metrics/result.js';
-import { calibrateForRun } from './metadata-calibration.js';
+import { calibrateAfterRun, calibrateForRun } from './metadata-calibration.js';
 import { RequestMetrics } from '../metrics/request-metrics.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { Clock } from '../util/clock.js';
@@ -190,6 +190,7 @@ async function measure(
   if (failure !== undefined) warnings.push(`run stopped by an error: ${messageOf(failure)}`);
   const full = await setup.storageFull?.warning();
   if (full !== undefined) warnings.push(full);
+  const calibrated = await calibrateAfterWindow(calibration, { cfg, setup, blockTokens, full, log: env.log, interrupt: env.interrupt });
   warnings.push(...failureWarnings(recorder.snapshot()));
   warnings.push(...routeWarnings(share, recorder));
   warnings.push(...slabWarnings(setup));
@@ -213,7 +214,7 @@ async function measure(
     latencyTracing,
     ttft,
     share,
-    calibration,
+    calibration: calibrated,
   });
   if (failure !== undefined) throw new RunFailedError(result, failure);
   return result;
@@ -383,6 +384,47 @@ async function calibrateMetadata(
           : ''),
     );
   return c;
+}
+
+/**
+ * The calibration again, among the run's own entries now that its window is over (every rank's: it
+ * runs after the ranks' end), where a grown directory costs a new file more; the verdict allows the
+ * larger. Not made after an interrupt (the user wants out) or on a full file system.
+ */
+async function calibrateAfterWindow(
+  before: MetadataCalibration | undefined,
+  o: {
+    readonly cfg: RunConfig;
+    readonly setup: RunSetup;
+    readonly blockTokens: number | undefined;
+    readonly full: string | undefined;
+    readonly log: (line: string) => void;
+    readonly interrupt: AbortSignal | undefined;
+  },
+): Promise<MetadataCalibration | undefined> {
+  if (before === undefined || before.disturbed) return before;
+  if (o.interrupt?.aborted === true || o.full !== undefined) {
+    o.log(
+      `File-system metadata: not calibrated after the window (${o.full !== undefined ? 'the file system is full' : 'interrupted'}); the verdict allows the figure from before it`,
+    );
+    return before;
+  }
+  try {
+    const after = await calibrateAfterRun({
+      storage: o.setup.storage,
+      ...(o.blockTokens !== undefined ? { blockBytes: o.setup.cache.sizeOf(o.blockTokens) } : {}),
+      traceMode: o.cfg.ioTraceLog !== undefined,
+    });
+    if (after === undefined) return before;
+    o.log(
+      `File-system metadata: ${(after.bytesPerNewFile / 1024).toFixed(1)} KiB written per new file among the run's entries (least of ${after.roundsBytesPerFile.length} rounds, ${after.seconds.toFixed(1)} s, after the window)` +
+        (after.disturbed ? ': another writer was busy on the device; the verdict allows the figure from before the window' : ''),
+    );
+    return { ...before, afterWindow: after };
+  } catch (e) {
+    o.log(`File-system metadata: not calibrated after the window (${messageOf(e)}); the verdict allows the figure from before it`);
+    return before;
+  }
 }
 
 /** Entries refused for being larger than a slab slot: which flag to change. */

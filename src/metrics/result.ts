@@ -253,4 +253,25 @@ export interface MetadataCalibration {
   /** Every round saw more than a file system writes for a file (another writer was busy): not used by the verdict. */
   readonly disturbed: boolean;
   readonly seconds: number;
+  /** The same rounds among the run's own entries after its window; absent when not made (and why in the log). */
+  readonly afterWindow?: AfterWindowCalibration;
+}
+
+/** The calibration among a run's own entries after its window (engine/metadata-calibration.ts). */
+export interface AfterWindowCalibration {
+  readonly roundsBytesPerFile: readonly number[];
+  /** The least of the rounds. */
+  readonly bytesPerNewFile: number;
+  readonly disturbed: boolean;
+  readonly seconds: number;
+}
+
+/**
+ * Bytes per new file the verdict allows: the larger of the two calibrations (a grown directory costs
+ * more); 0 when the one before the window was disturbed, the one after only counting when it was not.
+ */
+export function allowedBytesPerNewFile(c: MetadataCalibration): number {
+  if (c.disturbed) return 0;
+  const after = c.afterWindow !== undefined && !c.afterWindow.disturbed ? c.afterWindow.bytesPerNewFile : 0;
+  return Math.max(c.bytesPerNewFile, after);
 }

@@ -10,6 +10,7 @@ import { STORAGE_VERDICT_HISTOGRAMS, samplesOf } from './cache-stats.js';
 import { kvReadBytes, kvWriteBytes } from './recorder.js';
 import type { RecorderSnapshot } from './recorder.js';
 import type { FileIoStats, RunResult } from './result.js';
+import { allowedBytesPerNewFile } from './result.js';
 import { MIN_SAMPLES, MIN_STORAGE_TRANSFERS } from './sample-minimums.js';
 
 export interface ValidityFinding {
@@ -210,7 +211,7 @@ function metadataBill(m: ValidityFacts['metadataWrites']): { bytes: number; what
       : '';
   return {
     bytes,
-    what: `the ${m.newFiles.toLocaleString('en-US')} files created in the window (at most ${kib(m.bytesPerNewFile)} each)${dirs}, calibrated before the window: up to ${gib(bytes)}`,
+    what: `the ${m.newFiles.toLocaleString('en-US')} files created in the window (at most ${kib(m.bytesPerNewFile)} each)${dirs}, as calibrated on its file system: up to ${gib(bytes)}`,
   };
 }
 
@@ -447,7 +448,7 @@ export function validityFactsOf(r: RunResult): ValidityFacts {
       ? {
           metadataWrites: {
             newFiles: r.metadataOps.create.count,
-            bytesPerNewFile: r.metadataCalibration.bytesPerNewFile,
+            bytesPerNewFile: allowedBytesPerNewFile(r.metadataCalibration),
             newDirs: r.metadataOps.mkdir.count,
             bytesPerNewDir: r.metadataCalibration.bytesPerNewDir ?? 0,
           },

@@ -6,6 +6,7 @@
 // another process's writes (docs/storage-io.md#the-metadata-bill).
 import * as z from 'zod';
 import type { MetadataCalibration } from '../metrics/result.js';
+import { allowedBytesPerNewFile } from '../metrics/result.js';
 
 export const MetadataCalibrationSchema = z
   .strictObject({
@@ -52,16 +53,37 @@ export const MetadataCalibrationSchema = z
       .nonnegative()
       .nullable()
       .describe('files the storage tier created in the measured window (metadata_ops.create); null when not counted'),
+    after_window: z
+      .strictObject({
+        rounds_bytes_per_file: z
+          .array(z.number().nonnegative())
+          .describe("per round: the device's written bytes beyond the files' data, per file (bytes)"),
+        bytes_per_new_file: z.number().nonnegative().describe('the least round (bytes)'),
+        disturbed: z.boolean().describe('every round saw more than 128 KiB per file: not used by the verdict'),
+        seconds: z.number().nonnegative().describe('time it took, after the window (s)'),
+      })
+      .nullable()
+      .optional()
+      .describe(
+        "the same rounds among the run's own entries after the window (the cache dir for flat, the namespace directory for fanout), where a grown directory costs a new file more; null when not made (an interrupted or full run, or an error, logged); absent before schema 2.10.0",
+      ),
+    allowed_bytes_per_new_file: z
+      .number()
+      .nonnegative()
+      .optional()
+      .describe(
+        'what the verdict allows per new file: the larger of bytes_per_new_file and after_window.bytes_per_new_file (undisturbed); 0 when disturbed (bytes); absent before schema 2.10.0',
+      ),
     expected_write_bytes: z
       .number()
       .nonnegative()
       .nullable()
       .describe(
-        'new_files_in_window × bytes_per_new_file (+ new_dirs_in_window × bytes_per_new_dir): the most metadata the verdict allows on the device beside the tool’s bytes (bytes); null when not counted or disturbed',
+        'new_files_in_window × allowed_bytes_per_new_file (+ new_dirs_in_window × bytes_per_new_dir before 2.10.0): the most metadata the verdict allows on the device beside the tool’s bytes (bytes); null when not counted or disturbed',
       ),
   })
   .describe(
-    "The file system's own writes per new file, calibrated before the window (flat and fanout layouts on a block device); absent otherwise and before schema 2.8.0",
+    "The file system's own writes per new file, calibrated before the window and among the run's entries after it (flat and fanout layouts on a block device); absent otherwise and before schema 2.8.0",
   );
 
 export type MetadataCalibrationJson = z.infer<typeof MetadataCalibrationSchema>;
@@ -82,7 +104,17 @@ export function metadataCalibrationJson(
     disturbed: c.disturbed,
     seconds: c.seconds,
     new_files_in_window: counted?.files ?? null,
+    after_window:
+      c.afterWindow === undefined
+        ? null
+        : {
+            rounds_bytes_per_file: [...c.afterWindow.roundsBytesPerFile],
+            bytes_per_new_file: c.afterWindow.bytesPerNewFile,
+            disturbed: c.afterWindow.disturbed,
+            seconds: c.afterWindow.seconds,
+          },
+    allowed_bytes_per_new_file: allowedBytesPerNewFile(c),
     expected_write_bytes:
-      counted !== undefined && !c.disturbed ? counted.files * c.bytesPerNewFile + counted.dirs * (c.bytesPerNewDir ?? 0) : null,
+      counted !== undefined && !c.disturbed ? counted.files * allowedBytesPerNewFile(c) + counted.dirs * (c.bytesPerNewDir ?? 0) : null,
   };
 }

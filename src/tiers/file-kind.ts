@@ -135,6 +135,7 @@ async function openFile(o: StorageOpenOptions): Promise<OpenedStorage> {
       fileSystem: file.fileSystem,
       layout: file.fanoutDir !== undefined ? 'fanout' : 'flat',
       fileCalls: fileCallsOf(file.effectiveIoMode, jobs),
+      entryDir: file.fanoutDir ?? dir,
       ...(RAM_FILE_SYSTEMS.has(file.fileSystem) ? { inRam: 'file system' as const } : {}),
     },
     probeDir: dir,

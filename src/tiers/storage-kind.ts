@@ -195,6 +195,8 @@ export interface StorageDescription {
   readonly layout?: 'flat' | 'fanout' | 'slab';
   /** How the file kind makes a one-chunk entry's calls (results' storage_file_calls); absent for other kinds and layouts. */
   readonly fileCalls?: string;
+  /** The file kind's flat or fan-out entries: the directory they are made in (the cache dir, or the namespace directory). */
+  readonly entryDir?: string;
 }
 
 /** Entries of earlier runs found at start, and how many were removed. */

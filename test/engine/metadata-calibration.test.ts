@@ -2,17 +2,20 @@
 // rounds, its scratch directories gone afterwards, and only for layouts that make a file per entry on
 // a real device.
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { test } from 'node:test';
 import {
   CALIBRATION_FILES,
   CALIBRATION_ROUNDS,
   MAX_PLAUSIBLE_BYTES_PER_FILE,
   calibrateForRun,
+  calibrateAmongEntries,
   calibrateMetadataBytes,
   syncFileSystem,
 } from '../../src/engine/metadata-calibration.js';
 import { metadataCalibrationJson } from '../../src/report/metadata-calibration-schema.js';
+import { allowedBytesPerNewFile } from '../../src/metrics/result.js';
 import type { StorageTarget } from '../../src/engine/tier-stack.js';
 import { storageDeviceOf } from '../../src/metrics/diskstats.js';
 import type { DiskCounters } from '../../src/metrics/diskstats.js';
@@ -97,6 +100,26 @@ test('more than a file system writes for a file in every round: disturbed, and t
     assert.equal(metadataCalibrationJson(quiet, undefined).expected_write_bytes, null);
     const withDirs = metadataCalibrationJson({ ...quiet, bytesPerNewDir: 4096 }, { files: 1000, dirs: 10 });
     assert.equal(withDirs.expected_write_bytes, 8192 * 1000 + 4096 * 10);
+    // After the window, among the run's entries: the larger figure is allowed; a disturbed one is not.
+    const after = { roundsBytesPerFile: [12_000, 12_288, 12_500], bytesPerNewFile: 12_000, disturbed: false, seconds: 0.4 };
+    const grown = metadataCalibrationJson({ ...quiet, afterWindow: after }, { files: 1000, dirs: 0 });
+    assert.equal(grown.allowed_bytes_per_new_file, 12_000);
+    assert.equal(grown.expected_write_bytes, 12_000 * 1000);
+    assert.deepEqual(grown.after_window, {
+      rounds_bytes_per_file: [12_000, 12_288, 12_500],
+      bytes_per_new_file: 12_000,
+      disturbed: false,
+      seconds: 0.4,
+    });
+    const smaller = metadataCalibrationJson({ ...quiet, afterWindow: { ...after, bytesPerNewFile: 4000 } }, { files: 1000, dirs: 0 });
+    assert.equal(smaller.allowed_bytes_per_new_file, 8192);
+    const busyAfter = metadataCalibrationJson(
+      { ...quiet, afterWindow: { ...after, bytesPerNewFile: 200_000, disturbed: true } },
+      { files: 1000, dirs: 0 },
+    );
+    assert.equal(busyAfter.allowed_bytes_per_new_file, 8192);
+    assert.equal(metadataCalibrationJson(quiet, { files: 1000, dirs: 0 }).after_window, null);
+    assert.equal(allowedBytesPerNewFile({ ...c, afterWindow: after }), 0, 'disturbed before the window: nothing allowed');
     assert.equal(withDirs.new_dirs_in_window, 10);
   });
 });
@@ -204,3 +227,56 @@ test('a syncfs that fails ends the calibration with its cause, and no scratch di
     await assert.rejects(syncFileSystem(`${dir}/missing`), (e: Error) => e.message.startsWith(`sync -f ${dir}/missing failed: `));
   });
 });
+
+for (const layout of ['flat', 'fanout'] as const)
+  test(`${layout}, after the window: the rounds among the run's own entries, which are left as they were; nothing of the rounds is left`, async () => {
+    await withTempDir(async (dir) => {
+      const entryDir = layout === 'flat' ? dir : join(dir, 'kvfan-0000aaaf');
+      const entry = layout === 'flat' ? join(dir, 'kvc-0000aaaf-x.bin') : join(entryDir, 'abc', 'de', `${'a'.repeat(40)}.bin`);
+      mkdirSync(dirname(entry), { recursive: true });
+      writeFileSync(entry, 'entry');
+      const seen: string[] = [];
+      let flushes = 0;
+      const after = await calibrateAmongEntries(
+        {
+          dir,
+          runId: '0000aaaf',
+          layout,
+          direct: false,
+          entryBytes: 16 * 1024,
+          counters: fakeDevice(16 * 1024, [12_000, 12_500, 13_000]),
+          buffer: new Uint8Array(64 * 1024),
+          flush: () => {
+            // After a round's files are made (every other flush but the first): where they are.
+            if (++flushes % 2 === 0) seen.push(...listFiles(entryDir).filter((f) => f.includes('kvc-cal-')));
+            return Promise.resolve();
+          },
+        },
+        entryDir,
+      );
+      assert.deepEqual(after.roundsBytesPerFile, [12_000, 12_500, 13_000]);
+      assert.equal(after.bytesPerNewFile, 12_000);
+      assert.equal(after.disturbed, false);
+      assert.equal(flushes, 2 * CALIBRATION_ROUNDS + 1);
+      assert.equal(seen.length, CALIBRATION_ROUNDS * CALIBRATION_FILES);
+      const shape =
+        layout === 'flat'
+          ? /^\.kvc-cal-0000aaaf-[0-2]-\d+\.bin$/
+          : /^[0-9a-f]{3}\/[0-9a-f]{2}\/[0-9a-f]{40}\.bin\.kvc-cal-0000aaaf-[0-2]-\d+$/;
+      for (const f of seen) assert.match(f, shape);
+      // The run's entry is untouched; no calibration file is left (fan-out directories made for them may stay).
+      assert.equal(readFileSync(entry, 'utf8'), 'entry');
+      assert.deepEqual(
+        listFiles(entryDir).filter((f) => !f.endsWith('.bin') || f.includes('kvc-cal-')),
+        [],
+      );
+      assert.equal(listFiles(entryDir).length, 1);
+    });
+  });
+
+/** Regular files under `dir`, as paths relative to it. */
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => relative(dir, join(d.parentPath, d.name)));
+}

@@ -91,7 +91,7 @@ test("a file-per-block layout's metadata writes: named, not blamed on another pr
     {
       code: 'device_writes_metadata',
       message:
-        "vda wrote 0.869 GiB, the tool wrote 0.636 GiB (+36.6 %): the file system's own writes for the 40,000 files created in the window (at most 6.0 KiB each), calibrated before the window: up to 0.229 GiB account for the difference (file-per-block layouts pay them; --kv-layout slab does not)",
+        "vda wrote 0.869 GiB, the tool wrote 0.636 GiB (+36.6 %): the file system's own writes for the 40,000 files created in the window (at most 6.0 KiB each), as calibrated on its file system: up to 0.229 GiB account for the difference (file-per-block layouts pay them; --kv-layout slab does not)",
       severity: 'warning',
     },
   ]);
@@ -118,7 +118,7 @@ test("a file-per-block layout's metadata writes: named, not blamed on another pr
   assert.deepEqual(checkDeviceBytes(fanout)[0]?.code, 'device_writes_metadata');
   assert.match(
     checkDeviceBytes(fanout)[0]?.message ?? '',
-    /40,000 files created in the window \(at most 6\.0 KiB each\) and 30,000 directories \(at most 12\.0 KiB each\), calibrated before the window: up to 0\.572 GiB/,
+    /40,000 files created in the window \(at most 6\.0 KiB each\) and 30,000 directories \(at most 12\.0 KiB each\), as calibrated on its file system: up to 0\.572 GiB/,
   );
   // XFS writes its metadata home lazily, beyond the calibration: still NOT VALID, but not blamed on another process alone.
   const [xfs] = checkDeviceBytes({ ...foreign, fileSystem: 'xfs' });
