@@ -97,10 +97,25 @@ test(
       assert.equal(doc.kvcache_bench.storage_layout, 'fanout');
       // Before the window, files made as the layout makes them measured the file system's own bytes (on a block device).
       const cal = doc.kvcache_bench.metadata_calibration;
-      if (cal !== undefined) assert.deepEqual([cal.layout, cal.rounds_bytes_per_file.length], ['fanout', 3]);
+      if (cal !== undefined) {
+        assert.deepEqual([cal.layout, cal.rounds_bytes_per_file.length], ['fanout', 3]);
+        // ...and after it among the run's own entries, at fan-out paths named apart from blocks.
+        assert.equal(cal.after_window?.rounds_bytes_per_file.length, 3);
+        const calFiles = readFileSync(log, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('O_CREAT') && l.includes('.kvc-cal-'))
+          .map((l) => /"([^"]+)"/.exec(l)?.[1] ?? '');
+        assert.equal(calFiles.length, 3 * 128);
+        for (const f of calFiles)
+          assert.match(
+            f,
+            new RegExp(`^${cache}/kvfan-[0-9a-f]{8}/[0-9a-f]{3}/[0-9a-f]{2}/[0-9a-f]{40}\\.bin\\.kvc-cal-[0-9a-f]{8}-[0-2]-\\d+\\.tmp$`),
+          );
+      }
       const ok = readFileSync(log, 'utf8')
         .split('\n')
-        .filter((l) => l.includes(`"${cache}/`) && !l.includes('= -1 ') && !l.includes('/.kvc-calibrate-'));
+        // The calibrations' own files: a scratch directory before the window, `…kvc-cal-…` names among the entries after it.
+        .filter((l) => l.includes(`"${cache}/`) && !l.includes('= -1 ') && !l.includes('/.kvc-calibrate-') && !l.includes('.kvc-cal-'));
       const block = new RegExp(`^${cache}/kvfan-([0-9a-f]{8})/[0-9a-f]{3}/[0-9a-f]{2}/[0-9a-f]{40}\\.bin$`);
       const temps = ok
         .filter((l) => l.includes('O_CREAT'))

@@ -27,6 +27,7 @@ test('describes its directory; the limit is the capacity given, else 95 % of the
         fileSystem: fs,
         layout: 'flat',
         fileCalls: "fs: Node's fs, one threadpool job per call (buffered I/O)",
+        entryDir: dir,
         ...(f.description.inRam !== undefined ? { inRam: 'file system' } : {}),
       });
       assert.equal(f.probeDir, dir);
