@@ -10,6 +10,10 @@ import type { FileIoGauge } from './file-io-gauge.js';
 import type { SplitTimer } from './split-timer.js';
 import { performance } from 'node:perf_hooks';
 import type { IoMode } from './io-mode.js';
+import type { ChunkSource } from '../data/chunk-source.js';
+import { IoAbortedError } from './backend.js';
+import { oneChunkView, releaseStaged, stagedView } from './direct-io.js';
+import type { OneChunk, WriterContext } from './direct-io.js';
 
 /** The C helper's calls (native/block-io.c documents the arguments). */
 interface BlockIoHelper {
@@ -257,5 +261,37 @@ export async function timedJob(gauge: FileIoGauge, t: SplitTimer, job: () => Pro
   } catch (e) {
     if (e instanceof BlockFileError) split(e.times);
     throw e;
+  }
+}
+
+/**
+ * A one-chunk entry written by `write` as one native job: its bytes as one aligned view (the caller's
+ * own when its slab allows, else staged). When O_DIRECT refuses a caller's view (its slab was probed on
+ * another file system), the bytes are staged from then on and `write` is called again with `retry`.
+ * Counts the zero-copy or staged bytes of the write that succeeded.
+ */
+export async function writeOneChunk(
+  ctx: WriterContext,
+  key: string,
+  source: ChunkSource,
+  t: SplitTimer,
+  stopping: () => boolean,
+  write: (data: OneChunk, retry: boolean) => Promise<unknown>,
+): Promise<void> {
+  let data = await oneChunkView(ctx, key, source, t);
+  try {
+    if (stopping()) throw new IoAbortedError(0);
+    try {
+      await write(data, false);
+    } catch (e) {
+      if (!(e instanceof BlockFileError && e.step === 'write' && e.code === 'EINVAL' && data.slot === undefined)) throw e;
+      ctx.callerViewsOk = false;
+      data = await stagedView(ctx, data.view.subarray(0, source.size), t);
+      await write(data, true);
+    }
+    if (data.slot === undefined) ctx.counters.zeroCopyBytes += data.view.length;
+    else ctx.counters.stagedBytes += source.size;
+  } finally {
+    releaseStaged(ctx, data);
   }
 }

@@ -35,16 +35,7 @@ import type { Backend, ChunkSink, PoolAccess, PoolProbe, ReadResult, IOTiming } 
 import { poolBlockName, poolTempName } from './pool-names.js';
 import { removeEmptyFanout } from './pool-scan.js';
 import type { ChunkSource } from '../data/chunk-source.js';
-import {
-  ChunkReads,
-  DirectWriter,
-  oneChunkView,
-  READS_IN_FLIGHT,
-  releaseStaged,
-  sizedChunks,
-  stagedView,
-  writeFully,
-} from './direct-io.js';
+import { ChunkReads, DirectWriter, READS_IN_FLIGHT, sizedChunks, writeFully } from './direct-io.js';
 import type { ChunkRead, FileCounters, OneChunk, WriterContext } from './direct-io.js';
 import { entryFileName, newRunId, RUN_ID } from './file-names.js';
 import { errnoCode, fileAllocatedBytes, fileSystemOf, LOCAL_CLOSE_FILE_SYSTEMS } from './fs-info.js';
@@ -54,7 +45,7 @@ import { FdFile } from './fd-file.js';
 import type { FileCalls } from './fd-file.js';
 import { FileIoGauge } from './file-io-gauge.js';
 import { IGNORE_METADATA, metadataCall } from './metadata-ops.js';
-import { BlockFileError, timedJob } from './block-file.js';
+import { BlockFileError, timedJob, writeOneChunk } from './block-file.js';
 import type { BlockFiles, BlockFileTimes } from './block-file.js';
 import type { MetadataOp, MetadataOpSink } from './metadata-ops.js';
 
@@ -305,27 +296,22 @@ export class FileBackend implements Backend {
    * (its step says whether the file was made) or, from before the job, the source's.
    */
   private async writeInOneJob(jobs: BlockFiles, key: string, source: ChunkSource, at: OneJobWrite, t: SplitTimer): Promise<void> {
-    let data = await oneChunkView(this.ctx, key, source, t);
-    if (this.stopping) {
-      releaseStaged(this.ctx, data);
-      throw new IoAbortedError(0);
-    }
-    try {
-      await this.writeJob(jobs, at, source.size, data, t);
-    } catch (e) {
-      // A caller's view O_DIRECT refused (its slab was probed on another file system): staged from now on.
-      if (!(e instanceof BlockFileError && e.step === 'write' && e.code === 'EINVAL' && data.slot === undefined)) throw e;
-      this.ctx.callerViewsOk = false;
-      data = await stagedView(this.ctx, data.view.subarray(0, source.size), t);
-      const again = { ...at, flags: at.flags & ~fsc.O_EXCL, isNew: false }; // the file is ours now
-      await this.writeJob(jobs, again, source.size, data, t).catch(async (e2: unknown) => {
-        // The first job made the file: a caller that sees an open fail must not take it for never made.
-        if (e2 instanceof BlockFileError && e2.step === 'open') await this.unlink(at.path).catch(() => undefined);
-        throw e2;
-      });
-    } finally {
-      releaseStaged(this.ctx, data);
-    }
+    await writeOneChunk(
+      this.ctx,
+      key,
+      source,
+      t,
+      () => this.stopping,
+      (data, retry) => {
+        if (!retry) return this.writeJob(jobs, at, source.size, data, t);
+        const again = { ...at, flags: at.flags & ~fsc.O_EXCL, isNew: false }; // the file is ours now
+        return this.writeJob(jobs, again, source.size, data, t).catch(async (e: unknown) => {
+          // The first job made the file: a caller that sees an open fail must not take it for never made.
+          if (e instanceof BlockFileError && e.step === 'open') await this.unlink(at.path).catch(() => undefined);
+          throw e;
+        });
+      },
+    );
   }
 
   /** One write job, its calls timed into `t` and told to the metadata sink. */
@@ -348,8 +334,6 @@ export class FileBackend implements Backend {
       throw e;
     }
     this.jobMetadata(times, at, undefined);
-    if (data.slot === undefined) this.counters.zeroCopyBytes += data.view.length;
-    else this.counters.stagedBytes += size;
   }
 
   /** A write job's create and rename (made, or failed at) to the metadata sink. */

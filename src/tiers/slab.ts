@@ -27,8 +27,8 @@ import { SlotPool } from '../data/slots.js';
 import { MiB, roundUp } from '../util/units.js';
 import { EntryNotFoundError, IoAbortedError } from './backend.js';
 import type { ChunkSink, IOTiming, ReadResult } from './backend.js';
-import { DirectWriter, oneChunkView, READS_IN_FLIGHT, releaseStaged, sizedChunks, stagedView, writeFully } from './direct-io.js';
-import { BlockFileError, timedJob } from './block-file.js';
+import { DirectWriter, READS_IN_FLIGHT, sizedChunks, writeFully } from './direct-io.js';
+import { timedJob, writeOneChunk } from './block-file.js';
 import type { BlockAt, BlockFiles, BlockFileTimes } from './block-file.js';
 import type { FileCounters, WriterContext } from './direct-io.js';
 import { FileIoGauge } from './file-io-gauge.js';
@@ -365,24 +365,15 @@ export class SlabBackend implements StorageBackend {
    * A one-chunk entry written into its slot as one native job: the bytes as one aligned view padded to
    * 4 KiB inside the slot (the caller's own when its slab allows, else staged), then fdatasync.
    */
-  private async writeInOneJob(jobs: BlockFiles, key: string, source: ChunkSource, at: BlockAt, t: SplitTimer): Promise<void> {
-    let data = await oneChunkView(this.ctx, key, source, t);
-    try {
-      if (this.stopping) throw new IoAbortedError(0);
-      try {
-        await this.timedJob(t, () => jobs.writeAt(at, data.view));
-      } catch (e) {
-        // A caller's view O_DIRECT refused (its slab was probed on another file system): staged from now on.
-        if (!(e instanceof BlockFileError && e.step === 'write' && e.code === 'EINVAL' && data.slot === undefined)) throw e;
-        this.ctx.callerViewsOk = false;
-        data = await stagedView(this.ctx, data.view.subarray(0, source.size), t);
-        await this.timedJob(t, () => jobs.writeAt(at, data.view));
-      }
-      if (data.slot === undefined) this.counters.zeroCopyBytes += data.view.length;
-      else this.counters.stagedBytes += source.size;
-    } finally {
-      releaseStaged(this.ctx, data);
-    }
+  private writeInOneJob(jobs: BlockFiles, key: string, source: ChunkSource, at: BlockAt, t: SplitTimer): Promise<void> {
+    return writeOneChunk(
+      this.ctx,
+      key,
+      source,
+      t,
+      () => this.stopping,
+      (data) => this.timedJob(t, () => jobs.writeAt(at, data.view)),
+    );
   }
 
   /** One job timed into `t` (block-file.ts timedJob: device = its data calls and fdatasync), known to close() until it settles. */
