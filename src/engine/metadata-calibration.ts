@@ -178,11 +178,29 @@ async function round(t: CalibrationTarget, place: Place, bytes: Uint8Array): Pro
   return Math.max(0, (written - CALIBRATION_FILES * bytes.length) / CALIBRATION_FILES);
 }
 
-/** The calibration files' bytes: the run's block size, at most 64 KiB, rounded up to 4 KiB. */
-function fileBytesOf(t: CalibrationTarget): Uint8Array {
+/**
+ * The rounds, each in the place `placeOf` gives it, after one sync that is not counted (what others
+ * left dirty is written before the first round): per-round and least bytes per file, and the time.
+ */
+async function calibrateIn(
+  t: CalibrationTarget,
+  placeOf: (round: number) => Place,
+): Promise<AfterWindowCalibration & { fileBytes: number }> {
   const fileBytes = roundUp(Math.max(1, Math.min(t.entryBytes, MAX_CALIBRATION_FILE_BYTES)), DIRECT_ALIGN);
   if (t.buffer.length < fileBytes) throw new RangeError(`the calibration buffer holds ${t.buffer.length} bytes; ${fileBytes} are needed`);
-  return t.buffer.subarray(0, fileBytes);
+  const bytes = t.buffer.subarray(0, fileBytes);
+  const t0 = performance.now();
+  await t.flush(t.dir);
+  const rounds: number[] = [];
+  for (let r = 0; r < CALIBRATION_ROUNDS; r++) rounds.push(await round(t, placeOf(r), bytes));
+  const bytesPerNewFile = Math.min(...rounds);
+  return {
+    fileBytes,
+    roundsBytesPerFile: rounds,
+    bytesPerNewFile,
+    disturbed: bytesPerNewFile > MAX_PLAUSIBLE_BYTES_PER_FILE,
+    seconds: (performance.now() - t0) / 1000,
+  };
 }
 
 /**
@@ -192,41 +210,23 @@ function fileBytesOf(t: CalibrationTarget): Uint8Array {
  * directory, 12.0 among 20,000 entries, 12.3 among 60,000), so the verdict allows the larger.
  */
 export async function calibrateAmongEntries(t: CalibrationTarget, entryDir: string): Promise<AfterWindowCalibration> {
-  const bytes = fileBytesOf(t);
-  const t0 = performance.now();
-  await t.flush(t.dir);
-  const rounds: number[] = [];
-  for (let r = 0; r < CALIBRATION_ROUNDS; r++) rounds.push(await round(t, inPlace(t, entryDir, r), bytes));
-  const bytesPerNewFile = Math.min(...rounds);
-  return {
-    roundsBytesPerFile: rounds,
-    bytesPerNewFile,
-    disturbed: bytesPerNewFile > MAX_PLAUSIBLE_BYTES_PER_FILE,
-    seconds: (performance.now() - t0) / 1000,
-  };
+  const { fileBytes: _bytes, ...found } = await calibrateIn(t, (r) => inPlace(t, entryDir, r));
+  return found;
 }
 
 /** Calibrates the file system's bytes per new file in a scratch directory of the cache dir, removed afterwards. */
 export async function calibrateMetadataBytes(t: CalibrationTarget): Promise<MetadataCalibration> {
-  const bytes = fileBytesOf(t);
-  const fileBytes = bytes.length;
-  const t0 = performance.now();
-  // What others left dirty is written before the first round, not counted in it.
-  await t.flush(t.dir);
-  const files: number[] = [];
-  for (let r = 0; r < CALIBRATION_ROUNDS; r++)
-    files.push(await round(t, scratchPlace(t, join(t.dir, `.kvc-calibrate-${t.runId}-${r}`)), bytes));
-  const bytesPerNewFile = Math.min(...files);
+  const found = await calibrateIn(t, (r) => scratchPlace(t, join(t.dir, `.kvc-calibrate-${t.runId}-${r}`)));
   return {
     layout: t.layout,
     filesPerRound: CALIBRATION_FILES,
-    fileBytes,
-    roundsBytesPerFile: files,
-    bytesPerNewFile,
+    fileBytes: found.fileBytes,
+    roundsBytesPerFile: found.roundsBytesPerFile,
+    bytesPerNewFile: found.bytesPerNewFile,
     roundsBytesPerFileInNewDir: null,
     bytesPerNewDir: null,
-    disturbed: bytesPerNewFile > MAX_PLAUSIBLE_BYTES_PER_FILE,
-    seconds: (performance.now() - t0) / 1000,
+    disturbed: found.disturbed,
+    seconds: found.seconds,
   };
 }
 

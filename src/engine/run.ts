@@ -4,6 +4,7 @@
 import { Recorder } from '../metrics/recorder.js';
 import type { EntrySizeSummary, KvBlocksFacts, KvPoolFacts, MachineContext, MetadataCalibration, RunResult } from '../metrics/result.js';
 import { calibrateAfterRun, calibrateForRun } from './metadata-calibration.js';
+import type { CalibrationContext } from './metadata-calibration.js';
 import { RequestMetrics } from '../metrics/request-metrics.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { Clock } from '../util/clock.js';
@@ -357,6 +358,15 @@ function assembleResult(i: ResultInputs): RunResult {
   };
 }
 
+/** What both calibrations know of the run: its storage, its block size, trace mode. */
+function calibrationContext(cfg: RunConfig, setup: RunSetup, blockTokens: number | undefined): CalibrationContext {
+  return {
+    storage: setup.storage,
+    ...(blockTokens !== undefined ? { blockBytes: setup.cache.sizeOf(blockTokens) } : {}),
+    traceMode: cfg.ioTraceLog !== undefined,
+  };
+}
+
 /** A file-per-entry layout's metadata bytes per new file on this device, measured before anything else is written (the verdict expects them). */
 async function calibrateMetadata(
   cfg: RunConfig,
@@ -366,11 +376,7 @@ async function calibrateMetadata(
 ): Promise<MetadataCalibration | undefined> {
   let c: MetadataCalibration | undefined;
   try {
-    c = await calibrateForRun({
-      storage: setup.storage,
-      ...(blockTokens !== undefined ? { blockBytes: setup.cache.sizeOf(blockTokens) } : {}),
-      traceMode: cfg.ioTraceLog !== undefined,
-    });
+    c = await calibrateForRun(calibrationContext(cfg, setup, blockTokens));
   } catch (e) {
     // A side measurement: a full or refusing file system is the run's to meet, not this step's to end it.
     log(`File-system metadata: not calibrated (${messageOf(e)}); the verdict allows nothing for metadata`);
@@ -410,11 +416,7 @@ async function calibrateAfterWindow(
     return before;
   }
   try {
-    const after = await calibrateAfterRun({
-      storage: o.setup.storage,
-      ...(o.blockTokens !== undefined ? { blockBytes: o.setup.cache.sizeOf(o.blockTokens) } : {}),
-      traceMode: o.cfg.ioTraceLog !== undefined,
-    });
+    const after = await calibrateAfterRun(calibrationContext(o.cfg, o.setup, o.blockTokens));
     if (after === undefined) return before;
     o.log(
       `File-system metadata: ${(after.bytesPerNewFile / 1024).toFixed(1)} KiB written per new file among the run's entries (least of ${after.roundsBytesPerFile.length} rounds, ${after.seconds.toFixed(1)} s, after the window)` +
