@@ -13,6 +13,7 @@ import { fileStamp } from '../util/dates.js';
 import { readInputText } from '../util/input-file.js';
 import { GiB } from '../util/units.js';
 import { messageOf } from '../util/errors.js';
+import { inert } from '../util/safe-text.js';
 import { writeFileAtomically } from '../util/files.js';
 import { outputProblems } from './cache-dir.js';
 import { ConfigError } from './errors.js';
@@ -54,8 +55,10 @@ const ResultsTracingSchema = z.looseObject({
           distill_inputs: z
             .looseObject({
               call_sizes: z.looseObject({ read: SizeBucketsSchema, write: SizeBucketsSchema }),
-              tool_ops: z.looseObject({ reads: z.number(), writes: z.number(), source: z.string() }).nullable(),
-              nfs: z.looseObject({ rsize: z.number().positive(), wsize: z.number().positive() }).nullable(),
+              tool_ops: z
+                .looseObject({ reads: z.number().int().nonnegative(), writes: z.number().int().nonnegative(), source: z.string() })
+                .nullable(),
+              nfs: z.looseObject({ rsize: z.number().int().positive(), wsize: z.number().int().positive() }).nullable(),
             })
             .nullable()
             .optional(),
@@ -74,10 +77,15 @@ interface SavedCapture {
 /** A results document's capture: its histograms, and its exact totals, window and distiller inputs when it is ours. */
 function captureFromResults(json: unknown, file: string): SavedCapture {
   const parsed = ResultsTracingSchema.safeParse(json);
-  if (!parsed.success)
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const at = issue?.path.join('.') ?? '';
     throw new ConfigError([
-      `${file}: a JSON file without device_latency_tracing histograms (expected the results of a run with --enable-latency-tracing)`,
+      at === '' || at === 'device_latency_tracing'
+        ? `${file}: a JSON file without device_latency_tracing histograms (expected the results of a run with --enable-latency-tracing)`
+        : `${file}: ${inert(at)}: ${inert(issue?.message ?? 'not valid')} (expected the results of a run with --enable-latency-tracing)`,
     ]);
+  }
   const d = parsed.data;
   const lt = d.kvcache_bench?.latency_tracing;
   const histograms: Record<string, Bucket[]> = {};

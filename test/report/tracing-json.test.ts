@@ -88,3 +88,29 @@ test("distill-fio on a traced run's results rebuilds the run's own fio job, what
     }
   });
 });
+
+test('distill-fio: distiller inputs out of range in a results file are refused: exit 2, the field named', async () => {
+  await withTempDir(async (dir) => {
+    const doc = buildResultsJson({ ...runResultFixture(), latencyTracing: { capture: capture({ vfsReads: 8, vfsWrites: 2 }) } });
+    const tool = doc.kvcache_bench.latency_tracing?.distill_inputs?.tool_ops;
+    assert.ok(tool != null);
+    const file = join(dir, 'bad.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        ...doc,
+        kvcache_bench: {
+          ...doc.kvcache_bench,
+          latency_tracing: {
+            ...doc.kvcache_bench.latency_tracing,
+            distill_inputs: { ...doc.kvcache_bench.latency_tracing?.distill_inputs, tool_ops: { ...tool, reads: -5 } },
+          },
+        },
+      }),
+    );
+    const r = await runCli(['distill-fio', file, '--stdout']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /bad\.json: kvcache_bench\.latency_tracing\.distill_inputs\.tool_ops\.reads: /);
+    assert.equal(r.stdout, '');
+  });
+});
