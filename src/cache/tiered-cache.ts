@@ -420,6 +420,11 @@ export class TieredCache {
     for (const tier of this.order) this.usage.notifySpace(tier);
   }
 
+  /** After stopInFlight, once the run's operations have ended: what cut-short writes left is removed (Backend.dropStopped). */
+  async dropStopped(): Promise<void> {
+    for (const b of this.usage.backends) await b.dropStopped?.();
+  }
+
   /** Closes every backend (their files and buffers); the cache is unusable afterwards. */
   async close(): Promise<void> {
     for (const b of this.usage.backends) await b.close();

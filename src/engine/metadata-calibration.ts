@@ -24,7 +24,7 @@
 // bound: the verdict allows `new files in the window × that` beside the tool's bytes
 // (metrics/validity.ts), which names the metadata and still catches any writer larger than the bound.
 import { execFile } from 'node:child_process';
-import { constants as fsc } from 'node:fs';
+import { constants as fsc, statfsSync } from 'node:fs';
 import { mkdir, open, rename, rm, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -35,9 +35,10 @@ import { newRunId } from '../tiers/file-names.js';
 import type { StorageTarget } from './tier-stack.js';
 import type { AfterWindowCalibration, MetadataCalibration } from '../metrics/result.js';
 import type { BlockDevice, DiskCounters } from '../metrics/diskstats.js';
-import { roundUp } from '../util/units.js';
+import { MiB, roundUp } from '../util/units.js';
 import { messageOf } from '../util/errors.js';
-import { poolBlockName } from '../tiers/pool-names.js';
+import { FANOUT_DIR, poolBlockName } from '../tiers/pool-names.js';
+import { fileAllocatedBytes } from '../tiers/fs-info.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -65,8 +66,47 @@ export interface CalibrationTarget {
   readonly counters: () => Promise<DiskCounters>;
   /** An aligned buffer of at least 64 KiB (O_DIRECT needs it). */
   readonly buffer: Uint8Array;
+  /**
+   * What the storage tier has left under its limit on the medium (bytes; Infinity when unlimited): a
+   * round's files take their room in the cache dir as entries do, so they are made smaller, down to one
+   * 4 KiB page, to fit, and the calibration is refused (CalibrationRoomError) when even that does not.
+   */
+  readonly roomBytes: number;
+  /** The file system's block size (statfs f_bsize): what a file's data and metadata are counted in. */
+  readonly fsBlockBytes: number;
   /** Writes the file system's dirty blocks home (syncFileSystem). */
   readonly flush: (dir: string) => Promise<void>;
+}
+
+/** The tier has no room under its limit for a round's files: the calibration is not made. */
+export class CalibrationRoomError extends Error {
+  constructor(needBytes: number, roomBytes: number) {
+    super(
+      `its ${CALIBRATION_FILES} files need ${(needBytes / MiB).toFixed(2)} MiB on the medium and the storage tier has ${(Math.max(0, roomBytes) / MiB).toFixed(2)} MiB left under its limit`,
+    );
+    this.name = 'CalibrationRoomError';
+  }
+}
+
+/**
+ * What a round's file of `fileBytes` may take on the medium at most: its data in whole blocks and its
+ * extent metadata (fileAllocatedBytes), and the directory blocks it may add (a block for the leaf
+ * it lands in, and on fanout one for each fan-out directory it may open).
+ */
+function footprintPerFile(fileBytes: number, t: Pick<CalibrationTarget, 'fsBlockBytes' | 'layout'>): number {
+  return fileAllocatedBytes(fileBytes, t.fsBlockBytes) + t.fsBlockBytes * (1 + (t.layout === 'fanout' ? FANOUT_DIR.length : 0));
+}
+
+/**
+ * Data bytes of each calibration file: the run's block or entry size, at most 64 KiB, rounded up to a
+ * page, then made smaller (whole pages) until a round's files fit the tier's room. Throws
+ * CalibrationRoomError when one page each does not fit.
+ */
+export function calibrationFileBytes(t: Pick<CalibrationTarget, 'entryBytes' | 'roomBytes' | 'fsBlockBytes' | 'layout'>): number {
+  const wanted = roundUp(Math.max(1, Math.min(t.entryBytes, MAX_CALIBRATION_FILE_BYTES)), DIRECT_ALIGN);
+  for (let bytes = wanted; bytes >= DIRECT_ALIGN; bytes -= DIRECT_ALIGN)
+    if (CALIBRATION_FILES * footprintPerFile(bytes, t) <= t.roomBytes) return bytes;
+  throw new CalibrationRoomError(CALIBRATION_FILES * footprintPerFile(DIRECT_ALIGN, t), t.roomBytes);
 }
 
 /** The namespace the fan-out rounds name their files in (any: only the spread of the names matters). */
@@ -182,11 +222,8 @@ async function round(t: CalibrationTarget, place: Place, bytes: Uint8Array): Pro
  * The rounds, each in the place `placeOf` gives it, after one sync that is not counted (what others
  * left dirty is written before the first round): per-round and least bytes per file, and the time.
  */
-async function calibrateIn(
-  t: CalibrationTarget,
-  placeOf: (round: number) => Place,
-): Promise<AfterWindowCalibration & { fileBytes: number }> {
-  const fileBytes = roundUp(Math.max(1, Math.min(t.entryBytes, MAX_CALIBRATION_FILE_BYTES)), DIRECT_ALIGN);
+async function calibrateIn(t: CalibrationTarget, placeOf: (round: number) => Place): Promise<AfterWindowCalibration> {
+  const fileBytes = calibrationFileBytes(t);
   if (t.buffer.length < fileBytes) throw new RangeError(`the calibration buffer holds ${t.buffer.length} bytes; ${fileBytes} are needed`);
   const bytes = t.buffer.subarray(0, fileBytes);
   const t0 = performance.now();
@@ -209,9 +246,8 @@ async function calibrateIn(
  * calibration before the window met (ext4 on the virtio disk here: 8.6 KiB per 16 KiB file in an empty
  * directory, 12.0 among 20,000 entries, 12.3 among 60,000), so the verdict allows the larger.
  */
-export async function calibrateAmongEntries(t: CalibrationTarget, entryDir: string): Promise<AfterWindowCalibration> {
-  const { fileBytes: _bytes, ...found } = await calibrateIn(t, (r) => inPlace(t, entryDir, r));
-  return found;
+export function calibrateAmongEntries(t: CalibrationTarget, entryDir: string): Promise<AfterWindowCalibration> {
+  return calibrateIn(t, (r) => inPlace(t, entryDir, r));
 }
 
 /** Calibrates the file system's bytes per new file in a scratch directory of the cache dir, removed afterwards. */
@@ -237,6 +273,8 @@ export interface CalibrationContext {
   /** The run's KV block bytes, or undefined in whole-request mode (files then get the 64 KiB cap). */
   readonly blockBytes?: number;
   readonly traceMode: boolean;
+  /** What the storage tier has left under its limit now (bytes; Infinity when unlimited): see CalibrationTarget.roomBytes. */
+  readonly roomBytes: number;
 }
 
 /** The device counters and aligned buffer of a calibration on `s`'s cache dir. */
@@ -258,6 +296,8 @@ function targetOf(
     counters: () => watch.snapshot(),
     buffer,
     flush: syncFileSystem,
+    roomBytes: c.roomBytes,
+    fsBlockBytes: statfsSync(s.dir).bsize,
   };
 }
 

@@ -191,6 +191,7 @@ async function measure(
   if (failure !== undefined) warnings.push(`run stopped by an error: ${messageOf(failure)}`);
   const full = await setup.storageFull?.warning();
   if (full !== undefined) warnings.push(full);
+  await setup.cache.dropStopped(); // the medium then holds the entries alone: the room the calibration measures against the limit
   const calibrated = await calibrateAfterWindow(calibration, { cfg, setup, blockTokens, full, log: env.log, interrupt: env.interrupt });
   warnings.push(...failureWarnings(recorder.snapshot()));
   warnings.push(...routeWarnings(share, recorder));
@@ -362,6 +363,7 @@ function assembleResult(i: ResultInputs): RunResult {
 function calibrationContext(cfg: RunConfig, setup: RunSetup, blockTokens: number | undefined): CalibrationContext {
   return {
     storage: setup.storage,
+    roomBytes: setup.cache.limitBytes('storage') - setup.cache.allocatedBytes('storage'),
     ...(blockTokens !== undefined ? { blockBytes: setup.cache.sizeOf(blockTokens) } : {}),
     traceMode: cfg.ioTraceLog !== undefined,
   };
@@ -419,7 +421,7 @@ async function calibrateAfterWindow(
     const after = await calibrateAfterRun(calibrationContext(o.cfg, o.setup, o.blockTokens));
     if (after === undefined) return before;
     o.log(
-      `File-system metadata: ${(after.bytesPerNewFile / 1024).toFixed(1)} KiB written per new file among the run's entries (least of ${after.roundsBytesPerFile.length} rounds, ${after.seconds.toFixed(1)} s, after the window)` +
+      `File-system metadata: ${(after.bytesPerNewFile / 1024).toFixed(1)} KiB written per new file among the run's entries (least of ${after.roundsBytesPerFile.length} rounds${after.fileBytes < before.fileBytes ? `, files of ${after.fileBytes / 1024} KiB to fit the storage tier's room under its limit` : ''}, ${after.seconds.toFixed(1)} s, after the window)` +
         (after.disturbed ? ': another writer was busy on the device; the verdict allows the figure from before the window' : ''),
     );
     return { ...before, afterWindow: after };

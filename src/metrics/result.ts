@@ -259,6 +259,8 @@ export interface MetadataCalibration {
 
 /** The calibration among a run's own entries after its window (engine/metadata-calibration.ts). */
 export interface AfterWindowCalibration {
+  /** Data bytes of each file: the one before the window's, or less where the tier had less room left. */
+  readonly fileBytes: number;
   readonly roundsBytesPerFile: readonly number[];
   /** The least of the rounds. */
   readonly bytesPerNewFile: number;

@@ -55,6 +55,13 @@ export const MetadataCalibrationSchema = z
       .describe('files the storage tier created in the measured window (metadata_ops.create); null when not counted'),
     after_window: z
       .strictObject({
+        file_bytes: z
+          .number()
+          .int()
+          .positive()
+          .describe(
+            'data bytes of each file (bytes): as before the window, or fewer whole 4 KiB pages when the storage tier had less room left under its limit',
+          ),
         rounds_bytes_per_file: z
           .array(z.number().nonnegative())
           .describe("per round: the device's written bytes beyond the files' data, per file (bytes)"),
@@ -65,7 +72,7 @@ export const MetadataCalibrationSchema = z
       .nullable()
       .optional()
       .describe(
-        "the same rounds among the run's own entries after the window (the cache dir for flat, the namespace directory for fanout), where a grown directory costs a new file more; null when not made (an interrupted or full run, or an error, logged); absent before schema 2.10.0",
+        "the same rounds among the run's own entries after the window (the cache dir for flat, the namespace directory for fanout), where a grown directory costs a new file more; null when not made (an interrupted or full run, no room left under the tier's limit, or an error, logged); absent before schema 2.10.0",
       ),
     allowed_bytes_per_new_file: z
       .number()
@@ -108,6 +115,7 @@ export function metadataCalibrationJson(
       c.afterWindow === undefined
         ? null
         : {
+            file_bytes: c.afterWindow.fileBytes,
             rounds_bytes_per_file: [...c.afterWindow.roundsBytesPerFile],
             bytes_per_new_file: c.afterWindow.bytesPerNewFile,
             disturbed: c.afterWindow.disturbed,

@@ -77,6 +77,12 @@ export interface Backend {
    * had read (fewer than the entry's size); a write throws IoAbortedError and stores nothing.
    */
   stopInFlight?(): void;
+  /**
+   * The window is over: removes now what writes cut short by stopInFlight left on the medium (their
+   * room was given back when they stopped; close() would remove them later), so the tier's medium
+   * holds no more than its entries take.
+   */
+  dropStopped?(): Promise<void>;
   /** Present when the tier is a shared pool's (--kv-pool shared): lookups through the storage itself. */
   readonly pool?: PoolAccess;
 }

@@ -671,6 +671,18 @@ export class FileBackend implements Backend {
     });
   }
 
+  /** See Backend.dropStopped: the files of cut-short writes (and of failed deletes, tried again). */
+  async dropStopped(): Promise<void> {
+    for (const path of [...this.abandoned]) {
+      try {
+        await unlink(path);
+      } catch (e) {
+        if (errnoCode(e) !== 'ENOENT') continue; // still there: close() tries again
+      }
+      this.abandoned.delete(path);
+    }
+  }
+
   async clear(): Promise<void> {
     for (const key of [...this.sizes.keys()]) await this.delete(key);
   }

@@ -91,7 +91,8 @@ test(
     inTempDir(async (dir) => {
       const { cache, out, log } = straceRun(
         dir,
-        SLAB_RUN.map((a) => (a === 'slab' ? 'fanout' : a)),
+        // Room under the tier's limit left at the end for the calibration among the run's entries (a full tier skips it).
+        SLAB_RUN.map((a) => (a === 'slab' ? 'fanout' : a === '0.05' ? '0.5' : a)),
       );
       const doc = await readValidResults(out);
       assert.equal(doc.kvcache_bench.storage_layout, 'fanout');

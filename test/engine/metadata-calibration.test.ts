@@ -2,7 +2,7 @@
 // rounds, its scratch directories gone afterwards, and only for layouts that make a file per entry on
 // a real device.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { test } from 'node:test';
 import {
@@ -12,6 +12,8 @@ import {
   calibrateForRun,
   calibrateAmongEntries,
   calibrateMetadataBytes,
+  calibrationFileBytes,
+  CalibrationRoomError,
   syncFileSystem,
 } from '../../src/engine/metadata-calibration.js';
 import { metadataCalibrationJson } from '../../src/report/metadata-calibration-schema.js';
@@ -20,6 +22,9 @@ import type { StorageTarget } from '../../src/engine/tier-stack.js';
 import { storageDeviceOf } from '../../src/metrics/diskstats.js';
 import type { DiskCounters } from '../../src/metrics/diskstats.js';
 import { withTempDir } from '../util/temp-dir.js';
+
+/** A tier with no limit, on a file system of 4 KiB blocks. */
+const ROOMY = { roomBytes: Infinity, fsBlockBytes: 4096 } as const;
 
 /** Device counters that grow, per round, by the round's data plus `extra[round]` bytes per file. */
 function fakeDevice(fileBytes: number, extra: readonly number[]): () => Promise<DiskCounters> {
@@ -56,6 +61,7 @@ for (const layout of ['flat', 'fanout'] as const)
         entryBytes: 16 * 1024 + 1,
         counters: fakeDevice(20 * 1024, [9000, 6000, 7000]),
         buffer: new Uint8Array(64 * 1024),
+        ...ROOMY,
         flush: (d) => {
           flushed.push(d);
           return Promise.resolve();
@@ -88,6 +94,7 @@ test('more than a file system writes for a file in every round: disturbed, and t
       entryBytes: 4096,
       counters: fakeDevice(4096, [900_000, 200_000, MAX_PLAUSIBLE_BYTES_PER_FILE + 1]),
       buffer: new Uint8Array(64 * 1024),
+      ...ROOMY,
       flush: () => Promise.resolve(),
     });
     assert.equal(c.bytesPerNewFile, MAX_PLAUSIBLE_BYTES_PER_FILE + 1);
@@ -101,11 +108,18 @@ test('more than a file system writes for a file in every round: disturbed, and t
     const withDirs = metadataCalibrationJson({ ...quiet, bytesPerNewDir: 4096 }, { files: 1000, dirs: 10 });
     assert.equal(withDirs.expected_write_bytes, 8192 * 1000 + 4096 * 10);
     // After the window, among the run's entries: the larger figure is allowed; a disturbed one is not.
-    const after = { roundsBytesPerFile: [12_000, 12_288, 12_500], bytesPerNewFile: 12_000, disturbed: false, seconds: 0.4 };
+    const after = {
+      fileBytes: 16_384,
+      roundsBytesPerFile: [12_000, 12_288, 12_500],
+      bytesPerNewFile: 12_000,
+      disturbed: false,
+      seconds: 0.4,
+    };
     const grown = metadataCalibrationJson({ ...quiet, afterWindow: after }, { files: 1000, dirs: 0 });
     assert.equal(grown.allowed_bytes_per_new_file, 12_000);
     assert.equal(grown.expected_write_bytes, 12_000 * 1000);
     assert.deepEqual(grown.after_window, {
+      file_bytes: 16_384,
       rounds_bytes_per_file: [12_000, 12_288, 12_500],
       bytes_per_new_file: 12_000,
       disturbed: false,
@@ -138,6 +152,7 @@ test('device counters failing mid-calibration: an error, and no scratch director
         entryBytes: 4096,
         counters: failing,
         buffer: new Uint8Array(64 * 1024),
+        ...ROOMY,
         flush: () => Promise.resolve(),
       }),
       /diskstats vanished/,
@@ -156,6 +171,7 @@ test('a large entry calibrates with 64 KiB files; a device that wrote less than 
       entryBytes: 48 << 20,
       counters: fakeDevice(0, [0, 0, 0]),
       buffer: new Uint8Array(64 * 1024),
+      ...ROOMY,
       flush: () => Promise.resolve(),
     });
     assert.equal(c.fileBytes, 64 * 1024);
@@ -174,15 +190,19 @@ test('only a file-per-entry layout on a resolved block device is calibrated', as
       layout: 'flat',
       device: { kind: 'unresolved', path: dir },
     };
-    assert.equal(await calibrateForRun({ storage: base, traceMode: false }), undefined, 'no device: nothing to measure');
+    assert.equal(
+      await calibrateForRun({ storage: base, traceMode: false, roomBytes: Infinity }),
+      undefined,
+      'no device: nothing to measure',
+    );
     const device: StorageTarget['device'] = { kind: 'device', device: { name: 'vda', major: 253, minor: 0, chain: ['vda'] }, model: null };
     for (const storage of [
       { ...base, device, layout: 'slab' as const },
       { ...base, device, inRam: 'file system' as const },
       { ...base, device, kind: 's3' },
     ])
-      assert.equal(await calibrateForRun({ storage, traceMode: false }), undefined);
-    assert.equal(await calibrateForRun({ storage: { ...base, device }, traceMode: true }), undefined);
+      assert.equal(await calibrateForRun({ storage, traceMode: false, roomBytes: Infinity }), undefined);
+    assert.equal(await calibrateForRun({ storage: { ...base, device }, traceMode: true, roomBytes: Infinity }), undefined);
   });
 });
 
@@ -194,7 +214,7 @@ test("on the temp directory's own device: three rounds measured, the least taken
       return;
     }
     const storage: StorageTarget = { kind: 'file', location: dir, dir, ioMode: 'direct', fileSystem: 'any', layout: 'fanout', device };
-    const c = await calibrateForRun({ storage, blockBytes: 16 * 1024, traceMode: false });
+    const c = await calibrateForRun({ storage, blockBytes: 16 * 1024, traceMode: false, roomBytes: Infinity });
     assert.ok(c !== undefined);
     assert.equal(c.layout, 'fanout');
     assert.equal(c.fileBytes, 16 * 1024);
@@ -218,6 +238,7 @@ test('a syncfs that fails ends the calibration with its cause, and no scratch di
         entryBytes: 4096,
         counters: fakeDevice(4096, [0, 0, 0]),
         buffer: new Uint8Array(64 * 1024),
+        ...ROOMY,
         flush: () => (++calls === 2 ? Promise.reject(new Error('sync -f: I/O error')) : Promise.resolve()),
       }),
       /sync -f: I\/O error/,
@@ -246,6 +267,7 @@ for (const layout of ['flat', 'fanout'] as const)
           entryBytes: 16 * 1024,
           counters: fakeDevice(16 * 1024, [12_000, 12_500, 13_000]),
           buffer: new Uint8Array(64 * 1024),
+          ...ROOMY,
           flush: () => {
             // After a round's files are made (every other flush but the first): where they are.
             if (++flushes % 2 === 0) seen.push(...listFiles(entryDir).filter((f) => f.includes('kvc-cal-')));
@@ -280,3 +302,63 @@ function listFiles(dir: string): string[] {
     .filter((d) => d.isFile())
     .map((d) => relative(dir, join(d.parentPath, d.name)));
 }
+
+test("a round's files fit the room the tier has left under its limit: smaller files, or no calibration", () => {
+  const KiB = 1024;
+  const at = (layout: 'flat' | 'fanout', roomBytes: number, entryBytes = 64 * KiB) =>
+    calibrationFileBytes({ layout, roomBytes, entryBytes, fsBlockBytes: 4096 });
+  assert.equal(at('flat', Infinity), 64 * KiB);
+  assert.equal(at('flat', Infinity, 10 * KiB), 12 * KiB, 'the block size rounded up to a page');
+  // A 64 KiB file takes 64 KiB of data, an extent block and a directory block: 72 KiB; 128 of them 9 MiB.
+  assert.equal(at('flat', 9 * 1024 * KiB), 64 * KiB);
+  assert.equal(at('flat', 9 * 1024 * KiB - 1), 60 * KiB);
+  // 2 MiB of room: 16 KiB per file, 8 of them data beside an extent block and a directory block.
+  assert.equal(at('flat', 2048 * KiB), 8 * KiB);
+  // Fanout may open two directories per file: a block each beyond flat's.
+  assert.equal(at('fanout', 128 * 20 * KiB), 4 * KiB);
+  assert.equal(at('flat', 128 * 20 * KiB), 12 * KiB);
+  for (const room of [128 * 12 * KiB - 1, 0, -5 * KiB])
+    assert.throws(
+      () => at('flat', room),
+      (e: unknown) =>
+        e instanceof CalibrationRoomError &&
+        e.message ===
+          `its 128 files need 1.50 MiB on the medium and the storage tier has ${(Math.max(0, room) / 1048576).toFixed(2)} MiB left under its limit`,
+    );
+});
+
+for (const layout of ['flat', 'fanout'] as const)
+  test(`${layout}: with little room left under the tier's limit, what a round's files take on the file system stays within it`, async () => {
+    await withTempDir(async (dir) => {
+      const roomBytes = 128 * 24 * 1024;
+      const entryDir = layout === 'flat' ? dir : join(dir, 'kvfan-0000aab0');
+      mkdirSync(entryDir, { recursive: true });
+      let flushes = 0;
+      let most = 0;
+      const after = await calibrateAmongEntries(
+        {
+          dir,
+          runId: '0000aab0',
+          layout,
+          direct: false,
+          entryBytes: 64 * 1024,
+          counters: fakeDevice(layout === 'flat' ? 16 * 1024 : 8 * 1024, [9000, 9000, 9000]),
+          buffer: new Uint8Array(64 * 1024),
+          flush: () => {
+            if (++flushes % 2 === 0)
+              most = Math.max(
+                most,
+                listFiles(entryDir).reduce((n, f) => n + lstatSync(join(entryDir, f)).blocks * 512, 0),
+              );
+            return Promise.resolve();
+          },
+          roomBytes,
+          fsBlockBytes: 4096,
+        },
+        entryDir,
+      );
+      assert.equal(after.fileBytes, layout === 'flat' ? 16 * 1024 : 8 * 1024);
+      assert.equal(after.bytesPerNewFile, 9000);
+      assert.ok(most > 0 && most <= roomBytes, `the files took ${most} bytes of ${roomBytes}`);
+    });
+  });

@@ -318,7 +318,7 @@ for (const modeCalls of ['fs', 'native'] as Calls[])
     });
   });
 
-test('stopInFlight: a write in flight stops and stores nothing (its file goes at close); a read returns the bytes it had read', async () => {
+test('stopInFlight: a write in flight stops and stores nothing (its file goes at dropStopped or close); a read returns the bytes it had read', async () => {
   const { FileBackend: FB } = await import('../../src/tiers/file.js');
   const { IoAbortedError } = await import('../../src/tiers/backend.js');
   const dir = await mkdtemp(join(tmpdir(), 'kv-stop-'));
@@ -359,6 +359,9 @@ test('stopInFlight: a write in flight stops and stores nothing (its file goes at
     assert.ok(r.bytes < size, `read ${r.bytes} of ${size} after the stop`);
     // Unlinking is teardown, not part of the run: the cut file stays until close.
     assert.deepEqual(readdirSync(dir).sort(), [basename(fb.pathFor('cut')), basename(fb.pathFor('whole'))]);
+    // Once the window is over, dropStopped removes it (the room it held was given back), and only it.
+    await fb.dropStopped();
+    assert.deepEqual(readdirSync(dir), [basename(fb.pathFor('whole'))]);
     await fb.close();
     assert.deepEqual(readdirSync(dir), []);
   } finally {
