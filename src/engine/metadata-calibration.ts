@@ -301,14 +301,22 @@ function targetOf(
   };
 }
 
+/**
+ * Whether a run of these flags may calibrate: a file per entry (flat or fanout) on the file tier, not
+ * in trace mode. Whether it does also depends on its host's device (calibrated); ranks of one run
+ * agree on this much, so they take their turns together (RankSession.inTurns).
+ */
+export function mayCalibrate(c: Pick<CalibrationContext, 'storage' | 'traceMode'>): boolean {
+  return !c.traceMode && c.storage.kind === 'file' && (c.storage.layout === 'flat' || c.storage.layout === 'fanout');
+}
+
 /** The storage, when a run on it calibrates: a file per entry (flat or fanout) on a resolved device that is not RAM. */
 function calibrated(
   c: CalibrationContext,
 ): { s: StorageTarget & { dir: string; layout: 'flat' | 'fanout' }; device: BlockDevice } | undefined {
   const s = c.storage;
-  if (c.traceMode || s.kind !== 'file' || s.dir === undefined || s.inRam !== undefined) return undefined;
+  if (!mayCalibrate(c) || s.dir === undefined || s.inRam !== undefined || s.device.kind !== 'device') return undefined;
   if (s.layout !== 'flat' && s.layout !== 'fanout') return undefined;
-  if (s.device.kind !== 'device') return undefined;
   return { s: { ...s, dir: s.dir, layout: s.layout }, device: s.device.device };
 }
 

@@ -107,6 +107,37 @@ export class RankSession {
     this.startWaitMs = this.time.wallNow() - arrived;
   }
 
+  /**
+   * Runs `work` in turns with the other ranks of this host: all ranks meet at `phase`, then the ranks
+   * of each host take turns in rank order, one per host at a time, every rank meeting the others after
+   * each turn; so while a rank works, its host's other ranks only wait (different hosts work at
+   * once). For measurements of a whole device that a peer's I/O would disturb (the metadata
+   * calibration). Every rank must call it with the same `phase`, whatever its own work does; a failed
+   * `work` still takes part in every meeting (the others would wait for it until the timeout) and its
+   * error is thrown after the last. A barrier failure throws BarrierError.
+   */
+  async inTurns<T>(phase: string, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (this.barrier === undefined) return work();
+    const met = await this.barrier.meet(phase, () => ({}), signal);
+    const perHost = new Map<string, number[]>();
+    for (const a of met.arrivals) perHost.set(a.host, [...(perHost.get(a.host) ?? []), a.rank]);
+    const mine = (perHost.get(this.o.host) ?? []).sort((a, b) => a - b).indexOf(this.o.identity.rank);
+    const turns = Math.max(...[...perHost.values()].map((r) => r.length));
+    let outcome: { readonly value: T } | { readonly error: unknown } | undefined;
+    for (let turn = 0; turn < turns; turn++) {
+      if (turn === mine)
+        outcome = await work().then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error }),
+        );
+      await this.barrier.meet(`${phase}-turn-${turn}`, () => ({}), signal);
+    }
+    if (outcome === undefined)
+      throw new BarrierError(`rank ${this.o.identity.rank} had no turn at the '${phase}' barrier (its host is not among the arrivals)`);
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
+  }
+
   /** Called as the measured window opens: records its start and returns how long it runs (ms, to the agreed end). */
   windowOpened(): number {
     const now = this.time.wallNow();

@@ -3,7 +3,7 @@
 // Never prints: lines for the user go to `env.log`.
 import { Recorder } from '../metrics/recorder.js';
 import type { EntrySizeSummary, KvBlocksFacts, KvPoolFacts, MachineContext, MetadataCalibration, RunResult } from '../metrics/result.js';
-import { calibrateAfterRun, calibrateForRun } from './metadata-calibration.js';
+import { calibrateAfterRun, calibrateForRun, mayCalibrate } from './metadata-calibration.js';
 import type { CalibrationContext } from './metadata-calibration.js';
 import { RequestMetrics } from '../metrics/request-metrics.js';
 import { kvBytesPerToken } from '../model/models.js';
@@ -123,7 +123,8 @@ async function measure(
   env.log(storageUnderTest(machine, setup.storage));
   const parts = buildWorkloadParts(cfg, cfg.settings);
   const blockTokens = runBlockTokens(cfg);
-  const calibration = await calibrateMetadata(cfg, setup, blockTokens, env.log);
+  const turns = { cfg, setup, ranks: env.ranks, interrupt: env.interrupt };
+  const calibration = await inTurnsOnHost('calibrate-before', turns, () => calibrateMetadata(cfg, setup, blockTokens, env.log));
   const prepared = await prepareStorage({
     cfg,
     ...(blockTokens !== undefined ? { blockTokens } : {}),
@@ -192,7 +193,7 @@ async function measure(
   const full = await setup.storageFull?.warning();
   if (full !== undefined) warnings.push(full);
   await setup.cache.dropStopped(); // the medium then holds the entries alone: the room the calibration measures against the limit
-  const calibrated = await calibrateAfterWindow(calibration, { cfg, setup, blockTokens, full, log: env.log, interrupt: env.interrupt });
+  const calibrated = await calibrateAfterWindow(calibration, { ...turns, blockTokens, full, log: env.log });
   warnings.push(...failureWarnings(recorder.snapshot()));
   warnings.push(...routeWarnings(share, recorder));
   warnings.push(...slabWarnings(setup));
@@ -369,6 +370,26 @@ function calibrationContext(cfg: RunConfig, setup: RunSetup, blockTokens: number
   };
 }
 
+/**
+ * `calibrate` alone, or with several ranks in turns with the other ranks of this host (RankSession.inTurns):
+ * the calibration reads the whole device's counters, so a peer's calibration or I/O beside it would
+ * count as this rank's file system's own writes. Every rank of a run that may calibrate (the same
+ * flags) takes part, whatever its device turns out to be; only a barrier failure throws.
+ */
+function inTurnsOnHost<T>(
+  phase: string,
+  o: {
+    readonly cfg: RunConfig;
+    readonly setup: RunSetup;
+    readonly ranks: RankSession | undefined;
+    readonly interrupt: AbortSignal | undefined;
+  },
+  calibrate: () => Promise<T>,
+): Promise<T> {
+  const may = mayCalibrate({ storage: o.setup.storage, traceMode: o.cfg.ioTraceLog !== undefined });
+  return o.ranks === undefined || !may ? calibrate() : o.ranks.inTurns(phase, calibrate, o.interrupt);
+}
+
 /** A file-per-entry layout's metadata bytes per new file on this device, measured before anything else is written (the verdict expects them). */
 async function calibrateMetadata(
   cfg: RunConfig,
@@ -394,21 +415,39 @@ async function calibrateMetadata(
   return c;
 }
 
+/** What the calibration after the window needs of the run. */
+interface AfterWindowContext {
+  readonly cfg: RunConfig;
+  readonly setup: RunSetup;
+  readonly ranks: RankSession | undefined;
+  readonly blockTokens: number | undefined;
+  readonly full: string | undefined;
+  readonly log: (line: string) => void;
+  readonly interrupt: AbortSignal | undefined;
+}
+
 /**
  * The calibration again, among the run's own entries now that its window is over (every rank's: it
- * runs after the ranks' end), where a grown directory costs a new file more; the verdict allows the
- * larger. Not made after an interrupt (the user wants out) or on a full file system.
+ * runs after the ranks' end, in turns on a host), where a grown directory costs a new file more; the
+ * verdict allows the larger. Not made after an interrupt (the user wants out) or on a full file system.
  */
 async function calibrateAfterWindow(
   before: MetadataCalibration | undefined,
-  o: {
-    readonly cfg: RunConfig;
-    readonly setup: RunSetup;
-    readonly blockTokens: number | undefined;
-    readonly full: string | undefined;
-    readonly log: (line: string) => void;
-    readonly interrupt: AbortSignal | undefined;
-  },
+  o: AfterWindowContext,
+): Promise<MetadataCalibration | undefined> {
+  if (o.interrupt?.aborted === true) return calibrateAmongEntriesHere(before, o); // says so; takes no turn
+  try {
+    return await inTurnsOnHost('calibrate-after', o, () => calibrateAmongEntriesHere(before, o));
+  } catch (e) {
+    o.log(`File-system metadata: not calibrated after the window (${messageOf(e)}); the verdict allows the figure from before it`);
+    return before;
+  }
+}
+
+/** calibrateAfterWindow on this rank: its outcome logged, never thrown. */
+async function calibrateAmongEntriesHere(
+  before: MetadataCalibration | undefined,
+  o: AfterWindowContext,
 ): Promise<MetadataCalibration | undefined> {
   if (before === undefined || before.disturbed) return before;
   if (o.interrupt?.aborted === true || o.full !== undefined) {

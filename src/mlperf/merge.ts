@@ -82,9 +82,22 @@ export interface HostDevice {
   /** What the host's ranks moved through their storage tiers (the bytes the device should show). */
   readonly tool_read_bytes: number;
   readonly tool_written_bytes: number;
-  /** The device bytes against the ranks' own, with the rule of a single run's validity: 'match' or which side exceeds. */
+  /**
+   * The most the file system's own writes for the ranks' new files may add (the sum of their
+   * metadata_calibration.expected_write_bytes); null when no rank has one (slab, an object store, no
+   * calibration, or a calibration disturbed by another writer).
+   */
+  readonly metadata_write_bytes: number | null;
+  /**
+   * The device bytes against the ranks' own, with the rule of a single run's validity: 'match',
+   * 'device_writes_metadata' (the writes beyond the tolerance are within metadata_write_bytes: valid,
+   * as in a run), or which side exceeds.
+   */
   readonly bytes_check: string;
 }
+
+/** bytes_check values that pass: the bytes match, or the excess written is the file system's metadata. */
+export const HOST_BYTES_OK: ReadonlySet<string> = new Set(['match', 'device_writes_metadata']);
 
 export interface TrialFigures {
   readonly trial: number;
@@ -201,6 +214,7 @@ function devicePerHost(files: readonly RankFile[]): HostDevice[] {
     if (io === null) continue;
     const key = `${hostOf(f.doc)}\u0000${io.device}`;
     const tool = f.doc.kvcache_bench.storage_bytes;
+    const metadata = f.doc.kvcache_bench.metadata_calibration?.expected_write_bytes ?? null;
     const g = groups.get(key) ?? {
       host: hostOf(f.doc),
       device: io.device,
@@ -209,6 +223,7 @@ function devicePerHost(files: readonly RankFile[]): HostDevice[] {
       written_bytes: 0,
       tool_read_bytes: 0,
       tool_written_bytes: 0,
+      metadata_write_bytes: null,
     };
     groups.set(key, {
       ...g,
@@ -217,20 +232,27 @@ function devicePerHost(files: readonly RankFile[]): HostDevice[] {
       written_bytes: Math.max(g.written_bytes, io.written_bytes),
       tool_read_bytes: g.tool_read_bytes + tool.read_bytes,
       tool_written_bytes: g.tool_written_bytes + tool.written_bytes,
+      metadata_write_bytes: metadata === null ? g.metadata_write_bytes : (g.metadata_write_bytes ?? 0) + metadata,
     });
   }
   return [...groups.values()].map((g) => ({ ...g, bytes_check: bytesCheck(g) }));
 }
 
-/** The single-run rule (metrics/validity.ts) applied to a host's device and all its ranks' bytes together. */
+/**
+ * The single-run rule (metrics/validity.ts) applied to a host's device and all its ranks' bytes
+ * together, the file system's own writes for their new files allowed as a run allows them.
+ */
 function bytesCheck(g: Omit<HostDevice, 'bytes_check'>): string {
   const read = byteMismatch(g.read_bytes, g.tool_read_bytes);
   const write = byteMismatch(g.written_bytes, g.tool_written_bytes);
+  const metadata = g.metadata_write_bytes ?? 0;
+  const metadataExplains = write === 'above' && metadata > 0 && byteMismatch(g.written_bytes, g.tool_written_bytes + metadata) !== 'above';
   const codes = [
     ...(read !== undefined ? [read === 'above' ? 'device_reads_exceed_tool' : 'device_reads_below_tool'] : []),
-    ...(write !== undefined ? [write === 'above' ? 'device_writes_exceed_tool' : 'device_writes_below_tool'] : []),
+    ...(write !== undefined && !metadataExplains ? [write === 'above' ? 'device_writes_exceed_tool' : 'device_writes_below_tool'] : []),
   ];
-  return codes.length === 0 ? 'match' : codes.join(',');
+  if (codes.length > 0) return codes.join(',');
+  return metadataExplains ? 'device_writes_metadata' : 'match';
 }
 
 /** A rank's own reasons that are not the device-byte comparison (judged per host instead). */
@@ -290,7 +312,7 @@ export function trialFigures(t: TrialInput): TrialFigures {
     max_abs_start_skew_ms: skews.length === 0 ? null : Math.max(...skews.map(Math.abs)),
     end_spread_ms: spread(windows.map((w) => w.end)),
     all_ranks_valid:
-      t.missing.length === 0 && docs.every((d) => ownReasons(d).length === 0) && hosts.every((h) => h.bytes_check === 'match'),
+      t.missing.length === 0 && docs.every((d) => ownReasons(d).length === 0) && hosts.every((h) => HOST_BYTES_OK.has(h.bytes_check)),
     kv_pool: mergedPool(docs, windowSec),
     metadata_ops: mergedMetadata(docs),
   };

@@ -112,6 +112,13 @@ test(
           o.kvcache_bench.storage_read_device_latency.count,
           sum((d) => d.kvcache_bench.latency_histograms.storage_read_device?.count ?? 0),
         );
+        // The flat layout's metadata calibrations, before and after the window, in turns: one meeting, then a turn per rank of the host.
+        const barrier = await readdir(join(results, runDir, `option_${opt}`, 'trial_1', 'barrier'));
+        for (const phase of ['calibrate-before', 'calibrate-after'])
+          assert.deepEqual(
+            barrier.filter((n) => n.startsWith(`${phase}`) && n.endsWith('.go.json')).sort(),
+            [0, 1, 2].map((k) => `${phase}-turn-${k}.go.json`).concat(`${phase}.go.json`),
+          );
       }
       // Merge again with one rank file gone: partial, named, no crash.
       const gone = join(results, runDir, 'option_2', 'trial_1', 'rank_1');
@@ -134,7 +141,8 @@ test('a rank whose peer never arrives fails alone after --barrier-timeout, namin
     ];
     const r0 = await runWithEnv(args, { OMPI_COMM_WORLD_RANK: '0', OMPI_COMM_WORLD_SIZE: '2' });
     assert.equal(r0.code, 1, r0.stderr);
-    assert.match(r0.stderr, /kv-cache: error: rank\(s\) 1 of 2 did not arrive at the 'start' barrier within 1 s/);
+    // The first meeting of a flat run is its metadata calibration's (then 'start').
+    assert.match(r0.stderr, /kv-cache: error: rank\(s\) 1 of 2 did not arrive at the 'calibrate-before' barrier within 1 s/);
     assert.equal(existsSync(join(dir, 'rank_0')), false, 'nothing measured, nothing saved');
     const r1 = await runWithEnv(args, { OMPI_COMM_WORLD_RANK: '1', OMPI_COMM_WORLD_SIZE: '2' });
     assert.equal(r1.code, 1, r1.stderr);

@@ -278,3 +278,56 @@ test('RankSession: an agreed start further off than the timeout is refused, not 
   await time.advance(20);
   await failed;
 });
+
+test('inTurns: the ranks of a host work one at a time in rank order, hosts at once; a failed work still takes its turns', async () => {
+  const store = new MemoryStore();
+  const hosts = ['a', 'a', 'b', 'a'];
+  const spans: Array<{ rank: number; from: number; to: number }> = [];
+  const work = (rank: number) => async (): Promise<number> => {
+    const from = performance.now();
+    await new Promise((r) => setTimeout(r, 60));
+    spans.push({ rank, from, to: performance.now() });
+    if (rank === 1) throw new Error('rank 1 could not calibrate');
+    return rank * 10;
+  };
+  const outcomes = await Promise.allSettled(
+    hosts.map((host, rank) =>
+      new RankSession({
+        identity: { rank, worldSize: hosts.length, launcher: 'openmpi', worldSizeFrom: 'OMPI_COMM_WORLD_SIZE' },
+        barrierDir: '/shared/barrier',
+        timeoutSec: 10,
+        durationSec: 30,
+        host,
+        pid: rank,
+        store,
+      }).inTurns('calibrate-before', work(rank)),
+    ),
+  );
+  assert.deepEqual(
+    outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message)),
+    [0, 'rank 1 could not calibrate', 20, 30],
+  );
+  const span = (rank: number) => spans.find((s) => s.rank === rank) ?? assert.fail(`rank ${rank} never worked`);
+  // Host a: 0, then 1, then 3, none overlapping; host b's rank 2 works in the first turn, beside rank 0.
+  assert.ok(span(0).to <= span(1).from && span(1).to <= span(3).from, JSON.stringify(spans));
+  assert.ok(span(2).from < span(0).to && span(0).from < span(2).to, 'hosts take their turns at once');
+  // One meeting, then one per turn (host a has three ranks).
+  assert.deepEqual([...store.docs.keys()].filter((k) => k.endsWith('.go')).sort(), [
+    'calibrate-before-turn-0.go',
+    'calibrate-before-turn-1.go',
+    'calibrate-before-turn-2.go',
+    'calibrate-before.go',
+  ]);
+});
+
+test('inTurns: a world of one rank just works, with no barrier', async () => {
+  const s = new RankSession({
+    identity: { rank: 0, worldSize: 1, launcher: 'none', worldSizeFrom: 'none' },
+    barrierDir: undefined,
+    timeoutSec: 10,
+    durationSec: 30,
+    host: 'vm',
+    pid: 1,
+  });
+  assert.equal(await s.inTurns('calibrate-after', () => Promise.resolve(7)), 7);
+});

@@ -26,6 +26,8 @@ interface RankSpec {
   readonly readP95: number;
   readonly tokensPerSec: number;
   readonly readSamplesMs: readonly number[];
+  /** metadata_calibration.expected_write_bytes (null: a disturbed calibration); absent: no calibration. */
+  readonly metadataWriteBytes?: number | null;
 }
 
 /** A rank's results document with the figures the merge reads set to known values. */
@@ -66,6 +68,24 @@ function rankDoc(s: RankSpec): ResultsDocument {
   doc.summary.cache_stats.tier_storage_read_bandwidth_gbps = s.readGibps;
   doc.summary.cache_stats.storage_read_device_p95_ms = s.readP95;
   doc.summary.storage_throughput_tokens_per_sec = s.tokensPerSec;
+  if (s.metadataWriteBytes === undefined) delete k.metadata_calibration;
+  else
+    k.metadata_calibration = {
+      layout: 'flat',
+      files_per_round: 128,
+      file_bytes: 16_384,
+      rounds_bytes_per_file: [9000, 9000, 9000],
+      bytes_per_new_file: 9000,
+      rounds_bytes_per_file_in_new_dir: null,
+      bytes_per_new_dir: null,
+      new_dirs_in_window: 0,
+      disturbed: s.metadataWriteBytes === null,
+      seconds: 0.4,
+      new_files_in_window: 1000,
+      after_window: null,
+      allowed_bytes_per_new_file: s.metadataWriteBytes === null ? 0 : 9000,
+      expected_write_bytes: s.metadataWriteBytes,
+    };
   return doc;
 }
 
@@ -130,6 +150,7 @@ test('a trial: bytes of all ranks ÷ the common window, each host’s device onc
       written_bytes: 2 * GiB,
       tool_read_bytes: 3 * GiB,
       tool_written_bytes: 2 * GiB,
+      metadata_write_bytes: null,
       bytes_check: 'match',
     },
     {
@@ -140,6 +161,7 @@ test('a trial: bytes of all ranks ÷ the common window, each host’s device onc
       written_bytes: 0,
       tool_read_bytes: 0,
       tool_written_bytes: 0,
+      metadata_write_bytes: null,
       bytes_check: 'match',
     },
   ]);
@@ -218,4 +240,40 @@ test('collect: a missing rank directory, a rank without a file and an unreadable
     assert.equal(summary.total_ranks, 4);
     assert.equal(summary.options['2'].missing_files.length, 3);
   });
+});
+
+test("a host's device wrote more than its ranks: the file system's metadata for their new files is allowed, summed over the ranks, and nothing more", () => {
+  const MiB = 1 << 20;
+  // Host a: 2 GiB written by the ranks, their calibrations allow 150 + 100 MiB of metadata.
+  const host = (deviceWritten: number, meta0: number | null | undefined, meta1: number | null | undefined) => {
+    const f = trialFigures({
+      option: '1',
+      trial: 1,
+      dir: '/r',
+      files: [
+        file({ ...R0, deviceRead: 3 * GiB, deviceWritten, ...(meta0 !== undefined ? { metadataWriteBytes: meta0 } : {}) }),
+        file({ ...R1, deviceRead: 3 * GiB, deviceWritten, ...(meta1 !== undefined ? { metadataWriteBytes: meta1 } : {}) }),
+      ].map((f) => {
+        f.doc.kvcache_bench.validity.reasons = [];
+        return f;
+      }),
+      missing: [],
+    });
+    // The fixture's own reasons (a short run) aside, all_ranks_valid follows the host's check.
+    const a = f.device_per_host[0];
+    assert.ok(a !== undefined);
+    return { check: a.bytes_check, metadata: a.metadata_write_bytes, valid: f.all_ranks_valid };
+  };
+  assert.deepEqual(host(2 * GiB + 300 * MiB, 150 * MiB, 100 * MiB), { check: 'device_writes_metadata', metadata: 250 * MiB, valid: true });
+  // Beyond the metadata and the 5 % tolerance on top: another writer.
+  assert.deepEqual(host(2 * GiB + 400 * MiB, 150 * MiB, 100 * MiB), {
+    check: 'device_writes_exceed_tool',
+    metadata: 250 * MiB,
+    valid: false,
+  });
+  // One rank's calibration disturbed (allows nothing), the other's 150 MiB: 300 MiB over is too much.
+  assert.deepEqual(host(2 * GiB + 300 * MiB, 150 * MiB, null), { check: 'device_writes_exceed_tool', metadata: 150 * MiB, valid: false });
+  // No calibration at all (slab, an object store): the rule of a run without metadata.
+  assert.deepEqual(host(2 * GiB + 300 * MiB, undefined, undefined), { check: 'device_writes_exceed_tool', metadata: null, valid: false });
+  assert.deepEqual(host(2 * GiB, 150 * MiB, 100 * MiB), { check: 'match', metadata: 250 * MiB, valid: true });
 });

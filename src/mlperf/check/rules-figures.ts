@@ -3,7 +3,7 @@
 // percentiles: merge.ts), and the ranks' own quality as we judge it: validity, overlapping windows,
 // device bytes per host, no rank stopped early.
 import { GiB } from '../../util/units.js';
-import { pooledPercentiles, POOLED_HISTOGRAMS, trialFigures } from '../merge.js';
+import { HOST_BYTES_OK, pooledPercentiles, POOLED_HISTOGRAMS, trialFigures } from '../merge.js';
 import type { TrialInput } from '../merge.js';
 import type { ResultsDocument } from '../../report/results-schema.js';
 import { evidence, rankEvidence, ranksOf, relPath, sameNumber, verdictOf } from './facts.js';
@@ -237,11 +237,11 @@ function deviceBytesPerHost(input: CheckInput): Verdict {
       });
     for (const h of fig.device_per_host)
       findings.push({
-        status: h.bytes_check === 'match' ? 'PASS' : 'FAIL',
+        status: HOST_BYTES_OK.has(h.bytes_check) ? 'PASS' : 'FAIL',
         evidence: evidence(
           trialDir,
           `device ${h.host}:${h.device} (ranks ${h.ranks.join(', ')})`,
-          `device read ${h.read_bytes} / written ${h.written_bytes} B vs ranks' ${h.tool_read_bytes} / ${h.tool_written_bytes} B: ${h.bytes_check}`,
+          `device read ${h.read_bytes} / written ${h.written_bytes} B vs ranks' ${h.tool_read_bytes} / ${h.tool_written_bytes} B${h.metadata_write_bytes !== null ? ` (+ up to ${h.metadata_write_bytes} B of file-system metadata)` : ''}: ${h.bytes_check}`,
           "device bytes (counted once per host) match the ranks' storage bytes",
         ),
       });
