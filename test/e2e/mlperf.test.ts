@@ -116,7 +116,7 @@ test(
         const barrier = await readdir(join(results, runDir, `option_${opt}`, 'trial_1', 'barrier'));
         for (const phase of ['calibrate-before', 'calibrate-after'])
           assert.deepEqual(
-            barrier.filter((n) => n.startsWith(`${phase}`) && n.endsWith('.go.json')).sort(),
+            barrier.filter((n) => n.startsWith(phase) && n.endsWith('.go.json')).sort(),
             [0, 1, 2].map((k) => `${phase}-turn-${k}.go.json`).concat(`${phase}.go.json`),
           );
       }
