@@ -31,7 +31,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { AlignedSlab, DIRECT_ALIGN } from '../data/aligned.js';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
-import { newRunId } from '../tiers/file-names.js';
+import { calibrationFileName, calibrationScratchName, calibrationTag, newRunId } from '../tiers/file-names.js';
 import type { StorageTarget } from './tier-stack.js';
 import type { AfterWindowCalibration, MetadataCalibration } from '../metrics/result.js';
 import type { BlockDevice, DiskCounters } from '../metrics/diskstats.js';
@@ -171,13 +171,13 @@ function scratchPlace(t: CalibrationTarget, dir: string): Place {
  * them for entries; fan-out directories made for them stay (a shared pool's writers may be using them).
  */
 function inPlace(t: CalibrationTarget, entryDir: string, round: number): Place {
-  const tag = `kvc-cal-${t.runId}-${round}`;
+  const tag = calibrationTag(t.runId, round);
   const made: string[] = [];
   return {
     pathOf: (i) => {
       const path =
         t.layout === 'flat'
-          ? join(entryDir, `.${tag}-${i}.bin`)
+          ? join(entryDir, calibrationFileName(t.runId, round, i))
           : `${join(dirname(entryDir), poolBlockName(basename(entryDir), `${tag}\n${i}`))}.${tag}-${i}`;
       made.push(path);
       return path;
@@ -252,7 +252,7 @@ export function calibrateAmongEntries(t: CalibrationTarget, entryDir: string): P
 
 /** Calibrates the file system's bytes per new file in a scratch directory of the cache dir, removed afterwards. */
 export async function calibrateMetadataBytes(t: CalibrationTarget): Promise<MetadataCalibration> {
-  const found = await calibrateIn(t, (r) => scratchPlace(t, join(t.dir, `.kvc-calibrate-${t.runId}-${r}`)));
+  const found = await calibrateIn(t, (r) => scratchPlace(t, join(t.dir, calibrationScratchName(t.runId, r))));
   return {
     layout: t.layout,
     filesPerRound: CALIBRATION_FILES,

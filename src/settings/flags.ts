@@ -150,9 +150,14 @@ export const FLAG_TABLE = {
     },
   ),
   createCacheDir: bool('create-cache-dir', T, 'Create --cache-dir (and missing parents) when it does not exist', { ours: true }),
-  removeStaleEntries: bool('remove-stale-entries', T, 'Delete entry files (kvc-<run id>-*.bin) that earlier runs left in --cache-dir', {
-    ours: true,
-  }),
+  removeStaleEntries: bool(
+    'remove-stale-entries',
+    T,
+    'Delete entry files (kvc-<run id>-*.bin) and metadata calibration files (.kvc-cal*) that earlier, killed runs left in --cache-dir',
+    {
+      ours: true,
+    },
+  ),
   storageCapacityGb: float('storage-capacity-gb', 0, T, 'Storage tier capacity in GiB (0 = 95% of the free space)', { check: nonNegative }),
   kvPool: choice(
     'kv-pool',

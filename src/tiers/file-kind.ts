@@ -37,7 +37,8 @@ async function fileLeftovers(
   const removed = remove ? await removeStaleEntries(stale) : 0;
   const found = { count: stale.paths.length, bytes: stale.bytes, allocatedBytes: stale.allocatedBytes, removed };
   if (found.count === 0) return { found, warnings: [] };
-  const what = `${file.dir} held ${found.count} entry file(s) of earlier runs (kvc-<run id>-*.bin, ${(found.allocatedBytes / GiB).toFixed(3)} GiB on disk), e.g. from a killed run`;
+  const calibration = stale.calibrationFiles > 0 ? `, ${stale.calibrationFiles} of them a metadata calibration's (.kvc-cal*)` : '';
+  const what = `${file.dir} held ${found.count} entry file(s) of earlier runs (kvc-<run id>-*.bin${calibration}, ${(found.allocatedBytes / GiB).toFixed(3)} GiB on disk), e.g. from a killed run`;
   const action = remove
     ? `; ${removed} removed (--remove-stale-entries)`
     : '; left in place, taking that space from this run: remove them with --remove-stale-entries';

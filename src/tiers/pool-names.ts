@@ -41,6 +41,13 @@ export function poolBlockName(namespace: string, key: string): string {
 export const POOL_BLOCK_FILE = /^[0-9a-f]{40}\.bin$/;
 /** A temporary file name of a block being published (last path part); group 1 is the writer's run id. */
 export const POOL_TEMP_FILE = /^[0-9a-f]{40}\.bin\.tmp-([0-9a-f]{8})-[0-9]+$/;
+/**
+ * A metadata calibration's file at a fan-out path after a run's window (engine/metadata-calibration.ts):
+ * a block's name, then `.kvc-cal-<calibration id>-<round>-<i>`, and `.tmp` before its rename. Never
+ * read as a block; a killed calibration's files are counted with the stale temporary files.
+ */
+export const POOL_CALIBRATION_FILE = /^[0-9a-f]{40}\.bin\.kvc-cal-[0-9a-f]{8}-\d+-\d+(?:\.tmp)?$/;
+
 /** A fan-out directory's name at level 1 (3 hex) and 2 (2 hex). */
 export const FANOUT_DIR = [/^[0-9a-f]{3}$/, /^[0-9a-f]{2}$/] as const;
 

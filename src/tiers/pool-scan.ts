@@ -6,7 +6,7 @@ import { lstat, readdir, rmdir } from 'node:fs/promises';
 import { removeFiles } from './file-names.js';
 import { join } from 'node:path';
 import { errnoCode } from './fs-info.js';
-import { FANOUT_DIR, FANOUT_NAMESPACE, POOL_BLOCK_FILE, POOL_TEMP_FILE } from './pool-names.js';
+import { FANOUT_DIR, FANOUT_NAMESPACE, POOL_BLOCK_FILE, POOL_CALIBRATION_FILE, POOL_TEMP_FILE } from './pool-names.js';
 
 /** A pool namespace's contents at start. */
 export interface PoolContents {
@@ -28,10 +28,13 @@ async function entriesOf(dir: string): Promise<Array<{ name: string; isDir: bool
   }
 }
 
+/** What walkFanout passes as a killed metadata calibration's file's "writer" (no run id looks like it). */
+const CALIBRATION_WRITER = 'calibration';
+
 /**
  * Visits the regular files named as blocks or temporary blocks in `<namespaceDir>/<3 hex>/<2 hex>/`
- * (directories only, links skipped): `temp` is the writer's run id of a temporary file, undefined for
- * a block. Files gone meanwhile are not visited.
+ * (directories only, links skipped): `temp` is the writer's run id of a temporary file (a metadata
+ * calibration's file: CALIBRATION_WRITER), undefined for a block. Files gone meanwhile are not visited.
  */
 async function walkFanout(
   namespaceDir: string,
@@ -44,10 +47,10 @@ async function walkFanout(
       const leaf = join(namespaceDir, l1.name, l2.name);
       for (const f of await entriesOf(leaf)) {
         if (!f.isFile) continue;
-        const temp = POOL_TEMP_FILE.exec(f.name);
-        if (!POOL_BLOCK_FILE.test(f.name) && temp === null) continue;
+        const temp = POOL_TEMP_FILE.exec(f.name)?.[1] ?? (POOL_CALIBRATION_FILE.test(f.name) ? CALIBRATION_WRITER : undefined);
+        if (!POOL_BLOCK_FILE.test(f.name) && temp === undefined) continue;
         const st = await lstat(join(leaf, f.name)).catch(() => undefined);
-        if (st?.isFile() === true) visit(join(leaf, f.name), st.size, st.blocks * 512, temp?.[1]);
+        if (st?.isFile() === true) visit(join(leaf, f.name), st.size, st.blocks * 512, temp);
       }
     }
   }

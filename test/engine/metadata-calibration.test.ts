@@ -21,6 +21,8 @@ import { allowedBytesPerNewFile } from '../../src/metrics/result.js';
 import type { StorageTarget } from '../../src/engine/tier-stack.js';
 import { storageDeviceOf } from '../../src/metrics/diskstats.js';
 import type { DiskCounters } from '../../src/metrics/diskstats.js';
+import { findStaleEntries } from '../../src/tiers/file-names.js';
+import { scanPool } from '../../src/tiers/pool-scan.js';
 import { withTempDir } from '../util/temp-dir.js';
 
 /** A tier with no limit, on a file system of 4 KiB blocks. */
@@ -53,6 +55,7 @@ for (const layout of ['flat', 'fanout'] as const)
   test(`${layout}: bytes per new file are the least round's excess over the data; the scratch directories are gone`, async () => {
     await withTempDir(async (dir) => {
       const flushed: string[] = [];
+      const scanned: number[] = [];
       const c = await calibrateMetadataBytes({
         dir,
         runId: '0000aaaa',
@@ -62,9 +65,9 @@ for (const layout of ['flat', 'fanout'] as const)
         counters: fakeDevice(20 * 1024, [9000, 6000, 7000]),
         buffer: new Uint8Array(64 * 1024),
         ...ROOMY,
-        flush: (d) => {
-          flushed.push(d);
-          return Promise.resolve();
+        flush: async (d) => {
+          // With a round's files made, a later run's scan would take them for a killed calibration's leftovers.
+          if (flushed.push(d) % 2 === 0) scanned.push((await findStaleEntries(dir, 'ffffffff')).calibrationFiles);
         },
       });
       assert.equal(c.fileBytes, 20 * 1024, 'the block size rounded up to 4 KiB');
@@ -77,6 +80,7 @@ for (const layout of ['flat', 'fanout'] as const)
       // The file system is synced once before the first round (not counted), and twice in each: after
       // the files are made and after they are removed.
       assert.deepEqual(flushed, Array(2 * CALIBRATION_ROUNDS + 1).fill(dir));
+      assert.deepEqual(scanned, Array(CALIBRATION_ROUNDS).fill(CALIBRATION_FILES));
       assert.equal(c.filesPerRound, CALIBRATION_FILES);
       assert.equal(c.roundsBytesPerFile.length, CALIBRATION_ROUNDS);
       assert.equal(c.layout, layout);
@@ -257,6 +261,7 @@ for (const layout of ['flat', 'fanout'] as const)
       mkdirSync(dirname(entry), { recursive: true });
       writeFileSync(entry, 'entry');
       const seen: string[] = [];
+      const scanned: number[] = [];
       let flushes = 0;
       const after = await calibrateAmongEntries(
         {
@@ -268,10 +273,17 @@ for (const layout of ['flat', 'fanout'] as const)
           counters: fakeDevice(16 * 1024, [12_000, 12_500, 13_000]),
           buffer: new Uint8Array(64 * 1024),
           ...ROOMY,
-          flush: () => {
-            // After a round's files are made (every other flush but the first): where they are.
-            if (++flushes % 2 === 0) seen.push(...listFiles(entryDir).filter((f) => f.includes('kvc-cal-')));
-            return Promise.resolve();
+          flush: async () => {
+            // After a round's files are made (every other flush but the first): where they are, and
+            // that a later run's scan would take them for a killed calibration's leftovers.
+            if (++flushes % 2 === 0) {
+              seen.push(...listFiles(entryDir).filter((f) => f.includes('kvc-cal-')));
+              scanned.push(
+                layout === 'flat'
+                  ? (await findStaleEntries(entryDir, 'ffffffff')).calibrationFiles
+                  : (await scanPool(entryDir, 'ffffffff')).tempPaths.length,
+              );
+            }
           },
         },
         entryDir,
@@ -281,6 +293,7 @@ for (const layout of ['flat', 'fanout'] as const)
       assert.equal(after.disturbed, false);
       assert.equal(flushes, 2 * CALIBRATION_ROUNDS + 1);
       assert.equal(seen.length, CALIBRATION_ROUNDS * CALIBRATION_FILES);
+      assert.deepEqual(scanned, Array(CALIBRATION_ROUNDS).fill(CALIBRATION_FILES));
       const shape =
         layout === 'flat'
           ? /^\.kvc-cal-0000aaaf-[0-2]-\d+\.bin$/

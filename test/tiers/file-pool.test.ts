@@ -296,3 +296,23 @@ test('planted in the pool: a FIFO or a link at a block name is no block (never o
     }
   });
 });
+
+test("a killed run's metadata calibration files in a pool are counted as stale temporary files, never as blocks, and removed on request", () =>
+  withTempDir(async (dir) => {
+    const block = join(dir, poolBlockName(NS, 'k1'));
+    mkdirSync(dirname(block), { recursive: true });
+    writeFileSync(block, new Uint8Array(4096));
+    const made = `${join(dir, poolBlockName(NS, 'kvc-cal-0000beef-0\n3'))}.kvc-cal-0000beef-0-3`; // as the calibration names them
+    const renaming = `${join(dir, poolBlockName(NS, 'kvc-cal-0000beef-0\n4'))}.kvc-cal-0000beef-0-4.tmp`; // killed before its rename
+    for (const f of [made, renaming]) {
+      mkdirSync(dirname(f), { recursive: true });
+      writeFileSync(f, new Uint8Array(8192));
+    }
+    const contents = await scanPool(join(dir, NS), '0123abcd');
+    assert.deepEqual(
+      { blocks: contents.blocks, temps: [...contents.tempPaths].sort(), bytes: contents.tempBytes },
+      { blocks: 1, temps: [made, renaming].sort(), bytes: 2 * 8192 },
+    );
+    assert.equal(await removePoolTemps(contents.tempPaths), 2);
+    assert.equal(existsSync(block), true);
+  }));

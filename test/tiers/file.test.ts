@@ -1,10 +1,10 @@
 // File tier: round trips in both I/O modes, the staging and zero-copy write paths, timing invariants,
 // and that it never touches files it did not create (docs/reference-compat.md#rc-4, #rc-17).
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { TestContext } from 'node:test';
 import { DirectSlabs } from '../../src/data/aligned.js';
@@ -15,7 +15,15 @@ import { EntryNotFoundError } from '../../src/tiers/backend.js';
 import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { FileBackend, ForeignFileError } from '../../src/tiers/file.js';
 import type { FileBackendOptions } from '../../src/tiers/file.js';
-import { RUN_ID, fileNameForKey, findStaleEntries, newRunId, removeStaleEntries } from '../../src/tiers/file-names.js';
+import {
+  RUN_ID,
+  calibrationFileName,
+  calibrationScratchName,
+  fileNameForKey,
+  findStaleEntries,
+  newRunId,
+  removeStaleEntries,
+} from '../../src/tiers/file-names.js';
 import { fileAllocatedBytes } from '../../src/tiers/fs-info.js';
 import type { IoMode } from '../../src/tiers/io-mode.js';
 import { MiB } from '../../src/util/units.js';
@@ -292,6 +300,36 @@ for (const modeCalls of ['fs', 'native'] as Calls[])
       await mine.close();
       await assert.rejects(FileBackend.create({ dir, runId: 'xyz' }), RangeError);
       assert.match(newRunId(), RUN_ID);
+    });
+
+    test("a killed run's metadata calibration files are stale entries too: counted, named in the warning's count, removed on request with their scratch directories", async () => {
+      const dir = await freshDir('stale-cal');
+      writeFileSync(join(dir, calibrationFileName('0000beef', 1, 7)), new Uint8Array(16_384)); // among the entries, after a window
+      const scratch = join(dir, calibrationScratchName('0000beef', 0)); // before a window: flat files, or a fan-out tree
+      mkdirSync(join(scratch, 'abc', 'de'), { recursive: true });
+      writeFileSync(join(scratch, 'f3.bin'), new Uint8Array(4096));
+      writeFileSync(join(scratch, 'abc', 'de', `${'a'.repeat(40)}.bin`), new Uint8Array(4096));
+      for (const f of ['.kvc-cal-0000beef-1.bin', '.kvc-cal-0000BEEF-1-7.bin', 'kvc-cal-0000beef-1-7.bin'])
+        writeFileSync(join(dir, f), 'x'); // not the shape
+      mkdirSync(join(dir, '.kvc-calibrate-0000beef')); // not the shape either
+      symlinkSync(join(dir, 'notes'), join(dir, calibrationFileName('0000beef', 2, 0))); // a link is never taken
+      const stale = await findStaleEntries(dir, '0123abcd');
+      assert.deepEqual(stale.paths.map((p) => relative(dir, p)).sort(), [
+        calibrationFileName('0000beef', 1, 7),
+        join(calibrationScratchName('0000beef', 0), 'abc', 'de', `${'a'.repeat(40)}.bin`),
+        join(calibrationScratchName('0000beef', 0), 'f3.bin'),
+      ]);
+      assert.equal(stale.calibrationFiles, 3);
+      assert.deepEqual(stale.scratchDirs, [scratch]);
+      assert.equal(stale.bytes, 16_384 + 2 * 4096);
+      assert.equal(await removeStaleEntries(stale), 3);
+      assert.deepEqual(readdirSync(dir).sort(), [
+        '.kvc-cal-0000BEEF-1-7.bin',
+        '.kvc-cal-0000beef-1.bin',
+        '.kvc-cal-0000beef-2-0.bin',
+        '.kvc-calibrate-0000beef',
+        'kvc-cal-0000beef-1-7.bin',
+      ]);
     });
 
     test('allocated bytes: whole blocks (at least the O_DIRECT unit) plus extent metadata', () => {
