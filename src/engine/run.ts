@@ -193,7 +193,8 @@ async function measure(
   const full = await setup.storageFull?.warning();
   if (full !== undefined) warnings.push(full);
   await setup.cache.dropStopped(); // the medium then holds the entries alone: the room the calibration measures against the limit
-  const calibrated = await calibrateAfterWindow(calibration, { ...turns, blockTokens, full, log: env.log });
+  const endProblem = ranks?.barrier?.endProblem ?? undefined;
+  const calibrated = await calibrateAfterWindow(calibration, { ...turns, blockTokens, full, endProblem, log: env.log });
   warnings.push(...failureWarnings(recorder.snapshot()));
   warnings.push(...routeWarnings(share, recorder));
   warnings.push(...slabWarnings(setup));
@@ -422,6 +423,8 @@ interface AfterWindowContext {
   readonly ranks: RankSession | undefined;
   readonly blockTokens: number | undefined;
   readonly full: string | undefined;
+  /** The end barrier failed (a rank is missing): no turns are taken after it, they would wait for that rank until the timeout. */
+  readonly endProblem: string | undefined;
   readonly log: (line: string) => void;
   readonly interrupt: AbortSignal | undefined;
 }
@@ -436,6 +439,13 @@ async function calibrateAfterWindow(
   o: AfterWindowContext,
 ): Promise<MetadataCalibration | undefined> {
   if (o.interrupt?.aborted === true) return calibrateAmongEntriesHere(before, o); // says so; takes no turn
+  if (o.endProblem !== undefined) {
+    if (before !== undefined && !before.disturbed)
+      o.log(
+        `File-system metadata: not calibrated after the window (the end barrier failed: ${o.endProblem}); the verdict allows the figure from before it`,
+      );
+    return before;
+  }
   try {
     return await inTurnsOnHost('calibrate-after', o, () => calibrateAmongEntriesHere(before, o));
   } catch (e) {

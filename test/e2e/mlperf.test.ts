@@ -150,6 +150,41 @@ test('a rank whose peer never arrives fails alone after --barrier-timeout, namin
   });
 });
 
+test("a rank killed in the window: its peer's end barrier fails, and the peer takes no calibration turn after it (it would wait out the timeout again)", async () => {
+  await withTempDir(async (dir) => {
+    const args = [
+      ...['--model', 'tiny-1b', '--generation-mode', 'none', '--num-users', '1', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0'],
+      ...['--duration', '6', '--no-progress', '--rank-output-base', dir, '--barrier-timeout', '5'],
+    ];
+    const world = (rank: number) => ({ OMPI_COMM_WORLD_RANK: String(rank), OMPI_COMM_WORLD_SIZE: '2' });
+    let kill1: ((s: NodeJS.Signals) => void) | undefined;
+    let armed = false;
+    const [r0, r1] = await Promise.all([
+      runCli(args, { env: world(0) }),
+      runCli(args, {
+        env: world(1),
+        onStart: (k) => (kill1 = k),
+        // Its calibration before the window is over: the window opens ~1 s later and runs 6 s; killed in it.
+        onStdout: (soFar) => {
+          if (armed || !/^File-system metadata: .*before the window/m.test(soFar)) return;
+          armed = true;
+          setTimeout(() => kill1?.('SIGKILL'), 3500);
+        },
+      }),
+    ]);
+    assert.equal(r1.signal, 'SIGKILL', 'rank 1 was killed');
+    assert.equal(r0.code, 0, r0.stderr);
+    const [file] = (await readdir(join(dir, 'rank_0'))).filter((n) => n.endsWith('.json'));
+    const k = (JSON.parse(await readFile(join(dir, 'rank_0', file ?? ''), 'utf8')) as ResultsDocument).kvcache_bench;
+    assert.match(k.ranks?.barrier?.end_problem ?? '', /rank\(s\) 1 of 2 did not arrive at the 'end' barrier/);
+    if (k.metadata_calibration !== undefined) {
+      assert.match(r0.stdout, /File-system metadata: not calibrated after the window \(the end barrier failed: /);
+      assert.equal(k.metadata_calibration.after_window, null);
+    }
+    assert.equal(existsSync(join(dir, 'barrier', 'calibrate-after.arrive.rank_0.json')), false, 'no turn taken');
+  });
+});
+
 test('CLOSED refuses a cache dir on the results dir’s file system and locked flags, exit 2, nothing created', async () => {
   await withTempDir(async (dir) => {
     const run = await runCli(['mlperf', '--results-dir', dir, '--cache-dir', dir, '--trials', '1']);
