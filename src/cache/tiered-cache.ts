@@ -425,6 +425,25 @@ export class TieredCache {
     for (const b of this.usage.backends) await b.dropStopped?.();
   }
 
+  /**
+   * After the run, its results taken: deletes `tier`'s least recently used entries until `bytes` are
+   * free under its limit, or none is left, and returns the room then. Nothing is recorded (the window
+   * is over, and teardown would delete them anyway); a failed delete stops it, its room still taken.
+   */
+  async makeRoomAfterRun(tier: TierName, bytes: number): Promise<number> {
+    const room = (): number => this.limitBytes(tier) - this.usage.allocatedBytes(tier);
+    for (let victim = this.nextVictim(tier); victim !== undefined && room() < bytes; victim = this.nextVictim(tier)) {
+      this.entries.remove(victim.key);
+      try {
+        await this.backend(tier).delete(victim.key);
+      } catch {
+        break; // its bytes are still on the medium: so is its room
+      }
+      this.usage.release(tier, victim.size);
+    }
+    return room();
+  }
+
   /** Closes every backend (their files and buffers); the cache is unusable afterwards. */
   async close(): Promise<void> {
     for (const b of this.usage.backends) await b.close();

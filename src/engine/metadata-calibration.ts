@@ -103,10 +103,15 @@ function footprintPerFile(fileBytes: number, t: Pick<CalibrationTarget, 'fsBlock
  * CalibrationRoomError when one page each does not fit.
  */
 export function calibrationFileBytes(t: Pick<CalibrationTarget, 'entryBytes' | 'roomBytes' | 'fsBlockBytes' | 'layout'>): number {
-  const wanted = roundUp(Math.max(1, Math.min(t.entryBytes, MAX_CALIBRATION_FILE_BYTES)), DIRECT_ALIGN);
+  const wanted = wantedFileBytes(t.entryBytes);
   for (let bytes = wanted; bytes >= DIRECT_ALIGN; bytes -= DIRECT_ALIGN)
     if (CALIBRATION_FILES * footprintPerFile(bytes, t) <= t.roomBytes) return bytes;
   throw new CalibrationRoomError(CALIBRATION_FILES * footprintPerFile(DIRECT_ALIGN, t), t.roomBytes);
+}
+
+/** A calibration file's data bytes before any room is considered: the entry size, at most 64 KiB, in whole pages. */
+function wantedFileBytes(entryBytes: number): number {
+  return roundUp(Math.max(1, Math.min(entryBytes, MAX_CALIBRATION_FILE_BYTES)), DIRECT_ALIGN);
 }
 
 /** The namespace the fan-out rounds name their files in (any: only the spread of the names matters). */
@@ -327,6 +332,18 @@ function calibrated(
 export async function calibrateForRun(c: CalibrationContext): Promise<MetadataCalibration | undefined> {
   const on = calibrated(c);
   return on === undefined ? undefined : calibrateMetadataBytes(targetOf(on.s, on.device, c));
+}
+
+/**
+ * The room under the storage tier's limit a round's files of full size take (bytes): what the run
+ * may free after its window so the calibration among its entries need not shrink them; 0 where
+ * calibrateForRun makes none.
+ */
+export function calibrationRoomWanted(c: Omit<CalibrationContext, 'roomBytes'>): number {
+  const on = calibrated({ ...c, roomBytes: Infinity });
+  if (on === undefined) return 0;
+  const t = { fsBlockBytes: statfsSync(on.s.dir).bsize, layout: on.s.layout };
+  return CALIBRATION_FILES * footprintPerFile(wantedFileBytes(c.blockBytes ?? MAX_CALIBRATION_FILE_BYTES), t);
 }
 
 /** The same among the run's own entries after its window (calibrateAmongEntries); undefined where calibrateForRun is. */

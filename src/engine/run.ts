@@ -3,7 +3,7 @@
 // Never prints: lines for the user go to `env.log`.
 import { Recorder } from '../metrics/recorder.js';
 import type { EntrySizeSummary, KvBlocksFacts, KvPoolFacts, MachineContext, MetadataCalibration, RunResult } from '../metrics/result.js';
-import { calibrateAfterRun, calibrateForRun, mayCalibrate } from './metadata-calibration.js';
+import { calibrateAfterRun, calibrateForRun, calibrationRoomWanted, mayCalibrate } from './metadata-calibration.js';
 import type { CalibrationContext } from './metadata-calibration.js';
 import { RequestMetrics } from '../metrics/request-metrics.js';
 import { kvBytesPerToken } from '../model/models.js';
@@ -192,15 +192,13 @@ async function measure(
   if (failure !== undefined) warnings.push(`run stopped by an error: ${messageOf(failure)}`);
   const full = await setup.storageFull?.warning();
   if (full !== undefined) warnings.push(full);
-  await setup.cache.dropStopped(); // the medium then holds the entries alone: the room the calibration measures against the limit
-  const endProblem = ranks?.barrier?.endProblem ?? undefined;
-  const calibrated = await calibrateAfterWindow(calibration, { ...turns, blockTokens, full, endProblem, log: env.log });
   warnings.push(...failureWarnings(recorder.snapshot()));
   warnings.push(...routeWarnings(share, recorder));
   warnings.push(...slabWarnings(setup));
   // Every source ran out: the request budget was met, or a replay finished its cycles.
   const stopReason = stop.reason(cfg.maxRequests > 0 ? 'max_requests' : 'workload_complete');
-  const result = assembleResult({
+  // The window's figures first: the calibration after it may delete entries to make room for its files.
+  const measuredResult = assembleResult({
     cfg,
     env,
     setup,
@@ -218,8 +216,12 @@ async function measure(
     latencyTracing,
     ttft,
     share,
-    calibration: calibrated,
+    calibration,
   });
+  await setup.cache.dropStopped(); // the medium then holds the entries alone: the room the calibration measures against the limit
+  const endProblem = ranks?.barrier?.endProblem ?? undefined;
+  const calibrated = await calibrateAfterWindow(calibration, { ...turns, blockTokens, full, endProblem, log: env.log });
+  const result = calibrated === undefined ? measuredResult : { ...measuredResult, metadataCalibration: calibrated };
   if (failure !== undefined) throw new RunFailedError(result, failure);
   return result;
 }
@@ -366,9 +368,14 @@ function calibrationContext(cfg: RunConfig, setup: RunSetup, blockTokens: number
   return {
     storage: setup.storage,
     roomBytes: setup.cache.limitBytes('storage') - setup.cache.allocatedBytes('storage'),
-    ...(blockTokens !== undefined ? { blockBytes: setup.cache.sizeOf(blockTokens) } : {}),
+    ...blockBytesOf(setup, blockTokens),
     traceMode: cfg.ioTraceLog !== undefined,
   };
+}
+
+/** The run's KV block bytes, in block mode. */
+function blockBytesOf(setup: RunSetup, blockTokens: number | undefined): { blockBytes?: number } {
+  return blockTokens !== undefined ? { blockBytes: setup.cache.sizeOf(blockTokens) } : {};
 }
 
 /**
@@ -467,6 +474,14 @@ async function calibrateAmongEntriesHere(
     return before;
   }
   try {
+    // A full tier would leave the round's files no room under its limit: its least recently used
+    // entries go first (teardown deletes them anyway), unless the pool is kept for a later run.
+    const want = calibrationRoomWanted({
+      storage: o.setup.storage,
+      traceMode: o.cfg.ioTraceLog !== undefined,
+      ...blockBytesOf(o.setup, o.blockTokens),
+    });
+    if (want > 0 && !o.cfg.keepPool) await o.setup.cache.makeRoomAfterRun('storage', want);
     const after = await calibrateAfterRun(calibrationContext(o.cfg, o.setup, o.blockTokens));
     if (after === undefined) return before;
     o.log(

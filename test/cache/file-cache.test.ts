@@ -81,3 +81,31 @@ test('the storage limit is hard on disk: sampled every 20 ms under concurrent wr
   assert.ok(cache.peakAllocatedBytes('storage') <= limit, `accounted peak ${cache.peakAllocatedBytes('storage')}`);
   assert.ok(peak > limit / 2, `the test should fill the tier (peak ${peak})`);
 });
+
+test('after the run, makeRoomAfterRun deletes the least recently used entries until the room is free, records nothing, and leaves no orphan', async () => {
+  const fb = await FileBackend.create({ chunkBytes: MiB, stagingSlots: 2 });
+  const { cache, rec, clock } = makeCache({ storage: fb, storageBytes: 2 * MiB });
+  try {
+    for (let i = 0; i < 30; i++) {
+      clock.advance(1);
+      await cache.allocate(`k${i}`, 10);
+    }
+    const before = structuredClone(rec.snapshot());
+    const lru = [...cache.entries.lruOrder('storage')].map((e) => e.key);
+    const room = (): number => cache.limitBytes('storage') - cache.allocatedBytes('storage');
+    const want = room() + 3 * cache.sizeOf(10); // three entries' worth beyond what is free
+    assert.ok((await cache.makeRoomAfterRun('storage', want)) >= want);
+    const left = [...cache.entries.keysIn('storage')];
+    const gone = lru.filter((k) => !left.includes(k));
+    assert.ok(gone.length >= 3 && gone.length <= 4, `${gone.length} deleted`);
+    assert.deepEqual(gone, lru.slice(0, gone.length), 'least recently used first');
+    await assertNoOrphans(cache, fb);
+    assert.deepEqual(rec.snapshot(), before, 'the window is over: nothing is recorded');
+    // More room than the tier has: every entry goes, and what is free then is the whole limit.
+    assert.equal(await cache.makeRoomAfterRun('storage', 10 * MiB), cache.limitBytes('storage'));
+    assert.equal(cache.entries.count('storage'), 0);
+    await assertNoOrphans(cache, fb);
+  } finally {
+    await cache.close();
+  }
+});

@@ -194,6 +194,9 @@ test(
       assert.ok(peak <= limit, `peak ${peak} on disk > limit ${limit}`);
       assert.ok((add.storage_capacity?.peak_allocated_bytes ?? Infinity) <= limit);
       assert.ok(peak > limit / 2, `the run should fill the tier (peak ${peak} of ${limit})`);
+      // The calibration among the entries after the window was made, within the limit (least recently used entries made room).
+      const cal = add.metadata_calibration;
+      if (cal !== undefined && !cal.disturbed) assert.equal(cal.after_window?.file_bytes, cal.file_bytes);
       assert.ok(existsSync(out));
     });
   },
