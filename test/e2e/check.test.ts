@@ -356,6 +356,34 @@ describe('kv-cache check on a real short MLPerf run', { skip: SKIP }, () => {
       assert.equal(exitCodeOf([doc]), 1);
     });
 
+  test('OPEN, the device wrote 1 GiB more than the ranks, within their calibrated metadata: KB.3 passes and names the metadata', async () => {
+    const { doc } = await checkEdited(openRun, 'open-KB.3-metadata', async (run) => {
+      for (const r of RANKS)
+        await editRank(run, 1, 1, r, (d) => {
+          if (d.kvcache_bench.device_io !== null) d.kvcache_bench.device_io.written_bytes += 2 ** 30; // the host counts it once
+          d.kvcache_bench.metadata_calibration = {
+            layout: 'flat',
+            files_per_round: 128,
+            file_bytes: 65_536,
+            rounds_bytes_per_file: [9000, 9000, 9000],
+            bytes_per_new_file: 9000,
+            rounds_bytes_per_file_in_new_dir: null,
+            bytes_per_new_dir: null,
+            new_dirs_in_window: 0,
+            disturbed: false,
+            seconds: 0.4,
+            new_files_in_window: 100_000,
+            after_window: null,
+            allowed_bytes_per_new_file: 9000,
+            expected_write_bytes: 2 ** 30 / RANKS.length, // the two ranks' bills together: the excess
+          };
+        });
+    });
+    assert.deepEqual(statuses(doc), OPEN_CLEAN);
+    const kb3 = doc.rules.find((r) => r.id === 'KB.3')?.evidence.find((e) => e.field.startsWith('device '));
+    assert.match(String(kb3?.value), /\(\+ up to 1073741824 B of file-system metadata\): device_writes_metadata$/);
+  });
+
   const CLOSED_CASES: Array<{ id: string; why: string; change: (run: string) => Promise<void> }> = [
     {
       id: '6.3.1.1',
