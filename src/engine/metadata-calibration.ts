@@ -37,7 +37,7 @@ import type { AfterWindowCalibration, MetadataCalibration } from '../metrics/res
 import type { BlockDevice, DiskCounters } from '../metrics/diskstats.js';
 import { MiB, roundUp } from '../util/units.js';
 import { messageOf } from '../util/errors.js';
-import { FANOUT_DIR, poolBlockName } from '../tiers/pool-names.js';
+import { FANOUT_DIR, poolBlockName, poolCalibrationName } from '../tiers/pool-names.js';
 import { fileAllocatedBytes } from '../tiers/fs-info.js';
 
 const execFileAsync = promisify(execFile);
@@ -172,8 +172,9 @@ function scratchPlace(t: CalibrationTarget, dir: string): Place {
 /**
  * Among the run's own entries, after its window (`entryDir`: the cache dir for flat, the namespace
  * directory for fanout): the files meet the directory sizes and spread the run left. Their names are
- * none of the run's shapes (`.kvc-cal-…`, a fan-out leaf's `<40 hex>.kvc-cal-…`), so no scan takes
- * them for entries; fan-out directories made for them stay (a shared pool's writers may be using them).
+ * none of the run's shapes (`.kvc-cal-…`, a fan-out leaf's `<40 hex>.bin.kvc-cal-…`), so no scan takes
+ * them for entries (a later run's counts a killed calibration's as stale); fan-out directories made
+ * for them stay (a shared pool's writers may be using them).
  */
 function inPlace(t: CalibrationTarget, entryDir: string, round: number): Place {
   const tag = calibrationTag(t.runId, round);
@@ -183,7 +184,7 @@ function inPlace(t: CalibrationTarget, entryDir: string, round: number): Place {
       const path =
         t.layout === 'flat'
           ? join(entryDir, calibrationFileName(t.runId, round, i))
-          : `${join(dirname(entryDir), poolBlockName(basename(entryDir), `${tag}\n${i}`))}.${tag}-${i}`;
+          : join(dirname(entryDir), poolCalibrationName(basename(entryDir), tag, i));
       made.push(path);
       return path;
     },
@@ -335,20 +336,18 @@ export async function calibrateForRun(c: CalibrationContext): Promise<MetadataCa
 }
 
 /**
- * The room under the storage tier's limit a round's files of full size take (bytes): what the run
- * may free after its window so the calibration among its entries need not shrink them; 0 where
- * calibrateForRun makes none.
+ * The same among the run's own entries after its window (calibrateAmongEntries); undefined where
+ * calibrateForRun is. `makeRoom`, when given, is asked for the room a round's full-size files take
+ * under the tier's limit and returns the room there is then (c.roomBytes is not used).
  */
-export function calibrationRoomWanted(c: Omit<CalibrationContext, 'roomBytes'>): number {
-  const on = calibrated({ ...c, roomBytes: Infinity });
-  if (on === undefined) return 0;
-  const t = { fsBlockBytes: statfsSync(on.s.dir).bsize, layout: on.s.layout };
-  return CALIBRATION_FILES * footprintPerFile(wantedFileBytes(c.blockBytes ?? MAX_CALIBRATION_FILE_BYTES), t);
-}
-
-/** The same among the run's own entries after its window (calibrateAmongEntries); undefined where calibrateForRun is. */
-export async function calibrateAfterRun(c: CalibrationContext): Promise<AfterWindowCalibration | undefined> {
+export async function calibrateAfterRun(
+  c: CalibrationContext,
+  makeRoom?: (bytes: number) => Promise<number>,
+): Promise<AfterWindowCalibration | undefined> {
   const on = calibrated(c);
   if (on === undefined) return undefined;
-  return calibrateAmongEntries(targetOf(on.s, on.device, c), on.s.entryDir ?? on.s.dir);
+  const t = targetOf(on.s, on.device, c);
+  const roomBytes =
+    makeRoom === undefined ? t.roomBytes : await makeRoom(CALIBRATION_FILES * footprintPerFile(wantedFileBytes(t.entryBytes), t));
+  return calibrateAmongEntries({ ...t, roomBytes }, on.s.entryDir ?? on.s.dir);
 }

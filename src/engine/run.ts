@@ -3,7 +3,7 @@
 // Never prints: lines for the user go to `env.log`.
 import { Recorder } from '../metrics/recorder.js';
 import type { EntrySizeSummary, KvBlocksFacts, KvPoolFacts, MachineContext, MetadataCalibration, RunResult } from '../metrics/result.js';
-import { calibrateAfterRun, calibrateForRun, calibrationRoomWanted, mayCalibrate } from './metadata-calibration.js';
+import { calibrateAfterRun, calibrateForRun, mayCalibrate } from './metadata-calibration.js';
 import type { CalibrationContext } from './metadata-calibration.js';
 import { RequestMetrics } from '../metrics/request-metrics.js';
 import { kvBytesPerToken } from '../model/models.js';
@@ -368,14 +368,9 @@ function calibrationContext(cfg: RunConfig, setup: RunSetup, blockTokens: number
   return {
     storage: setup.storage,
     roomBytes: setup.cache.limitBytes('storage') - setup.cache.allocatedBytes('storage'),
-    ...blockBytesOf(setup, blockTokens),
+    ...(blockTokens !== undefined ? { blockBytes: setup.cache.sizeOf(blockTokens) } : {}),
     traceMode: cfg.ioTraceLog !== undefined,
   };
-}
-
-/** The run's KV block bytes, in block mode. */
-function blockBytesOf(setup: RunSetup, blockTokens: number | undefined): { blockBytes?: number } {
-  return blockTokens !== undefined ? { blockBytes: setup.cache.sizeOf(blockTokens) } : {};
 }
 
 /**
@@ -445,14 +440,10 @@ async function calibrateAfterWindow(
   before: MetadataCalibration | undefined,
   o: AfterWindowContext,
 ): Promise<MetadataCalibration | undefined> {
-  if (o.interrupt?.aborted === true) return calibrateAmongEntriesHere(before, o); // says so; takes no turn
-  if (o.endProblem !== undefined) {
-    if (before !== undefined && !before.disturbed)
-      o.log(
-        `File-system metadata: not calibrated after the window (the end barrier failed: ${o.endProblem}); the verdict allows the figure from before it`,
-      );
-    return before;
-  }
+  // No turn after an interrupt (the user wants out) or a failed end barrier (the turns would wait for the missing rank).
+  const noTurn =
+    o.interrupt?.aborted === true ? 'interrupted' : o.endProblem !== undefined ? `the end barrier failed: ${o.endProblem}` : undefined;
+  if (noTurn !== undefined) return notCalibratedAfter(before, noTurn, o.log);
   try {
     return await inTurnsOnHost('calibrate-after', o, () => calibrateAmongEntriesHere(before, o));
   } catch (e) {
@@ -461,28 +452,30 @@ async function calibrateAfterWindow(
   }
 }
 
+/** `before`, saying why there is no figure after the window when there was one to take. */
+function notCalibratedAfter(
+  before: MetadataCalibration | undefined,
+  why: string,
+  log: (line: string) => void,
+): MetadataCalibration | undefined {
+  if (before !== undefined && !before.disturbed)
+    log(`File-system metadata: not calibrated after the window (${why}); the verdict allows the figure from before it`);
+  return before;
+}
+
 /** calibrateAfterWindow on this rank: its outcome logged, never thrown. */
 async function calibrateAmongEntriesHere(
   before: MetadataCalibration | undefined,
   o: AfterWindowContext,
 ): Promise<MetadataCalibration | undefined> {
   if (before === undefined || before.disturbed) return before;
-  if (o.interrupt?.aborted === true || o.full !== undefined) {
-    o.log(
-      `File-system metadata: not calibrated after the window (${o.full !== undefined ? 'the file system is full' : 'interrupted'}); the verdict allows the figure from before it`,
-    );
-    return before;
-  }
+  if (o.full !== undefined || o.interrupt?.aborted === true)
+    return notCalibratedAfter(before, o.full !== undefined ? 'the file system is full' : 'interrupted', o.log);
   try {
     // A full tier would leave the round's files no room under its limit: its least recently used
     // entries go first (teardown deletes them anyway), unless the pool is kept for a later run.
-    const want = calibrationRoomWanted({
-      storage: o.setup.storage,
-      traceMode: o.cfg.ioTraceLog !== undefined,
-      ...blockBytesOf(o.setup, o.blockTokens),
-    });
-    if (want > 0 && !o.cfg.keepPool) await o.setup.cache.makeRoomAfterRun('storage', want);
-    const after = await calibrateAfterRun(calibrationContext(o.cfg, o.setup, o.blockTokens));
+    const makeRoom = o.cfg.keepPool ? undefined : (bytes: number) => o.setup.cache.makeRoomAfterRun('storage', bytes);
+    const after = await calibrateAfterRun(calibrationContext(o.cfg, o.setup, o.blockTokens), makeRoom);
     if (after === undefined) return before;
     o.log(
       `File-system metadata: ${(after.bytesPerNewFile / 1024).toFixed(1)} KiB written per new file among the run's entries (least of ${after.roundsBytesPerFile.length} rounds${after.fileBytes < before.fileBytes ? `, files of ${after.fileBytes / 1024} KiB to fit the storage tier's room under its limit` : ''}, ${after.seconds.toFixed(1)} s, after the window)` +
@@ -490,8 +483,7 @@ async function calibrateAmongEntriesHere(
     );
     return { ...before, afterWindow: after };
   } catch (e) {
-    o.log(`File-system metadata: not calibrated after the window (${messageOf(e)}); the verdict allows the figure from before it`);
-    return before;
+    return notCalibratedAfter(before, messageOf(e), o.log);
   }
 }
 

@@ -20,7 +20,8 @@ import type { PooledPercentiles } from './pooled.js';
 export type { PooledPercentiles } from './pooled.js';
 import type { MergedPool } from './merge-pool.js';
 
-export const SUMMARY_SCHEMA_VERSION = '1.0.0';
+/** 1.1.0: device_per_host[].metadata_write_bytes, and bytes_check `device_writes_metadata`. */
+export const SUMMARY_SCHEMA_VERSION = '1.1.0';
 
 /** The HDR histograms the merge pools across ranks (collect.ts checks each before the merge decodes it). */
 export const POOLED_HISTOGRAMS = ['storage_read_device', 'storage_write_device'] as const;

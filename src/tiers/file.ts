@@ -693,8 +693,7 @@ export class FileBackend implements Backend {
     this.closed = true;
     if (this.poolOptions?.keep === true) this.sizes.clear(); // --keep-pool: published blocks stay for the next run
     await this.clear();
-    for (const path of this.abandoned) await unlink(path).catch(() => undefined);
-    this.abandoned.clear();
+    await this.dropStopped();
     // A private fan-out namespace goes with its blocks (only its empty fan-out directories are left).
     if (this.poolOptions === undefined && this.fanoutDir !== undefined) await removeEmptyFanout(this.fanoutDir);
     if (this.ownsDir) await rm(this.dir, { recursive: true, force: true });

@@ -48,6 +48,11 @@ export const POOL_TEMP_FILE = /^[0-9a-f]{40}\.bin\.tmp-([0-9a-f]{8})-[0-9]+$/;
  */
 export const POOL_CALIBRATION_FILE = /^[0-9a-f]{40}\.bin\.kvc-cal-[0-9a-f]{8}-\d+-\d+(?:\.tmp)?$/;
 
+/** The `i`-th file of a calibration round tagged `tag` (file-names.ts calibrationTag) in `namespace`, at a fan-out path. */
+export function poolCalibrationName(namespace: string, tag: string, i: number): string {
+  return `${poolBlockName(namespace, `${tag}\n${i}`)}.${tag}-${i}`;
+}
+
 /** A fan-out directory's name at level 1 (3 hex) and 2 (2 hex). */
 export const FANOUT_DIR = [/^[0-9a-f]{3}$/, /^[0-9a-f]{2}$/] as const;
 

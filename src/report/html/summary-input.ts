@@ -10,7 +10,7 @@ import { METADATA_OPS } from '../../metrics/metadata-stats.js';
 import type { MetadataOp } from '../../metrics/metadata-stats.js';
 
 /** The summary version this build reads (mlperf/merge.ts SUMMARY_SCHEMA_VERSION; a test holds them equal). */
-export const SUMMARY_VERSION_READ = '1.0.0';
+export const SUMMARY_VERSION_READ = '1.1.0';
 
 const Pooled = z.object({
   count: z.number().int().nonnegative(),

@@ -111,7 +111,7 @@ test('refused by name: the mlperf manifest (no results), a summary of another ma
   const future = { ...summaryDoc(), schema_version: '2.0.0' };
   assert.equal(
     problemOf(JSON.stringify(future)),
-    'x.json: summary schema_version 2.0.0 has another major version; this kvcache-bench reads merged summaries 1.0.0',
+    'x.json: summary schema_version 2.0.0 has another major version; this kvcache-bench reads merged summaries 1.1.0',
   );
   const replay = replayDoc() as unknown as { kvcache_bench: { schema_version: string } };
   replay.kvcache_bench.schema_version = '99.0.0';
