@@ -1,8 +1,8 @@
 // The merged summary as console lines: per option upstream's scored tuple, then ours beside it.
 // A pure function of the summary document (MiB = 2^20 bytes, GiB = 2^30).
 import { inert } from '../util/safe-text.js';
-import { MiB } from '../util/units.js';
-import type { RunSummary } from './merge.js';
+import { GiB, MiB } from '../util/units.js';
+import type { HostDevice, RunSummary } from './merge.js';
 import type { MergedPool } from './merge-pool.js';
 import type { MergedMetadata } from './merge-metadata.js';
 import { METADATA_OPS } from '../metrics/metadata-stats.js';
@@ -38,6 +38,19 @@ function metadataLines(m: MergedMetadata | null): string[] {
   return [`  metadata ops (${m.ranks} rank(s)): ${each.join(', ')}; ${fmt(m.per_gib_moved)} per GiB moved`];
 }
 
+/** A host's device when its bytes are not simply the ranks' own: what it wrote against theirs and their metadata, and the check. */
+function hostLines(hosts: readonly HostDevice[], trial: number | undefined): string[] {
+  const gib = (b: number): string => `${(b / GiB).toFixed(3)} GiB`;
+  const which = trial !== undefined ? ` (trial ${trial})` : '';
+  return hosts
+    .filter((h) => h.bytes_check !== 'match')
+    .map(
+      (h) =>
+        `  device ${h.host}:${h.device} (ranks ${h.ranks.join(', ')})${which}: read ${gib(h.read_bytes)} against the ranks' ${gib(h.tool_read_bytes)}, wrote ${gib(h.written_bytes)} against ${gib(h.tool_written_bytes)}` +
+        `${h.metadata_write_bytes !== null ? ` + up to ${gib(h.metadata_write_bytes)} of file-system metadata` : ''}: ${h.bytes_check}`,
+    );
+}
+
 export function summaryLines(s: RunSummary, path: string): string[] {
   const lines = [
     `MLPerf KV-cache summary: ${s.total_ranks} rank(s) on ${s.host_count} host(s), ${s.trials_per_option} trial(s) per option${s.partial_failure ? ' — PARTIAL (see missing_files)' : ''}`,
@@ -50,6 +63,7 @@ export function summaryLines(s: RunSummary, path: string): string[] {
       `  ours:     read ${mib(k.storage_read_bytes_per_sec)}, write ${mib(k.storage_write_bytes_per_sec)} (all ranks' bytes ÷ common window); device read ${mib(k.device_read_bytes_per_sec)}, write ${mib(k.device_write_bytes_per_sec)}; pooled device p95 read ${fmt(k.storage_read_device_latency.p95_ms)} ms (${k.storage_read_device_latency.count} samples) / write ${fmt(k.storage_write_device_latency.p95_ms)} ms (${k.storage_write_device_latency.count}); start spread ${fmt(k.max_start_spread_ms)} ms`,
     );
     k.trials.forEach((t) => lines.push(...poolLines(t.kv_pool, k.trials.length > 1 ? t.trial : undefined)));
+    k.trials.forEach((t) => lines.push(...hostLines(t.device_per_host, k.trials.length > 1 ? t.trial : undefined)));
     lines.push(...metadataLines(k.metadata_ops));
     for (const m of o.missing_files) lines.push(`  missing: ${m}`);
   }

@@ -10,6 +10,7 @@ import { buildResultsJson } from '../../src/report/results-json.js';
 import type { ResultsDocument } from '../../src/report/results-schema.js';
 import { GiB } from '../../src/util/units.js';
 import { runResultFixture } from '../report/fixtures.js';
+import { summaryLines } from '../../src/mlperf/summary-text.js';
 import { withTempDir } from '../util/temp-dir.js';
 
 interface RankSpec {
@@ -276,4 +277,29 @@ test("a host's device wrote more than its ranks: the file system's metadata for 
   // No calibration at all (slab, an object store): the rule of a run without metadata.
   assert.deepEqual(host(2 * GiB + 300 * MiB, undefined, undefined), { check: 'device_writes_exceed_tool', metadata: null, valid: false });
   assert.deepEqual(host(2 * GiB, 150 * MiB, 100 * MiB), { check: 'match', metadata: 250 * MiB, valid: true });
+});
+
+test("the merge's console names a host whose device bytes are not just its ranks' own, and passes over one that matches", () => {
+  const trial = (deviceWritten: number): TrialInput => ({
+    option: '1',
+    trial: 1,
+    dir: '/r',
+    files: [file({ ...R0, deviceWritten, metadataWriteBytes: GiB / 4 }), file({ ...R1, deviceWritten, metadataWriteBytes: GiB / 4 })],
+    missing: [],
+  });
+  const meta = {
+    runDatetime: 'x',
+    npernode: 2,
+    hostCount: 1,
+    totalRanks: 2,
+    trialsPerOption: 1,
+    division: 'open' as const,
+    systemName: null,
+  };
+  const hostLine = (deviceWritten: number) =>
+    summaryLines(mergeRun([trial(deviceWritten)], meta), 's.json').filter((l) => l.startsWith('  device a:'));
+  assert.deepEqual(hostLine(2 * GiB + GiB / 4), [
+    "  device a:nvme0n1 (ranks 0, 1): read 3.000 GiB against the ranks' 3.000 GiB, wrote 2.250 GiB against 2.000 GiB + up to 0.500 GiB of file-system metadata: device_writes_metadata",
+  ]);
+  assert.deepEqual(hostLine(2 * GiB), []);
 });
