@@ -66,6 +66,9 @@ interface ChunkSpec {
  * The bases (source offsets) one entry's chunks copied within the last MIN_REPEAT_BYTES of the entry:
  * the next chunk may copy any other (payload.ts: no source byte repeats nearer than that).
  */
+/** The best score a slot can have for the next chunk: it holds the source bytes, only its stamps are rewritten. */
+const STAMPS_ONLY = 2;
+
 class RecentBases {
   private readonly recent: number[] = [];
   private readonly keep: number;
@@ -229,7 +232,7 @@ export class PayloadPool implements PayloadFactory {
       return held !== undefined && held.length >= nextLength() && bases.allows(held.sourceFrom) ? held : undefined;
     };
     // Prefer a slot the next chunk can take by its stamps alone, then an unused one, then any (a copy).
-    const prefer = (slot: Uint8Array): number => (reusable(slot) !== undefined ? 2 : this.contents.has(slot) ? 0 : 1);
+    const prefer = (slot: Uint8Array): number => (reusable(slot) !== undefined ? STAMPS_ONLY : this.contents.has(slot) ? 0 : 1);
     const request = (slot: Uint8Array): void => {
       const length = nextLength();
       const held = reusable(slot);
@@ -255,10 +258,10 @@ export class PayloadPool implements PayloadFactory {
       while (requested < size || queue.length > 0) {
         if (queue.length === 0) {
           const free = this.slotPool.available > 0;
-          request(await waitFor(this.slotPool.acquire(prefer), free));
+          request(await waitFor(this.slotPool.acquire(prefer, STAMPS_ONLY), free));
         }
         while (requested < size && queue.length < this.readahead) {
-          const spare = this.slotPool.tryAcquire(prefer);
+          const spare = this.slotPool.tryAcquire(prefer, STAMPS_ONLY);
           if (spare === undefined) break;
           request(spare);
         }

@@ -36,19 +36,24 @@ export class SlotPool {
   /**
    * A free slot, the one `prefer` scores highest if given, waiting for one to be released if none is
    * free (a released slot then goes to the waiter that scores it highest, above 0, else the first).
+   * `top`: no slot scores more, so the first that scores it is taken (tryAcquire).
    */
-  acquire(prefer?: (slot: Uint8Array) => number): Promise<Uint8Array> {
-    const slot = this.tryAcquire(prefer);
+  acquire(prefer?: (slot: Uint8Array) => number, top = Infinity): Promise<Uint8Array> {
+    const slot = this.tryAcquire(prefer, top);
     if (slot !== undefined) return Promise.resolve(slot);
     return new Promise((resolve) => this.waiters.push({ resolve, prefer }));
   }
 
-  /** A free slot, the one `prefer` scores highest (the latest freed among equals); undefined if none is free. */
-  tryAcquire(prefer?: (slot: Uint8Array) => number): Uint8Array | undefined {
+  /**
+   * A free slot, the one `prefer` scores highest (the latest freed among equals); undefined if none is
+   * free. The search stops at the first slot scoring `top` (the most any can): with one small KV block
+   * per write, scoring every free slot each time cost more than filling the block.
+   */
+  tryAcquire(prefer?: (slot: Uint8Array) => number, top = Infinity): Uint8Array | undefined {
     if (prefer === undefined || this.free.length < 2) return this.free.pop();
     let best = this.free.length - 1;
     let bestScore = -Infinity;
-    for (let i = this.free.length - 1; i >= 0; i--) {
+    for (let i = this.free.length - 1; i >= 0 && bestScore < top; i--) {
       const score = prefer(this.free[i]);
       if (score > bestScore) [best, bestScore] = [i, score];
     }

@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import type { IoMode } from './io-mode.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import { IoAbortedError } from './backend.js';
-import { oneChunkView, releaseStaged, stagedView } from './direct-io.js';
+import { oneChunkView, releaseOneChunk, stagedView } from './direct-io.js';
 import type { OneChunk, WriterContext } from './direct-io.js';
 
 /** The C helper's calls (native/block-io.c documents the arguments). */
@@ -278,20 +278,23 @@ export async function writeOneChunk(
   stopping: () => boolean,
   write: (data: OneChunk, retry: boolean) => Promise<unknown>,
 ): Promise<void> {
-  let data = await oneChunkView(ctx, key, source, t);
+  const own = await oneChunkView(ctx, key, source, t);
+  let staged: OneChunk | undefined;
   try {
     if (stopping()) throw new IoAbortedError(0);
     try {
-      await write(data, false);
+      await write(own, false);
     } catch (e) {
-      if (!(e instanceof BlockFileError && e.step === 'write' && e.code === 'EINVAL' && data.slot === undefined)) throw e;
+      if (!(e instanceof BlockFileError && e.step === 'write' && e.code === 'EINVAL' && own.slot === undefined)) throw e;
       ctx.callerViewsOk = false;
-      data = await stagedView(ctx, data.view.subarray(0, source.size), t);
-      await write(data, true);
+      staged = await stagedView(ctx, own.view.subarray(0, source.size), t);
+      await write(staged, true);
     }
-    if (data.slot === undefined) ctx.counters.zeroCopyBytes += data.view.length;
+    const written = staged ?? own;
+    if (written.slot === undefined) ctx.counters.zeroCopyBytes += written.view.length;
     else ctx.counters.stagedBytes += source.size;
   } finally {
-    releaseStaged(ctx, data);
+    if (staged !== undefined) await releaseOneChunk(ctx, staged);
+    await releaseOneChunk(ctx, own); // the write is over: the source's chunk may be reused now
   }
 }

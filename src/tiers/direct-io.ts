@@ -189,33 +189,50 @@ export class DirectWriter {
   }
 }
 
-/** An entry of one chunk's bytes for O_DIRECT, padded to a block; `slot` when they were copied into a staging slot. */
+/**
+ * An entry of one chunk's bytes for O_DIRECT, padded to a block: `slot` when they were copied into a
+ * staging slot; else `view` is the source's own chunk, valid until its iteration goes on (ChunkSource's
+ * contract), so `finish` ends that iteration only once the write is done (releaseOneChunk).
+ */
 export interface OneChunk {
   readonly view: Uint8Array;
   readonly slot?: Uint8Array;
+  readonly finish?: () => Promise<void>;
 }
 
 /**
  * A one-chunk entry's bytes as one O_DIRECT-ready view padded to a whole block (a native block-file
- * job writes it with one call): the caller's own when its slab allows, else copied into a staging slot
- * (host time; waiting for a slot is untimed, counted by the gauge). releaseStaged() gives the slot back.
+ * job writes it with one call): the source's own chunk when its slab allows, held until
+ * releaseOneChunk(); else copied into a staging slot chunk by chunk (host time; waiting for a slot is
+ * untimed, counted by the gauge).
  */
 export async function oneChunkView(ctx: WriterContext, key: string, source: ChunkSource, t: SplitTimer): Promise<OneChunk> {
-  const chunks: Uint8Array[] = [];
-  for await (const [chunk] of sizedChunks(key, source)) chunks.push(chunk);
+  const it = source.chunks()[Symbol.asyncIterator]();
   const padded = roundUp(source.size, DIRECT_ALIGN);
-  const only = chunks.length === 1 ? chunks[0] : undefined;
-  const view = only !== undefined && ctx.callerViewsOk ? ctx.directSlabs.directView(only, padded) : undefined;
-  if (view !== undefined) return { view };
-  const slot = ctx.slots.tryAcquire() ?? (await ctx.gauge.staging(ctx.slots.acquire(), false));
-  let at = 0;
-  t.hostSync(() => {
-    for (const c of chunks) {
-      slot.set(c, at);
+  let slot: Uint8Array | undefined;
+  try {
+    let chunk = await nextNonEmpty(it);
+    if (chunk?.length === source.size && ctx.callerViewsOk) {
+      const view = ctx.directSlabs.directView(chunk, padded);
+      // Not the last step: asking for the next chunk would hand this one's memory to another entry.
+      if (view !== undefined) return { view, finish: () => endOfSource(key, it) };
+    }
+    slot = ctx.slots.tryAcquire() ?? (await ctx.gauge.staging(ctx.slots.acquire(), false));
+    const into = slot;
+    let at = 0;
+    for (; chunk !== undefined; chunk = await nextNonEmpty(it)) {
+      const c = chunk;
+      if (at + c.length > source.size) throw new RangeError(`source for '${key}' exceeds its size ${source.size}`);
+      t.hostSync(() => into.set(c, at)); // before the next chunk is asked for
       at += c.length;
     }
-  });
-  return { view: slot.subarray(0, padded), slot };
+    if (at !== source.size) throw new RangeError(`source for '${key}' gave ${at} bytes, expected ${source.size}`);
+    return { view: slot.subarray(0, padded), slot };
+  } catch (e) {
+    if (slot !== undefined) ctx.slots.release(slot);
+    await it.return?.();
+    throw e;
+  }
 }
 
 /** `bytes` copied into a staging slot (host time), padded to a whole block. */
@@ -225,8 +242,25 @@ export async function stagedView(ctx: WriterContext, bytes: Uint8Array, t: Split
   return { view: slot.subarray(0, roundUp(bytes.length, DIRECT_ALIGN)), slot };
 }
 
-export function releaseStaged(ctx: WriterContext, data: OneChunk): void {
+/** Gives back what `data` holds: its staging slot, or the source's chunk (its iteration ended). */
+export async function releaseOneChunk(ctx: WriterContext, data: OneChunk): Promise<void> {
   if (data.slot !== undefined) ctx.slots.release(data.slot);
+  if (data.finish !== undefined) await data.finish();
+}
+
+async function nextNonEmpty(it: AsyncIterator<Uint8Array>): Promise<Uint8Array | undefined> {
+  for (;;) {
+    const next = await it.next();
+    if (next.done === true) return undefined;
+    if (next.value.length > 0) return next.value;
+  }
+}
+
+/** Ends a source whose one chunk was its whole size: it must have nothing more. */
+async function endOfSource(key: string, it: AsyncIterator<Uint8Array>): Promise<void> {
+  if ((await nextNonEmpty(it)) === undefined) return;
+  await it.return?.();
+  throw new RangeError(`source for '${key}' exceeds its size`);
 }
 
 /** Iterates a source's non-empty chunks, flagging the last one and checking the declared size. */

@@ -24,6 +24,23 @@ test('tryAcquire takes the free slot the preference scores highest, the latest f
   assert.equal(pool.available, 1);
 });
 
+test('tryAcquire stops at the first slot scoring the top score: the latest freed such slot, the others not scored', () => {
+  const pool = new SlotPool(5, SLOT);
+  const slots = [0, 1, 2, 3, 4].map(() => pool.tryAcquire() ?? assert.fail('a free slot'));
+  for (const s of slots) pool.release(s); // the latest freed is slots[4]
+  const scored: number[] = [];
+  const score = (s: Uint8Array): number => {
+    const i = slots.indexOf(s);
+    scored.push(i);
+    return i === 1 || i === 3 ? 2 : i === 0 ? 1 : 0;
+  };
+  assert.equal(pool.tryAcquire(score, 2), slots[3], 'the latest freed of those scoring the top');
+  assert.deepEqual(scored, [4, 3], 'the search ended at the first top score');
+  scored.length = 0;
+  assert.equal(pool.tryAcquire(score), slots[1], 'without a top: every slot scored, the best taken');
+  assert.deepEqual(scored, [4, 2, 1, 0]);
+});
+
 test('a released slot goes to the waiter that scores it above 0, else to the first waiter', async () => {
   const pool = new SlotPool(2, SLOT);
   const x = pool.tryAcquire();

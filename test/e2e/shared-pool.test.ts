@@ -7,6 +7,7 @@
 // mpirun and namespaces need root and Open MPI (CI has both); skipped with the reason otherwise.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
@@ -283,6 +284,42 @@ test('a kept pool: the next run (another replica) starts warm; a cold one does n
     const other = await run('other', ['--kv-block-tokens', '256', '--max-requests', '5']);
     assert.equal(other.kvcache_bench.kv_pool?.shared?.at_start.blocks, 0);
     assert.equal(other.kvcache_bench.kv_pool?.shared?.hits_by_origin.earlier_run.tokens, 0);
+  });
+});
+
+test('a kept pool holds honest bytes: no 512-byte block repeats across its block files, 8 users writing at once', async () => {
+  await inTempDir(async (dir) => {
+    await writeFile(join(dir, 'm.yaml'), TINY_MODEL);
+    const pool = join(dir, 'pool');
+    await mkdir(pool);
+    const out = join(dir, 'r.json');
+    const r = await runCli([
+      ...replay(join(dir, 'm.yaml'), EXCERPT),
+      ...['--cache-dir', pool, '--kv-pool', 'shared', '--keep-pool', '--num-users', '8', '--output', out],
+    ]);
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    const doc = JSON.parse(await readFile(out, 'utf8')) as ResultsDocument;
+    const files = (await readdir(pool, { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
+    assert.equal(files.length, doc.kvcache_bench.kv_pool?.shared?.published_blocks, 'one file per published block');
+    // A payload slot handed to the next entry before this one's write was done gave two files the same bytes.
+    const seen = new Map<string, string>();
+    for (const f of files) {
+      const path = join(f.parentPath, f.name);
+      const bytes = await readFile(path);
+      for (let at = 0; at < bytes.length; at += 512) {
+        const digest = createHash('sha1')
+          .update(bytes.subarray(at, at + 512))
+          .digest('hex');
+        const before = seen.get(digest);
+        assert.equal(
+          before,
+          undefined,
+          `the 512 bytes at ${at} of ${path} are also in ${before} (${doc.kvcache_bench.storage_file_calls})`,
+        );
+        seen.set(digest, `${path}@${at}`);
+      }
+    }
+    assert.ok(seen.size > 1000, `${seen.size} blocks checked`);
   });
 });
 

@@ -208,6 +208,32 @@ for (const modeCalls of ['fs', 'native'] as Calls[])
       await backend.close();
     });
 
+    test("a one-chunk entry is written from the source's chunk before its memory is reused (the next chunk asked for)", async (t) => {
+      const dir = await freshDir(`${modeCalls}-reused-slot`);
+      const directSlabs = new DirectSlabs();
+      const backend = await backendFor(t, { dir, ioMode: 'direct', chunkBytes: MiB, directSlabs });
+      const pool = new SlotPool(1, 64 * 1024, dir, directSlabs);
+      // As a payload slot: handed to the next entry, which rewrites it, once this one asks for more.
+      const reusedSlot = (key: string, size: number): ChunkSource => ({
+        size,
+        async *chunks() {
+          const slot = await pool.acquire();
+          try {
+            slot.set(payloadBytes(SEED, key, size));
+            yield slot.subarray(0, size);
+          } finally {
+            slot.fill(0xee);
+            pool.release(slot);
+          }
+        },
+      });
+      const sizes = [16 * 1024, 16 * 1024 + 100, 40_000];
+      await Promise.all(sizes.map((size, i) => backend.write(`block_${i}`, reusedSlot(`block_${i}`, size))));
+      for (const [i, size] of sizes.entries()) assertBytes(await readAll(backend, `block_${i}`), payloadBytes(SEED, `block_${i}`, size));
+      assert.ok(backend.counters.zeroCopyBytes > 0, `written from the slot itself, not a copy: ${JSON.stringify(backend.counters)}`);
+      await backend.close();
+    });
+
     test('16 concurrent writes and reads with 2 staging slots', async (t) => {
       const backend = await backendFor(t, { chunkBytes: 64 * 1024, stagingSlots: 2 });
       const keys = Array.from({ length: 16 }, (_, i) => `user_${i}_req_${i * 3}`);
