@@ -9,6 +9,7 @@
 //   skew between ranks, a per-rank table and each rank's validity.
 // Pure: the files are read and parsed elsewhere (collect.ts).
 import { byteMismatch } from '../metrics/validity.js';
+import { HOST_BYTES_OK } from '../report/host-bytes-check.js';
 import type { ResultsDocument } from '../report/results-schema.js';
 import { GiB } from '../util/units.js';
 import { mergedPool } from './merge-pool.js';
@@ -96,9 +97,6 @@ export interface HostDevice {
    */
   readonly bytes_check: string;
 }
-
-/** bytes_check values that pass: the bytes match, or the excess written is the file system's metadata. */
-export const HOST_BYTES_OK: ReadonlySet<string> = new Set(['match', 'device_writes_metadata']);
 
 export interface TrialFigures {
   readonly trial: number;

@@ -4,6 +4,7 @@
 import { kvBlocksLines } from './console-blocks.js';
 import { kvPoolLines } from './console-pool.js';
 import { metadataOpsLines } from './console-metadata.js';
+import { verdictBytesPerNewFile } from './metadata-allowance.js';
 import type { PerformanceProfile } from '../metrics/cache-stats.js';
 import type { RunConfig } from '../settings/run-config.js';
 import { kvBytesPerToken } from '../model/models.js';
@@ -216,7 +217,7 @@ export function formatSummary(results: ResultsDocument, profile: PerformanceProf
   const cal = add.metadata_calibration;
   if (cal !== undefined)
     lines.push(
-      `  file-system metadata (${cal.layout} layout): at most ${f((cal.allowed_bytes_per_new_file ?? cal.bytes_per_new_file) / 1024, 1)} KiB per new file (calibrated: ${f(cal.bytes_per_new_file / 1024, 1)} before the window${cal.after_window != null ? `, ${f(cal.after_window.bytes_per_new_file / 1024, 1)} among the run's entries after it` : ''})` +
+      `  file-system metadata (${cal.layout} layout): at most ${f(verdictBytesPerNewFile(cal) / 1024, 1)} KiB per new file (calibrated: ${f(cal.bytes_per_new_file / 1024, 1)} before the window${cal.after_window != null ? `, ${f(cal.after_window.bytes_per_new_file / 1024, 1)} among the run's entries after it` : ''})` +
         (cal.disturbed
           ? ': disturbed (another writer was busy on the device), not allowed for by the verdict'
           : cal.new_files_in_window !== null && cal.expected_write_bytes !== null

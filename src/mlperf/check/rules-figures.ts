@@ -3,7 +3,8 @@
 // percentiles: merge.ts), and the ranks' own quality as we judge it: validity, overlapping windows,
 // device bytes per host, no rank stopped early.
 import { GiB } from '../../util/units.js';
-import { HOST_BYTES_OK, pooledPercentiles, POOLED_HISTOGRAMS, trialFigures } from '../merge.js';
+import { pooledPercentiles, POOLED_HISTOGRAMS, trialFigures } from '../merge.js';
+import { HOST_BYTES_OK } from '../../report/host-bytes-check.js';
 import type { TrialInput } from '../merge.js';
 import type { ResultsDocument } from '../../report/results-schema.js';
 import { evidence, rankEvidence, ranksOf, relPath, sameNumber, verdictOf } from './facts.js';

@@ -73,6 +73,7 @@ export const ReportRunSchema = lenient(
       file_io: true,
       cpu_seconds: true, // issue 34
       metadata_ops: true, // issue 34
+      metadata_calibration: true, // issue 34: the file system's bytes per new file
       slab: true,
       ttft_modelled: true, // modelled TTFT (issue 23)
       ranks: true,

@@ -46,6 +46,23 @@ const RankRowSchema = z.object({
   storage_write_device_p95_ms: z.number(),
 });
 
+/**
+ * A host's device in a trial against all its ranks' bytes (mlperf/merge.ts HostDevice). The first
+ * 1.0.0 summaries had the device's bytes alone; metadata_write_bytes came with 1.1.0.
+ */
+const HostDeviceSchema = z.object({
+  host: z.string(),
+  device: z.string(),
+  ranks: z.array(z.number().int()),
+  read_bytes: z.number(),
+  written_bytes: z.number(),
+  tool_read_bytes: z.number().optional(),
+  tool_written_bytes: z.number().optional(),
+  metadata_write_bytes: z.number().nullable().optional(),
+  bytes_check: z.string().optional(),
+});
+export type MergedHostDevice = z.output<typeof HostDeviceSchema>;
+
 export const MergedOptionSchema = z.object({
   aggregated_read_bandwidth_gbps: z.number(),
   aggregated_write_bandwidth_gbps: z.number(),
@@ -67,6 +84,7 @@ export const MergedOptionSchema = z.object({
     storage_write_device_latency: Pooled,
     max_start_spread_ms: z.number().nullable(),
     all_ranks_valid: z.boolean(),
+    trials: z.array(z.object({ trial: z.number().int(), device_per_host: z.array(HostDeviceSchema) })),
     rank_table: z.array(RankRowSchema),
     kv_pool: z
       .object({

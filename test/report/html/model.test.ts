@@ -315,7 +315,11 @@ test("a merged summary: one row per option, ours beside upstream's, missing file
     ['merged-summary'],
   );
   const s = section(m, 'merged-summary');
-  const [opts, ranks] = s.tables;
+  assert.deepEqual(
+    s.tables.map((t) => t.id),
+    ['merged-options', 'merged-hosts', 'merged-ranks'],
+  );
+  const [opts, , ranks] = s.tables;
   const o = summary.options['1'];
   assert.deepEqual(opts?.rows[0]?.slice(0, 4), ['#1 s.json option 1', '2', '1', o.kvcache_bench.storage_read_gib_per_sec.toFixed(3)]);
   assert.equal(opts?.rows[0]?.[7], '1.250 (20 samples)');
@@ -334,6 +338,99 @@ test("a merged summary: one row per option, ours beside upstream's, missing file
     's.json: PARTIAL — some rank files or trials are missing (listed below).',
     '#2 s.json option 2: missing option_2/trial_1/rank_2/kvcache_results_*.json: rank 2 wrote nothing',
   ]);
+});
+
+type Summary = ReturnType<typeof summaryDoc>;
+type Host = Summary['options'][string]['kvcache_bench']['trials'][number]['device_per_host'][number];
+
+/** The merged-summary section of `summary` as the report reads it from a file. */
+function mergedSection(summary: Summary): Section {
+  const parsed = ReportSummarySchema.parse(JSON.parse(JSON.stringify(summary)));
+  const options = Object.entries(parsed.options).map(([option, merged]) => ({
+    path: 's.json',
+    label: `s.json option ${option}`,
+    option,
+    merged,
+    summary: parsed,
+  }));
+  return section(buildReportModel(options), 'merged-summary');
+}
+
+/** The summary with option `id`'s first trial's hosts replaced by `edit` of them (plain data, as a file holds it). */
+function withHosts(s: Summary, id: string, edit: (h: Host) => object): Summary {
+  const o = s.options[id];
+  const [t, ...rest] = o.kvcache_bench.trials;
+  const trial = { ...t, device_per_host: t.device_per_host.map(edit) as Host[] };
+  return { ...s, options: { ...s.options, [id]: { ...o, kvcache_bench: { ...o.kvcache_bench, trials: [trial, ...rest] } } } };
+}
+
+test("a merged summary's hosts: device bytes against the ranks', the metadata allowed, the check, a failing host marked NO and named", () => {
+  // Option 2's host wrote 1 GiB beyond its ranks' 6, within their 1.5 GiB of calibrated metadata: it passes.
+  const s = mergedSection(
+    withHosts(summaryDoc(), '2', (h) => ({
+      ...h,
+      read_bytes: 8 * 2 ** 30,
+      written_bytes: 7 * 2 ** 30,
+      metadata_write_bytes: 1.5 * 2 ** 30,
+      bytes_check: 'device_writes_metadata',
+    })),
+  );
+  const hosts = s.tables.find((t) => t.id === 'merged-hosts');
+  assert.ok(hosts !== undefined);
+  assert.deepEqual(hosts.header, [
+    'option',
+    'trial',
+    'host',
+    'device',
+    'ranks',
+    'device read GiB',
+    "ranks' read GiB",
+    'device written GiB',
+    "ranks' written GiB",
+    'file-system metadata allowed GiB (up to)',
+    'bytes_check',
+    'passes',
+  ]);
+  // The fixture's two ranks each moved 4 GiB read and 3 GiB written through the storage tier; the device saw 4 and 3 in all.
+  assert.deepEqual(hosts.rows, [
+    [
+      '#1 s.json option 1',
+      '1',
+      'vm',
+      'nvme9n1',
+      '0, 1',
+      '4.000',
+      '8.000',
+      '3.000',
+      '6.000',
+      'none',
+      'device_reads_below_tool,device_writes_below_tool',
+      'NO',
+    ],
+    ['#2 s.json option 2', '1', 'vm', 'nvme9n1', '0, 1', '8.000', '8.000', '7.000', '6.000', '1.500', 'device_writes_metadata', 'yes'],
+  ]);
+  assert.ok(
+    s.notes.includes(
+      "Device bytes not explained by the ranks' own (NO below): #1 s.json option 1 trial 1 vm:nvme9n1 (device_reads_below_tool,device_writes_below_tool).",
+    ),
+  );
+});
+
+test("a merged summary 1.0.0: a host without the metadata allowance (or, in the first ones, without the ranks' bytes) reads n/a", () => {
+  const early = withHosts(summaryDoc(), '1', ({ metadata_write_bytes: _m, ...h }) => h);
+  const first = withHosts(
+    early,
+    '2',
+    ({ metadata_write_bytes: _m, tool_read_bytes: _r, tool_written_bytes: _w, bytes_check: _c, ...h }) => h,
+  );
+  const s = mergedSection({ ...first, schema_version: '1.0.0' });
+  assert.deepEqual(
+    s.tables.find((t) => t.id === 'merged-hosts')?.rows.map((r) => r.slice(5)),
+    [
+      ['4.000', '8.000', '3.000', '6.000', 'n/a (summary 1.0.0)', 'device_reads_below_tool,device_writes_below_tool', 'NO'],
+      ['4.000', 'n/a', '3.000', 'n/a', 'n/a (summary 1.0.0)', 'n/a (not judged in this summary)', 'n/a'],
+    ],
+  );
 });
 
 test("the machine table shows where the harness's time went: the payload wait share against the verdict's limit", () => {

@@ -1,13 +1,76 @@
 // The report's section for the merged summary of an MLPerf run (kv-cache mlperf / kv-cache merge):
 // one row per option with our figures (all ranks' bytes ÷ the common window, pooled percentiles) beside
-// upstream's (sums and maxima of per-rank figures), the files the merge missed, and every rank's row.
+// upstream's (sums and maxima of per-rank figures), each host's device against its ranks' bytes, the
+// files the merge missed, and every rank's row.
 // The ranks' own per-second series are in their results files (trial_*/rank_*/), each a report of its own.
-import { MiB } from '../../../util/units.js';
+import { GiB, MiB } from '../../../util/units.js';
+import { HOST_BYTES_OK } from '../../host-bytes-check.js';
 import type { LoadedOption } from '../inputs.js';
+import type { MergedHostDevice } from '../summary-input.js';
 import type { Section, TableSpec } from './section.js';
 
 const fixed = (v: number | null, digits: number): string => (v === null ? 'n/a' : v.toFixed(digits));
 const mibPerSec = (v: number | null): string => (v === null ? 'n/a' : (v / MiB).toFixed(1));
+const gib = (v: number | undefined): string => (v === undefined ? 'n/a' : (v / GiB).toFixed(3));
+
+/** The ranks' metadata allowance: null when none had a calibration, absent in summaries before 1.1.0. */
+const metadataGib = (h: MergedHostDevice): string =>
+  h.metadata_write_bytes === undefined ? 'n/a (summary 1.0.0)' : h.metadata_write_bytes === null ? 'none' : gib(h.metadata_write_bytes);
+
+/** Whether the merge's check passed, in words a reader spots: a failing host reads NO, as an invalid rank does. */
+const passes = (h: MergedHostDevice): string => (h.bytes_check === undefined ? 'n/a' : HOST_BYTES_OK.has(h.bytes_check) ? 'yes' : 'NO');
+
+/** Each option's hosts, trial by trial: the device counted once per host, beside what its ranks moved. */
+function hostTable(options: readonly LoadedOption[], names: (o: LoadedOption) => string): TableSpec {
+  return {
+    id: 'merged-hosts',
+    title: "Each host's device against its ranks' storage bytes (GiB = 2^30 bytes)",
+    header: [
+      'option',
+      'trial',
+      'host',
+      'device',
+      'ranks',
+      'device read GiB',
+      "ranks' read GiB",
+      'device written GiB',
+      "ranks' written GiB",
+      'file-system metadata allowed GiB (up to)',
+      'bytes_check',
+      'passes',
+    ],
+    rows: options.flatMap((o) =>
+      o.merged.kvcache_bench.trials.flatMap((t) =>
+        t.device_per_host.map((h) => [
+          names(o),
+          String(t.trial),
+          h.host,
+          h.device,
+          h.ranks.join(', '),
+          gib(h.read_bytes),
+          gib(h.tool_read_bytes),
+          gib(h.written_bytes),
+          gib(h.tool_written_bytes),
+          metadataGib(h),
+          h.bytes_check ?? 'n/a (not judged in this summary)',
+          passes(h),
+        ]),
+      ),
+    ),
+  };
+}
+
+/** A line naming every host whose check failed, so a failure is read before the table. */
+function failedHosts(options: readonly LoadedOption[], names: (o: LoadedOption) => string): string[] {
+  const failed = options.flatMap((o) =>
+    o.merged.kvcache_bench.trials.flatMap((t) =>
+      t.device_per_host
+        .filter((h) => passes(h) === 'NO')
+        .map((h) => `${names(o)} trial ${t.trial} ${h.host}:${h.device} (${h.bytes_check ?? ''})`),
+    ),
+  );
+  return failed.length === 0 ? [] : [`Device bytes not explained by the ranks' own (NO below): ${failed.join('; ')}.`];
+}
 
 export function mergedSummarySection(options: readonly LoadedOption[], names: (o: LoadedOption) => string): Section {
   const optionTable: TableSpec = {
@@ -91,6 +154,7 @@ export function mergedSummarySection(options: readonly LoadedOption[], names: (o
     ),
     collapsed: true,
   };
+  const hosts = hostTable(options, names);
   const missing = options.flatMap((o) => o.merged.missing_files.map((f) => `${names(o)}: missing ${f}`));
   const partial = [...new Set(options.filter((o) => o.summary.partial_failure).map((o) => o.path))].map(
     (p) => `${p}: PARTIAL — some rank files or trials are missing (listed below).`,
@@ -99,11 +163,15 @@ export function mergedSummarySection(options: readonly LoadedOption[], names: (o
     id: 'merged-summary',
     title: 'MLPerf run: merged summary',
     charts: [],
-    tables: options.length === 0 ? [] : [optionTable, rankTable],
+    tables: options.length === 0 ? [] : [optionTable, ...(hosts.rows.length > 0 ? [hosts] : []), rankTable],
     notes: [
       ...partial,
       ...missing,
+      ...failedHosts(options, names),
       "Ours: every rank's bytes ÷ the trial's common window (earliest start to latest end) and percentiles of every rank's samples pooled; upstream's: per-rank figures summed (bandwidth, tokens/s) or their maximum (p95), mean over trials. Each rank's own series are in its results file (trial_*/rank_*/): report it on its own.",
+      hosts.rows.length > 0
+        ? "Per host: its device's counters once (its ranks see the same whole device) against the bytes its ranks moved, with the file system's metadata for their new files allowed as a single run allows it; bytes_check 'match' and 'device_writes_metadata' pass (docs/ranks.md)."
+        : 'Per host device check: no rank resolved a block device under its cache dir (tmpfs, overlay, network FS).',
     ],
   };
 }
