@@ -23,12 +23,11 @@
 // 2.2 at 16), and how many a run's fsyncs overlap depends on the run, so the figure is an upper
 // bound: the verdict allows `new files in the window × that` beside the tool's bytes
 // (metrics/validity.ts), which names the metadata and still catches any writer larger than the bound.
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { constants as fsc, statfsSync } from 'node:fs';
 import { mkdir, open, rename, rm, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
 import { AlignedSlab, DIRECT_ALIGN } from '../data/aligned.js';
 import { DiskWatch, diskDelta } from '../metrics/diskstats.js';
 import { calibrationFileName, calibrationScratchName, calibrationTag, newRunId } from '../tiers/file-names.js';
@@ -39,8 +38,6 @@ import { MiB, roundUp } from '../util/units.js';
 import { messageOf } from '../util/errors.js';
 import { FANOUT_DIR, poolBlockName, poolCalibrationName } from '../tiers/pool-names.js';
 import { fileAllocatedBytes } from '../tiers/fs-info.js';
-
-const execFileAsync = promisify(execFile);
 
 /** Files made per round: enough that a few MiB of journal commit settle into a per-file figure. */
 export const CALIBRATION_FILES = 128;
@@ -53,6 +50,9 @@ export const CALIBRATION_ROUNDS = 3;
 export const MAX_PLAUSIBLE_BYTES_PER_FILE = 128 * 1024;
 /** Largest data size a calibration file gets (its metadata, not its data, is measured). */
 const MAX_CALIBRATION_FILE_BYTES = 64 * 1024;
+
+/** A syncfs that takes longer than this is another writer's backlog: the calibration gives up. */
+const SYNC_TIMEOUT_MS = 120_000;
 
 export interface CalibrationTarget {
   /** A directory on the cache dir's file system where a scratch directory may be made (the cache dir). */
@@ -74,8 +74,14 @@ export interface CalibrationTarget {
   readonly roomBytes: number;
   /** The file system's block size (statfs f_bsize): what a file's data and metadata are counted in. */
   readonly fsBlockBytes: number;
-  /** Writes the file system's dirty blocks home (syncFileSystem). */
-  readonly flush: (dir: string) => Promise<void>;
+  /** Writes the file system's dirty blocks home within `timeoutMs` (syncFileSystem). */
+  readonly flush: (dir: string, timeoutMs: number) => Promise<void>;
+  /**
+   * How long the whole calibration may take (ms) before it gives up (CalibrationBudgetError); absent:
+   * each sync's own 120 s bounds it. Several ranks take turns, and a host's ranks wait for the one
+   * calibrating at a barrier, so there it must end well within --barrier-timeout.
+   */
+  readonly budgetMs?: number;
 }
 
 /** The tier has no room under its limit for a round's files: the calibration is not made. */
@@ -86,6 +92,41 @@ export class CalibrationRoomError extends Error {
     );
     this.name = 'CalibrationRoomError';
   }
+}
+
+/** The calibration ran past its budget (CalibrationTarget.budgetMs): it is not made. */
+export class CalibrationBudgetError extends Error {
+  constructor(budgetMs: number) {
+    super(
+      `it was still running after ${budgetMs / 1000} s, half of --barrier-timeout (this host's other ranks wait for their turn at a barrier)`,
+    );
+    this.name = 'CalibrationBudgetError';
+  }
+}
+
+/** When a calibration started and must be over (performance.now() ms; Infinity without a budget). */
+interface Deadline {
+  readonly at: number;
+  readonly budgetMs: number;
+}
+
+function deadlineOf(t: Pick<CalibrationTarget, 'budgetMs'>, startMs: number): Deadline {
+  return { at: t.budgetMs === undefined ? Infinity : startMs + t.budgetMs, budgetMs: t.budgetMs ?? Infinity };
+}
+
+/** Throws CalibrationBudgetError once the deadline has passed. */
+function checkDeadline(d: Deadline): void {
+  if (performance.now() > d.at) throw new CalibrationBudgetError(d.budgetMs);
+}
+
+/** t.flush, given what is left of the deadline (at most SYNC_TIMEOUT_MS); past it, CalibrationBudgetError. */
+async function flushWithin(t: CalibrationTarget, d: Deadline): Promise<void> {
+  checkDeadline(d);
+  const left = d.at - performance.now();
+  if (left >= SYNC_TIMEOUT_MS) return t.flush(t.dir, SYNC_TIMEOUT_MS);
+  await t.flush(t.dir, Math.max(1, left)).catch((e: unknown) => {
+    throw e instanceof SyncTimeoutError ? new CalibrationBudgetError(d.budgetMs) : e;
+  });
 }
 
 /**
@@ -130,17 +171,40 @@ async function makeFile(final: string, t: CalibrationTarget, bytes: Uint8Array):
   if (first !== final) await rename(first, final);
 }
 
-/** Writes the file system's dirty blocks home (syncfs(2), through coreutils' `sync -f`). */
-export async function syncFileSystem(dir: string): Promise<void> {
-  try {
-    await execFileAsync('sync', ['-f', dir], { timeout: SYNC_TIMEOUT_MS });
-  } catch (e) {
-    throw new Error(`sync -f ${dir} failed: ${messageOf(e)}`, { cause: e });
+/** A sync that did not end in time; its child is left to finish on its own. */
+export class SyncTimeoutError extends Error {
+  constructor(dir: string, timeoutMs: number) {
+    super(`sync -f ${dir} was still running after ${(timeoutMs / 1000).toFixed(1)} s`);
+    this.name = 'SyncTimeoutError';
   }
 }
 
-/** A syncfs that takes longer than this is another writer's backlog: the calibration gives up. */
-const SYNC_TIMEOUT_MS = 120_000;
+/**
+ * Writes the file system's dirty blocks home (syncfs(2), through coreutils' `sync -f`), or rejects
+ * with SyncTimeoutError after `timeoutMs`. syncfs cannot be interrupted, so the child is then not
+ * waited for (nor does it keep the process alive): it ends when the kernel is done.
+ */
+export function syncFileSystem(dir: string, timeoutMs = SYNC_TIMEOUT_MS): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('sync', ['-f', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.unref();
+      child.stderr.destroy();
+      reject(new SyncTimeoutError(dir, timeoutMs));
+    }, timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new Error(`sync -f ${dir} failed: ${messageOf(e)}`, { cause: e }));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new Error(`sync -f ${dir} failed: ${stderr.trim() || (code !== null ? `exit status ${code}` : `signal ${signal}`)}`));
+    });
+  });
+}
 
 /** Where a round's files go: a scratch directory of their own, or among the run's own entries. */
 interface Place {
@@ -201,22 +265,23 @@ function inPlace(t: CalibrationTarget, entryDir: string, round: number): Place {
  * files removed, the removals committed, and the file system synced again. Returns the device's
  * written bytes beyond the files' data, per file.
  */
-async function round(t: CalibrationTarget, place: Place, bytes: Uint8Array): Promise<number> {
+async function round(t: CalibrationTarget, place: Place, bytes: Uint8Array, d: Deadline): Promise<number> {
   const before = await t.counters();
   await place.open();
   const made: string[] = [];
   try {
     for (let i = 0; i < CALIBRATION_FILES; i++) {
+      checkDeadline(d);
       const file = place.pathOf(i);
       if (t.layout === 'fanout') await mkdir(dirname(file), { recursive: true });
       made.push(file);
       await makeFile(file, t, bytes);
     }
     // Home before the removals: blocks freed before they were written home would never be.
-    await t.flush(t.dir);
+    await flushWithin(t, d);
     for (const f of made.splice(0)) await unlink(f);
     await place.settle();
-    await t.flush(t.dir);
+    await flushWithin(t, d);
   } finally {
     await place.cleanUp();
   }
@@ -233,9 +298,10 @@ async function calibrateIn(t: CalibrationTarget, placeOf: (round: number) => Pla
   if (t.buffer.length < fileBytes) throw new RangeError(`the calibration buffer holds ${t.buffer.length} bytes; ${fileBytes} are needed`);
   const bytes = t.buffer.subarray(0, fileBytes);
   const t0 = performance.now();
-  await t.flush(t.dir);
+  const d = deadlineOf(t, t0);
+  await flushWithin(t, d);
   const rounds: number[] = [];
-  for (let r = 0; r < CALIBRATION_ROUNDS; r++) rounds.push(await round(t, placeOf(r), bytes));
+  for (let r = 0; r < CALIBRATION_ROUNDS; r++) rounds.push(await round(t, placeOf(r), bytes, d));
   const bytesPerNewFile = Math.min(...rounds);
   return {
     fileBytes,
@@ -281,6 +347,8 @@ export interface CalibrationContext {
   readonly traceMode: boolean;
   /** What the storage tier has left under its limit now (bytes; Infinity when unlimited): see CalibrationTarget.roomBytes. */
   readonly roomBytes: number;
+  /** How long the calibration may take (ms): see CalibrationTarget.budgetMs. */
+  readonly budgetMs?: number;
 }
 
 /** The device counters and aligned buffer of a calibration on `s`'s cache dir. */
@@ -304,6 +372,7 @@ function targetOf(
     flush: syncFileSystem,
     roomBytes: c.roomBytes,
     fsBlockBytes: statfsSync(s.dir).bsize,
+    ...(c.budgetMs !== undefined ? { budgetMs: c.budgetMs } : {}),
   };
 }
 

@@ -124,7 +124,9 @@ async function measure(
   const parts = buildWorkloadParts(cfg, cfg.settings);
   const blockTokens = runBlockTokens(cfg);
   const turns = { cfg, setup, ranks: env.ranks, interrupt: env.interrupt };
-  const calibration = await inTurnsOnHost('calibrate-before', turns, () => calibrateMetadata(cfg, setup, blockTokens, env.log));
+  const calibration = await inTurnsOnHost('calibrate-before', turns, () =>
+    calibrateMetadata(calibrationContext(cfg, setup, blockTokens, env.ranks), env.log),
+  );
   const prepared = await prepareStorage({
     cfg,
     ...(blockTokens !== undefined ? { blockTokens } : {}),
@@ -364,9 +366,16 @@ function assembleResult(i: ResultInputs): RunResult {
 }
 
 /** What both calibrations know of the run: its storage, its block size, trace mode. */
-function calibrationContext(cfg: RunConfig, setup: RunSetup, blockTokens: number | undefined): CalibrationContext {
+function calibrationContext(
+  cfg: RunConfig,
+  setup: RunSetup,
+  blockTokens: number | undefined,
+  ranks: RankSession | undefined,
+): CalibrationContext {
   return {
     storage: setup.storage,
+    // With ranks, a host's others wait at a barrier while one calibrates: it must end well within the barrier's timeout.
+    ...(ranks !== undefined ? { budgetMs: (cfg.barrierTimeoutSec * 1000) / 2 } : {}),
     roomBytes: setup.cache.limitBytes('storage') - setup.cache.allocatedBytes('storage'),
     ...(blockTokens !== undefined ? { blockBytes: setup.cache.sizeOf(blockTokens) } : {}),
     traceMode: cfg.ioTraceLog !== undefined,
@@ -394,15 +403,10 @@ function inTurnsOnHost<T>(
 }
 
 /** A file-per-entry layout's metadata bytes per new file on this device, measured before anything else is written (the verdict expects them). */
-async function calibrateMetadata(
-  cfg: RunConfig,
-  setup: RunSetup,
-  blockTokens: number | undefined,
-  log: (line: string) => void,
-): Promise<MetadataCalibration | undefined> {
+async function calibrateMetadata(context: CalibrationContext, log: (line: string) => void): Promise<MetadataCalibration | undefined> {
   let c: MetadataCalibration | undefined;
   try {
-    c = await calibrateForRun(calibrationContext(cfg, setup, blockTokens));
+    c = await calibrateForRun(context);
   } catch (e) {
     // A side measurement: a full or refusing file system is the run's to meet, not this step's to end it.
     log(`File-system metadata: not calibrated (${messageOf(e)}); the verdict allows nothing for metadata`);
@@ -475,7 +479,7 @@ async function calibrateAmongEntriesHere(
     // A full tier would leave the round's files no room under its limit: its least recently used
     // entries go first (teardown deletes them anyway), unless the pool is kept for a later run.
     const makeRoom = o.cfg.keepPool ? undefined : (bytes: number) => o.setup.cache.makeRoomAfterRun('storage', bytes);
-    const after = await calibrateAfterRun(calibrationContext(o.cfg, o.setup, o.blockTokens), makeRoom);
+    const after = await calibrateAfterRun(calibrationContext(o.cfg, o.setup, o.blockTokens, o.ranks), makeRoom);
     if (after === undefined) return before;
     o.log(
       `File-system metadata: ${(after.bytesPerNewFile / 1024).toFixed(1)} KiB written per new file among the run's entries (least of ${after.roundsBytesPerFile.length} rounds${after.fileBytes < before.fileBytes ? `, files of ${after.fileBytes / 1024} KiB to fit the storage tier's room under its limit` : ''}, ${after.seconds.toFixed(1)} s, after the window)` +

@@ -8,6 +8,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { onPath } from '../../src/cli/mlperf.js';
+import { storageDeviceOf } from '../../src/metrics/diskstats.js';
 import type { RunSummary } from '../../src/mlperf/merge.js';
 import type { ResultsDocument } from '../../src/report/results-schema.js';
 import { readValidResults } from '../report/validate-results.js';
@@ -17,13 +18,23 @@ import { BIN, runCli, SMALL_USERS } from './run-cli.js';
 const MPIRUN = onPath('mpirun');
 const MPI_SKIP = MPIRUN ? false : 'mpirun is not on PATH (apt-get install openmpi-bin; .ci/run installs it)';
 
-function runWithEnv(args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+/** One rank run with `env` added; `stdout` is kept only when asked (the runs' console is long). */
+function runWithEnv(
+  args: readonly string[],
+  env: Record<string, string>,
+  keepStdout = false,
+): Promise<{ code: number | null; stderr: string; stdout: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', keepStdout ? 'pipe' : 'ignore', 'pipe'],
+    });
     let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    let stdout = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stderr }));
+    child.on('close', (code) => resolve({ code, stderr, stdout }));
   });
 }
 
@@ -147,6 +158,50 @@ test('a rank whose peer never arrives fails alone after --barrier-timeout, namin
     const r1 = await runWithEnv(args, { OMPI_COMM_WORLD_RANK: '1', OMPI_COMM_WORLD_SIZE: '2' });
     assert.equal(r1.code, 1, r1.stderr);
     assert.match(r1.stderr, /kv-cache: error: rank 0 gave up: rank\(s\) 1 of 2 did not arrive/);
+  });
+});
+
+test('a calibration slower than half of --barrier-timeout gives up in its turn: the ranks go on, not calibrated, none times out', async () => {
+  await withTempDir(async (dir) => {
+    // A syncfs that hangs (a device with minutes of another writer's backlog): `sync -f` never returns in time.
+    const bin = join(dir, 'bin');
+    await mkdir(bin);
+    await writeFile(join(bin, 'sync'), '#!/bin/sh\nexec sleep 20\n', { mode: 0o755 });
+    const cacheBase = join(dir, 'cache');
+    await mkdir(cacheBase);
+    const args = [
+      ...['--model', 'tiny-1b', '--generation-mode', 'none', '--num-users', '1', '--gpu-mem-gb', '0', '--cpu-mem-gb', '0'],
+      ...[
+        '--duration',
+        '2',
+        '--no-progress',
+        '--rank-output-base',
+        join(dir, 'out'),
+        '--rank-cache-base',
+        cacheBase,
+        '--barrier-timeout',
+        '4',
+      ],
+    ];
+    const env = (rank: number) => ({
+      OMPI_COMM_WORLD_RANK: String(rank),
+      OMPI_COMM_WORLD_SIZE: '2',
+      PATH: `${bin}:${process.env.PATH ?? ''}`,
+    });
+    const device = await storageDeviceOf(cacheBase);
+    if (device.kind !== 'device') {
+      process.stdout.write(`# skipped: ${cacheBase} is on no single block device (${device.kind}), so nothing calibrates\n`);
+      return;
+    }
+    const runs = await Promise.all([0, 1].map((r) => runWithEnv(args, env(r), true)));
+    for (const [rank, r] of runs.entries()) {
+      assert.equal(r.code, 0, `rank ${rank}: ${r.stderr}`);
+      assert.match(
+        r.stdout,
+        /File-system metadata: not calibrated \(it was still running after 2 s, half of --barrier-timeout/,
+        `rank ${rank}`,
+      );
+    }
   });
 });
 

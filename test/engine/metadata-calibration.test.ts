@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { lstatSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { test } from 'node:test';
+import { performance } from 'node:perf_hooks';
 import {
   CALIBRATION_FILES,
   CALIBRATION_ROUNDS,
@@ -13,7 +14,9 @@ import {
   calibrateAmongEntries,
   calibrateMetadataBytes,
   calibrationFileBytes,
+  CalibrationBudgetError,
   CalibrationRoomError,
+  SyncTimeoutError,
   syncFileSystem,
 } from '../../src/engine/metadata-calibration.js';
 import { metadataCalibrationJson } from '../../src/report/metadata-calibration-schema.js';
@@ -252,6 +255,83 @@ test('a syncfs that fails ends the calibration with its cause, and no scratch di
     await assert.rejects(syncFileSystem(`${dir}/missing`), (e: Error) => e.message.startsWith(`sync -f ${dir}/missing failed: `));
   });
 });
+
+test('a calibration past its budget gives up (between files, or a sync cut short) and leaves nothing behind', async () => {
+  await withTempDir(async (dir) => {
+    const target = {
+      dir,
+      runId: '0000aab0',
+      layout: 'fanout' as const,
+      direct: false,
+      entryBytes: 4096,
+      counters: fakeDevice(4096, [0, 0, 0]),
+      buffer: new Uint8Array(64 * 1024),
+      ...ROOMY,
+    };
+    // Files slow to make: the budget runs out between them, in the first round.
+    let made = 0;
+    const slowFiles = calibrateMetadataBytes({
+      ...target,
+      budgetMs: 150,
+      flush: async (_dir, timeoutMs) => {
+        made++;
+        assert.ok(timeoutMs <= 150, `the sync is given what is left of the budget, not ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 200)); // the first sync alone outlasts it
+      },
+    });
+    await assert.rejects(
+      slowFiles,
+      (e: Error) => e instanceof CalibrationBudgetError && /after 0.15 s, half of --barrier-timeout/.test(e.message),
+    );
+    assert.equal(made, 1, 'no round started after the budget ran out');
+    assert.deepEqual(readdirSync(dir), []);
+    // A sync that does not end in what is left: cut short as the budget, the round's files removed.
+    let flushes = 0;
+    await assert.rejects(
+      calibrateMetadataBytes({
+        ...target, // no budget: each sync its own 120 s
+        flush: (d, timeoutMs) => (++flushes === 2 ? Promise.reject(new SyncTimeoutError(d, timeoutMs)) : Promise.resolve()),
+      }),
+      SyncTimeoutError,
+      'without a budget, a sync that times out is its own error',
+    );
+    assert.deepEqual(readdirSync(dir), []);
+    flushes = 0;
+    await assert.rejects(
+      calibrateMetadataBytes({
+        ...target,
+        budgetMs: 5_000,
+        flush: (d, timeoutMs) => (++flushes === 2 ? Promise.reject(new SyncTimeoutError(d, timeoutMs)) : Promise.resolve()),
+      }),
+      CalibrationBudgetError,
+    );
+    assert.deepEqual(readdirSync(dir), []);
+  });
+});
+
+test(
+  'a sync -f that hangs is given up after its timeout, and does not keep the caller waiting',
+  { skip: process.platform !== 'linux' },
+  async () => {
+    await withTempDir(async (dir) => {
+      const bin = join(dir, 'bin');
+      mkdirSync(bin);
+      writeFileSync(join(bin, 'sync'), '#!/bin/sh\nexec sleep 10\n', { mode: 0o755 });
+      const path = process.env.PATH;
+      process.env.PATH = `${bin}:${path ?? ''}`;
+      try {
+        const t0 = performance.now();
+        await assert.rejects(
+          syncFileSystem(dir, 200),
+          (e: Error) => e instanceof SyncTimeoutError && e.message === `sync -f ${dir} was still running after 0.2 s`,
+        );
+        assert.ok(performance.now() - t0 < 5_000);
+      } finally {
+        process.env.PATH = path;
+      }
+    });
+  },
+);
 
 for (const layout of ['flat', 'fanout'] as const)
   test(`${layout}, after the window: the rounds among the run's own entries, which are left as they were; nothing of the rounds is left`, async () => {
