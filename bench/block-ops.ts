@@ -14,6 +14,7 @@
 //   npm run bench:block-ops -- --dir DIR [--seconds 20] [--users 16] [--rounds 3] [--capacity-gib 0]
 //     [--layout flat] [--trace FILE] [--compare-bin PATH/bin/kv-cache.cjs] [--pool N] [--no-floor]
 //     [--file-calls native|fs|native,fs]
+import { UsageError } from './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -41,16 +42,16 @@ const { values } = parseArgs({
     'file-calls': { type: 'string', default: 'native' },
   },
 });
-if (values.dir === undefined) throw new Error('--dir DIR is required: where the runs write their block files');
-if (!existsSync(values.trace)) throw new Error(`no Mooncake trace at ${values.trace} (--trace FILE)`);
+if (values.dir === undefined) throw new UsageError('--dir DIR is required: where the runs write their block files');
+if (!existsSync(values.trace)) throw new UsageError(`no Mooncake trace at ${values.trace} (--trace FILE)`);
 const rounds = positiveInt('rounds', values.rounds);
 // --file-calls native,fs: both, alternating in each round (a build before 2.9.0 has no such flag: --compare-bin runs it without).
 const fileCalls = values['file-calls'].split(',');
 if (fileCalls.some((c) => c !== 'native' && c !== 'fs'))
-  throw new Error(`--file-calls takes native, fs or native,fs; got '${values['file-calls']}'`);
+  throw new UsageError(`--file-calls takes native, fs or native,fs; got '${values['file-calls']}'`);
 const capacityGiB = Number(values['capacity-gib']);
 if (!Number.isFinite(capacityGiB) || capacityGiB < 0)
-  throw new Error(`--capacity-gib must be a number ≥ 0, got '${values['capacity-gib']}'`);
+  throw new UsageError(`--capacity-gib must be a number ≥ 0, got '${values['capacity-gib']}'`);
 const users = positiveInt('users', values.users);
 const poolThreads = values.pool === undefined ? kvCachePoolThreads(users) : positiveInt('pool', values.pool);
 const env = values.pool === undefined ? undefined : { UV_THREADPOOL_SIZE: String(poolThreads) };

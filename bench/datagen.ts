@@ -5,6 +5,7 @@
 // write bandwidth with fio (1 MiB, queue depth 32, O_DIRECT) before and after, in the same script.
 // Buffers are allocated and touched before timing: fresh guest RAM on a VM is slow on first touch.
 // Usage: node dist/bench/datagen.js [--gib N] [--dir D (fio's scratch directory)] [--fio-seconds S]
+import { UsageError } from './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { spawnSync } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -51,7 +52,7 @@ function parseOptions(argv: readonly string[]): Options {
   });
   const positive = (name: string, text: string): number => {
     const n = Number(text);
-    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} needs a positive number, got '${text}'`);
+    if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} needs a positive number, got '${text}'`);
     return n;
   };
   return { gib: positive('gib', values.gib), dir: values.dir, fioSeconds: positive('fio-seconds', values['fio-seconds']) };

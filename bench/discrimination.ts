@@ -14,6 +14,7 @@
 //
 // Usage: node dist/bench/discrimination.js [--dir D] [--seconds 15] [--users 4] [--model tiny-1b]
 //          [--rounds 3] [--read-mib-per-sec 50] [--read-iops 0]
+import './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

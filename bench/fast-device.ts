@@ -25,6 +25,7 @@
 // Usage: node dist/bench/fast-device.js [--gib 6] [--seconds 15] [--users 16] [--rounds 3]
 //          [--workloads write,read,mixed] [--compare-bin PATH/bin/kv-cache.cjs] [--kv-layout flat|slab] [--io-uring]
 //          [--settle-busy-pct 15] (100 on a machine others use: wait for the device alone)
+import { isUsageError, UsageError } from './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { rm, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -118,9 +119,9 @@ function parseOptions(argv: readonly string[]): Options {
     },
   });
   const layout = values['kv-layout'];
-  if (layout !== 'flat' && layout !== 'slab') throw new Error(`--kv-layout: '${layout}' is not flat or slab`);
+  if (layout !== 'flat' && layout !== 'slab') throw new UsageError(`--kv-layout: '${layout}' is not flat or slab`);
   const workloads = values.workloads.split(',').map((w) => {
-    if (!(WORKLOADS as readonly string[]).includes(w)) throw new Error(`--workloads: '${w}' is not one of ${WORKLOADS.join(', ')}`);
+    if (!(WORKLOADS as readonly string[]).includes(w)) throw new UsageError(`--workloads: '${w}' is not one of ${WORKLOADS.join(', ')}`);
     return w as Workload;
   });
   return {
@@ -428,5 +429,5 @@ async function main(): Promise<void> {
 
 main().catch((e: unknown) => {
   console.error(`${SCRIPT}: ${messageOf(e)}`);
-  process.exitCode = 1;
+  process.exitCode = isUsageError(e) ? 2 : 1;
 });

@@ -21,6 +21,7 @@
 //
 // Usage: node dist/bench/fio.js [--dir D] [--seconds 30] [--users 20] [--model llama3.1-8b]
 //                               [--rounds 2] [--io-kib 4096] [--workloads write,read]
+import { isUsageError } from './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,9 +40,10 @@ import { ReadLayout, SPACE_SHARE, prepopBytes, runRound } from './fio/phases.js'
 import type { Context, Phase } from './fio/phases.js';
 import { printMachine, printRound, printSummary } from './fio/report.js';
 
+/** Bad options: one line, exit 2. */
 function fail(message: string): never {
   console.error(`bench:fio: ${message}`);
-  process.exit(1);
+  process.exit(2);
 }
 
 /** fio read files per job: about the tool's pre-populated set, so neither side reads a smaller (cacheable) region. */
@@ -120,5 +122,5 @@ async function main(): Promise<void> {
 
 await main().catch((e: unknown) => {
   console.error(`bench:fio: ${messageOf(e)}`);
-  process.exitCode = 1;
+  process.exitCode = isUsageError(e) ? 2 : 1;
 });

@@ -19,6 +19,7 @@
 // Usage: node dist/bench/layouts.js [--rounds 3] [--seconds 15] [--layouts flat,fanout,slab] [--devices ram,disk]
 //          [--models kv32[,tiny-1b]] [--users 8] [--capacity-gib 2] [--ram-gib 8] [--dir D] [--trace FILE]
 //          [--warm-up 1] [--settle-busy-pct 15] [--settle-limit 120]
+import './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,6 +1,7 @@
 // Memory of a storage-only run: samples the kv-cache process's resident set once a second and prints
 // the peak and the RSS at each quarter of the run, to show it is bounded by the buffers (not by entry
 // sizes) and does not grow with run length. Default: llama3.1-8b, 20 users, --cpu-mem-gb 0, 120 s.
+import './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -2,6 +2,7 @@
 // mode every byte the tier reads comes from the device; in buffered mode reads right after writing are
 // served from the page cache (device bytes ≈ 0), which is how the reference's reads flatter a device
 // (docs/reference-compat.md#rc-17, #rc-18). Usage: node dist/bench/pagecache.js [--gib 3] [--entry-mib 256] [--dir D]
+import './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';

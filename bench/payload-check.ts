@@ -6,6 +6,7 @@
 //   - 512-byte blocks seen twice across every file (some arrays deduplicate at 512 B; goal: none);
 //   - what `zstd -3` saves on the largest entries (goal: under 1 %), and `zstd -19` on the largest one.
 // Usage: node dist/bench/payload-check.js [--gib 1] [--entry-mib 48] [--writers 16] [--dir D] [--seed 1]
+import './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';

@@ -16,6 +16,7 @@
 // --settle-limit S bounds each wait (default 120 s): on a machine others keep busy it is never quiet.
 //
 // Usage: node dist/bench/ranks.js [--seconds 10] [--rounds 3] [--users 4] [--max-ranks 3] [--warm-up 1] [--settle-limit 120] [--dir D]
+import { isUsageError } from './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -187,5 +188,5 @@ async function main(): Promise<void> {
 
 await main().catch((e: unknown) => {
   console.error(`bench:ranks: ${e instanceof Error ? e.message : String(e)}`);
-  process.exitCode = 1;
+  process.exitCode = isUsageError(e) ? 2 : 1;
 });

@@ -2,6 +2,7 @@
 // a --seconds run of the small model with 4 users (CPU tier + storage), and a comparison of direct vs
 // buffered I/O (--compare-seconds each); each report is opened in Chromium and screenshotted whole.
 // Re-run it after the per-second timeline lands to refresh the pictures. Options: --seconds 20 --compare-seconds 10.
+import './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

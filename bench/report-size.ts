@@ -4,6 +4,7 @@
 // storage operation), writes its report, and opens it in Chromium `--rounds` times (fresh page each):
 // navigation → load event, and navigation → every chart drawn once (the page's own
 // data-charts-drawn-ms). Prints the median and every round. Options: --seconds 600 --rounds 5.
+import './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -6,6 +6,7 @@
 //
 // Needs a server: `eval "$(bash test/helpers/radosgw.sh start)"` (KVC_S3_ENDPOINT and the AWS_* keys).
 // Options: --rounds N (3), --mib-per-size M (256: bytes per side, size and direction in a round).
+import './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

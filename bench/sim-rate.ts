@@ -1,6 +1,7 @@
 // Simulation rate: requests per second the engine processes in trace mode (null back-ends, generation
 // none, think time 0 via a config file), where no storage time is involved and only the harness is
 // measured. Prints requests/s, cache operations/s (trace rows/s) and the event-loop delay.
+import './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -6,6 +6,7 @@
 // system: what the pass costs, whatever else loads the machine). With --baseline DIR (another built
 // checkout: its bin/ and dist/) each round also times that build, the two alternating which goes first.
 //   npm run bench:size -- [--rounds 3] [--requests 600000] [--baseline DIR]
+import './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

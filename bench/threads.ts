@@ -1,6 +1,7 @@
 // Where the CPU goes during a write-heavy and a read-heavy storage run: CPU seconds per thread group
 // (the main thread vs all other threads: payload generators, libuv's I/O pool, V8) sampled from
 // /proc/<pid>/task over the middle of the run, and cores per GiB/s moved at the device.
+import './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -4,6 +4,7 @@
 // varied latencies, and prints the heap after a warm-up and at the end (both after a full GC), the
 // growth per point, and the cost of a tick early and late in the run. The points themselves are the
 // output and grow by one a second; everything else (interval histograms, counters) must stay flat.
+import './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { numberArgs } from './lib/args.js';

@@ -2,6 +2,7 @@
 // punctuation) of 10 KB, 100 KB and 1 MB, and an ordinary English text of the same sizes for
 // comparison. Prints seconds per MB (MB = 10^6 characters) and tokens; a linear tokenizer gives the
 // same s/MB at every size. Before the run-length bound (src/workload/tokens.ts), one 10 KB word took 14 s.
+import './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { tokenCounter } from '../src/workload/tokens.js';
 import { numberArgs } from './lib/args.js';
 import { machineLine } from './lib/machine.js';

@@ -4,6 +4,7 @@
 // /proc/diskstats for the measured window (target: within 5 %); (c) storage bandwidth with tracing on
 // vs off, alternating, every round printed (target: within 5 %).
 //   npm run bench:trace-loop -- --seconds 20 --fio-seconds 20 --rounds 3 --overhead-seconds 20 --users 4
+import { isUsageError } from './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -168,6 +169,6 @@ function runKvCacheTrace(args: readonly string[]): Promise<number | null> {
 }
 
 main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.message : e);
-  process.exit(1);
+  console.error(`bench:trace-loop: ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(isUsageError(e) ? 2 : 1);
 });

@@ -11,6 +11,7 @@
 //
 // Needs root. Usage: node dist/bench/ttft.js [--seconds 30] [--users 2] [--rounds 3] [--read-mib-per-sec 150]
 //   [--ram-gib 6] [--min-tokens 1024] [--max-tokens 4096]; the model is deepseek-v3 on the default GPU profile.
+import { UsageError } from './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,8 +33,6 @@ import type { Condition, RunFigures } from './lib/ttft/figures.js';
 const SCRIPT = 'bench:ttft';
 const MODEL = 'deepseek-v3';
 const GPU_PROFILE = 'h100-sxm';
-
-class UsageError extends Error {}
 
 /** Every user type: contexts in [min, max] tokens and no think time, so the storage is kept busy. */
 function workloadConfig(minTokens: number, maxTokens: number): string {

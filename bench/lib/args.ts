@@ -1,4 +1,5 @@
 // Option parsing shared by the bench scripts.
+import { UsageError } from './clean-exit.js';
 
 /**
  * `--name value` options with numeric defaults, from this process's arguments; `text` names options
@@ -14,13 +15,13 @@ export function numberArgs<T extends Record<string, number>>(defaults: T, text: 
       continue;
     }
     if (!(name in defaults))
-      throw new Error(
+      throw new UsageError(
         `unknown option --${name}; valid: ${Object.keys(defaults)
           .map((k) => `--${k}`)
           .join(' ')}`,
       );
     const v = Number(argv[++i]);
-    if (!Number.isFinite(v)) throw new Error(`--${name} needs a number`);
+    if (!Number.isFinite(v)) throw new UsageError(`--${name} needs a number`);
     out[name] = v;
   }
   return out as T;
@@ -28,6 +29,6 @@ export function numberArgs<T extends Record<string, number>>(defaults: T, text: 
 
 export function positiveInt(name: string, text: string): number {
   const n = Number(text);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer, got '${text}'`);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`--${name} must be a positive integer, got '${text}'`);
   return n;
 }

@@ -20,7 +20,8 @@ export interface Options {
   readonly readIops: number;
 }
 
-export class UsageError extends Error {}
+export { UsageError } from '../clean-exit.js';
+import { UsageError } from '../clean-exit.js';
 /** Ctrl-C or SIGTERM stopped the run; what it had started is cleaned up before exiting. */
 export class Interrupted extends Error {}
 

@@ -53,7 +53,8 @@ export interface Options {
   readonly settleLimitSec: number;
 }
 
-export class UsageError extends Error {}
+export { UsageError } from '../clean-exit.js';
+import { UsageError } from '../clean-exit.js';
 
 /** A comma-separated list, each item one of `valid`, no repeats. */
 function listOf<T extends string>(flag: string, text: string, valid: readonly T[]): T[] {
