@@ -7,13 +7,13 @@ import { basename } from 'node:path';
 /** Bad input to a bench script: its message says what to change. */
 export class UsageError extends Error {}
 
-/** parseArgs refuses with these codes (an unknown option, a missing or wrong value, a stray positional). */
-const PARSE_ARGS_CODE = /^ERR_PARSE_ARGS_/;
+/** parseArgs refuses with codes that start so (an unknown option, a missing or wrong value, a stray positional). */
+const PARSE_ARGS_CODE = 'ERR_PARSE_ARGS_';
 
 export function isUsageError(e: unknown): boolean {
   if (e instanceof UsageError) return true;
   const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && PARSE_ARGS_CODE.test(code);
+  return typeof code === 'string' && code.startsWith(PARSE_ARGS_CODE);
 }
 
 /** `bench:<name>` for the script running (dist/bench/<name>.js). */
