@@ -413,7 +413,14 @@ export class S3Client {
         throw new TransferStoppedError(sent);
       }
       const chunk = next.value;
-      await Promise.race([new Promise<void>((resolve, reject) => req.write(chunk, (e) => (e ? reject(e) : resolve()))), failed]);
+      try {
+        await Promise.race([new Promise<void>((resolve, reject) => req.write(chunk, (e) => (e ? reject(e) : resolve()))), failed]);
+      } catch (e) {
+        // The source's chunk goes back (a payload slot) only once the socket can no longer read it.
+        req.destroy();
+        await it.return?.();
+        throw e instanceof S3Error ? e : errorOfTransport(r.method, r.key, e); // (a write's own EPIPE, ECONNRESET)
+      }
       sent += chunk.length;
     }
     req.end();

@@ -208,7 +208,7 @@ export class S3Backend implements StorageBackend {
     this.multipartUploads++;
     const etags: string[] = [];
     try {
-      for (const [n, part] of partsOf(source, this.partBytes)) {
+      for await (const [n, part] of partsOf(source, this.partBytes)) {
         const res = await this.client.send({
           method: 'PUT',
           key: object,
@@ -323,35 +323,49 @@ function bufferBody(b: Buffer): { size: number; chunks(): AsyncIterable<Uint8Arr
 
 /**
  * Splits one sequential source into consecutive parts of `partBytes` (the last shorter): each part's
- * chunks are the source's, cut where a part ends. Parts must be consumed in order, each to its end.
+ * chunks are the source's, cut where a part ends. Parts must be consumed in order, each to its end;
+ * the last part's end ends the source (a payload source then gives its slot back), and so does
+ * leaving the parts early (a failed or stopped upload).
  */
-export function* partsOf(source: ChunkSource, partBytes: number): Generator<[number, ChunkSource]> {
+export async function* partsOf(source: ChunkSource, partBytes: number): AsyncGenerator<[number, ChunkSource]> {
   const it = source.chunks()[Symbol.asyncIterator]();
   let rest: Uint8Array | undefined;
+  let ended = false;
   const count = Math.max(1, Math.ceil(source.size / partBytes));
-  for (let n = 1; n <= count; n++) {
-    const size = Math.min(partBytes, source.size - (n - 1) * partBytes);
-    const part: ChunkSource = {
-      size,
-      chunks: async function* () {
-        let left = size;
-        while (left > 0) {
-          let chunk = rest;
-          rest = undefined;
-          if (chunk === undefined) {
-            const next = await it.next();
-            if (next.done === true) throw new RangeError(`the entry's source ended ${left} bytes before its size`);
-            chunk = next.value;
+  try {
+    for (let n = 1; n <= count; n++) {
+      const size = Math.min(partBytes, source.size - (n - 1) * partBytes);
+      const last = n === count;
+      const part: ChunkSource = {
+        size,
+        chunks: async function* () {
+          let left = size;
+          while (left > 0) {
+            let chunk = rest;
+            rest = undefined;
+            if (chunk === undefined) {
+              const next = await it.next();
+              if (next.done === true) {
+                ended = true;
+                throw new RangeError(`the entry's source ended ${left} bytes before its size`);
+              }
+              chunk = next.value;
+            }
+            if (chunk.length > left) {
+              rest = chunk.subarray(left);
+              chunk = chunk.subarray(0, left);
+            }
+            left -= chunk.length;
+            yield chunk;
           }
-          if (chunk.length > left) {
-            rest = chunk.subarray(left);
-            chunk = chunk.subarray(0, left);
-          }
-          left -= chunk.length;
-          yield chunk;
-        }
-      },
-    };
-    yield [n, part];
+          // Asked for more after the last part's last chunk was sent: the source must be over.
+          if (last && rest === undefined) ended = (await it.next()).done === true;
+          if (last && !ended) throw new RangeError(`the entry's source has more than its ${source.size} bytes`);
+        },
+      };
+      yield [n, part];
+    }
+  } finally {
+    if (!ended) await it.return?.();
   }
 }

@@ -21,6 +21,8 @@ export class FakeS3 {
   readonly buckets = new Set<string>();
   readonly log: FakeRequest[] = [];
   fault: Fault = () => undefined;
+  /** Body bytes after which the server drops the connection (a request cut mid-body); undefined: never. */
+  cut: (r: FakeRequest) => number | undefined = () => undefined;
   private readonly uploads = new Map<string, Map<number, Buffer>>();
   private uploadSeq = 0;
 
@@ -63,7 +65,13 @@ export class FakeS3 {
     }
     if (expectsContinue) res.writeContinue();
     const parts: Buffer[] = [];
-    req.on('data', (d: Buffer) => parts.push(d));
+    const cutAt = this.cut(r);
+    let received = 0;
+    req.on('data', (d: Buffer) => {
+      parts.push(d);
+      received += d.length;
+      if (cutAt !== undefined && received >= cutAt) req.socket.destroy();
+    });
     req.on('end', () => this.serve(r, Buffer.concat(parts), res));
   }
 

@@ -96,7 +96,7 @@ test('above the threshold an entry goes up as a multipart upload of consecutive 
 test('partsOf cuts one source into parts whose sizes and bytes add up to it', async () => {
   const parts: number[] = [];
   const all: Buffer[] = [];
-  for (const [n, part] of partsOf(sourceOf(10, 4), 3)) {
+  for await (const [n, part] of partsOf(sourceOf(10, 4), 3)) {
     parts.push(n, part.size);
     for await (const c of part.chunks()) all.push(Buffer.from(c));
   }
@@ -186,6 +186,77 @@ test('stopInFlight: a write stops at its next chunk (IoAbortedError) and its obj
   await assert.rejects(backend.write('w', source), IoAbortedError);
   await backend.close();
   assert.equal(fake.objects.size, 0);
+});
+
+/**
+ * sourceOf's bytes; `open` counts iterations not yet over. A payload source's iteration holds a slot
+ * until it ends or is given back: one left open is a slot lost, and a run that loses them all hangs.
+ */
+function trackedSource(size: number, chunk: number): { readonly source: ChunkSource; readonly open: () => number } {
+  let open = 0;
+  return {
+    open: () => open,
+    source: {
+      size,
+      async *chunks() {
+        open++;
+        try {
+          yield* sourceOf(size, chunk).chunks();
+        } finally {
+          open--;
+        }
+      },
+    },
+  };
+}
+
+test('every write gives its source back (a payload slot): a PUT or a multipart upload, done, stopped, or cut off mid-body', async () => {
+  fake.objects.clear();
+  const backend = new S3Backend(new S3Client(clientOptions({ maxAttempts: 1 })), '', 'abcd0123', 2 * MiB, MiB + 5);
+  const put = trackedSource(MiB + 3, 300_000);
+  await backend.write('put', put.source);
+  assert.equal(put.open(), 0, 'a PUT');
+  const multi = trackedSource(3 * MiB, 700_000);
+  await backend.write('multi', multi.source);
+  assert.equal(multi.open(), 0, 'a multipart upload: the last part ends the source');
+  assert.equal(backend.stats().multipartUploads, 1);
+  // Cut off mid-body by the server: the failure is an S3Error, counted, and the source is given back.
+  // A PUT larger than the sockets' buffers fails in a write (EPIPE, ECONNRESET), a part at its answer.
+  const onePut = new S3Backend(new S3Client(clientOptions({ maxAttempts: 1 })), '', 'abcd0124', 64 * MiB);
+  fake.cut = (r) => (r.method === 'PUT' ? 400_000 : undefined);
+  try {
+    for (const [b, key, size] of [
+      [onePut, 'cut-put', 24 * MiB],
+      [backend, 'cut-multi', 3 * MiB],
+    ] as const) {
+      const t = trackedSource(size, 256 * 1024);
+      await assert.rejects(b.write(key, t.source), (e: unknown) => e instanceof S3Error);
+      assert.equal(t.open(), 0, key);
+      assert.equal(
+        Object.values(b.stats().failures).reduce((x, y) => x + y, 0),
+        1,
+        `${key}: ${JSON.stringify(b.stats().failures)}`,
+      );
+    }
+  } finally {
+    fake.cut = () => undefined;
+  }
+  await onePut.close();
+  // Stopped in the middle of a multipart upload.
+  const stopped = trackedSource(3 * MiB, 100_000);
+  const source: ChunkSource = {
+    size: stopped.source.size,
+    async *chunks() {
+      let n = 0;
+      for await (const c of stopped.source.chunks()) {
+        if (++n === 15) backend.stopInFlight(); // in the second part
+        yield c;
+      }
+    },
+  };
+  await assert.rejects(backend.write('stopped', source), IoAbortedError);
+  assert.equal(stopped.open(), 0, 'a stopped multipart upload');
+  await backend.close();
 });
 
 test('failure classes of answers and which are retried', () => {
