@@ -378,6 +378,9 @@ export class SlabBackend implements StorageBackend {
 
   /** One job timed into `t` (block-file.ts timedJob: device = its data calls and fdatasync), known to close() until it settles. */
   private async timedJob(t: SplitTimer, job: () => Promise<BlockFileTimes>): Promise<BlockFileTimes> {
+    // An operation that was waiting (for its bytes) when close() began: the pool file's descriptor is
+    // being closed and may be reused, so its job must not start.
+    if (this.closed) throw new IoAbortedError(0);
     const running = timedJob(this.gauge, t, job);
     this.jobsInFlight.add(running);
     try {

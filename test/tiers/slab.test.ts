@@ -9,7 +9,7 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { payloadBytes } from '../../src/data/payload.js';
-import { EntryNotFoundError } from '../../src/tiers/backend.js';
+import { EntryNotFoundError, IoAbortedError } from '../../src/tiers/backend.js';
 import { SlabBackend, slabFileName } from '../../src/tiers/slab.js';
 import { BlockFiles } from '../../src/tiers/block-file.js';
 import { StorageSetupError } from '../../src/tiers/storage-kind.js';
@@ -157,6 +157,34 @@ for (const calls of ['fs', 'native'] as const)
         }
       }),
   );
+
+test(
+  'native calls: a write still waiting for its bytes when close() begins never starts its job (the pool file descriptor is being closed)',
+  { skip: NATIVE_SKIP },
+  () =>
+    withTempDir(async (dir) => {
+      const b = await slabIn(dir, 2 * SLOT, 0, 'native');
+      await b.layOut();
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((r) => (release = r));
+      const bytes = payloadBytes(3, 'late', 5000);
+      const late: ChunkSource = {
+        size: bytes.length,
+        async *chunks() {
+          await held; // the payload is slow: close() starts meanwhile
+          yield bytes;
+        },
+      };
+      const jobsBefore = nativeJobs.writeAt;
+      const writing = b.write('late', late);
+      const closing = b.close();
+      release();
+      await assert.rejects(writing, IoAbortedError);
+      await closing;
+      assert.equal(nativeJobs.writeAt, jobsBefore, 'no job was submitted on a closed descriptor');
+      assert.deepEqual(await readdir(dir), [], 'the pool is removed at close');
+    }),
+);
 
 test('an entry larger than a slot takes no room the cache could give (refused), and the largest is remembered', () =>
   withTempDir(async (dir) => {
