@@ -41,6 +41,8 @@ interface Exchange {
 interface PooledSocket {
   readonly socket: net.Socket;
   exchange: Exchange | undefined;
+  /** Settles when the sink is done with the view of the socket's buffer it was handed; undefined: not holding one. */
+  sinkHolding: Promise<void> | undefined;
 }
 
 /** Keep-alive sockets to one host for GETs; at most `max` open, idle ones reused. */
@@ -91,6 +93,7 @@ export class RawGetPool {
         },
       }),
       exchange: undefined,
+      sinkHolding: undefined,
     };
     const s = pooled.socket;
     s.setNoDelay(true);
@@ -100,7 +103,11 @@ export class RawGetPool {
       pooled.exchange?.onEnd(socketError('the server closed the connection', 'ECONNRESET'));
       const at = this.idle.indexOf(pooled);
       if (at >= 0) this.idle.splice(at, 1);
-      this.buffers.push(buffer);
+      // A sink still working on a view of the buffer (the socket timed out or failed meanwhile) keeps it:
+      // another socket reading into it now would change the bytes under the sink.
+      const giveBack = (): void => void this.buffers.push(buffer);
+      if (pooled.sinkHolding === undefined) giveBack();
+      else void pooled.sinkHolding.then(giveBack);
     });
     return pooled;
   }
@@ -147,6 +154,14 @@ export class RawGetPool {
         };
         if (pending === undefined) return done();
         s.pause();
+        const holding = pending.then(
+          () => undefined,
+          () => undefined,
+        );
+        pooled.sinkHolding = holding;
+        void holding.then(() => {
+          if (pooled.sinkHolding === holding) pooled.sinkHolding = undefined;
+        });
         pending.then(
           () => {
             done();

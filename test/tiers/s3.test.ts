@@ -259,6 +259,35 @@ test('every write gives its source back (a payload slot): a PUT or a multipart u
   await backend.close();
 });
 
+test("a GET's sink keeps its view of the socket's buffer while it works, even when the socket times out meanwhile", async () => {
+  fake.objects.clear();
+  fake.objects.set('b/a', Buffer.alloc(3 * MiB, 0xaa));
+  fake.objects.set('b/b', Buffer.alloc(3 * MiB, 0xbb));
+  const client = new S3Client(clientOptions({ idleTimeoutMs: 100, maxAttempts: 1 }));
+  let view: Uint8Array | undefined;
+  let otherRead = false;
+  let chunks = 0;
+  const first = client.send({
+    method: 'GET',
+    key: 'a',
+    sink: async (chunk) => {
+      if (++chunks !== 2) return; // the first comes with the response head, copied out of the buffer
+      view = chunk;
+      await new Promise((r) => setTimeout(r, 300)); // a slow sink: the paused socket times out
+      await client.send({ method: 'GET', key: 'b', sink: () => undefined }); // another socket reads meanwhile
+      otherRead = true;
+    },
+  });
+  await assert.rejects(first, (e: unknown) => e instanceof S3Error && e.code === 'ETIMEDOUT');
+  while (!otherRead) await new Promise((r) => setTimeout(r, 20));
+  assert.ok(view !== undefined && view.length > 0);
+  assert.ok(
+    view.every((b) => b === 0xaa),
+    'the first sink’s bytes were not overwritten by the other GET',
+  );
+  client.close();
+});
+
 test('failure classes of answers and which are retried', () => {
   assert.deepEqual(
     [
