@@ -10,6 +10,8 @@ export class SlotPool {
   /** The shared memory every slot is a view of (handed to worker threads once). */
   readonly buffer: SharedArrayBuffer;
   private readonly free: Uint8Array[] = [];
+  /** Slots handed out and not yet returned: a second release of one would hand it to two users at once. */
+  private readonly lent = new Set<Uint8Array>();
   private readonly waiters: Array<{
     readonly resolve: (slot: Uint8Array) => void;
     readonly prefer?: ((slot: Uint8Array) => number) | undefined;
@@ -50,19 +52,28 @@ export class SlotPool {
    * per write, scoring every free slot each time cost more than filling the block.
    */
   tryAcquire(prefer?: (slot: Uint8Array) => number, top = Infinity): Uint8Array | undefined {
-    if (prefer === undefined || this.free.length < 2) return this.free.pop();
+    if (prefer === undefined || this.free.length < 2) return this.lend(this.free.pop());
     let best = this.free.length - 1;
     let bestScore = -Infinity;
     for (let i = this.free.length - 1; i >= 0 && bestScore < top; i--) {
       const score = prefer(this.free[i]);
       if (score > bestScore) [best, bestScore] = [i, score];
     }
-    return this.free.splice(best, 1)[0];
+    return this.lend(this.free.splice(best, 1)[0]);
+  }
+
+  private lend(slot: Uint8Array | undefined): Uint8Array | undefined {
+    if (slot !== undefined) this.lent.add(slot);
+    return slot;
   }
 
   /** Returns a slot obtained from acquire(); pass the full slot, not a sub-view. */
   release(slot: Uint8Array): void {
+    // Loud rather than two writers filling one slot (their entries' bytes would be each other's).
+    if (!this.lent.has(slot))
+      throw new Error('SlotPool.release: a slot that is not lent out (released twice, a sub-view, or another pool’s)');
     if (this.waiters.length === 0) {
+      this.lent.delete(slot);
       this.free.push(slot);
       return;
     }

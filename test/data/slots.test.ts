@@ -55,3 +55,23 @@ test('a released slot goes to the waiter that scores it above 0, else to the fir
   assert.deepEqual(got.sort(), ['first:x', 'wantsY:y']);
   assert.equal(pool.available, 0);
 });
+
+test('a slot released twice, a sub-view or another pool’s slot is refused, loudly: two users would share it', async () => {
+  const pool = new SlotPool(2, SLOT);
+  const other = new SlotPool(1, SLOT);
+  const a = pool.tryAcquire() ?? assert.fail('a free slot');
+  pool.release(a);
+  assert.throws(() => pool.release(a), /not lent out/);
+  const b = pool.tryAcquire() ?? assert.fail('a free slot');
+  assert.throws(() => pool.release(b.subarray(0, 10)), /not lent out/);
+  assert.throws(() => pool.release(other.tryAcquire() ?? assert.fail('a free slot')), /not lent out/);
+  // Handed straight to a waiter, a slot is still lent: its next release is its only one.
+  const c = pool.tryAcquire() ?? assert.fail('a free slot');
+  const waiting = pool.acquire();
+  pool.release(b);
+  assert.equal(await waiting, b);
+  assert.throws(() => pool.release(b.subarray(0)), /not lent out/);
+  pool.release(b);
+  pool.release(c);
+  assert.equal(pool.available, 2);
+});
