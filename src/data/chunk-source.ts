@@ -11,3 +11,12 @@ export interface ChunkSource {
   readonly size: number;
   chunks(): AsyncIterable<Uint8Array>;
 }
+
+/** The source's next chunk that is not empty; undefined once it is over. */
+export async function nextNonEmpty(it: AsyncIterator<Uint8Array>): Promise<Uint8Array | undefined> {
+  for (;;) {
+    const next = await it.next();
+    if (next.done === true) return undefined;
+    if (next.value.length > 0) return next.value;
+  }
+}

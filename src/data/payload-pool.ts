@@ -62,13 +62,13 @@ interface ChunkSpec {
   readonly length: number;
 }
 
+/** The best score a slot can have for the next chunk: it holds the source bytes, only its stamps are rewritten. */
+const STAMPS_ONLY = 2;
+
 /**
  * The bases (source offsets) one entry's chunks copied within the last MIN_REPEAT_BYTES of the entry:
  * the next chunk may copy any other (payload.ts: no source byte repeats nearer than that).
  */
-/** The best score a slot can have for the next chunk: it holds the source bytes, only its stamps are rewritten. */
-const STAMPS_ONLY = 2;
-
 class RecentBases {
   private readonly recent: number[] = [];
   private readonly keep: number;

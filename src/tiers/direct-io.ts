@@ -3,6 +3,7 @@
 // are and staging everything else. Timing goes to the operation's SplitTimer.
 import { DIRECT_ALIGN } from '../data/aligned.js';
 import type { DirectSlabs } from '../data/aligned.js';
+import { nextNonEmpty } from '../data/chunk-source.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import type { SlotPool } from '../data/slots.js';
 import { roundUp } from '../util/units.js';
@@ -246,14 +247,6 @@ export async function stagedView(ctx: WriterContext, bytes: Uint8Array, t: Split
 export async function releaseOneChunk(ctx: WriterContext, data: OneChunk): Promise<void> {
   if (data.slot !== undefined) ctx.slots.release(data.slot);
   if (data.finish !== undefined) await data.finish();
-}
-
-async function nextNonEmpty(it: AsyncIterator<Uint8Array>): Promise<Uint8Array | undefined> {
-  for (;;) {
-    const next = await it.next();
-    if (next.done === true) return undefined;
-    if (next.value.length > 0) return next.value;
-  }
 }
 
 /** Ends a source whose one chunk was its whole size: it must have nothing more. */

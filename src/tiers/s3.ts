@@ -18,6 +18,7 @@
 import { AlreadyPublishedError, IoAbortedError, EntryNotFoundError, timing } from './backend.js';
 import type { ChunkSink, IOTiming, PoolAccess, PoolProbe, ReadResult } from './backend.js';
 import { poolBlockName } from './pool-names.js';
+import { nextNonEmpty } from '../data/chunk-source.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import { entryFileName } from './file-names.js';
 import { S3Error, TransferStoppedError } from './s3-client.js';
@@ -359,7 +360,7 @@ export async function* partsOf(source: ChunkSource, partBytes: number): AsyncGen
             yield chunk;
           }
           // Asked for more after the last part's last chunk was sent: the source must be over.
-          if (last && rest === undefined) ended = (await it.next()).done === true;
+          if (last && rest === undefined) ended = (await nextNonEmpty(it)) === undefined;
           if (last && !ended) throw new RangeError(`the entry's source has more than its ${source.size} bytes`);
         },
       };
