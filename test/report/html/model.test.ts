@@ -105,6 +105,28 @@ test('a file with the series: bandwidth per tier is bytes ÷ 2^20 ÷ the interva
   assert.deepEqual(section(m, 'device').tables[0]?.rows[0]?.slice(0, 2), ['run.json', 'vda']);
 });
 
+test("a tier no run used (a storage-only run's CPU tier of 0 GiB) is not charted, and a note says why; one run using it brings it back", () => {
+  const doc = fixtureDocWithSeries({ seconds: 3, tiers: ['cpu', 'storage'] });
+  const idle = { read_bytes: 0, write_bytes: 0, read_ops: 0, write_ops: 0, occupancy_bytes: 0, evictions: 0 };
+  const points = doc.kvcache_bench.timeline.points.map((p) => ({ ...p, tiers: { ...p.tiers, cpu: idle } }));
+  const storageOnly = { ...doc, kvcache_bench: { ...doc.kvcache_bench, timeline: { interval_sec: 1, points } } };
+  const m = buildReportModel([loaded(storageOnly)]);
+  const ids = chartIds(m);
+  assert.ok(ids.includes('bandwidth-storage') && ids.includes('iops-storage'), ids.join(' '));
+  assert.ok(!ids.includes('bandwidth-cpu') && !ids.includes('iops-cpu'), ids.join(' '));
+  assert.deepEqual(section(m, 'throughput').notes, [
+    'Not charted: CPU tier, which no run read, wrote or filled (0 GiB, or never reached).',
+  ]);
+  const occupancy = section(m, 'tiers').charts.find((c) => c.id === 'occupancy');
+  assert.deepEqual(
+    occupancy?.series.map((x) => x.label),
+    ['storage'],
+  );
+  const both = buildReportModel([loaded(storageOnly, 'a.json'), loaded(doc, 'b.json')]);
+  assert.ok(chartIds(both).includes('bandwidth-cpu'));
+  assert.deepEqual(section(both, 'throughput').notes, []);
+});
+
 test('an empty timeline (a window under a second) draws no per-second chart and says so', () => {
   const doc = fixtureDocWithSeries({ seconds: 0 });
   const m = buildReportModel([loaded(doc)]);

@@ -72,8 +72,29 @@ export const perDeviceSecond = (label: string, y: (p: DevicePoint) => number | n
 export const rate = (n: number, p: { duration_sec: number }): number | null => (p.duration_sec > 0 ? n / p.duration_sec : null);
 
 /** Tiers that appear in any run's timeline. */
+/** Whether a tier ever moved or held a byte in a run's series (a tier of 0 GiB, storage-only runs' CPU tier, never does). */
+function tierActive(r: LoadedRun, t: Tier): boolean {
+  return (
+    points(r.doc)?.some((p) => {
+      const s = p.tiers[t];
+      return s !== undefined && s.read_ops + s.write_ops + s.occupancy_bytes + s.evictions > 0;
+    }) ?? false
+  );
+}
+
+/** The tiers charted over time: those some run used (one that no run used draws only zeros). */
 export function timelineTiers(runs: readonly LoadedRun[]): Tier[] {
-  return TIERS.filter((t) => runs.some((r) => points(r.doc)?.some((p) => p.tiers[t] !== undefined)));
+  return TIERS.filter((t) => runs.some((r) => tierActive(r, t)));
+}
+
+/** A note naming the tiers in the series that no run used, so their missing charts are explained. */
+export function idleTiersNote(runs: readonly LoadedRun[]): string[] {
+  const idle = TIERS.filter(
+    (t) => runs.some((r) => points(r.doc)?.some((p) => p.tiers[t] !== undefined)) && !runs.some((r) => tierActive(r, t)),
+  );
+  return idle.length === 0
+    ? []
+    : [`Not charted: ${idle.map((t) => TIER_NAMES[t]).join(', ')}, which no run read, wrote or filled (0 GiB, or never reached).`];
 }
 
 export function tierMember(

@@ -2,7 +2,18 @@
 import { MiB } from '../../../util/units.js';
 import { makeChart } from '../chart-spec.js';
 import type { LoadedRun } from '../run-input.js';
-import { TIER_NAMES, compact, missingNote, perSecondRate, points, rate, seriesOf, tierRate, timelineTiers } from './members.js';
+import {
+  TIER_NAMES,
+  compact,
+  idleTiersNote,
+  missingNote,
+  perSecondRate,
+  points,
+  rate,
+  seriesOf,
+  tierRate,
+  timelineTiers,
+} from './members.js';
 import type { Section } from './section.js';
 
 export function throughputSection(runs: readonly LoadedRun[]): Section {
@@ -37,6 +48,6 @@ export function throughputSection(runs: readonly LoadedRun[]): Section {
     title: 'Bandwidth and IOPS over time',
     charts,
     tables: [],
-    notes: missingNote('Per-second timeline', runs, (d) => points(d) !== undefined),
+    notes: [...missingNote('Per-second timeline', runs, (d) => points(d) !== undefined), ...idleTiersNote(runs)],
   };
 }
