@@ -21,9 +21,10 @@ export function scriptName(argv1 = process.argv[1] ?? 'bench'): string {
   return `bench:${basename(argv1).replace(/\.[cm]?js$/, '')}`;
 }
 
+/** What Node does with an uncaught error — exit at once — without the stack trace. */
 function failCleanly(e: unknown): void {
   process.stderr.write(`${scriptName()}: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exitCode = isUsageError(e) ? 2 : 1;
+  process.exit(isUsageError(e) ? 2 : 1);
 }
 
 // A top-level await that rejects reaches here as an uncaught exception too.

@@ -2,10 +2,11 @@
 // 2, with no stack trace (bench/lib/clean-exit.ts, imported first by each).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isUsageError, scriptName, UsageError } from '../../../bench/lib/clean-exit.js';
 
 const BENCH_SRC = fileURLToPath(new URL('../../../../bench/', import.meta.url));
@@ -45,4 +46,21 @@ test('usage errors: ours and parseArgs refusals; anything else is not', () => {
   assert.equal(isUsageError(new Error('EIO')), false);
   assert.equal(isUsageError(null), false);
   assert.equal(scriptName('/x/dist/bench/block-ops.js'), 'bench:block-ops');
+});
+
+test('an error thrown in a callback while timers still run: one line, exit 1, at once (as Node exits, without the stack)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kvc-clean-exit-'));
+  try {
+    const script = join(dir, 'late-throw.mjs');
+    const cleanExit = pathToFileURL(join(BENCH_DIST, 'lib', 'clean-exit.js')).href;
+    writeFileSync(
+      script,
+      `import '${cleanExit}';\nsetInterval(() => {}, 1000);\nsetTimeout(() => { throw new Error('the run failed'); }, 20);\n`,
+    );
+    const r = spawnSync(process.execPath, [script], { encoding: 'utf8', timeout: 10_000 });
+    assert.equal(r.status, 1, r.stderr);
+    assert.equal(r.stderr, 'bench:late-throw: the run failed\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
