@@ -2,19 +2,24 @@
 // run's slots and read-ahead for --writers concurrent writers: worker threads, each chunk over the base
 // a free slot holds, refilled by stamps, or by a copy where the repeat rule bars that base), entries
 // of mixed sizes up to --entry-mib with ragged tails, each written to its own file by one of the
-// writers; then reads the files back and prints:
+// writers through the file tier as a run writes them (direct I/O, the payload slots' own bytes, one
+// native job per entry of one chunk: the path that once let a slot go before its write was done);
+// then reads the files back and prints:
 //   - 512-byte blocks seen twice across every file (some arrays deduplicate at 512 B; goal: none);
 //   - what `zstd -3` saves on the largest entries (goal: under 1 %), and `zstd -19` on the largest one.
 // Usage: node dist/bench/payload-check.js [--gib 1] [--entry-mib 48] [--writers 16] [--dir D] [--seed 1]
 import './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PAYLOAD_BLOCK } from '../src/data/payload.js';
+import { DirectSlabs } from '../src/data/aligned.js';
 import { PayloadPool } from '../src/data/payload-pool.js';
+import { BlockFiles, fileCallsOf } from '../src/tiers/block-file.js';
+import { FileBackend } from '../src/tiers/file.js';
 import { slotCounts } from '../src/engine/tier-stack.js';
 import { Rng } from '../src/util/rng.js';
 import { GiB, MiB } from '../src/util/units.js';
@@ -42,16 +47,6 @@ function options(): { gib: number; entryMiB: number; writers: number; dir: strin
   };
 }
 
-/** Writes every chunk of `key` to `path` (the bytes are what is checked, so through the page cache). */
-async function writeEntry(pool: PayloadPool, key: string, size: number, path: string): Promise<void> {
-  const fd = openSync(path, 'wx', 0o600);
-  try {
-    for await (const chunk of pool.source(key, size).chunks()) writeSync(fd, chunk);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 function zstdSaving(path: string, level: number): number {
   const input = readFileSync(path);
   const r = spawnSync('zstd', [`-${level}`, '-c', '-q'], { input, maxBuffer: 2 * input.length + MiB });
@@ -70,15 +65,31 @@ async function main(): Promise<void> {
   console.log(machineLine());
   const dir = mkdtempSync(join(o.dir, 'kv-payload-check-'));
   const slots = slotCounts(o.writers).payload;
-  const pool = await PayloadPool.create({ seed: o.seed, workers: Math.max(1, availableParallelism()), chunkBytes: CHUNK, slots });
+  // The run's wiring: the payload slots are direct slabs the file tier writes from as they are.
+  const directSlabs = new DirectSlabs();
+  const workers = Math.max(1, availableParallelism());
+  const pool = await PayloadPool.create({ seed: o.seed, workers, chunkBytes: CHUNK, slots, probeDir: dir, directSlabs });
+  const jobs = BlockFiles.load(2 * o.writers + 8);
+  const backend = await FileBackend.create({
+    dir,
+    ioMode: 'direct',
+    chunkBytes: CHUNK,
+    directSlabs,
+    ...(typeof jobs === 'string' ? {} : { blockFiles: jobs }),
+  });
   try {
-    const paths = sizes.map((_, k) => join(dir, `e${k}.bin`));
+    const keys = sizes.map((_, k) => `entry_${k}`);
     let next = 0;
     // --writers entries at a time share the slots, as a run's concurrent writers do.
     const writer = async (): Promise<void> => {
-      for (let k = next++; k < sizes.length; k = next++) await writeEntry(pool, `entry_${k}`, sizes[k] ?? 0, paths[k] ?? '');
+      for (let k = next++; k < sizes.length; k = next++) await backend.write(keys[k] ?? '', pool.source(keys[k] ?? '', sizes[k] ?? 0));
     };
     await Promise.all(Array.from({ length: o.writers }, writer));
+    const paths = keys.map((k) => backend.pathFor(k));
+    console.log(
+      `file tier: ${backend.effectiveIoMode} I/O; ${fileCallsOf(backend.effectiveIoMode, backend.blockFiles ?? (typeof jobs === 'string' ? jobs : undefined))}; ` +
+        `written from the payload slots ${(backend.counters.zeroCopyBytes / GiB).toFixed(2)} GiB, copied first ${(backend.counters.stagedBytes / GiB).toFixed(2)} GiB`,
+    );
     const { stampedBytes, copiedBytes } = pool.stats;
     const seen = new Set<string>();
     let blocks = 0;
@@ -107,6 +118,7 @@ async function main(): Promise<void> {
         `${savings.every((s) => s < 0.01) ? 'MET' : 'NOT MET'}; zstd -19 saves ${(100 * strong).toFixed(3)} % of the largest`,
     );
   } finally {
+    await backend.close();
     await pool.close();
     rmSync(dir, { recursive: true, force: true });
   }
