@@ -118,6 +118,14 @@ export function byteMismatch(device: number, tool: number): 'above' | 'below' | 
   return diff > 0 ? 'above' : 'below';
 }
 
+/**
+ * Device writes beyond the tolerance that the file system's own writes for the new files account for:
+ * `metadataBytes` is the most those may add (a run's calibrated bill, or a host's ranks' together).
+ */
+export function metadataExplainsWrites(device: number, tool: number, metadataBytes: number): boolean {
+  return metadataBytes > 0 && byteMismatch(device, tool) === 'above' && byteMismatch(device, tool + metadataBytes) !== 'above';
+}
+
 function relative(device: number, tool: number): string {
   return tool > 0 ? `${device > tool ? '+' : ''}${pct((device - tool) / tool)}` : 'the tool moved none';
 }
@@ -166,7 +174,7 @@ export const checkDeviceBytes: Check = (v) => {
     const m = byteMismatch(device, tool);
     const figures = `${d.name} ${dir === 'read' ? 'read' : 'wrote'} ${gib(device)}, the tool ${dir === 'read' ? 'read' : 'wrote'} ${gib(tool)} (${relative(device, tool)})`;
     const metadata = dir === 'write' && m === 'above' ? metadataBill(v.metadataWrites) : undefined;
-    if (metadata !== undefined && byteMismatch(device, tool + metadata.bytes) !== 'above')
+    if (metadata !== undefined && metadataExplainsWrites(device, tool, metadata.bytes))
       out.push(
         warning(
           'device_writes_metadata',

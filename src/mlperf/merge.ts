@@ -8,7 +8,7 @@
 //   sample, not a max of p95s), device bytes per host (each host's device counted once), the start
 //   skew between ranks, a per-rank table and each rank's validity.
 // Pure: the files are read and parsed elsewhere (collect.ts).
-import { byteMismatch } from '../metrics/validity.js';
+import { byteMismatch, metadataExplainsWrites } from '../metrics/validity.js';
 import { HOST_BYTES_OK } from '../report/host-bytes-check.js';
 import type { ResultsDocument } from '../report/results-schema.js';
 import { GiB } from '../util/units.js';
@@ -244,8 +244,7 @@ function devicePerHost(files: readonly RankFile[]): HostDevice[] {
 function bytesCheck(g: Omit<HostDevice, 'bytes_check'>): string {
   const read = byteMismatch(g.read_bytes, g.tool_read_bytes);
   const write = byteMismatch(g.written_bytes, g.tool_written_bytes);
-  const metadata = g.metadata_write_bytes ?? 0;
-  const metadataExplains = write === 'above' && metadata > 0 && byteMismatch(g.written_bytes, g.tool_written_bytes + metadata) !== 'above';
+  const metadataExplains = metadataExplainsWrites(g.written_bytes, g.tool_written_bytes, g.metadata_write_bytes ?? 0);
   const codes = [
     ...(read !== undefined ? [read === 'above' ? 'device_reads_exceed_tool' : 'device_reads_below_tool'] : []),
     ...(write !== undefined && !metadataExplains ? [write === 'above' ? 'device_writes_exceed_tool' : 'device_writes_below_tool'] : []),

@@ -17,8 +17,11 @@ const gib = (v: number | undefined): string => (v === undefined ? 'n/a' : (v / G
 const metadataGib = (h: MergedHostDevice): string =>
   h.metadata_write_bytes === undefined ? 'n/a (summary 1.0.0)' : h.metadata_write_bytes === null ? 'none' : gib(h.metadata_write_bytes);
 
+/** The merge judged the host's device bytes and they failed. */
+const fails = (h: MergedHostDevice): boolean => h.bytes_check !== undefined && !HOST_BYTES_OK.has(h.bytes_check);
+
 /** Whether the merge's check passed, in words a reader spots: a failing host reads NO, as an invalid rank does. */
-const passes = (h: MergedHostDevice): string => (h.bytes_check === undefined ? 'n/a' : HOST_BYTES_OK.has(h.bytes_check) ? 'yes' : 'NO');
+const passes = (h: MergedHostDevice): string => (h.bytes_check === undefined ? 'n/a' : fails(h) ? 'NO' : 'yes');
 
 /** Each option's hosts, trial by trial: the device counted once per host, beside what its ranks moved. */
 function hostTable(options: readonly LoadedOption[], names: (o: LoadedOption) => string): TableSpec {
@@ -64,9 +67,7 @@ function hostTable(options: readonly LoadedOption[], names: (o: LoadedOption) =>
 function failedHosts(options: readonly LoadedOption[], names: (o: LoadedOption) => string): string[] {
   const failed = options.flatMap((o) =>
     o.merged.kvcache_bench.trials.flatMap((t) =>
-      t.device_per_host
-        .filter((h) => passes(h) === 'NO')
-        .map((h) => `${names(o)} trial ${t.trial} ${h.host}:${h.device} (${h.bytes_check ?? ''})`),
+      t.device_per_host.filter(fails).map((h) => `${names(o)} trial ${t.trial} ${h.host}:${h.device} (${h.bytes_check ?? ''})`),
     ),
   );
   return failed.length === 0 ? [] : [`Device bytes not explained by the ranks' own (NO below): ${failed.join('; ')}.`];
