@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { PALETTE } from '../../../src/report/html/chart-spec.js';
 import { buildReportModel } from '../../../src/report/html/model.js';
 import type { ReportModel } from '../../../src/report/html/model.js';
+import type { LoadedOption } from '../../../src/report/html/inputs.js';
 import type { Section } from '../../../src/report/html/sections/section.js';
 import { ReportReplaySchema } from '../../../src/report/html/replay-input.js';
 import type { ReportReplay } from '../../../src/report/html/replay-input.js';
@@ -323,15 +324,7 @@ test('a replay beside a run: the run sections chart the run as #2 (its place in 
 
 test("a merged summary: one row per option, ours beside upstream's, missing files and every rank listed", () => {
   const summary = summaryDoc();
-  const parsed = ReportSummarySchema.parse(summary);
-  const options = Object.entries(parsed.options).map(([option, merged]) => ({
-    path: 's.json',
-    label: `s.json option ${option}`,
-    option,
-    merged,
-    summary: parsed,
-  }));
-  const m = buildReportModel(options);
+  const m = buildReportModel(mergedOptions(summary));
   assert.deepEqual(
     m.sections.map((s) => s.id),
     ['merged-summary'],
@@ -366,16 +359,20 @@ type Summary = ReturnType<typeof summaryDoc>;
 type Host = Summary['options'][string]['kvcache_bench']['trials'][number]['device_per_host'][number];
 
 /** The merged-summary section of `summary` as the report reads it from a file. */
-function mergedSection(summary: Summary): Section {
+/** A summary's options as `kv-cache report` loads them from s.json (plain data, as a file holds it). */
+function mergedOptions(summary: Summary): LoadedOption[] {
   const parsed = ReportSummarySchema.parse(JSON.parse(JSON.stringify(summary)));
-  const options = Object.entries(parsed.options).map(([option, merged]) => ({
+  return Object.entries(parsed.options).map(([option, merged]) => ({
     path: 's.json',
     label: `s.json option ${option}`,
     option,
     merged,
     summary: parsed,
   }));
-  return section(buildReportModel(options), 'merged-summary');
+}
+
+function mergedSection(summary: Summary): Section {
+  return section(buildReportModel(mergedOptions(summary)), 'merged-summary');
 }
 
 /** The summary with option `id`'s first trial's hosts replaced by `edit` of them (plain data, as a file holds it). */
