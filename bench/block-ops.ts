@@ -4,21 +4,24 @@
 // ≥ 30,000 per CPU second on a RAM-backed device, so that such a layout measures the file system.
 //
 // Beside kv-cache it runs the floor (bench/lib/block-ops-floor.ts): the same file calls per block from
-// Node with nothing else, on as many threads as kv-cache has, through Node's fs and as native
-// block-file jobs (--file-calls picks which: kv-cache cannot beat the floor of the calls it makes;
-// native,fs runs kv-cache and the floor both ways, alternating). With --compare-bin another build's bin/kv-cache.cjs joins the alternating rounds;
+// Node with nothing else, as many at once as kv-cache makes, through Node's fs or as native block-file
+// jobs (--file-calls picks which, as kv-cache's flag does: native, io_uring, threads, fs; kv-cache
+// cannot beat the floor of the calls it makes; a list such as io_uring,threads runs kv-cache and the
+// floor each way, alternating). With --compare-bin another build's bin/kv-cache.cjs joins the alternating rounds;
 // --pool N sets UV_THREADPOOL_SIZE for every side (the default is kv-cache's own rule).
 //
 // It makes nothing as root: give it a directory, ideally on a RAM-backed block device made beforehand
 // (docs/performance.md#block-operations-per-cpu-second says how).
 //   npm run bench:block-ops -- --dir DIR [--seconds 20] [--users 16] [--rounds 3] [--capacity-gib 0]
 //     [--layout flat] [--trace FILE] [--compare-bin PATH/bin/kv-cache.cjs] [--pool N] [--no-floor]
-//     [--file-calls native|fs|native,fs]
+//     [--file-calls native|io_uring|threads|fs, or a list]
 import { UsageError } from './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { positiveInt } from './lib/args.js';
+import { FILE_CALLS } from '../src/settings/choices.js';
+import type { FileCalls } from '../src/settings/choices.js';
 import { blockOpsArgs, kvCachePoolThreads, measureBlockOps, measureFloor } from './lib/block-ops.js';
 import type { BlockOpsRun } from './lib/block-ops.js';
 import { quote } from './lib/child.js';
@@ -45,10 +48,10 @@ const { values } = parseArgs({
 if (values.dir === undefined) throw new UsageError('--dir DIR is required: where the runs write their block files');
 if (!existsSync(values.trace)) throw new UsageError(`no Mooncake trace at ${values.trace} (--trace FILE)`);
 const rounds = positiveInt('rounds', values.rounds);
-// --file-calls native,fs: both, alternating in each round (a build before 2.9.0 has no such flag: --compare-bin runs it without).
-const fileCalls = values['file-calls'].split(',');
-if (fileCalls.some((c) => c !== 'native' && c !== 'fs'))
-  throw new UsageError(`--file-calls takes native, fs or native,fs; got '${values['file-calls']}'`);
+// --file-calls io_uring,threads: each, alternating in each round (a build before 2.9.0 has no such flag: --compare-bin runs it without).
+const fileCalls = values['file-calls'].split(',') as FileCalls[];
+if (fileCalls.some((c) => !(FILE_CALLS as readonly string[]).includes(c)))
+  throw new UsageError(`--file-calls takes ${FILE_CALLS.join(', ')} or a list of them; got '${values['file-calls']}'`);
 const capacityGiB = Number(values['capacity-gib']);
 if (!Number.isFinite(capacityGiB) || capacityGiB < 0)
   throw new UsageError(`--capacity-gib must be a number ≥ 0, got '${values['capacity-gib']}'`);
@@ -95,9 +98,9 @@ if (values['compare-bin'] !== undefined) sides.push(kvCacheSide('compare', resol
 if (!values['no-floor'])
   for (const calls of fileCalls)
     sides.push({
-      name: calls === 'fs' ? 'floor (Node fs alone)' : 'floor (native jobs alone)',
+      name: calls === 'fs' ? 'floor (Node fs alone)' : `floor (${calls === 'native' ? 'native' : calls} jobs alone)`,
       measure: async () => {
-        const f = await measureFloor(base.dir, base.seconds, users, poolThreads, calls as 'fs' | 'native');
+        const f = await measureFloor(base.dir, base.seconds, users, poolThreads, calls);
         return {
           ...f,
           line: `${f.blockOps} block ops in ${f.seconds.toFixed(1)} s, ${f.cpuSeconds.toFixed(2)} CPU-s, ${f.direct ? 'direct' : 'buffered'} I/O`,

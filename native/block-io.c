@@ -10,7 +10,10 @@
 // a fifth of its time that way); a job costs no allocation of N-API work or references; and finished
 // jobs reach JavaScript through one thread-safe function, many per wake-up of the loop.
 //
-// open(threads, onDone) → pool: `threads` threads; onDone(id, errno) on the main thread per finished
+// open(threads, onDone, engine) → pool. engine 0: `threads` threads, each making a job's calls one
+//   after another. engine 1: one thread driving an io_uring (below), at most `threads` of its calls
+//   in the kernel's workers at once; throws an Error whose message says why when the kernel refuses
+//   io_uring (disabled, a seccomp filter, too old). onDone(id, errno) on the main thread per finished
 //   job (errno 0, or that of the call that failed, after everything opened was closed).
 // submit(pool, id, path, flags, mode, steps, buffer, length, position, truncateTo, renameTo, out, fd):
 //   id         the caller's number for the job, handed back to onDone;
@@ -21,10 +24,11 @@
 //              2 read up to `length` bytes into `buffer` at `position` (continuing short reads until
 //              EOF), 4 ftruncate to `truncateTo`, 8 fsync, 16 rename onto `renameTo` after the close,
 //              32 fstat first and fail with ENOENT unless a regular file of `truncateTo` bytes,
-//              256 fdatasync (instead of 8);
+//              256 fdatasync (instead of 8); 512 unlink `path` (alone: nothing opened, no other step);
 //   buffer     Uint8Array; out Float64Array(8): the caller keeps both alive and untouched until onDone;
 //   out        written before onDone: [bytes moved, open ns, data ns, ftruncate ns, (data)sync ns, close ns,
-//              rename ns, step that failed (0 none, else its bit; 64 the open, 128 the close)].
+//              rename ns, step that failed (0 none, else its bit; 64 the open, 128 the close)]; an unlink's
+//              time is in the open's place.
 // close(pool): no more jobs; the threads finish what is queued (reported to onDone), then end. Teardown
 //   of the environment with the pool open waits for its threads (they write into JavaScript's buffers).
 #define _GNU_SOURCE
@@ -40,9 +44,13 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/io_uring.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <node_api.h>
 
-enum { STEP_WRITE = 1, STEP_READ = 2, STEP_TRUNCATE = 4, STEP_SYNC = 8, STEP_RENAME = 16, STEP_CHECK = 32, STEP_OPEN = 64, STEP_CLOSE = 128, STEP_DATASYNC = 256 };
+enum { STEP_WRITE = 1, STEP_READ = 2, STEP_TRUNCATE = 4, STEP_SYNC = 8, STEP_RENAME = 16, STEP_CHECK = 32, STEP_OPEN = 64, STEP_CLOSE = 128, STEP_DATASYNC = 256, STEP_UNLINK = 512 };
 enum { OUT_BYTES, OUT_OPEN, OUT_DATA, OUT_TRUNCATE, OUT_SYNC, OUT_CLOSE, OUT_RENAME, OUT_FAILED, OUT_LENGTH };
 
 typedef struct file_job {
@@ -61,7 +69,17 @@ typedef struct file_job {
   int64_t truncate_to;
   double *out;
   int error;
+  /** io_uring engine: the step in the kernel now, when it was handed over, bytes moved so far, fstat's answer. */
+  int stage;
+  /** The descriptor its open gave (-1: none, or closed). */
+  int opened;
+  int64_t started;
+  size_t moved;
+  struct statx st;
 } file_job;
+
+typedef struct uring uring;
+static void ring_free(uring *r);
 
 typedef struct {
   pthread_mutex_t lock;
@@ -83,6 +101,8 @@ typedef struct {
    * has let go of the lock.
    */
   atomic_int owners;
+  /** The io_uring engine's ring, or NULL: the threads engine. */
+  uring *ring;
 } job_pool;
 
 static int64_t now_ns(void) {
@@ -133,6 +153,11 @@ static void execute(file_job *job) {
   double *out = job->out;
   errno = 0;
   int64_t t = now_ns();
+  if (job->steps & STEP_UNLINK) {
+    if (unlink(job->path) != 0) fail(job, STEP_UNLINK);
+    out[OUT_OPEN] = (double)(now_ns() - t);
+    return;
+  }
   int fd = job->fd >= 0 ? job->fd : open(job->path, job->flags, job->mode);
   int64_t t1 = now_ns();
   out[OUT_OPEN] = (double)(t1 - t);
@@ -188,6 +213,7 @@ static void free_job(file_job *job) {
 }
 
 static void free_pool(job_pool *pool) {
+  ring_free(pool->ring);
   pthread_mutex_destroy(&pool->lock);
   pthread_cond_destroy(&pool->wake);
   pthread_cond_destroy(&pool->exited);
@@ -197,6 +223,21 @@ static void free_pool(job_pool *pool) {
 /** One owner lets go of the pool; the last frees it. */
 static void drop_owner(job_pool *pool) {
   if (atomic_fetch_sub(&pool->owners, 1) == 1) free_pool(pool);
+}
+
+/** A pool thread leaves (called with the lock held); the last one out releases `done`. */
+static void *pool_thread_ends(job_pool *pool) {
+  int last = --pool->running == 0;
+  pthread_mutex_unlock(&pool->lock);
+  if (!last) return NULL;
+  // Released before the teardown hook is told: once the hook returns, Node may delete `done`.
+  napi_release_threadsafe_function(pool->done, napi_tsfn_release);
+  pthread_mutex_lock(&pool->lock);
+  pool->ended = 1;
+  pthread_cond_broadcast(&pool->exited);
+  pthread_mutex_unlock(&pool->lock);
+  drop_owner(pool);
+  return NULL;
 }
 
 /** A pool thread: jobs until the pool closes and its queue is empty; the last thread out releases `done`. */
@@ -221,17 +262,386 @@ static void *work(void *data) {
     napi_call_threadsafe_function(pool->done, job, napi_tsfn_nonblocking);
     pthread_mutex_lock(&pool->lock);
   }
-  int last = --pool->running == 0;
-  pthread_mutex_unlock(&pool->lock);
-  if (!last) return NULL;
-  // Released before the teardown hook is told: once the hook returns, Node may delete `done`.
-  napi_release_threadsafe_function(pool->done, napi_tsfn_release);
+  return pool_thread_ends(pool);
+}
+
+// ---- The io_uring engine (open's engine 1) ----
+// One thread hands every step of every job in flight to the kernel through an io_uring, one system call
+// per batch, and sees their completions there. The steps that cannot block (an open of a cached path, a
+// direct read, a close) run inside that call; the kernel runs the rest (a create, a direct write that
+// allocates, an fsync) on its own worker threads, at most `threads` at once. No thread of ours is woken
+// per job and none sleeps after it: on the 2-vCPU VM that hand-off cost more CPU than the calls
+// (docs/performance.md#block-operations-per-cpu-second). A step's time runs from the moment this thread
+// hands it over to the moment it sees its completion, on this one clock.
+enum { ST_START, ST_OPEN, ST_CHECK, ST_DATA, ST_TRUNCATE, ST_SYNC, ST_CLOSE, ST_RENAME, ST_UNLINK, ST_END };
+/** IORING_OP_FTRUNCATE (Linux 6.9): the headers of older distributions do not name it; the probe says if the kernel has it. */
+#define OP_FTRUNCATE (IORING_OP_SENDMSG_ZC + 7)
+/** One step's longest transfer: longer ones continue as short reads and writes do. */
+#define MAX_STEP_BYTES (1u << 30)
+
+struct uring {
+  int fd;
+  /** An eventfd the main thread writes when it queues a job while the driving thread sleeps in the kernel. */
+  int wake_fd;
+  uint64_t wake_value;
+  unsigned *sq_tail, *sq_mask, *sq_array, *cq_head, *cq_tail, *cq_mask;
+  struct io_uring_sqe *sqes;
+  struct io_uring_cqe *cqes;
+  void *rings;
+  size_t rings_size;
+  size_t sqes_size;
+  unsigned entries;
+  /** Our submission tail (ahead of the kernel's by the entries prepared and not yet handed over). */
+  unsigned tail;
+  unsigned prepared;
+  /** Jobs taken off the pool's queue and not finished (each has at most one step in the kernel). */
+  unsigned active;
+  int has_truncate;
+};
+
+static void ring_free(uring *r) {
+  if (r == NULL) return;
+  if (r->sqes != NULL && r->sqes != MAP_FAILED) munmap(r->sqes, r->sqes_size);
+  if (r->rings != NULL && r->rings != MAP_FAILED) munmap(r->rings, r->rings_size);
+  if (r->fd >= 0) close(r->fd);
+  if (r->wake_fd >= 0) close(r->wake_fd);
+  free(r);
+}
+
+/** A ring for `threads` workers, or NULL with `why` filled. */
+static uring *ring_make(unsigned threads, char *why, size_t why_size) {
+  uring *r = calloc(1, sizeof *r);
+  if (r == NULL) {
+    snprintf(why, why_size, "out of memory");
+    return NULL;
+  }
+  r->fd = r->wake_fd = -1;
+  unsigned entries = 64;
+  while (entries < threads + 1 && entries < 4096) entries *= 2;
+  struct io_uring_params p;
+  memset(&p, 0, sizeof p);
+  r->fd = (int)syscall(__NR_io_uring_setup, entries, &p);
+  if (r->fd < 0) {
+    int e = errno;
+    snprintf(why, why_size, "io_uring_setup: %s%s", strerror(e),
+             e == EPERM ? " (kernel.io_uring_disabled, or a seccomp filter such as a container's)" : e == ENOSYS ? " (not in this kernel)" : "");
+    ring_free(r);
+    return NULL;
+  }
+  if (!(p.features & IORING_FEAT_SINGLE_MMAP) || !(p.features & IORING_FEAT_NODROP)) {
+    snprintf(why, why_size, "io_uring of this kernel is too old (Linux 5.5 or later wanted)");
+    ring_free(r);
+    return NULL;
+  }
+  r->entries = p.sq_entries;
+  size_t sq_size = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+  size_t cq_size = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+  r->rings_size = sq_size > cq_size ? sq_size : cq_size;
+  r->rings = mmap(NULL, r->rings_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQ_RING);
+  r->sqes_size = p.sq_entries * sizeof(struct io_uring_sqe);
+  r->sqes = mmap(NULL, r->sqes_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
+  if (r->rings == MAP_FAILED || r->sqes == MAP_FAILED) {
+    snprintf(why, why_size, "mmap of the io_uring: %s", strerror(errno));
+    ring_free(r);
+    return NULL;
+  }
+  uint8_t *base = r->rings;
+  r->sq_tail = (unsigned *)(base + p.sq_off.tail);
+  r->sq_mask = (unsigned *)(base + p.sq_off.ring_mask);
+  r->sq_array = (unsigned *)(base + p.sq_off.array);
+  r->cq_head = (unsigned *)(base + p.cq_off.head);
+  r->cq_tail = (unsigned *)(base + p.cq_off.tail);
+  r->cq_mask = (unsigned *)(base + p.cq_off.ring_mask);
+  r->cqes = (struct io_uring_cqe *)(base + p.cq_off.cqes);
+  r->tail = *r->sq_tail;
+  // Every operation a job may need, else the threads engine (a seccomp filter may also refuse these).
+  size_t probe_size = sizeof(struct io_uring_probe) + 256 * sizeof(struct io_uring_probe_op);
+  struct io_uring_probe *probe = calloc(1, probe_size);
+  if (probe == NULL || syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_PROBE, probe, 256) < 0) {
+    snprintf(why, why_size, "io_uring cannot say which operations it has: %s", strerror(probe == NULL ? ENOMEM : errno));
+    free(probe);
+    ring_free(r);
+    return NULL;
+  }
+  const int needed[] = {IORING_OP_OPENAT, IORING_OP_STATX, IORING_OP_READ, IORING_OP_WRITE, IORING_OP_FSYNC, IORING_OP_CLOSE, IORING_OP_RENAMEAT, IORING_OP_UNLINKAT};
+  for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
+    if (needed[i] > probe->last_op || !(probe->ops[needed[i]].flags & IO_URING_OP_SUPPORTED)) {
+      snprintf(why, why_size, "io_uring of this kernel lacks operation %d (Linux 5.11 or later wanted)", needed[i]);
+      free(probe);
+      ring_free(r);
+      return NULL;
+    }
+  r->has_truncate = OP_FTRUNCATE <= probe->last_op && (probe->ops[OP_FTRUNCATE].flags & IO_URING_OP_SUPPORTED);
+  free(probe);
+  // As many calls in the kernel's workers at once as the threads engine would have threads (its default is 4 per CPU).
+  unsigned workers[2] = {threads, threads};
+  if (syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_IOWQ_MAX_WORKERS, workers, 2) < 0) {
+    snprintf(why, why_size, "io_uring cannot set its worker count: %s (Linux 5.15 or later wanted)", strerror(errno));
+    ring_free(r);
+    return NULL;
+  }
+  r->wake_fd = eventfd(0, EFD_CLOEXEC);
+  if (r->wake_fd < 0) {
+    snprintf(why, why_size, "eventfd: %s", strerror(errno));
+    ring_free(r);
+    return NULL;
+  }
+  return r;
+}
+
+/** The next submission entry, zeroed; the caller keeps at most `entries` prepared or in the kernel. */
+static struct io_uring_sqe *ring_entry(uring *r, void *user) {
+  unsigned i = r->tail & *r->sq_mask;
+  struct io_uring_sqe *sqe = &r->sqes[i];
+  memset(sqe, 0, sizeof *sqe);
+  sqe->user_data = (uint64_t)(uintptr_t)user;
+  r->sq_array[i] = i;
+  r->tail++;
+  r->prepared++;
+  return sqe;
+}
+
+/** Hands the prepared entries to the kernel and, if `wait`, sleeps until one completion; -1 on a failure other than EINTR. */
+static int ring_enter(uring *r, int wait) {
+  atomic_store_explicit((_Atomic unsigned *)r->sq_tail, r->tail, memory_order_release);
+  unsigned submit = r->prepared;
+  if (submit == 0 && !wait) return 0;
+  long n = syscall(__NR_io_uring_enter, r->fd, submit, wait ? 1 : 0, wait ? IORING_ENTER_GETEVENTS : 0, NULL, 0);
+  if (n < 0) return errno == EINTR || errno == EAGAIN || errno == EBUSY ? 0 : -1;
+  r->prepared -= (unsigned)n < submit ? (unsigned)n : submit;
+  return 0;
+}
+
+/** The wake-up read: completes when the main thread writes the eventfd. */
+static void ring_arm_wake(uring *r) {
+  struct io_uring_sqe *sqe = ring_entry(r, NULL);
+  sqe->opcode = IORING_OP_READ;
+  sqe->fd = r->wake_fd;
+  sqe->addr = (uint64_t)(uintptr_t)&r->wake_value;
+  sqe->len = sizeof r->wake_value;
+}
+
+static int job_fd(const file_job *job) { return job->fd >= 0 ? job->fd : job->opened; }
+
+/** Whether `job` makes the call of `stage` (a failure skips all but the close of what was opened). */
+static int ring_wants(const file_job *job, int stage) {
+  int ok = job->error == 0;
+  switch (stage) {
+    case ST_OPEN: return job->fd < 0 && !(job->steps & STEP_UNLINK);
+    case ST_CHECK: return ok && (job->steps & STEP_CHECK);
+    case ST_DATA: return ok && (job->steps & (STEP_WRITE | STEP_READ));
+    case ST_TRUNCATE: return ok && (job->steps & STEP_TRUNCATE);
+    case ST_SYNC: return ok && (job->steps & (STEP_SYNC | STEP_DATASYNC));
+    case ST_CLOSE: return job->opened >= 0;
+    case ST_RENAME: return ok && (job->steps & STEP_RENAME);
+    case ST_UNLINK: return (job->steps & STEP_UNLINK) != 0;
+    default: return 0;
+  }
+}
+
+/** Records a failed step from an errno value. */
+static void fail_with(file_job *job, int error, int step) {
+  errno = error;
+  fail(job, step);
+}
+
+/** Hands `job`'s call of `stage` to the ring: 1, or 0 when it was made here instead (ftruncate on kernels without it, an empty transfer). */
+static int ring_issue(uring *r, file_job *job, int stage) {
+  job->stage = stage;
+  if (stage == ST_DATA && job->moved >= job->length) return 0;
+  if (stage == ST_TRUNCATE && !r->has_truncate) {
+    int64_t t = now_ns();
+    if (ftruncate(job_fd(job), job->truncate_to) != 0) fail(job, STEP_TRUNCATE);
+    job->out[OUT_TRUNCATE] = (double)(now_ns() - t);
+    return 0;
+  }
+  struct io_uring_sqe *sqe = ring_entry(r, job);
+  job->started = now_ns();
+  switch (stage) {
+    case ST_OPEN:
+      sqe->opcode = IORING_OP_OPENAT;
+      sqe->fd = AT_FDCWD;
+      sqe->addr = (uint64_t)(uintptr_t)job->path;
+      sqe->len = (unsigned)job->mode;
+      sqe->open_flags = (unsigned)job->flags;
+      break;
+    case ST_CHECK:
+      sqe->opcode = IORING_OP_STATX;
+      sqe->fd = job_fd(job);
+      sqe->addr = (uint64_t)(uintptr_t)"";
+      sqe->len = STATX_TYPE | STATX_SIZE;
+      sqe->statx_flags = AT_EMPTY_PATH;
+      sqe->off = (uint64_t)(uintptr_t)&job->st; // addr2: where statx writes
+      break;
+    case ST_DATA: {
+      size_t left = job->length - job->moved;
+      sqe->opcode = (job->steps & STEP_WRITE) ? IORING_OP_WRITE : IORING_OP_READ;
+      sqe->fd = job_fd(job);
+      sqe->addr = (uint64_t)(uintptr_t)(job->data + job->moved);
+      sqe->len = left > MAX_STEP_BYTES ? MAX_STEP_BYTES : (unsigned)left;
+      sqe->off = (uint64_t)(job->position + (int64_t)job->moved);
+      break;
+    }
+    case ST_TRUNCATE:
+      sqe->opcode = OP_FTRUNCATE;
+      sqe->fd = job_fd(job);
+      sqe->off = (uint64_t)job->truncate_to;
+      break;
+    case ST_SYNC:
+      sqe->opcode = IORING_OP_FSYNC;
+      sqe->fd = job_fd(job);
+      sqe->fsync_flags = (job->steps & STEP_SYNC) ? 0 : IORING_FSYNC_DATASYNC;
+      break;
+    case ST_CLOSE:
+      sqe->opcode = IORING_OP_CLOSE;
+      sqe->fd = job->opened;
+      break;
+    case ST_RENAME:
+      sqe->opcode = IORING_OP_RENAMEAT;
+      sqe->fd = AT_FDCWD;
+      sqe->addr = (uint64_t)(uintptr_t)job->path;
+      sqe->len = (unsigned)AT_FDCWD;
+      sqe->off = (uint64_t)(uintptr_t)job->rename_to; // addr2: the new name
+      break;
+    case ST_UNLINK:
+      sqe->opcode = IORING_OP_UNLINKAT;
+      sqe->fd = AT_FDCWD;
+      sqe->addr = (uint64_t)(uintptr_t)job->path;
+      break;
+  }
+  return 1;
+}
+
+/** Moves `job` on past its current stage: its next call to the ring, or onDone when none is left. */
+static void ring_next(job_pool *pool, file_job *job) {
+  uring *r = pool->ring;
+  for (int stage = job->stage + 1; stage < ST_END; stage++)
+    if (ring_wants(job, stage) && ring_issue(r, job, stage)) return;
+  r->active--;
+  napi_call_threadsafe_function(pool->done, job, napi_tsfn_nonblocking);
+}
+
+/** A completion of `job`'s current call with result `res` (a count, a descriptor, or -errno). */
+static void ring_completed(job_pool *pool, file_job *job, int res) {
+  double took = (double)(now_ns() - job->started);
+  double *out = job->out;
+  switch (job->stage) {
+    case ST_OPEN:
+      out[OUT_OPEN] += took;
+      if (res < 0) fail_with(job, -res, STEP_OPEN);
+      else job->opened = res;
+      break;
+    case ST_CHECK:
+      out[OUT_OPEN] += took; // the check is part of opening the block: host time
+      if (res < 0) fail_with(job, -res, STEP_CHECK);
+      else if (!S_ISREG(job->st.stx_mode) || (int64_t)job->st.stx_size != job->truncate_to) fail_with(job, ENOENT, STEP_CHECK);
+      break;
+    case ST_DATA: {
+      out[OUT_DATA] += took;
+      int step = job->steps & (STEP_WRITE | STEP_READ);
+      if (res == -EINTR || res == -EAGAIN) {
+        if (ring_issue(pool->ring, job, ST_DATA)) return;
+      } else if (res < 0) fail_with(job, -res, step);
+      else if (res == 0 && step == STEP_WRITE) fail_with(job, EIO, step);
+      else if (res > 0) {
+        job->moved += (size_t)res;
+        if (job->moved < job->length && ring_issue(pool->ring, job, ST_DATA)) return; // a short transfer goes on
+      }
+      out[OUT_BYTES] = (double)job->moved; // a read that met the end of the file stops short: the caller judges
+      break;
+    }
+    case ST_TRUNCATE:
+      out[OUT_TRUNCATE] += took;
+      if (res < 0) fail_with(job, -res, STEP_TRUNCATE);
+      break;
+    case ST_SYNC:
+      out[OUT_SYNC] += took;
+      if (res < 0) fail_with(job, -res, job->steps & STEP_SYNC ? STEP_SYNC : STEP_DATASYNC);
+      break;
+    case ST_CLOSE:
+      out[OUT_CLOSE] += took;
+      job->opened = -1; // closed even when close reports an error: never retried
+      if (res < 0 && res != -EINTR) fail_with(job, -res, STEP_CLOSE);
+      break;
+    case ST_RENAME:
+      out[OUT_RENAME] += took;
+      if (res < 0) fail_with(job, -res, STEP_RENAME);
+      break;
+    case ST_UNLINK:
+      out[OUT_OPEN] += took;
+      if (res < 0) fail_with(job, -res, STEP_UNLINK);
+      break;
+  }
+  ring_next(pool, job);
+}
+
+/** The ring itself failed (EFAULT, EBADF: a bug of ours), not a call in it: its jobs cannot be told of, so stop loudly. */
+static void ring_drive_failed(job_pool *pool, int error) {
+  fprintf(stderr, "kv-cache block-io: io_uring_enter failed: %s\n", strerror(error));
+  (void)pool;
+  abort();
+}
+
+/** The io_uring engine's thread: jobs until the pool closes, its queue is empty and no call is in the kernel. */
+static void *drive(void *data) {
+  job_pool *pool = data;
+  uring *r = pool->ring;
+  struct sched_param none = {0};
+  pthread_setschedparam(pthread_self(), SCHED_BATCH, &none); // as the threads engine's: no preemption of the event loop
+  pthread_setname_np(pthread_self(), "kv-block-uring");
+  ring_arm_wake(r);
+  unsigned room = r->entries - 1; // one entry is the wake-up read's
   pthread_mutex_lock(&pool->lock);
-  pool->ended = 1;
-  pthread_cond_broadcast(&pool->exited);
-  pthread_mutex_unlock(&pool->lock);
-  drop_owner(pool);
-  return NULL;
+  for (;;) {
+    file_job *taken = NULL, **end = &taken;
+    while (pool->head != NULL && r->active < room) {
+      file_job *job = pool->head;
+      pool->head = job->next;
+      if (pool->head == NULL) pool->tail = NULL;
+      job->next = NULL;
+      *end = job;
+      end = &job->next;
+      r->active++;
+    }
+    unsigned ready = atomic_load_explicit((_Atomic unsigned *)r->cq_tail, memory_order_acquire) - *r->cq_head;
+    int sleep = taken == NULL && ready == 0;
+    if (sleep && pool->closing && r->active == 0) break;
+    if (sleep) pool->idle = 1; // submit() writes the eventfd
+    pthread_mutex_unlock(&pool->lock);
+    for (file_job *job = taken, *next; job != NULL; job = next) {
+      next = job->next;
+      job->stage = ST_START;
+      job->opened = -1;
+      job->moved = 0;
+      errno = 0;
+      ring_next(pool, job);
+    }
+    if (ring_enter(r, sleep) != 0) ring_drive_failed(pool, errno);
+    unsigned head = *r->cq_head;
+    unsigned tail = atomic_load_explicit((_Atomic unsigned *)r->cq_tail, memory_order_acquire);
+    for (; head != tail; head++) {
+      struct io_uring_cqe *cqe = &r->cqes[head & *r->cq_mask];
+      file_job *job = (file_job *)(uintptr_t)cqe->user_data;
+      int res = cqe->res;
+      atomic_store_explicit((_Atomic unsigned *)r->cq_head, head + 1, memory_order_release);
+      if (job == NULL) ring_arm_wake(r);
+      else ring_completed(pool, job, res);
+    }
+    if (r->prepared > 0 && ring_enter(r, 0) != 0) ring_drive_failed(pool, errno);
+    pthread_mutex_lock(&pool->lock);
+    pool->idle = 0;
+  }
+  return pool_thread_ends(pool);
+}
+
+/** With the lock held: wakes the io_uring engine's thread if it sleeps in the kernel (its ring is alive then). */
+static void wake_ring(job_pool *pool) {
+  if (pool->ring == NULL || !pool->idle) return;
+  pool->idle = 0;
+  uint64_t one = 1;
+  ssize_t n;
+  do n = write(pool->ring->wake_fd, &one, sizeof one);
+  while (n < 0 && errno == EINTR);
 }
 
 /** On the main thread: one finished job to onDone(id, errno); without an env (teardown) only freed. */
@@ -254,6 +664,7 @@ static void close_pool(job_pool *pool) {
   pthread_mutex_lock(&pool->lock);
   pool->closing = 1;
   pthread_cond_broadcast(&pool->wake);
+  wake_ring(pool);
   pthread_mutex_unlock(&pool->lock);
 }
 
@@ -358,7 +769,7 @@ static int parse(napi_env env, napi_value *argv, file_job *job) {
     return 0;
   int open_or_close_steps = STEP_OPEN | STEP_CLOSE;
   if (id < 0 || id > INT32_MAX || length < 0 || (size_t)length > data_length || position < 0 || out_length < OUT_LENGTH || steps < 0 ||
-      steps >= 512 || (steps & open_or_close_steps) || ((steps & STEP_WRITE) && (steps & STEP_READ)) || fd < -1 || fd > INT32_MAX ||
+      steps >= 1024 || (steps & open_or_close_steps) || ((steps & STEP_UNLINK) && (steps != STEP_UNLINK || fd != -1)) || ((steps & STEP_WRITE) && (steps & STEP_READ)) || fd < -1 || fd > INT32_MAX ||
       (fd >= 0 && (steps & STEP_RENAME))) {
     napi_throw_range_error(env, NULL, "submit: an id or fd out of range, length beyond the buffer, a negative position, or steps out of range");
     return 0;
@@ -408,30 +819,41 @@ static napi_value submit(napi_env env, napi_callback_info info) {
   if (pool->tail == NULL) pool->head = job;
   else pool->tail->next = job;
   pool->tail = job;
-  if (pool->idle > 0) pthread_cond_signal(&pool->wake);
+  if (pool->ring != NULL) wake_ring(pool);
+  else if (pool->idle > 0) pthread_cond_signal(&pool->wake);
   pthread_mutex_unlock(&pool->lock);
   return NULL;
 }
 
-/** open(threads, onDone) → a pool handle. */
+/** open(threads, onDone, engine) → a pool handle. */
 static napi_value open_pool(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
+  size_t argc = 3;
+  napi_value argv[3];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  int64_t threads;
+  int64_t threads, engine = 0;
   napi_valuetype cb_type = napi_undefined;
   if (argc < 2 || !number_of(env, argv[0], "threads", &threads) || napi_typeof(env, argv[1], &cb_type) != napi_ok || cb_type != napi_function) {
     if (argc < 2 || cb_type != napi_function) napi_throw_type_error(env, NULL, "open takes a thread count and a callback");
     return NULL;
   }
-  if (threads < 1 || threads > 1024) {
-    napi_throw_range_error(env, NULL, "open: threads must be 1 to 1024");
+  if (argc >= 3 && !number_of(env, argv[2], "engine", &engine)) return NULL;
+  if (threads < 1 || threads > 1024 || engine < 0 || engine > 1) {
+    napi_throw_range_error(env, NULL, "open: threads must be 1 to 1024, engine 0 (threads) or 1 (io_uring)");
     return NULL;
   }
   job_pool *pool = calloc(1, sizeof *pool);
   if (pool == NULL) {
     napi_throw_error(env, NULL, "block-io: out of memory");
     return NULL;
+  }
+  if (engine == 1) {
+    char why[200];
+    pool->ring = ring_make((unsigned)threads, why, sizeof why);
+    if (pool->ring == NULL) {
+      free(pool);
+      napi_throw_error(env, NULL, why);
+      return NULL;
+    }
   }
   pthread_mutex_init(&pool->lock, NULL);
   pthread_cond_init(&pool->wake, NULL);
@@ -450,9 +872,10 @@ static napi_value open_pool(napi_env env, napi_callback_info info) {
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attr, 256 * 1024);
   pthread_mutex_lock(&pool->lock);
-  for (int64_t i = 0; i < threads; i++) {
+  int64_t count = pool->ring != NULL ? 1 : threads; // the io_uring engine: one thread drives the ring
+  for (int64_t i = 0; i < count; i++) {
     pthread_t thread;
-    if (pthread_create(&thread, &attr, work, pool) != 0) break;
+    if (pthread_create(&thread, &attr, pool->ring != NULL ? drive : work, pool) != 0) break;
     pool->running++;
   }
   int started = pool->running;

@@ -3,10 +3,10 @@
 // block file with O_DIRECT (open, write, fsync on libuv's threadpool, close on the event loop) then
 // reading three of its files back (open, read, close): about the trace's mix of a quarter writes.
 // Block operations per CPU second of this process is what Node's fs and libuv's threadpool allow on
-// the machine; kv-cache cannot do better with the same calls. With `native` each block file is one
-// job of the C helper (tiers/block-file.ts: open … close on one thread), as --file-calls native makes
-// them. Run as a child (its CPU is its own):
-//   node dist/bench/lib/block-ops-floor.js DIR SECONDS USERS [native]   → one JSON line of FloorFigures
+// the machine; kv-cache cannot do better with the same calls. With `native`, `io_uring` or `threads`
+// each block file is one job of the C helper (tiers/block-file.ts: open … close through io_uring or on
+// one of its threads), as --file-calls of that name makes them. Run as a child (its CPU is its own):
+//   node dist/bench/lib/block-ops-floor.js DIR SECONDS USERS [fs|native|io_uring|threads]   → one JSON line of FloorFigures
 import { closeSync, constants as fsc, fsync, mkdirSync, open, read, rmSync, write } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -100,8 +100,9 @@ export async function floorLoop(dir: string, seconds: number, users: number, nat
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const [dir, seconds, users, mode] = process.argv.slice(2);
-  if (dir === undefined) throw new Error('usage: block-ops-floor.js DIR SECONDS USERS [native]');
-  const jobs = mode === 'native' ? BlockFiles.load(threadPoolSize()) : undefined;
+  if (dir === undefined) throw new Error('usage: block-ops-floor.js DIR SECONDS USERS [fs|native|io_uring|threads]');
+  const engine = mode === 'native' ? 'auto' : mode === 'io_uring' || mode === 'threads' ? mode : undefined;
+  const jobs = engine !== undefined ? BlockFiles.load(threadPoolSize(), engine) : undefined;
   if (typeof jobs === 'string') throw new Error(jobs);
   try {
     console.log(JSON.stringify(await floorLoop(dir, Number(seconds ?? 10), Number(users ?? 16), jobs)));

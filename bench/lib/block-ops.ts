@@ -7,6 +7,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FloorFigures } from './block-ops-floor.js';
+import type { FileCalls } from '../../src/settings/choices.js';
 import { field, num, readJson, str } from './json.js';
 import { runKvCache, runNodeScript, storageOnlyArgs } from './kv-cache.js';
 
@@ -122,7 +123,7 @@ export async function measureFloor(
   seconds: number,
   users: number,
   poolThreads: number,
-  calls: 'fs' | 'native' = 'fs',
+  calls: FileCalls = 'fs',
 ): Promise<FloorFigures> {
   const script = fileURLToPath(new URL('./block-ops-floor.js', import.meta.url));
   const args = [dir, String(seconds), String(users), calls];

@@ -172,6 +172,8 @@ export interface StorageOptions {
   readonly fanout?: boolean;
   /** --file-calls (default native). */
   readonly fileCalls?: FileCalls;
+  /** --enable-latency-tracing (StorageOpenOptions.tracesSystemCalls). */
+  readonly tracesSystemCalls?: boolean;
   /** Hears of a temporary directory the kind made, the moment it exists (for a force-quit). */
   readonly madeDir?: (at: EntryFilesAt) => void;
   /** Hears of the backend's creates, renames, links, unlinks, lookups and mkdirs (a recorder's metadata figures). */
@@ -196,6 +198,7 @@ export async function openStorage(o: StorageOptions): Promise<OpenStorage> {
     ...(o.slab !== undefined ? { slab: o.slab } : {}),
     ...(o.fanout === true ? { fanout: true } : {}),
     ...(o.fileCalls !== undefined ? { fileCalls: o.fileCalls } : {}),
+    ...(o.tracesSystemCalls === true ? { tracesSystemCalls: true } : {}),
     ...(o.madeDir !== undefined ? { madeDir: o.madeDir } : {}),
     ...(o.metadataOps !== undefined ? { metadataOps: o.metadataOps } : {}),
   });
@@ -350,6 +353,7 @@ async function assembleDeviceTiers(
     ...slabOf(cfg),
     ...(cfg.kvLayout === 'fanout' ? { fanout: true } : {}),
     fileCalls: cfg.fileCalls,
+    ...(cfg.enableLatencyTracing ? { tracesSystemCalls: true } : {}),
     ...(madeDir !== undefined ? { madeDir } : {}),
     metadataOps: recordingMetadata(recorder),
   });

@@ -19,9 +19,9 @@ export const ROUTE_MODES = ['replicate', 'session', 'round-robin'] as const;
 export const ROUTE_FLAG_VALUES = ['auto', ...ROUTE_MODES] as const;
 /** --kv-layout: how the file tier lays entries out (one file each in one directory, hash fan-out directories, or slots in pool files). */
 export const KV_LAYOUTS = ['flat', 'fanout', 'slab'] as const;
-/** --file-calls: how the file tier makes a one-chunk entry's system calls (tiers/block-file.ts), or Node's fs for every call. */
-export const FILE_CALLS = ['native', 'fs'] as const;
-export type FileCalls = (typeof FILE_CALLS)[number];
+/** --file-calls (tiers/file-calls.ts: the tiers read it). */
+export { FILE_CALLS } from '../tiers/file-calls.js';
+export type { FileCalls } from '../tiers/file-calls.js';
 /** QoS classes, highest priority first. */
 export const QOS_LEVELS = ['interactive', 'responsive', 'batch'] as const;
 

@@ -242,7 +242,7 @@ export const FLAG_TABLE = {
     FILE_CALLS,
     'native',
     T,
-    "How the file tier makes the system calls of an entry of one chunk (direct I/O): native = all of them (flat and fanout: open … close and fanout's rename; slab: the write and fdatasync, or the read) as one job of the C helper, each call timed on the thread that makes it; fs = Node's fs, one threadpool job per call. native falls back to fs when the helper is not built (the results' storage_file_calls says which ran)",
+    "How the file tier makes the system calls of an entry of one chunk (direct I/O): native = all of them (flat and fanout: open … close and fanout's rename; slab: the write and fdatasync, or the read) as one job of the C helper, handed to the kernel through io_uring by one thread where the kernel allows it, else made on the helper's threads; io_uring or threads = that way only (exit 2 when it cannot be had); fs = Node's fs, one threadpool job per call. Each call is timed where it is made. native falls back to threads when io_uring is refused and to fs when the helper is not built (the results' storage_file_calls says which ran)",
     { ours: true },
   ),
   slabSlotMib: float(

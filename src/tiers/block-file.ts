@@ -1,8 +1,10 @@
-// A small file's whole life as one job on the C helper's own threads (native/block-io.c): open, write
-// or read, ftruncate, fsync, close and a rename in C on one thread, each call timed there. Through Node's
-// fs each of those calls is a round trip of its own (a worker woken, the event loop woken), and with
-// one file per 16 KiB KV block those hand-offs, not the file system, set the rate
-// (docs/performance.md#block-operations-per-cpu-second). The file tier uses it for entries of one chunk.
+// A small file's whole life as one job of the C helper (native/block-io.c): open, write or read,
+// ftruncate, fsync, close and a rename, made in C and each call timed there — handed to the kernel
+// through an io_uring by one thread (engine 'io_uring'), or one after another on a thread of the
+// helper's pool (engine 'threads'). Through Node's fs each of those calls is a round trip of its own (a
+// worker woken, the event loop woken), and with one file per 16 KiB KV block those hand-offs, not the
+// file system, set the rate (docs/performance.md#block-operations-per-cpu-second). The file tier uses
+// it for entries of one chunk.
 import { getSystemErrorMap } from 'node:util';
 import { loadNativeHelper } from '../util/native-helper.js';
 import { threadPoolSize } from './file-io-gauge.js';
@@ -14,10 +16,13 @@ import type { ChunkSource } from '../data/chunk-source.js';
 import { IoAbortedError } from './backend.js';
 import { oneChunkView, releaseOneChunk, stagedView } from './direct-io.js';
 import type { OneChunk, WriterContext } from './direct-io.js';
+import type { FileCalls } from './file-calls.js';
+import { StorageSetupError } from './storage-kind.js';
 
 /** The C helper's calls (native/block-io.c documents the arguments). */
-interface BlockIoHelper {
-  open(threads: number, onDone: (id: number, errno: number) => void): object;
+export interface BlockIoHelper {
+  /** engine 0: threads; 1: io_uring (throws, its message saying why, when the kernel refuses it). */
+  open(threads: number, onDone: (id: number, errno: number) => void, engine: number): object;
   submit(
     pool: object,
     id: number,
@@ -46,7 +51,7 @@ interface Pending {
   readonly out: Float64Array;
 }
 
-const STEP = { write: 1, read: 2, truncate: 4, sync: 8, rename: 16, check: 32, open: 64, close: 128, datasync: 256 } as const;
+const STEP = { write: 1, read: 2, truncate: 4, sync: 8, rename: 16, check: 32, open: 64, close: 128, datasync: 256, unlink: 512 } as const;
 type Step = keyof typeof STEP;
 const SYSCALL: Readonly<Record<number, string>> = {
   [STEP.write]: 'write',
@@ -58,7 +63,10 @@ const SYSCALL: Readonly<Record<number, string>> = {
   [STEP.open]: 'open',
   [STEP.close]: 'close',
   [STEP.datasync]: 'fdatasync',
+  [STEP.unlink]: 'unlink',
 };
+/** The buffer of a job that moves no bytes. */
+const NO_BYTES = new Uint8Array(0);
 const NS_PER_MS = 1e6;
 
 /** What one job did: bytes moved and each call's time (ms, measured on the worker thread; 0 if not made). */
@@ -79,7 +87,7 @@ export class BlockFileError extends Error {
     readonly errno: number,
     readonly syscall: string,
     readonly path: string,
-    /** Which call failed ('open' … 'rename'; 'check' is the fstat of a read that must find a regular file of its size). */
+    /** Which call failed ('open' … 'rename', 'unlink'; 'check' is the fstat of a read that must find a regular file of its size). */
     readonly step: Step,
     readonly times: BlockFileTimes,
   ) {
@@ -118,7 +126,14 @@ export interface BlockRead {
   readonly expectSize?: number;
 }
 
-/** Runs block file jobs on the C helper's own threads; close() when done (the threads end). */
+/** Why a traced run's jobs are on threads. */
+const UNTRACEABLE = '--enable-latency-tracing times read, write and fsync system calls, which io_uring does not make';
+
+/** How the helper makes a job's calls: through an io_uring driven by one thread, or on a pool of threads. */
+export type BlockEngine = 'io_uring' | 'threads';
+const ENGINE_NUMBER: Readonly<Record<BlockEngine, number>> = { threads: 0, io_uring: 1 };
+
+/** Runs block file jobs in the C helper; close() when done (its threads end). */
 export class BlockFiles {
   /** Jobs by id: each id is reused once its job has settled. */
   private readonly jobs: Pending[] = [];
@@ -128,16 +143,33 @@ export class BlockFiles {
 
   private constructor(
     private readonly helper: BlockIoHelper,
-    /** Threads of the pool. */
+    /** Threads of the pool (engine 'threads'), or calls at once in the kernel's workers (engine 'io_uring'). */
     readonly threads: number,
+    readonly engine: BlockEngine,
+    /** Why io_uring was not used when it was the first choice: the kernel refused it, or a traced run (engine 'threads' only). */
+    readonly notUring?: string,
   ) {
-    this.pool = helper.open(threads, (id, errno) => this.settle(id, errno));
+    this.pool = helper.open(threads, (id, errno) => this.settle(id, errno), ENGINE_NUMBER[engine]);
   }
 
-  /** The native jobs on `threads` threads, or why they are not available (a sentence naming the helper). */
-  static load(threads: number): BlockFiles | string {
-    const helper = loadNativeHelper('block_io', 'native block-file');
-    return typeof helper === 'string' ? helper : new BlockFiles(helper as BlockIoHelper, threads);
+  /**
+   * The native jobs (`threads` threads or calls at once) on `engine` — 'auto': io_uring where the
+   * kernel allows it, else threads — or why they are not available (a sentence naming what refused).
+   */
+  static load(threads: number, engine: BlockEngine | 'auto' = 'auto', notUring?: string): BlockFiles | string {
+    const loaded = loadNativeHelper('block_io', 'native block-file');
+    return typeof loaded === 'string' ? loaded : BlockFiles.on(loaded as BlockIoHelper, threads, engine, notUring);
+  }
+
+  /** As load(), on `helper` (the C helper's calls); `notUring`: why threads were chosen over io_uring, if they were. */
+  static on(helper: BlockIoHelper, threads: number, engine: BlockEngine | 'auto', notUring?: string): BlockFiles | string {
+    if (engine === 'threads') return new BlockFiles(helper, threads, 'threads', notUring);
+    try {
+      return new BlockFiles(helper, threads, 'io_uring');
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      return engine === 'io_uring' ? why : new BlockFiles(helper, threads, 'threads', why);
+    }
   }
 
   write(job: BlockWrite): Promise<BlockFileTimes> {
@@ -162,6 +194,11 @@ export class BlockFiles {
   /** Up to `into.length` bytes read from `job.position` of an open file (fewer at its end). */
   readAt(job: BlockAt, into: Uint8Array): Promise<BlockFileTimes> {
     return this.run(job.path, 0, 0, STEP.read, into, 0, '', job.fd, job.position);
+  }
+
+  /** unlink(2) of `path`, nothing opened (its time is the times' openMs). */
+  unlink(path: string): Promise<BlockFileTimes> {
+    return this.run(path, 0, 0, STEP.unlink, NO_BYTES, 0, '');
   }
 
   /** No more jobs; those in flight still settle. */
@@ -226,12 +263,27 @@ function timesOf(out: Float64Array): BlockFileTimes {
 }
 
 /**
- * The jobs a file-kind backend asked for (--file-calls, the I/O mode) gets: a pool as large as libuv's
- * (bin/kv-cache.cjs sizes it for the users: the same calls in flight), why there is none (a string),
- * or undefined when not asked for (--file-calls fs, buffered I/O). The backend owns and closes it.
+ * The jobs a file-kind backend asked for (--file-calls, the I/O mode) gets: as many calls at once as
+ * libuv's pool has threads (bin/kv-cache.cjs sizes it for the users: the same calls in flight), why
+ * there are none (a string: --file-calls native then uses Node's fs), or undefined when not asked for
+ * (--file-calls fs, buffered I/O). --file-calls io_uring or threads that cannot be had is a setup error
+ * (exit 2): a run that asked for one submission path must not measure another. The backend closes it.
  */
-export function blockFilesFor(o: { readonly fileCalls?: 'native' | 'fs'; readonly ioMode: IoMode }): BlockFiles | string | undefined {
-  return o.fileCalls === 'fs' || o.ioMode !== 'direct' ? undefined : BlockFiles.load(threadPoolSize());
+export function blockFilesFor(o: {
+  readonly fileCalls?: FileCalls;
+  readonly ioMode: IoMode;
+  readonly tracesSystemCalls?: boolean;
+}): BlockFiles | string | undefined {
+  const calls = o.fileCalls ?? 'native';
+  if (calls === 'fs' || o.ioMode !== 'direct') return undefined;
+  if (o.tracesSystemCalls === true) {
+    if (calls === 'io_uring')
+      throw new StorageSetupError(`--file-calls io_uring cannot be used here: ${UNTRACEABLE}; use native or threads`);
+    if (calls === 'native') return BlockFiles.load(threadPoolSize(), 'threads', UNTRACEABLE);
+  }
+  const jobs = BlockFiles.load(threadPoolSize(), calls === 'native' ? 'auto' : calls);
+  if (typeof jobs === 'string' && calls !== 'native') throw new StorageSetupError(`--file-calls ${calls} cannot be used here: ${jobs}`);
+  return jobs;
 }
 
 /** The results' words for how one-chunk entries were written and read (kvcache_bench.storage_file_calls). */
@@ -240,7 +292,10 @@ export function fileCallsOf(effectiveIoMode: IoMode, jobs: BlockFiles | string |
   if (effectiveIoMode !== 'direct') return `${fs} (buffered I/O)`;
   if (jobs === undefined) return `${fs} (--file-calls fs)`;
   if (typeof jobs === 'string') return `${fs} (${jobs})`;
-  return 'native: one job of the C helper per entry of one chunk (its system calls in C, each timed on that thread)';
+  const job = 'native: one job of the C helper per entry of one chunk';
+  if (jobs.engine === 'io_uring') return `${job}, its system calls handed to the kernel through io_uring by one thread (each timed there)`;
+  const refused = jobs.notUring !== undefined ? `; not io_uring: ${jobs.notUring}` : '';
+  return `${job}, its system calls made on the helper's threads (each timed on the thread that makes it${refused})`;
 }
 
 /**

@@ -10,6 +10,7 @@ import type { FileIoStats } from './file-io-gauge.js';
 import type { PoolIdentity } from './pool-names.js';
 import type { SlabReport } from './slab-pool.js';
 import type { MetadataOpSink } from './metadata-ops.js';
+import type { FileCalls } from './file-calls.js';
 
 /** A temporary directory a kind made for its entry files, whose run id names them (engine's EntryFilesAt). */
 export interface MadeDir {
@@ -39,7 +40,9 @@ export interface StorageOpenOptions {
   /** --kv-layout fanout: the file kind keeps one file per entry under hash fan-out directories of the run's own (file.ts). */
   readonly fanout?: boolean;
   /** --file-calls: the file kind's one-chunk entries as native jobs (tiers/block-file.ts) or Node's fs calls; absent: native. */
-  readonly fileCalls?: 'native' | 'fs';
+  readonly fileCalls?: FileCalls;
+  /** --enable-latency-tracing: its probes time read, write and fsync system calls, which io_uring does not make. */
+  readonly tracesSystemCalls?: boolean;
   /**
    * Told the moment the kind made a temporary directory for its entries (no dir given), before anything
    * else is awaited, so that a force-quit during set-up can remove it (issue 35).

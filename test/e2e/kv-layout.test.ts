@@ -34,7 +34,24 @@ function straceRun(dir: string, run: readonly string[]): { cache: string; out: s
   const out = join(dir, 'out.json');
   const log = join(dir, 'strace.log');
   const calls = 'trace=openat,creat,rename,renameat,renameat2,unlink,unlinkat,link,linkat,mkdir,mkdirat';
-  const argv = ['-f', '-qq', '-e', calls, '-o', log, process.execPath, BIN, ...run, '--cache-dir', cache, '--output', out];
+  // --file-calls threads: io_uring makes these calls inside io_uring_enter, where strace cannot name them.
+  const argv = [
+    '-f',
+    '-qq',
+    '-e',
+    calls,
+    '-o',
+    log,
+    process.execPath,
+    BIN,
+    ...run,
+    '--file-calls',
+    'threads',
+    '--cache-dir',
+    cache,
+    '--output',
+    out,
+  ];
   const stdout = execFileSync('strace', argv, { stdio: ['ignore', 'pipe', 'ignore'], encoding: 'utf8', maxBuffer: 64 << 20 });
   return { cache, out, log, stdout };
 }

@@ -1,7 +1,8 @@
-// The native block-file jobs (tiers/block-file.ts, native/block-io.c): one job per small file, each
-// call timed on the helper's thread; Node's error shapes with the step that failed; a closed pool; the
-// file tier's use of them for one-chunk entries (metadata counts, timing, a refused overwrite); and a
-// process that exits with jobs in flight (the threads must not write into freed buffers).
+// The native block-file jobs (tiers/block-file.ts, native/block-io.c), on both engines (io_uring and
+// the helper's threads): one job per small file, each call timed where it is made; Node's error shapes
+// with the step that failed; a closed pool; more jobs than the ring has entries; the file tier's use of
+// them for one-chunk entries (metadata counts, timing, a refused overwrite); and a process that exits
+// with jobs in flight (no thread may write into freed buffers); the engine --file-calls picks.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { constants as fsc, existsSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
@@ -10,21 +11,29 @@ import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
 import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { AlignedSlab } from '../../src/data/aligned.js';
-import { BlockFileError, BlockFiles } from '../../src/tiers/block-file.js';
-import type { BlockRead, BlockWrite } from '../../src/tiers/block-file.js';
+import { BlockFileError, BlockFiles, blockFilesFor, fileCallsOf } from '../../src/tiers/block-file.js';
+import type { BlockEngine, BlockIoHelper, BlockRead, BlockWrite } from '../../src/tiers/block-file.js';
+import { StorageSetupError } from '../../src/tiers/storage-kind.js';
 import { FileBackend, ForeignFileError } from '../../src/tiers/file.js';
 import type { MetadataOp } from '../../src/tiers/metadata-ops.js';
 import { fanoutNamespace } from '../../src/tiers/pool-names.js';
 import { withTempDir } from '../util/temp-dir.js';
 
-const loaded = BlockFiles.load(2);
-const SKIP = typeof loaded === 'string' ? loaded : false;
-if (typeof loaded !== 'string') loaded.close();
+/** Why `engine` cannot run here (printed as the skip's reason), or false. */
+function skipOf(engine: BlockEngine): string | false {
+  const loaded = BlockFiles.load(2, engine);
+  if (typeof loaded === 'string') return `${engine}: ${loaded}`;
+  loaded.close();
+  return false;
+}
+const ENGINES = (['io_uring', 'threads'] as const).map((engine) => ({ engine, skip: skipOf(engine) }));
+const SKIP = ENGINES[1]?.skip ?? false; // the helper itself not built
 
-/** A pool of `threads` closed when `body` ends. */
-async function withJobs<T>(threads: number, body: (jobs: BlockFiles) => Promise<T>): Promise<T> {
-  const jobs = BlockFiles.load(threads);
+/** A pool of `threads` on `engine`, closed when `body` ends. */
+async function withJobs<T>(threads: number, body: (jobs: BlockFiles) => Promise<T>, engine: BlockEngine = 'threads'): Promise<T> {
+  const jobs = BlockFiles.load(threads, engine);
   if (typeof jobs === 'string') throw new Error(jobs);
+  assert.equal(jobs.engine, engine);
   try {
     return await body(jobs);
   } finally {
@@ -40,164 +49,204 @@ function aligned(dir: string, n: number): { buf: Uint8Array; direct: number } {
 
 const NEW = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL;
 
-test('a write job: open, write, ftruncate, fsync, close, rename — bytes and size exact, each call timed', { skip: SKIP }, async () => {
-  await withTempDir(async (dir) => {
-    await withJobs(2, async (jobs) => {
-      const { buf, direct } = aligned(dir, 8192);
-      for (let i = 0; i < buf.length; i++) buf[i] = (i * 7) & 0xff;
-      const temp = join(dir, 'b.tmp');
-      const final = join(dir, 'b.bin');
-      const times = await jobs.write({
-        path: temp,
-        flags: NEW | direct,
-        mode: 0o600,
-        data: buf,
-        truncateTo: 5000,
-        sync: true,
-        renameTo: final,
-      });
-      assert.equal(times.bytes, 8192);
-      for (const [name, ms] of Object.entries(times) as Array<[string, number]>) assert.ok(Number.isFinite(ms) && ms >= 0, `${name} ${ms}`);
-      assert.ok(times.dataMs > 0 && times.syncMs > 0 && times.truncateMs > 0 && times.renameMs > 0, JSON.stringify(times));
-      assert.equal(existsSync(temp), false);
-      assert.equal(statSync(final).size, 5000);
-      assert.equal(statSync(final).mode & 0o777, 0o600);
-      assert.deepEqual(readFileSync(final), Buffer.from(buf.subarray(0, 5000)));
+for (const { engine, skip } of ENGINES) {
+  test(
+    `${engine}: a write job: open, write, ftruncate, fsync, close, rename — bytes and size exact, each call timed`,
+    { skip },
+    async () => {
+      await withTempDir(async (dir) => {
+        await withJobs(
+          2,
+          async (jobs) => {
+            const { buf, direct } = aligned(dir, 8192);
+            for (let i = 0; i < buf.length; i++) buf[i] = (i * 7) & 0xff;
+            const temp = join(dir, 'b.tmp');
+            const final = join(dir, 'b.bin');
+            const times = await jobs.write({
+              path: temp,
+              flags: NEW | direct,
+              mode: 0o600,
+              data: buf,
+              truncateTo: 5000,
+              sync: true,
+              renameTo: final,
+            });
+            assert.equal(times.bytes, 8192);
+            for (const [name, ms] of Object.entries(times) as Array<[string, number]>)
+              assert.ok(Number.isFinite(ms) && ms >= 0, `${name} ${ms}`);
+            assert.ok(times.dataMs > 0 && times.syncMs > 0 && times.truncateMs > 0 && times.renameMs > 0, JSON.stringify(times));
+            assert.equal(existsSync(temp), false);
+            assert.equal(statSync(final).size, 5000);
+            assert.equal(statSync(final).mode & 0o777, 0o600);
+            assert.deepEqual(readFileSync(final), Buffer.from(buf.subarray(0, 5000)));
 
-      const into = aligned(dir, 8192).buf;
-      const read = await jobs.read({ path: final, flags: fsc.O_RDONLY | direct, into, expectSize: 5000 });
-      assert.equal(read.bytes, 5000, 'a read stops at the end of the file');
-      assert.deepEqual(Buffer.from(into.subarray(0, 5000)), Buffer.from(buf.subarray(0, 5000)));
-      assert.equal(read.syncMs + read.renameMs + read.truncateMs, 0, 'a read makes no other call');
-    });
-  });
-});
-
-test(
-  "a failed job rejects as Node's fs would (code, errno, syscall, path) and names its step; what it opened is closed",
-  { skip: SKIP },
-  async () => {
-    await withTempDir(async (dir) => {
-      await withJobs(2, async (jobs) => {
-        const data = new Uint8Array(100);
-        const there = join(dir, 'there.bin');
-        writeFileSync(there, 'x'.repeat(10));
-        const failure = async (p: Promise<unknown>): Promise<BlockFileError> => {
-          const e = await p.then(
-            () => assert.fail('expected a rejection'),
-            (x: unknown) => x,
-          );
-          assert.ok(e instanceof BlockFileError, String(e));
-          return e;
-        };
-        const exists = await failure(jobs.write({ path: there, flags: NEW, mode: 0o644, data, sync: false }));
-        assert.deepEqual([exists.code, exists.errno, exists.syscall, exists.path, exists.step], ['EEXIST', -17, 'open', there, 'open']);
-        assert.match(exists.message, /^EEXIST: .*, open '.*there\.bin'$/);
-        assert.equal(readFileSync(there, 'utf8'), 'x'.repeat(10), 'an exclusive open never touches the file');
-
-        const missing = await failure(jobs.read({ path: join(dir, 'none'), flags: fsc.O_RDONLY, into: data }));
-        assert.deepEqual([missing.code, missing.step], ['ENOENT', 'open']);
-
-        const wrongSize = await failure(jobs.read({ path: there, flags: fsc.O_RDONLY, into: data, expectSize: 11 }));
-        assert.deepEqual([wrongSize.code, wrongSize.syscall, wrongSize.step], ['ENOENT', 'fstat', 'check']);
-        execFileSync('mkfifo', [join(dir, 'fifo')]);
-        const fifo = await failure(jobs.read({ path: join(dir, 'fifo'), flags: fsc.O_RDONLY | fsc.O_NONBLOCK, into: data, expectSize: 0 }));
-        assert.equal(fifo.step, 'check', 'a FIFO is not a block');
-
-        writeFileSync(join(dir, 'full'), 'y');
-        const target = join(dir, 'occupied');
-        execFileSync('mkdir', ['-p', join(target, 'inside')]);
-        const renamed = await failure(jobs.write({ path: join(dir, 't'), flags: NEW, mode: 0o644, data, sync: true, renameTo: target }));
-        assert.equal(renamed.step, 'rename');
-        assert.equal(renamed.syscall, 'rename');
-        assert.ok(existsSync(join(dir, 't')), 'the file stays for its caller to remove');
-        assert.ok(renamed.times.syncMs > 0, 'the times of the calls before the failure are kept');
-        // Every descriptor was closed: the process holds none of these files open.
-        const open = readdirSync('/proc/self/fd').flatMap((fd) => {
-          try {
-            return [readlinkSync(`/proc/self/fd/${fd}`)];
-          } catch {
-            return []; // the listing's own descriptor, closed by now
-          }
-        });
-        assert.deepEqual(
-          open.filter((p) => p.startsWith(dir)),
-          [],
+            const into = aligned(dir, 8192).buf;
+            const read = await jobs.read({ path: final, flags: fsc.O_RDONLY | direct, into, expectSize: 5000 });
+            assert.equal(read.bytes, 5000, 'a read stops at the end of the file');
+            assert.deepEqual(Buffer.from(into.subarray(0, 5000)), Buffer.from(buf.subarray(0, 5000)));
+            assert.equal(read.syncMs + read.renameMs + read.truncateMs, 0, 'a read makes no other call');
+          },
+          engine,
         );
       });
-    });
-  },
-);
+    },
+  );
 
-test(
-  'many jobs on few threads all settle, each with its own bytes; a closed pool takes no more but finishes what it had',
-  { skip: SKIP },
-  async () => {
-    await withTempDir(async (dir) => {
-      const jobs = BlockFiles.load(2);
-      if (typeof jobs === 'string') throw new Error(jobs);
-      const n = 300;
-      const writes: Array<Promise<unknown>> = [];
-      for (let i = 0; i < n; i++) {
-        const job: BlockWrite = { path: join(dir, `f${i}`), flags: NEW, mode: 0o644, data: Buffer.from(`block ${i}`), sync: i % 10 === 0 };
-        writes.push(jobs.write(job));
-      }
-      // Refused at once, before it is queued, and its id is not lost: the next jobs still settle.
-      await assert.rejects(
-        jobs.write({ path: join(dir, 'a\u0000b'), flags: NEW, mode: 0o644, data: new Uint8Array(1), sync: false }),
-        /NUL/,
-      );
-      jobs.close(); // the 300 are queued: they still run and settle
-      await assert.rejects(jobs.read({ path: join(dir, 'f0'), flags: fsc.O_RDONLY, into: new Uint8Array(16) }), /closed/);
-      await Promise.all(writes);
-      for (let i = 0; i < n; i += 37) assert.equal(readFileSync(join(dir, `f${i}`), 'utf8'), `block ${i}`);
-      await withJobs(3, async (again) => {
-        const reads = Array.from({ length: n }, (_, i) => {
-          const job: BlockRead = { path: join(dir, `f${i}`), flags: fsc.O_RDONLY, into: new Uint8Array(32) };
-          return again.read(job).then((t) => Buffer.from(job.into.subarray(0, t.bytes)).toString());
-        });
-        assert.deepEqual(
-          await Promise.all(reads),
-          Array.from({ length: n }, (_, i) => `block ${i}`),
+  test(
+    `${engine}: a failed job rejects as Node's fs would (code, errno, syscall, path) and names its step; what it opened is closed`,
+    { skip },
+    async () => {
+      await withTempDir(async (dir) => {
+        await withJobs(
+          2,
+          async (jobs) => {
+            const data = new Uint8Array(100);
+            const there = join(dir, 'there.bin');
+            writeFileSync(there, 'x'.repeat(10));
+            const failure = async (p: Promise<unknown>): Promise<BlockFileError> => {
+              const e = await p.then(
+                () => assert.fail('expected a rejection'),
+                (x: unknown) => x,
+              );
+              assert.ok(e instanceof BlockFileError, String(e));
+              return e;
+            };
+            const exists = await failure(jobs.write({ path: there, flags: NEW, mode: 0o644, data, sync: false }));
+            assert.deepEqual([exists.code, exists.errno, exists.syscall, exists.path, exists.step], ['EEXIST', -17, 'open', there, 'open']);
+            assert.match(exists.message, /^EEXIST: .*, open '.*there\.bin'$/);
+            assert.equal(readFileSync(there, 'utf8'), 'x'.repeat(10), 'an exclusive open never touches the file');
+
+            const gone = join(dir, 'gone.bin');
+            writeFileSync(gone, 'z');
+            assert.equal((await jobs.unlink(gone)).bytes, 0);
+            assert.equal(existsSync(gone), false, 'an unlink job removes the file');
+            const unlinked = await failure(jobs.unlink(gone));
+            assert.deepEqual([unlinked.code, unlinked.syscall, unlinked.path, unlinked.step], ['ENOENT', 'unlink', gone, 'unlink']);
+
+            const missing = await failure(jobs.read({ path: join(dir, 'none'), flags: fsc.O_RDONLY, into: data }));
+            assert.deepEqual([missing.code, missing.step], ['ENOENT', 'open']);
+
+            const wrongSize = await failure(jobs.read({ path: there, flags: fsc.O_RDONLY, into: data, expectSize: 11 }));
+            assert.deepEqual([wrongSize.code, wrongSize.syscall, wrongSize.step], ['ENOENT', 'fstat', 'check']);
+            execFileSync('mkfifo', [join(dir, 'fifo')]);
+            const fifo = await failure(
+              jobs.read({ path: join(dir, 'fifo'), flags: fsc.O_RDONLY | fsc.O_NONBLOCK, into: data, expectSize: 0 }),
+            );
+            assert.equal(fifo.step, 'check', 'a FIFO is not a block');
+
+            writeFileSync(join(dir, 'full'), 'y');
+            const target = join(dir, 'occupied');
+            execFileSync('mkdir', ['-p', join(target, 'inside')]);
+            const renamed = await failure(
+              jobs.write({ path: join(dir, 't'), flags: NEW, mode: 0o644, data, sync: true, renameTo: target }),
+            );
+            assert.equal(renamed.step, 'rename');
+            assert.equal(renamed.syscall, 'rename');
+            assert.ok(existsSync(join(dir, 't')), 'the file stays for its caller to remove');
+            assert.ok(renamed.times.syncMs > 0, 'the times of the calls before the failure are kept');
+            // Every descriptor was closed: the process holds none of these files open.
+            const open = readdirSync('/proc/self/fd').flatMap((fd) => {
+              try {
+                return [readlinkSync(`/proc/self/fd/${fd}`)];
+              } catch {
+                return []; // the listing's own descriptor, closed by now
+              }
+            });
+            assert.deepEqual(
+              open.filter((p) => p.startsWith(dir)),
+              [],
+            );
+          },
+          engine,
         );
       });
-    });
-  },
-);
+    },
+  );
 
-test('a process that exits with jobs in flight exits cleanly (the threads stop before its buffers are freed)', { skip: SKIP }, async () => {
-  await withTempDir(async (dir) => {
-    const module = pathToFileURL(join(import.meta.dirname, '../../src/tiers/block-file.js')).href;
-    const script = `
+  test(
+    `${engine}: many jobs on few threads (more than the ring has entries) all settle, each with its own bytes; a closed pool takes no more but finishes what it had`,
+    { skip },
+    async () => {
+      await withTempDir(async (dir) => {
+        const jobs = BlockFiles.load(2, engine);
+        if (typeof jobs === 'string') throw new Error(jobs);
+        const n = 300;
+        const writes: Array<Promise<unknown>> = [];
+        for (let i = 0; i < n; i++) {
+          const job: BlockWrite = {
+            path: join(dir, `f${i}`),
+            flags: NEW,
+            mode: 0o644,
+            data: Buffer.from(`block ${i}`),
+            sync: i % 10 === 0,
+          };
+          writes.push(jobs.write(job));
+        }
+        // Refused at once, before it is queued, and its id is not lost: the next jobs still settle.
+        await assert.rejects(
+          jobs.write({ path: join(dir, 'a\u0000b'), flags: NEW, mode: 0o644, data: new Uint8Array(1), sync: false }),
+          /NUL/,
+        );
+        jobs.close(); // the 300 are queued: they still run and settle
+        await assert.rejects(jobs.read({ path: join(dir, 'f0'), flags: fsc.O_RDONLY, into: new Uint8Array(16) }), /closed/);
+        await Promise.all(writes);
+        for (let i = 0; i < n; i += 37) assert.equal(readFileSync(join(dir, `f${i}`), 'utf8'), `block ${i}`);
+        await withJobs(
+          3,
+          async (again) => {
+            const reads = Array.from({ length: n }, (_, i) => {
+              const job: BlockRead = { path: join(dir, `f${i}`), flags: fsc.O_RDONLY, into: new Uint8Array(32) };
+              return again.read(job).then((t) => Buffer.from(job.into.subarray(0, t.bytes)).toString());
+            });
+            assert.deepEqual(
+              await Promise.all(reads),
+              Array.from({ length: n }, (_, i) => `block ${i}`),
+            );
+          },
+          engine,
+        );
+      });
+    },
+  );
+
+  test(
+    `${engine}: a process that exits with jobs in flight exits cleanly (the threads stop before its buffers are freed)`,
+    { skip },
+    async () => {
+      await withTempDir(async (dir) => {
+        const module = pathToFileURL(join(import.meta.dirname, '../../src/tiers/block-file.js')).href;
+        const script = `
       import { BlockFiles } from '${module}';
-      const jobs = BlockFiles.load(4);
+      const jobs = BlockFiles.load(4, '${engine}');
       for (let round = 0; round < 5; round++)
         for (let i = 0; i < 400; i++) {
           const out = new Uint8Array(65536).fill(i);
           void jobs.write({ path: '${dir}/x' + round + '_' + i, flags: ${NEW}, mode: 0o644, data: out, sync: true }).catch(() => {});
         }
       setTimeout(() => process.exit(3), 5);`;
-    // A run's end: its last jobs settle, the pool is closed and the process exits at once, while the
-    // threads are still ending (the teardown must wait until the last has let go of Node's objects).
-    const closing = `
+        // A run's end: its last jobs settle, the pool is closed and the process exits at once, while the
+        // threads are still ending (the teardown must wait until the last has let go of Node's objects).
+        const closing = `
       import { BlockFiles } from '${module}';
-      const jobs = BlockFiles.load(16);
+      const jobs = BlockFiles.load(16, '${engine}');
       const writes = Array.from({ length: 64 }, (_, i) =>
         jobs.write({ path: '${dir}/y' + i, flags: ${fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC}, mode: 0o644, data: new Uint8Array(4096), sync: false }));
       await Promise.all(writes);
       jobs.close();
       process.exit(4);`;
-    for (let run = 0; run < 3; run++) {
-      const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
-      assert.equal(child.status, 3, `exit status ${child.status} (signal ${child.signal}): ${child.stderr}`);
-      assert.equal(child.stderr, '');
-    }
-    for (let run = 0; run < 10; run++) {
-      const child = spawnSync(process.execPath, ['--input-type=module', '-e', closing], { encoding: 'utf8' });
-      assert.equal(child.status, 4, `run ${run}: exit status ${child.status} (signal ${child.signal}): ${child.stderr}`);
-    }
-  });
-});
+        for (let run = 0; run < 3; run++) {
+          const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+          assert.equal(child.status, 3, `exit status ${child.status} (signal ${child.signal}): ${child.stderr}`);
+          assert.equal(child.stderr, '');
+        }
+        for (let run = 0; run < 10; run++) {
+          const child = spawnSync(process.execPath, ['--input-type=module', '-e', closing], { encoding: 'utf8' });
+          assert.equal(child.status, 4, `run ${run}: exit status ${child.status} (signal ${child.signal}): ${child.stderr}`);
+        }
+      });
+    },
+  );
+}
 
 /** One-chunk source of `bytes`. */
 function sourceOf(bytes: Uint8Array): ChunkSource {
@@ -216,11 +265,12 @@ test(
     await withTempDir(async (dir) => {
       const real = BlockFiles.load(2);
       if (typeof real === 'string') throw new Error(real);
-      const used = { write: 0, read: 0 };
+      const used = { write: 0, read: 0, unlink: 0 };
       // The backend sees a BlockFiles; this one counts what it is asked.
       const counting = {
         write: (j: BlockWrite) => (used.write++, real.write(j)),
         read: (j: BlockRead) => (used.read++, real.read(j)),
+        unlink: (p: string) => (used.unlink++, real.unlink(p)),
         close: () => real.close(),
       } as unknown as BlockFiles;
       const ops = new Map<string, number>();
@@ -242,7 +292,7 @@ test(
       }
       await flat.write('k0', sourceOf(Buffer.alloc(100, 9))); // a rewrite of our own: no create
       await flat.write('big', sourceOf(Buffer.alloc(65537, 1))); // two chunks: fs calls
-      assert.deepEqual(used, { write: 11, read: 0 });
+      assert.deepEqual(used, { write: 11, read: 0, unlink: 0 });
       assert.deepEqual(Object.fromEntries(ops), { create: 11 });
       const parts: Buffer[] = [];
       const r = await flat.read('k3', (c) => void parts.push(Buffer.from(c)));
@@ -256,6 +306,8 @@ test(
       assert.equal(ops.get('create failed'), 1);
       await flat.close();
       assert.deepEqual(readdirSync(join(dir, 'flat')), [flat.pathFor('theirs').split('/').pop()]);
+      assert.equal(used.unlink, 11, 'each entry of ours unlinked as a job (the two-chunk one too), never theirs');
+      assert.equal(ops.get('unlink'), 11);
 
       const again = BlockFiles.load(2);
       if (typeof again === 'string') throw new Error(again);
@@ -277,3 +329,67 @@ test(
     });
   },
 );
+
+test(
+  '--file-calls: native takes io_uring where the kernel allows it, else the threads (saying why); io_uring or threads only that way or a setup error',
+  { skip: SKIP },
+  () => {
+    const uring = ENGINES[0]?.skip === false;
+    const auto = blockFilesFor({ ioMode: 'direct' });
+    assert.ok(auto instanceof BlockFiles);
+    try {
+      assert.equal(auto.engine, uring ? 'io_uring' : 'threads');
+      assert.match(fileCallsOf('direct', auto), uring ? /through io_uring by one thread/ : /on the helper's threads .*not io_uring: /);
+    } finally {
+      auto.close();
+    }
+    const threads = blockFilesFor({ ioMode: 'direct', fileCalls: 'threads' });
+    assert.ok(threads instanceof BlockFiles);
+    threads.close();
+    assert.equal(threads.engine, 'threads');
+    assert.equal(threads.notUring, undefined, 'asked for threads: nothing was refused');
+    assert.match(fileCallsOf('direct', threads), /on the helper's threads \(each timed on the thread that makes it\)$/);
+    if (uring) {
+      const only = blockFilesFor({ ioMode: 'direct', fileCalls: 'io_uring' });
+      assert.ok(only instanceof BlockFiles && only.engine === 'io_uring');
+      only.close();
+    } else assert.throws(() => blockFilesFor({ ioMode: 'direct', fileCalls: 'io_uring' }), StorageSetupError);
+    assert.equal(blockFilesFor({ ioMode: 'buffered', fileCalls: 'io_uring' }), undefined, 'buffered I/O: fs, as for native');
+    // --enable-latency-tracing times system calls: native takes the threads and says why; io_uring alone is refused.
+    const traced = blockFilesFor({ ioMode: 'direct', tracesSystemCalls: true });
+    assert.ok(traced instanceof BlockFiles);
+    traced.close();
+    assert.equal(traced.engine, 'threads');
+    assert.match(fileCallsOf('direct', traced), /not io_uring: --enable-latency-tracing times read, write and fsync system calls/);
+    assert.throws(
+      () => blockFilesFor({ ioMode: 'direct', fileCalls: 'io_uring', tracesSystemCalls: true }),
+      (e: unknown) =>
+        e instanceof StorageSetupError && /--file-calls io_uring cannot be used here: .*use native or threads$/.test(e.message),
+    );
+  },
+);
+
+test('a kernel that refuses io_uring: native runs on the threads and says why; io_uring alone is refused with the reason', () => {
+  const opened: number[] = [];
+  const refusing: BlockIoHelper = {
+    open: (_threads, _onDone, engine) => {
+      opened.push(engine);
+      if (engine === 1) throw new Error('io_uring_setup: Operation not permitted (kernel.io_uring_disabled, or a seccomp filter)');
+      return {};
+    },
+    submit: () => undefined,
+    close: () => undefined,
+  };
+  const auto = BlockFiles.on(refusing, 4, 'auto');
+  assert.ok(auto instanceof BlockFiles);
+  assert.equal(auto.engine, 'threads');
+  assert.deepEqual(opened, [1, 0]);
+  assert.match(
+    fileCallsOf('direct', auto),
+    /on the helper's threads \(each timed .*; not io_uring: io_uring_setup: Operation not permitted .*seccomp/,
+  );
+  assert.equal(
+    BlockFiles.on(refusing, 4, 'io_uring'),
+    'io_uring_setup: Operation not permitted (kernel.io_uring_disabled, or a seccomp filter)',
+  );
+});
