@@ -163,7 +163,7 @@ export const KvcacheBenchSchema = z
       .string()
       .optional()
       .describe(
-        "how the file tier made the system calls of entries of one chunk (--file-calls): 'native: …' one threadpool job per file, each call timed on its worker thread, or 'fs: …' one per call (and why); absent for other backends and before schema 2.9.0",
+        "how the file tier made the system calls of entries of one chunk (--file-calls): 'native io_uring: …' or 'native threads: …' one job of the C helper per file, its calls handed to the kernel through io_uring by one thread or made on the helper's threads (and why not io_uring), each call timed where it is made, or 'fs: …' one per call (and why); absent for other backends and before schema 2.9.0",
       ),
     storage_file_system: z.string(),
     event_loop_delay_ms: z

@@ -292,10 +292,12 @@ export function fileCallsOf(effectiveIoMode: IoMode, jobs: BlockFiles | string |
   if (effectiveIoMode !== 'direct') return `${fs} (buffered I/O)`;
   if (jobs === undefined) return `${fs} (--file-calls fs)`;
   if (typeof jobs === 'string') return `${fs} (${jobs})`;
-  const job = 'native: one job of the C helper per entry of one chunk';
-  if (jobs.engine === 'io_uring') return `${job}, its system calls handed to the kernel through io_uring by one thread (each timed there)`;
+  // The words before the colon are the console's ("native io_uring file calls").
+  const job = 'one job of the C helper per entry of one chunk';
+  if (jobs.engine === 'io_uring')
+    return `native io_uring: ${job}, its system calls handed to the kernel through io_uring by one thread (each timed there)`;
   const refused = jobs.notUring !== undefined ? `; not io_uring: ${jobs.notUring}` : '';
-  return `${job}, its system calls made on the helper's threads (each timed on the thread that makes it${refused})`;
+  return `native threads: ${job}, its system calls made on the helper's threads (each timed on the thread that makes it${refused})`;
 }
 
 /**
