@@ -65,7 +65,9 @@ test('direct I/O: one-chunk entries as native jobs when the helper is built, fs 
       if (typeof probe !== 'string') probe.close();
       assert.match(
         native.description.fileCalls ?? '',
-        built ? /^native (io_uring|threads): one job of the C helper per entry of one chunk/ : /^fs: .*\(native block-file helper not built/,
+        built
+          ? /^native (io_uring|threads): one job of the C helper per entry of one chunk/
+          : /^fs: .*\(native block-file helper not built/,
       );
       assert.equal(fs.description.fileCalls, "fs: Node's fs, one threadpool job per call (--file-calls fs)");
     } finally {
