@@ -224,8 +224,12 @@ export interface S3Request {
   readonly body?: RequestBody;
   /** Receives the response body of a success in order (GET); absent: the body is collected as text. */
   readonly sink?: (chunk: Uint8Array) => void | Promise<void>;
-  /** Checked between chunks: true stops the transfer (a read returns what it had, a write throws). */
-  readonly stopped?: () => boolean;
+  /**
+   * The end of the run: when it aborts, a request not yet made is not made and one in flight stops at
+   * once, its connection closed, even while it waits for a stalled store's answer (TransferStoppedError
+   * with the body bytes moved so far: a read returns what it had, a write throws).
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface S3Response {
@@ -236,6 +240,11 @@ export interface S3Response {
   /** Body bytes handed to the sink. */
   readonly bytes: number;
   readonly timing: RequestTiming;
+}
+
+/** Whether the run's end has stopped `r` (a function: its answer changes across awaits). */
+function isStopped(r: S3Request): boolean {
+  return r.signal?.aborted === true;
 }
 
 /** The transfer stopped at the end of the run. */
@@ -322,10 +331,10 @@ export class S3Client {
         const again = timing.attempts < this.o.maxAttempts && isRetryable(e) && !used.body;
         if (!again) throw e;
         // The run ended while this request waited to be tried again: cut by the end, not failed.
-        if (r.stopped?.() ?? false) throw new TransferStoppedError(0);
+        if (isStopped(r)) throw new TransferStoppedError(0);
         this.counters.retries++;
         await sleepMs(this.o.backoffMs * 2 ** (timing.attempts - 1) * (0.5 + Math.random()));
-        if (r.stopped?.() ?? false) throw new TransferStoppedError(0);
+        if (isStopped(r)) throw new TransferStoppedError(0);
       }
     }
   }
@@ -358,6 +367,7 @@ export class S3Client {
   }
 
   private async attempt(r: S3Request, timing: RequestTiming, used: { body: boolean }): Promise<Omit<S3Response, 'timing'>> {
+    if (isStopped(r)) throw new TransferStoppedError(0);
     if (r.method === 'GET' && r.sink !== undefined && this.raw !== undefined) return this.rawGet(this.raw, r, r.sink, timing);
     const headers = await this.sign(r, timing);
     const a0 = performance.now();
@@ -371,8 +381,14 @@ export class S3Client {
       agent: this.agent,
       timeout: this.o.idleTimeoutMs,
     });
+    // Body bytes sent (PUT) or received (GET) so far: what a stopped transfer moved.
+    const moved = { bytes: 0 };
+    const stop = (): void => void req.destroy(new TransferStoppedError(moved.bytes));
+    r.signal?.addEventListener('abort', stop, { once: true });
     const failed = new Promise<never>((_, reject) => {
-      req.on('error', (e) => reject(errorOfTransport(r.method, r.key, e)));
+      req.on('error', (e) =>
+        reject(e instanceof TransferStoppedError ? new TransferStoppedError(moved.bytes) : errorOfTransport(r.method, r.key, e)),
+      );
       req.on('timeout', () => req.destroy(Object.assign(new Error(`no answer within ${this.o.idleTimeoutMs} ms`), { code: 'ETIMEDOUT' })));
     });
     failed.catch(() => undefined); // observed below through the races
@@ -385,22 +401,30 @@ export class S3Client {
           response.then(() => 'answered' as const),
           failed,
         ]);
-        if (go === 'continue') await this.writeBody(req, r, timing, used, failed);
+        if (go === 'continue') await this.writeBody(req, r, timing, used, failed, moved);
       }
       const res = await Promise.race([response, failed]);
       timing.firstByteMs = performance.now() - a0;
-      return await this.readResponse(req, res, r, timing, failed);
+      return await this.readResponse(req, res, r, timing, failed, moved);
     } catch (e) {
       req.destroy();
       throw e;
+    } finally {
+      r.signal?.removeEventListener('abort', stop);
     }
   }
 
   /** Streams the body: each chunk written and flushed to the socket before the next is asked for. */
-  private async writeBody(req: http.ClientRequest, r: S3Request, timing: RequestTiming, used: { body: boolean }, failed: Promise<never>) {
+  private async writeBody(
+    req: http.ClientRequest,
+    r: S3Request,
+    timing: RequestTiming,
+    used: { body: boolean },
+    failed: Promise<never>,
+    moved: { bytes: number },
+  ) {
     const body = r.body;
     if (body === undefined) return;
-    let sent = 0;
     const it = body.chunks()[Symbol.asyncIterator]();
     for (;;) {
       const w0 = performance.now();
@@ -408,9 +432,9 @@ export class S3Client {
       timing.waitMs += performance.now() - w0;
       if (next.done === true) break;
       used.body = true;
-      if (r.stopped?.() ?? false) {
+      if (isStopped(r)) {
         await it.return?.();
-        throw new TransferStoppedError(sent);
+        throw new TransferStoppedError(moved.bytes);
       }
       const chunk = next.value;
       try {
@@ -419,9 +443,10 @@ export class S3Client {
         // The source's chunk goes back (a payload slot) only once the socket can no longer read it.
         req.destroy();
         await it.return?.();
-        throw e instanceof S3Error ? e : errorOfTransport(r.method, r.key, e); // (a write's own EPIPE, ECONNRESET)
+        // (a write's own EPIPE, ECONNRESET; a stop is the end of the run's, not a failure)
+        throw e instanceof S3Error || e instanceof TransferStoppedError ? e : errorOfTransport(r.method, r.key, e);
       }
-      sent += chunk.length;
+      moved.bytes += chunk.length;
     }
     req.end();
   }
@@ -432,6 +457,7 @@ export class S3Client {
     r: S3Request,
     timing: RequestTiming,
     failed: Promise<never>,
+    moved: { bytes: number },
   ): Promise<Omit<S3Response, 'timing'>> {
     const status = res.statusCode ?? 0;
     const ok = status >= 200 && status < 300;
@@ -443,11 +469,12 @@ export class S3Client {
     const reading = new Promise<boolean>((resolve, reject) => {
       res.on('data', (chunk: Buffer) => {
         if (sink === undefined) return void texts.push(chunk);
-        if (r.stopped?.() ?? false) {
+        if (isStopped(r)) {
           req.destroy();
           return resolve(true);
         }
         bytes += chunk.length;
+        moved.bytes = bytes;
         const w0 = performance.now();
         const pending = sink(chunk);
         if (pending === undefined) return void (timing.waitMs += performance.now() - w0);
@@ -483,7 +510,7 @@ export class S3Client {
     const headers = await this.sign(r, timing);
     let res;
     try {
-      res = await raw.get(this.pathOf(r.key, r.query), headers, sink, () => r.stopped?.() ?? false);
+      res = await raw.get(this.pathOf(r.key, r.query), headers, sink, r.signal);
     } catch (e) {
       throw errorOfTransport(r.method, r.key, e);
     }

@@ -57,18 +57,21 @@ export class RawGetPool {
     private readonly idleTimeoutMs: number,
   ) {}
 
-  /** GET `path` with `headers` (signed); body bytes to `sink`, which may make the socket wait by returning a promise. */
+  /**
+   * GET `path` with `headers` (signed); body bytes to `sink`, which may make the socket wait by returning
+   * a promise. When `signal` aborts (the end of the run), the GET stops at once with what it had.
+   */
   async get(
     path: string,
     headers: Readonly<Record<string, string>>,
     sink: (chunk: Uint8Array) => void | Promise<void>,
-    stopped: () => boolean,
+    signal: AbortSignal | undefined,
   ): Promise<RawGetResult> {
     const pooled = this.idle.pop() ?? this.connect();
     const head = [`GET ${path} HTTP/1.1`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''].join('\r\n');
     const t0 = performance.now();
     try {
-      const result = await this.exchange(pooled, head, sink, stopped, t0);
+      const result = await this.exchange(pooled, head, sink, signal, t0);
       if (!result.stopped && result.headers.connection !== 'close' && !this.closed) this.idle.push(pooled);
       else pooled.socket.destroy();
       return result;
@@ -116,11 +119,12 @@ export class RawGetPool {
     pooled: PooledSocket,
     head: string,
     sink: (chunk: Uint8Array) => void | Promise<void>,
-    stopped: () => boolean,
+    signal: AbortSignal | undefined,
     t0: number,
   ): Promise<RawGetResult> {
     const s = pooled.socket;
-    return new Promise<RawGetResult>((resolve, reject) => {
+    let stopNow = (): void => undefined;
+    const exchanged = new Promise<RawGetResult>((resolve, reject) => {
       let headBytes: Buffer[] = [];
       let headLength = 0;
       let status = 0;
@@ -144,7 +148,7 @@ export class RawGetPool {
             finish({ text: Buffer.concat(errorText).toString('utf8'), bytes: 0, stopped: false });
           return;
         }
-        if (stopped()) return finish({ text: '', bytes, stopped: true });
+        if (signal?.aborted === true) return finish({ text: '', bytes, stopped: true });
         bytes += piece.length;
         const w0 = performance.now();
         const pending = sink(piece);
@@ -212,8 +216,18 @@ export class RawGetPool {
           reject(e);
         },
       };
+      // A stop settles the exchange with what arrived; get() then closes the socket (a sink still
+      // holding a view keeps its buffer: the close handler waits for it).
+      stopNow = () => {
+        if (!settled) finish({ text: '', bytes, stopped: true });
+      };
       s.write(head);
     });
+    if (signal === undefined) return exchanged;
+    signal.addEventListener('abort', stopNow, { once: true });
+    const forget = (): void => signal.removeEventListener('abort', stopNow);
+    exchanged.then(forget, forget);
+    return exchanged;
   }
 
   close(): void {

@@ -41,6 +41,8 @@ export class S3Backend implements StorageBackend {
   /** Objects whose write was cut or whose delete failed: deleted (again) at close. */
   private readonly abandoned = new Set<string>();
   private stopping = false;
+  /** Aborted at the end of the run: every request in flight stops at once (S3Request.signal). */
+  private readonly stop = new AbortController();
   private closed = false;
   private readonly firstByte = new LatencySketch();
   private readonly putTimes = new LatencySketch();
@@ -119,8 +121,10 @@ export class S3Backend implements StorageBackend {
     return this.sizes.get(key);
   }
 
+  /** See Backend.stopInFlight: a transfer waiting for a stalled store's answer stops too (its connection closed). */
   stopInFlight(): void {
     this.stopping = true;
+    this.stop.abort();
   }
 
   stats(): ObjectStoreStats {
@@ -179,7 +183,7 @@ export class S3Backend implements StorageBackend {
           method: 'PUT',
           key: object,
           body: source,
-          stopped: () => this.stopping,
+          signal: this.stop.signal,
           ...(headers !== undefined ? { headers } : {}),
         });
         add(res.timing);
@@ -202,7 +206,7 @@ export class S3Backend implements StorageBackend {
 
   /** Initiate, parts in order from the one source, complete; aborted on failure. */
   private async multipart(object: string, source: ChunkSource, add: (t: RequestTiming) => void): Promise<void> {
-    const init = await this.client.send({ method: 'POST', key: object, query: { uploads: '' } });
+    const init = await this.client.send({ method: 'POST', key: object, query: { uploads: '' }, signal: this.stop.signal });
     add(init.timing);
     const uploadId = /<UploadId>([^<]+)<\/UploadId>/.exec(init.text)?.[1];
     if (uploadId === undefined) throw new S3Error(`S3 multipart upload of ${object}: no UploadId in the answer`, 'HTTP_5XX');
@@ -215,7 +219,7 @@ export class S3Backend implements StorageBackend {
           key: object,
           query: { partNumber: String(n), uploadId },
           body: part,
-          stopped: () => this.stopping,
+          signal: this.stop.signal,
         });
         add(res.timing);
         etags.push(etagOf(res));
@@ -243,7 +247,7 @@ export class S3Backend implements StorageBackend {
     const object = this.objectKey(key);
     let res: S3Response;
     try {
-      res = await this.client.send({ method: 'GET', key: object, sink: sink ?? discard, stopped: () => this.stopping });
+      res = await this.client.send({ method: 'GET', key: object, sink: sink ?? discard, signal: this.stop.signal });
     } catch (e) {
       if (e instanceof TransferStoppedError) return { timing: timing(0, 0), bytes: e.bytes };
       if (this.poolOptions !== undefined && e instanceof S3Error && e.status === 404) throw new EntryNotFoundError(this.tier, key);

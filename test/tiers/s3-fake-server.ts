@@ -23,6 +23,8 @@ export class FakeS3 {
   fault: Fault = () => undefined;
   /** Body bytes after which the server drops the connection (a request cut mid-body); undefined: never. */
   cut: (r: FakeRequest) => number | undefined = () => undefined;
+  /** A stalled store: takes the request (and its body) and never answers; false: serves it. */
+  stall: (r: FakeRequest) => boolean = () => false;
   private readonly uploads = new Map<string, Map<number, Buffer>>();
   private uploadSeq = 0;
 
@@ -72,7 +74,9 @@ export class FakeS3 {
       received += d.length;
       if (cutAt !== undefined && received >= cutAt) req.socket.destroy();
     });
-    req.on('end', () => this.serve(r, Buffer.concat(parts), res));
+    req.on('end', () => {
+      if (!this.stall(r)) this.serve(r, Buffer.concat(parts), res);
+    });
   }
 
   private serve(r: FakeRequest, body: Buffer, res: http.ServerResponse): void {

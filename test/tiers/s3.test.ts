@@ -188,6 +188,33 @@ test('stopInFlight: a write stops at its next chunk (IoAbortedError) and its obj
   assert.equal(fake.objects.size, 0);
 });
 
+test('stopInFlight against a stalled store: a PUT waiting for its answer and a GET waiting for its first byte stop at once, not at the idle timeout', async () => {
+  fake.objects.clear();
+  const backend = new S3Backend(new S3Client({ ...clientOptions(), idleTimeoutMs: 60_000 }), '', 'abcd0123');
+  await backend.write('r', sourceOf(64 * 1024));
+  fake.stall = (r) => r.method === 'PUT' || r.method === 'GET';
+  try {
+    const t0 = performance.now();
+    const put = backend.write('w', sourceOf(256 * 1024)).then(
+      () => assert.fail('a stalled PUT cannot succeed'),
+      (e: unknown) => e,
+    );
+    const get = backend.read('r');
+    await new Promise((resolve) => setTimeout(resolve, 300)); // both sent, neither answered
+    assert.equal(fake.log.filter((r) => r.key.endsWith('-w.bin') && r.method === 'PUT').length, 1, 'the PUT reached the store');
+    backend.stopInFlight();
+    const stopped = await put;
+    assert.ok(stopped instanceof IoAbortedError, String(stopped));
+    assert.equal(stopped.bytes, 256 * 1024, 'the whole body was sent before the store stalled');
+    assert.equal((await get).bytes, 0, 'a stopped read returns what it had: nothing');
+    assert.ok(performance.now() - t0 < 5_000, `stopped after ${Math.round(performance.now() - t0)} ms`);
+  } finally {
+    fake.stall = () => false;
+  }
+  await backend.close(); // deletes what the stopped PUT may have left
+  assert.equal(fake.objects.size, 0);
+});
+
 /**
  * sourceOf's bytes; `open` counts iterations not yet over. A payload source's iteration holds a slot
  * until it ends or is given back: one left open is a slot lost, and a run that loses them all hangs.
