@@ -710,8 +710,10 @@ export class FileBackend implements Backend {
     return undefined;
   }
 
-  /** unlink(2) on the threadpool, counted by the gauge (an eviction's delete competes with the I/O) and timed as a metadata call. */
-  /** One of our files unlinked, a metadata call: a native job when there are jobs (no threadpool round trip), else fs. */
+  /**
+   * unlink(2) of one of our files: a native job when there are jobs (no threadpool round trip), else on
+   * the threadpool; counted by the gauge (an eviction's delete competes with the I/O) and timed as a metadata call.
+   */
   private unlink(path: string): Promise<void> {
     const jobs = this.blockFiles;
     const call = jobs !== undefined ? () => jobs.unlink(path).then(() => undefined) : () => unlink(path);
