@@ -98,7 +98,7 @@ if (values['compare-bin'] !== undefined) sides.push(kvCacheSide('compare', resol
 if (!values['no-floor'])
   for (const calls of fileCalls)
     sides.push({
-      name: calls === 'fs' ? 'floor (Node fs alone)' : `floor (${calls === 'native' ? 'native' : calls} jobs alone)`,
+      name: calls === 'fs' ? 'floor (Node fs alone)' : `floor (${calls} jobs alone)`,
       measure: async () => {
         const f = await measureFloor(base.dir, base.seconds, users, poolThreads, calls);
         return {

@@ -521,57 +521,59 @@ static void ring_next(job_pool *pool, file_job *job) {
   napi_call_threadsafe_function(pool->done, job, napi_tsfn_nonblocking);
 }
 
+/** Where each stage's time goes in `out` (a check and an unlink count as the open: host time). */
+static const int STAGE_OUT[ST_END] = {
+    [ST_OPEN] = OUT_OPEN,         [ST_CHECK] = OUT_OPEN, [ST_DATA] = OUT_DATA,     [ST_TRUNCATE] = OUT_TRUNCATE,
+    [ST_SYNC] = OUT_SYNC,         [ST_CLOSE] = OUT_CLOSE, [ST_RENAME] = OUT_RENAME, [ST_UNLINK] = OUT_OPEN,
+};
+
+/** The step bit a failure of `stage` is reported as. */
+static int stage_step(const file_job *job, int stage) {
+  switch (stage) {
+    case ST_OPEN: return STEP_OPEN;
+    case ST_CHECK: return STEP_CHECK;
+    case ST_DATA: return job->steps & (STEP_WRITE | STEP_READ);
+    case ST_TRUNCATE: return STEP_TRUNCATE;
+    case ST_SYNC: return job->steps & STEP_SYNC ? STEP_SYNC : STEP_DATASYNC;
+    case ST_CLOSE: return STEP_CLOSE;
+    case ST_RENAME: return STEP_RENAME;
+    default: return STEP_UNLINK;
+  }
+}
+
 /** A completion of `job`'s current call with result `res` (a count, a descriptor, or -errno). */
 static void ring_completed(job_pool *pool, file_job *job, int res) {
-  double took = (double)(now_ns() - job->started);
-  double *out = job->out;
+  job->out[STAGE_OUT[job->stage]] += (double)(now_ns() - job->started);
+  int step = stage_step(job, job->stage);
+  // Each stage's own reading of its result; what is left negative is the failure of `step`.
   switch (job->stage) {
     case ST_OPEN:
-      out[OUT_OPEN] += took;
-      if (res < 0) fail_with(job, -res, STEP_OPEN);
-      else job->opened = res;
+      if (res >= 0) {
+        job->opened = res;
+        res = 0;
+      }
       break;
     case ST_CHECK:
-      out[OUT_OPEN] += took; // the check is part of opening the block: host time
-      if (res < 0) fail_with(job, -res, STEP_CHECK);
-      else if (!S_ISREG(job->st.stx_mode) || (int64_t)job->st.stx_size != job->truncate_to) fail_with(job, ENOENT, STEP_CHECK);
+      if (res >= 0 && (!S_ISREG(job->st.stx_mode) || (int64_t)job->st.stx_size != job->truncate_to)) res = -ENOENT;
       break;
-    case ST_DATA: {
-      out[OUT_DATA] += took;
-      int step = job->steps & (STEP_WRITE | STEP_READ);
+    case ST_DATA:
       if (res == -EINTR || res == -EAGAIN) {
         if (ring_issue(pool->ring, job, ST_DATA)) return;
-      } else if (res < 0) fail_with(job, -res, step);
-      else if (res == 0 && step == STEP_WRITE) fail_with(job, EIO, step);
+        res = 0;
+      } else if (res == 0 && step == STEP_WRITE) res = -EIO;
       else if (res > 0) {
         job->moved += (size_t)res;
         if (job->moved < job->length && ring_issue(pool->ring, job, ST_DATA)) return; // a short transfer goes on
+        res = 0;
       }
-      out[OUT_BYTES] = (double)job->moved; // a read that met the end of the file stops short: the caller judges
-      break;
-    }
-    case ST_TRUNCATE:
-      out[OUT_TRUNCATE] += took;
-      if (res < 0) fail_with(job, -res, STEP_TRUNCATE);
-      break;
-    case ST_SYNC:
-      out[OUT_SYNC] += took;
-      if (res < 0) fail_with(job, -res, job->steps & STEP_SYNC ? STEP_SYNC : STEP_DATASYNC);
+      job->out[OUT_BYTES] = (double)job->moved; // a read that met the end of the file stops short: the caller judges
       break;
     case ST_CLOSE:
-      out[OUT_CLOSE] += took;
       job->opened = -1; // closed even when close reports an error: never retried
-      if (res < 0 && res != -EINTR) fail_with(job, -res, STEP_CLOSE);
-      break;
-    case ST_RENAME:
-      out[OUT_RENAME] += took;
-      if (res < 0) fail_with(job, -res, STEP_RENAME);
-      break;
-    case ST_UNLINK:
-      out[OUT_OPEN] += took;
-      if (res < 0) fail_with(job, -res, STEP_UNLINK);
+      if (res == -EINTR) res = 0;
       break;
   }
+  if (res < 0) fail_with(job, -res, step);
   ring_next(pool, job);
 }
 
