@@ -25,6 +25,8 @@ export class FakeS3 {
   cut: (r: FakeRequest) => number | undefined = () => undefined;
   /** A stalled store: takes the request (and its body) and never answers; false: serves it. */
   stall: (r: FakeRequest) => boolean = () => false;
+  /** Requests taken whole and left unanswered (stall). */
+  readonly stalled: FakeRequest[] = [];
   private readonly uploads = new Map<string, Map<number, Buffer>>();
   private uploadSeq = 0;
 
@@ -75,7 +77,8 @@ export class FakeS3 {
       if (cutAt !== undefined && received >= cutAt) req.socket.destroy();
     });
     req.on('end', () => {
-      if (!this.stall(r)) this.serve(r, Buffer.concat(parts), res);
+      if (this.stall(r)) this.stalled.push(r);
+      else this.serve(r, Buffer.concat(parts), res);
     });
   }
 
