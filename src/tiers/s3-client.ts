@@ -226,8 +226,10 @@ export interface S3Request {
   readonly sink?: (chunk: Uint8Array) => void | Promise<void>;
   /**
    * The end of the run: when it aborts, a request not yet made is not made and one in flight stops at
-   * once, its connection closed, even while it waits for a stalled store's answer (TransferStoppedError
-   * with the body bytes moved so far: a read returns what it had, a write throws).
+   * once, its connection closed, even while it waits for a stalled store's first answer or byte
+   * (TransferStoppedError with the body bytes moved so far: a read returns what it had, a write throws).
+   * A PUT whose body is all sent still gets its answer: its bytes are on the server, and a write cut
+   * then would count none of them (a replay's aborted writes count no bytes).
    */
   readonly signal?: AbortSignal;
 }
@@ -381,9 +383,12 @@ export class S3Client {
       agent: this.agent,
       timeout: this.o.idleTimeoutMs,
     });
-    // Body bytes sent (PUT) or received (GET) so far: what a stopped transfer moved.
-    const moved = { bytes: 0 };
-    const stop = (): void => void req.destroy(new TransferStoppedError(moved.bytes));
+    // Body bytes sent (PUT) or received (GET) so far: what a stopped transfer moved; `whole`: a body all sent.
+    const moved = { bytes: 0, whole: false };
+    // A body all sent is on the server: its answer is waited for (the write counts), as before the stop.
+    const stop = (): void => {
+      if (!moved.whole) req.destroy(new TransferStoppedError(moved.bytes));
+    };
     r.signal?.addEventListener('abort', stop, { once: true });
     const failed = new Promise<never>((_, reject) => {
       req.on('error', (e) =>
@@ -421,7 +426,7 @@ export class S3Client {
     timing: RequestTiming,
     used: { body: boolean },
     failed: Promise<never>,
-    moved: { bytes: number },
+    moved: { bytes: number; whole: boolean },
   ) {
     const body = r.body;
     if (body === undefined) return;
@@ -449,6 +454,7 @@ export class S3Client {
       moved.bytes += chunk.length;
     }
     req.end();
+    moved.whole = true;
   }
 
   private async readResponse(

@@ -23,10 +23,14 @@ export class FakeS3 {
   fault: Fault = () => undefined;
   /** Body bytes after which the server drops the connection (a request cut mid-body); undefined: never. */
   cut: (r: FakeRequest) => number | undefined = () => undefined;
-  /** A stalled store: takes the request (and its body) and never answers; false: serves it. */
+  /** A stalled store: takes the request's head and never answers (no 100-continue for a body); false: serves it. */
   stall: (r: FakeRequest) => boolean = () => false;
-  /** Requests taken whole and left unanswered (stall). */
+  /** Requests left unanswered (stall). */
   readonly stalled: FakeRequest[] = [];
+  /** Milliseconds to wait, once a request is whole, before serving it (a slow answer). */
+  answerDelayMs: (r: FakeRequest) => number = () => 0;
+  /** Requests received whole (their body too), before any answer. */
+  readonly received: FakeRequest[] = [];
   private readonly uploads = new Map<string, Map<number, Buffer>>();
   private uploadSeq = 0;
 
@@ -67,6 +71,10 @@ export class FakeS3 {
       answer(res, fault.status, fault.code);
       return;
     }
+    if (this.stall(r)) {
+      this.stalled.push(r);
+      return;
+    }
     if (expectsContinue) res.writeContinue();
     const parts: Buffer[] = [];
     const cutAt = this.cut(r);
@@ -77,7 +85,9 @@ export class FakeS3 {
       if (cutAt !== undefined && received >= cutAt) req.socket.destroy();
     });
     req.on('end', () => {
-      if (this.stall(r)) this.stalled.push(r);
+      this.received.push(r);
+      const delay = this.answerDelayMs(r);
+      if (delay > 0) setTimeout(() => this.serve(r, Buffer.concat(parts), res), delay);
       else this.serve(r, Buffer.concat(parts), res);
     });
   }

@@ -188,7 +188,7 @@ test('stopInFlight: a write stops at its next chunk (IoAbortedError) and its obj
   assert.equal(fake.objects.size, 0);
 });
 
-test('stopInFlight against a stalled store: a PUT waiting for its answer and a GET waiting for its first byte stop at once, not at the idle timeout', async () => {
+test('stopInFlight against a stalled store: a PUT waiting to send its body and a GET waiting for its first byte stop at once, not at the idle timeout', async () => {
   fake.objects.clear();
   const backend = new S3Backend(new S3Client({ ...clientOptions(), idleTimeoutMs: 60_000 }), '', 'abcd0123');
   await backend.write('r', sourceOf(64 * 1024));
@@ -200,17 +200,36 @@ test('stopInFlight against a stalled store: a PUT waiting for its answer and a G
       (e: unknown) => e,
     );
     const get = backend.read('r');
-    while (fake.stalled.length < 2) await new Promise((resolve) => setTimeout(resolve, 10)); // both taken whole, neither answered
+    while (fake.stalled.length < 2) await new Promise((resolve) => setTimeout(resolve, 10)); // both at the store, neither answered
     assert.deepEqual(fake.stalled.map((r) => r.method).sort(), ['GET', 'PUT']);
     backend.stopInFlight();
     const stopped = await put;
     assert.ok(stopped instanceof IoAbortedError, String(stopped));
-    assert.equal(stopped.bytes, 256 * 1024, 'the whole body was sent before the store stalled');
+    assert.equal(stopped.bytes, 0, 'no body byte was sent (the store never said 100-continue)');
     assert.equal((await get).bytes, 0, 'a stopped read returns what it had: nothing');
   } finally {
     fake.stall = () => false;
   }
   await backend.close(); // deletes what the stopped PUT may have left
+  assert.equal(fake.objects.size, 0);
+});
+
+test('stopInFlight after a PUT has sent its whole body: its answer is waited for and the write counts (its bytes are on the server)', async () => {
+  fake.objects.clear();
+  const backend = new S3Backend(new S3Client(clientOptions()), '', 'abcd0123');
+  fake.received.length = 0;
+  fake.answerDelayMs = (r) => (r.method === 'PUT' ? 200 : 0);
+  try {
+    const put = backend.write('w', sourceOf(256 * 1024));
+    while (!fake.received.some((r) => r.method === 'PUT')) await new Promise((resolve) => setTimeout(resolve, 5));
+    backend.stopInFlight();
+    await put; // not IoAbortedError
+    assert.equal(backend.sizeOf('w'), 256 * 1024);
+    assert.equal(fake.objects.get('b/kvc-abcd0123-w.bin')?.length, 256 * 1024);
+  } finally {
+    fake.answerDelayMs = () => 0;
+  }
+  await backend.close();
   assert.equal(fake.objects.size, 0);
 });
 
