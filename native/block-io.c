@@ -692,19 +692,26 @@ static void finalize_pool(napi_env env, void *data, void *hint) {
 
 /** A string argument as a fresh C string; NULL after throwing. */
 static char *string_of(napi_env env, napi_value value, const char *name) {
+  // One conversion into a stack buffer for the usual path (the length query alone walks the string
+  // too); a longer one is measured, then converted again.
+  char small[512];
   size_t length;
-  if (napi_get_value_string_utf8(env, value, NULL, 0, &length) != napi_ok) {
+  if (napi_get_value_string_utf8(env, value, small, sizeof small, &length) != napi_ok) {
     char message[80];
     snprintf(message, sizeof message, "%s must be a string", name);
     napi_throw_type_error(env, NULL, message);
     return NULL;
   }
+  // A cut stops at a whole character, so at most 3 bytes short of the buffer's 511: shorter is whole.
+  int fits = length + 4 < sizeof small;
+  if (!fits) napi_get_value_string_utf8(env, value, NULL, 0, &length);
   char *s = malloc(length + 1);
   if (s == NULL) {
     napi_throw_error(env, NULL, "block-io: out of memory");
     return NULL;
   }
-  napi_get_value_string_utf8(env, value, s, length + 1, &length);
+  if (fits) memcpy(s, small, length + 1);
+  else napi_get_value_string_utf8(env, value, s, length + 1, &length);
   if (strlen(s) != length) { // a NUL inside would open another file than the one named
     free(s);
     napi_throw_type_error(env, NULL, "a path must not contain NUL");

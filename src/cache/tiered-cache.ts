@@ -95,6 +95,8 @@ export interface AllocateResult {
 export interface AccessResult {
   readonly tier: TierName | null;
   readonly latencyMs: number;
+  /** A hit's bytes (the entry read); absent on a miss. */
+  readonly size?: number;
 }
 
 /** A block lookup's result (lookupSteps): where it was read, and in a shared pool who published it. */
@@ -283,7 +285,7 @@ export class TieredCache {
   accessSteps(key: string, phase: Phase = 'decode', type: CacheType = 'user'): Steps<AccessResult> {
     // Under the key's lock, a key being written right now is waited for rather than missed: a reader
     // of an entry whose prefill is in flight gets it when the write lands, whatever the timing.
-    return this.withKeyLock(key, this.readSteps(key, phase, type), 'shared');
+    return this.readSteps(key, phase, type, !this.synchronous);
   }
 
   /**
@@ -292,10 +294,25 @@ export class TieredCache {
    * through the storage (`check`: an existence check, timed as a lookup; a decode re-read skips it)
    * and read from it if found — whoever published it. A block gone between lookup and read is a miss.
    */
-  *lookupSteps(key: string, tokens: number, phase: Phase, type: CacheType, check = true): Steps<LookupResult> {
+  lookupSteps(key: string, tokens: number, phase: Phase, type: CacheType, check = true): Steps<LookupResult> {
+    // accessSteps itself, not a generator around it: this runs once per block read.
     const pool = this.pool;
+    if (pool === undefined) return this.accessSteps(key, phase, type);
     const own = this.entries.get(key);
-    if (pool === undefined || (own !== undefined && own.tier !== pool.tier)) return yield* this.accessSteps(key, phase, type);
+    if (own !== undefined && own.tier !== pool.tier) return this.accessSteps(key, phase, type);
+    return this.pooledLookupSteps(pool, own, key, tokens, phase, type, check);
+  }
+
+  /** lookupSteps of a block that may be in the shared pool (`own`: this server's entry of it in the pool's tier, if any). */
+  private *pooledLookupSteps(
+    pool: { readonly access: PoolAccess; readonly tier: TierName },
+    own: EntryMeta | undefined,
+    key: string,
+    tokens: number,
+    phase: Phase,
+    type: CacheType,
+    check: boolean,
+  ): Steps<LookupResult> {
     const rec = this.opts.recorder;
     let lookupMs = 0;
     let publishedAtMs = 0;
@@ -348,7 +365,7 @@ export class TieredCache {
     }
     rec.recordHitRead(pool.tier, size, size / this.tokenBytes, type, phase === 'decode', r.timing);
     this.opts.observer?.({ op: 'Read', tier: pool.tier, key, size, phase: ioPhase(phase) });
-    return { tier: pool.tier, latencyMs: r.timing.totalMs };
+    return { tier: pool.tier, latencyMs: r.timing.totalMs, size };
   }
 
   /** One of this server's pool blocks is gone (removed by someone else): dropped from its index, its room given back. */
@@ -361,42 +378,56 @@ export class TieredCache {
     this.pool.access.forget(key); // never unlinked by us later: the name may be another writer's by then
   }
 
-  /** Reads `key` from its tier: a hit, or a miss if it is not (or no longer) cached. Under the key's lock. */
-  private *readSteps(key: string, phase: Phase, type: CacheType): Steps<AccessResult> {
-    const rec = this.opts.recorder;
-    const meta = this.entries.get(key);
-    if (meta === undefined) {
-      rec.recordMiss();
-      return MISS;
-    }
-    this.entries.touch(meta, this.opts.clock.now());
-    const backend = this.backend(meta.tier);
-    let r: ReadResult;
+  /**
+   * Reads `key` from its tier: a hit, or a miss if it is not (or no longer) cached. Under the key's
+   * shared lock when `lock` (withKeyLock's, taken here: one generator per block read, not two).
+   */
+  private *readSteps(key: string, phase: Phase, type: CacheType, lock: boolean): Steps<AccessResult> {
+    if (lock && !this.locks.tryLock(key, 'shared')) yield this.locks.lock(key, 'shared');
     try {
-      const now = backend.immediate;
-      if (now !== undefined) r = now.readNow(key);
-      else {
-        this.usage.readStarted();
-        try {
-          r = (yield backend.read(key)) as ReadResult;
-        } finally {
-          this.usage.readEnded();
-        }
+      const rec = this.opts.recorder;
+      const meta = this.entries.get(key);
+      if (meta === undefined) {
+        rec.recordMiss();
+        return MISS;
       }
-    } catch (e) {
-      // Served nothing: a failure, and a miss for the request.
-      this.failed(meta.tier, 'hit_read', e);
-      rec.recordMiss();
-      return MISS;
+      this.entries.touch(meta, this.opts.clock.now());
+      const backend = this.backend(meta.tier);
+      let r: ReadResult;
+      try {
+        const now = backend.immediate;
+        if (now !== undefined) r = now.readNow(key);
+        else {
+          this.usage.readStarted();
+          try {
+            r = (yield backend.read(key)) as ReadResult;
+          } finally {
+            this.usage.readEnded();
+          }
+        }
+      } catch (e) {
+        // Served nothing: a failure, and a miss for the request.
+        this.failed(meta.tier, 'hit_read', e);
+        rec.recordMiss();
+        return MISS;
+      }
+      return this.readDone(meta, phase, type, r);
+    } finally {
+      if (lock) this.locks.unlock(key, 'shared');
     }
+  }
+
+  /** What a read of `meta`'s entry that served `r` counts, and its result. */
+  private readDone(meta: EntryMeta, phase: Phase, type: CacheType, r: ReadResult): AccessResult {
+    const rec = this.opts.recorder;
     if (r.bytes < meta.size) {
       // Cut short by the end of the run: count the bytes that moved, not a hit or a whole-entry latency.
       rec.recordHitReadStopped(meta.tier, r.bytes);
       return { tier: null, latencyMs: r.timing.totalMs };
     }
     rec.recordHitRead(meta.tier, meta.size, meta.size / this.tokenBytes, type, phase === 'decode', r.timing);
-    this.opts.observer?.({ op: 'Read', tier: meta.tier, key, size: meta.size, phase: ioPhase(phase) });
-    return { tier: meta.tier, latencyMs: r.timing.totalMs };
+    this.opts.observer?.({ op: 'Read', tier: meta.tier, key: meta.key, size: meta.size, phase: ioPhase(phase) });
+    return { tier: meta.tier, latencyMs: r.timing.totalMs, size: meta.size };
   }
 
   /** Removes an entry wherever it lives (the reference's missing `cache.delete`, docs/reference-compat.md#rc-30). */

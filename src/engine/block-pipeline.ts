@@ -92,7 +92,7 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
         origins.push(r.origin);
         hitTokens += block.tokens;
         hitLoadMs += r.latencyMs;
-        stats.recordSize(cache.sizeOfEntry(block.key) ?? cache.sizeOf(block.tokens));
+        stats.recordSize(r.size ?? cache.sizeOf(block.tokens));
       }
       // A lookup cut short by the end of the run (a read stopped mid-block reads as a miss) is no
       // lookup: neither its tokens asked nor its hits are counted.
@@ -137,7 +137,7 @@ export function* blockRequestSteps(req: Request, o: PipelineOptions, mode: Block
           storageMs += r.latencyMs;
           if (r.tier === null) checkStop(); // a read cut short by the end of the run is no miss
           stats.recordDecodeRead(r.tier !== null);
-          if (r.tier !== null) stats.recordSize(cache.sizeOfEntry(block.key) ?? cache.sizeOf(block.tokens));
+          if (r.tier !== null) stats.recordSize(r.size ?? cache.sizeOf(block.tokens));
         }
       }
       decodeMs = storageMs - before;

@@ -113,11 +113,18 @@ export class ForeignFileError extends Error {
 const DEFAULT_CHUNK_BYTES = 4 * MiB;
 const DEFAULT_STAGING_SLOTS = 8;
 
+/** What the file tier knows of one of its entries. */
+interface StoredEntry {
+  readonly size: number;
+  readonly path: string;
+}
+
 export class FileBackend implements Backend {
   readonly tier = 'storage' as const;
   /** Bytes zero-copied vs staged by direct writes (to judge the copy overhead of a run). */
   readonly counters: FileCounters = { zeroCopyBytes: 0, stagedBytes: 0 };
-  private readonly sizes = new Map<string, number>();
+  /** Our entries: each one's size, and its file's path (made once at the write; a read per block must not build it again). */
+  private readonly stored = new Map<string, StoredEntry>();
   /** Files of writes stopped by stopInFlight, or whose delete failed: removed (again) by close(). */
   private readonly abandoned = new Set<string>();
   private readonly ctx: WriterContext;
@@ -231,12 +238,12 @@ export class FileBackend implements Backend {
   }
 
   keys(): Iterable<string> {
-    return this.sizes.keys();
+    return this.stored.keys();
   }
 
   /** Size of a stored entry, or undefined. */
   sizeOf(key: string): number | undefined {
-    return this.sizes.get(key);
+    return this.stored.get(key)?.size;
   }
 
   /** See Backend.stopInFlight: multi-GiB entries must not hold the end of a run for seconds. */
@@ -251,7 +258,7 @@ export class FileBackend implements Backend {
     const path = this.pathFor(key);
     const direct = this.effectiveIoMode === 'direct';
     // A key we do not hold must not clobber an existing file (another run's or the user's).
-    const ours = this.sizes.delete(key) || this.abandoned.delete(path);
+    const ours = this.stored.delete(key) || this.abandoned.delete(path);
     const exclusive = ours ? 0 : fsc.O_EXCL;
     // O_NOFOLLOW: rewriting an entry of ours never writes through a link put in its place (a shared cache dir).
     const flags = fsc.O_WRONLY | fsc.O_CREAT | fsc.O_TRUNC | fsc.O_NOFOLLOW | exclusive | (direct ? fsc.O_DIRECT : 0);
@@ -265,7 +272,7 @@ export class FileBackend implements Backend {
         if (ours || opened) await this.unlink(path).catch(() => undefined); // ours: the old entry is unusable now
         throw !opened && errnoCode(e) === 'EEXIST' ? new ForeignFileError(path) : e;
       }
-      this.sizes.set(key, source.size);
+      this.stored.set(key, { size: source.size, path });
       return t.result();
     }
     let fh: FdFile;
@@ -278,7 +285,7 @@ export class FileBackend implements Backend {
       throw errnoCode(e) === 'EEXIST' ? new ForeignFileError(path) : e;
     }
     await this.fillOrDrop(key, source, fh, t, path);
-    this.sizes.set(key, source.size);
+    this.stored.set(key, { size: source.size, path });
     return t.result();
   }
 
@@ -408,7 +415,7 @@ export class FileBackend implements Backend {
         throw !opened && errnoCode(e) === 'EEXIST' ? new ForeignFileError(temp) : e;
       }
       if (renameTo !== undefined) {
-        this.sizes.set(key, source.size);
+        this.stored.set(key, { size: source.size, path: final });
         return t.result();
       }
     } else await this.fillTemp(key, source, temp, flags, t);
@@ -419,7 +426,7 @@ export class FileBackend implements Backend {
         await this.unlink(temp).catch(() => undefined);
         throw e;
       }
-      this.sizes.set(key, source.size);
+      this.stored.set(key, { size: source.size, path: final });
       return t.result();
     }
     let raced = false;
@@ -448,7 +455,7 @@ export class FileBackend implements Backend {
     }
     if (linked || raced) await t.host(() => this.unlink(temp)).catch(() => this.abandoned.add(temp));
     if (raced) throw new AlreadyPublishedError(source.size, t.result());
-    this.sizes.set(key, source.size);
+    this.stored.set(key, { size: source.size, path: final });
     return t.result();
   }
 
@@ -510,7 +517,7 @@ export class FileBackend implements Backend {
       },
       readPublished: (key: string, size: number, sink?: ChunkSink) => this.readFile(key, size, sink),
       forget: (key: string) => {
-        this.sizes.delete(key);
+        this.stored.delete(key);
       },
     };
   }
@@ -527,11 +534,10 @@ export class FileBackend implements Backend {
     }
   }
 
-  async read(key: string, sink?: ChunkSink): Promise<ReadResult> {
-    this.assertOpen();
-    const size = this.sizes.get(key);
-    if (size === undefined) throw new EntryNotFoundError(this.tier, key);
-    return this.readFile(key, size, sink);
+  read(key: string, sink?: ChunkSink): Promise<ReadResult> {
+    const entry = this.stored.get(key);
+    if (entry === undefined) return this.closed ? this.closedError() : Promise.reject(new EntryNotFoundError(this.tier, key));
+    return this.readFile(key, entry.size, sink, entry.path);
   }
 
   /**
@@ -539,8 +545,18 @@ export class FileBackend implements Backend {
    * following a link or blocking on a FIFO, and read only when it is a regular file of that size;
    * anything else, or no file, is EntryNotFoundError (a block gone between lookup and read is a miss).
    */
-  private async readFile(key: string, size: number, sink?: ChunkSink): Promise<ReadResult> {
-    this.assertOpen();
+  private readFile(key: string, size: number, sink?: ChunkSink, path = this.pathFor(key)): Promise<ReadResult> {
+    if (this.closed) return this.closedError();
+    // The common case as one chain of `then`s (a promise per async layer was event-loop time per block):
+    // one native job and a staging slot free now.
+    const jobs = this.oneJob(size);
+    const slot = jobs !== undefined && !this.stopping ? this.ctx.slots.tryAcquire() : undefined;
+    if (jobs !== undefined && slot !== undefined) return this.readInOneJob(jobs, key, path, size, slot, sink);
+    return this.readFileWaiting(key, path, size, sink);
+  }
+
+  /** readFile when it waits for a staging slot, the run is stopping, or the entry is not one job. */
+  private async readFileWaiting(key: string, path: string, size: number, sink?: ChunkSink): Promise<ReadResult> {
     const direct = this.effectiveIoMode === 'direct';
     const pooled = this.poolOptions !== undefined;
     // Untimed: a harness limit, not storage; the gauge counts it (a free slot is taken without a promise).
@@ -552,19 +568,14 @@ export class FileBackend implements Backend {
         this.ctx.slots.release(slot);
         return { timing: t.result(), bytes: 0 }; // as readInto: the run is over, nothing more is read
       }
-      try {
-        await this.readInOneJob(jobs, key, size, slot, t, sink);
-      } finally {
-        this.ctx.slots.release(slot);
-      }
-      return { timing: t.result(), bytes: size };
+      return this.readInOneJob(jobs, key, path, size, slot, sink);
     }
     let read: number;
     try {
       let fh: FdFile;
       try {
         const flags = fsc.O_RDONLY | (direct ? fsc.O_DIRECT : 0) | (pooled ? fsc.O_NOFOLLOW | fsc.O_NONBLOCK : 0);
-        fh = await t.host(() => FdFile.open(this.pathFor(key), flags));
+        fh = await t.host(() => FdFile.open(path, flags));
       } catch (e) {
         throw ABSENT.has(errnoCode(e) ?? '') ? new EntryNotFoundError(this.tier, key) : e;
       }
@@ -586,36 +597,59 @@ export class FileBackend implements Backend {
 
   /**
    * Reads a one-chunk entry as one native job (open, fstat in a shared pool, read, close) into `slot`,
-   * then hands it to `sink`. Timing: device = the read(2)s as the worker timed them; host = the rest of
-   * the job's wall time (open, the check, close, the hand-offs). The sink's time is not counted.
+   * then hands it to `sink`, and gives the slot back. Timing: device = the read(2)s as the worker timed
+   * them; host = the rest of the job's wall time (open, the check, close, the hand-offs). The sink's
+   * time is not counted.
    */
-  private async readInOneJob(
+  private readInOneJob(
     jobs: BlockFiles,
     key: string,
+    path: string,
     size: number,
     slot: Uint8Array,
-    t: SplitTimer,
     sink: ChunkSink | undefined,
-  ): Promise<void> {
+  ): Promise<ReadResult> {
+    const t = new SplitTimer(this.gauge);
     const pooled = this.poolOptions !== undefined;
     const flags = fsc.O_RDONLY | fsc.O_DIRECT | (pooled ? fsc.O_NOFOLLOW | fsc.O_NONBLOCK : 0);
     const job = {
-      path: this.pathFor(key),
+      path,
       flags,
       into: slot.subarray(0, roundUp(size, DIRECT_ALIGN)),
       ...(pooled ? { expectSize: size } : {}),
     };
-    let times: BlockFileTimes;
-    try {
-      times = await timedJob(this.gauge, t, () => jobs.read(job));
-    } catch (e) {
-      if (!(e instanceof BlockFileError)) throw e;
-      // No file, or (in a shared pool) not a regular file of its size: a miss, as readFile says.
-      if ((e.step === 'open' && ABSENT.has(e.code)) || e.step === 'check') throw new EntryNotFoundError(this.tier, key);
-      throw e;
-    }
-    if (times.bytes < size) throw new Error(`file for entry is shorter than its ${size} bytes (EOF at ${times.bytes})`);
-    if (sink !== undefined) await sink(slot.subarray(0, size));
+    const release = (): void => this.ctx.slots.release(slot);
+    const done = (): ReadResult => {
+      release();
+      return { timing: t.result(), bytes: size };
+    };
+    return timedJob(this.gauge, t, () => jobs.read(job)).then(
+      (times) => {
+        if (times.bytes < size) {
+          release();
+          throw new Error(`file for entry is shorter than its ${size} bytes (EOF at ${times.bytes})`);
+        }
+        if (sink === undefined) return done();
+        let sinking: void | Promise<void>;
+        try {
+          sinking = sink(slot.subarray(0, size));
+        } catch (e) {
+          release();
+          throw e;
+        }
+        return Promise.resolve(sinking).then(done, (e: unknown) => {
+          release();
+          throw e;
+        });
+      },
+      (e: unknown) => {
+        release();
+        // No file, or (in a shared pool) not a regular file of its size: a miss, as readFile says.
+        if (e instanceof BlockFileError && ((e.step === 'open' && ABSENT.has(e.code)) || e.step === 'check'))
+          throw new EntryNotFoundError(this.tier, key);
+        throw e;
+      },
+    );
   }
 
   /**
@@ -662,8 +696,10 @@ export class FileBackend implements Backend {
   }
 
   async delete(key: string): Promise<void> {
-    if (!this.sizes.delete(key)) return; // not ours: never touch it
-    const path = this.pathFor(key);
+    const entry = this.stored.get(key);
+    if (entry === undefined) return; // not ours: never touch it
+    this.stored.delete(key);
+    const path = entry.path;
     await this.unlink(path).catch((e: unknown) => {
       if (errnoCode(e) === 'ENOENT') return;
       this.abandoned.add(path); // still ours: close() tries again
@@ -684,14 +720,14 @@ export class FileBackend implements Backend {
   }
 
   async clear(): Promise<void> {
-    for (const key of [...this.sizes.keys()]) await this.delete(key);
+    for (const key of [...this.stored.keys()]) await this.delete(key);
   }
 
   /** Deletes this backend's entry files (a KV cache does not outlive its run) and its own temp dir. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.poolOptions?.keep === true) this.sizes.clear(); // --keep-pool: published blocks stay for the next run
+    if (this.poolOptions?.keep === true) this.stored.clear(); // --keep-pool: published blocks stay for the next run
     await this.clear();
     await this.dropStopped();
     // A private fan-out namespace goes with its blocks (only its empty fan-out directories are left).
@@ -722,6 +758,11 @@ export class FileBackend implements Backend {
 
   private assertOpen(): void {
     if (this.closed) throw new Error('file tier is closed');
+  }
+
+  /** assertOpen's error as a rejection (for the paths that return promises without an async function). */
+  private closedError(): Promise<never> {
+    return Promise.reject(new Error('file tier is closed'));
   }
 }
 

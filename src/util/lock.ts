@@ -91,8 +91,11 @@ export type LockMode = 'shared' | 'exclusive';
 interface RwState {
   readers: number;
   writer: boolean;
-  /** Waiters in arrival order; a reader never overtakes a waiting writer (no writer starvation). */
-  readonly queue: Array<{ readonly mode: LockMode; readonly grant: () => void }>;
+  /**
+   * Waiters in arrival order; a reader never overtakes a waiting writer (no writer starvation). Made on
+   * the first wait: most locks (one per block read or written) are never waited for.
+   */
+  queue: Array<{ readonly mode: LockMode; readonly grant: () => void }> | undefined;
 }
 
 /**
@@ -110,10 +113,10 @@ export class KeyedRwLock {
   tryLock(key: string, mode: LockMode): boolean {
     const s = this.states.get(key);
     if (s === undefined) {
-      this.states.set(key, { readers: mode === 'shared' ? 1 : 0, writer: mode === 'exclusive', queue: [] });
+      this.states.set(key, { readers: mode === 'shared' ? 1 : 0, writer: mode === 'exclusive', queue: undefined });
       return true;
     }
-    if (mode === 'exclusive' || s.writer || s.queue.length > 0) return false;
+    if (mode === 'exclusive' || s.writer || (s.queue !== undefined && s.queue.length > 0)) return false;
     s.readers++;
     return true;
   }
@@ -122,7 +125,7 @@ export class KeyedRwLock {
     if (this.tryLock(key, mode)) return Promise.resolve();
     const s = this.states.get(key);
     if (s === undefined) throw new Error('unreachable: a refused lock has a state');
-    return new Promise<void>((grant) => s.queue.push({ mode, grant }));
+    return new Promise<void>((grant) => (s.queue ??= []).push({ mode, grant }));
   }
 
   unlock(key: string, mode: LockMode): void {
@@ -137,15 +140,16 @@ export class KeyedRwLock {
 
   /** Grants the head of the queue what it can have now: a writer alone, or every reader up to the next writer. */
   private admit(key: string, s: RwState): void {
-    while (!s.writer) {
-      const head = s.queue[0];
+    const queue = s.queue;
+    while (!s.writer && queue !== undefined) {
+      const head = queue[0];
       if (head === undefined) break;
       if (head.mode === 'exclusive' && s.readers > 0) break;
-      s.queue.shift();
+      queue.shift();
       if (head.mode === 'exclusive') s.writer = true;
       else s.readers++;
       head.grant();
     }
-    if (!s.writer && s.readers === 0 && s.queue.length === 0) this.states.delete(key);
+    if (!s.writer && s.readers === 0 && (queue === undefined || queue.length === 0)) this.states.delete(key);
   }
 }
