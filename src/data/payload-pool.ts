@@ -221,7 +221,7 @@ export class PayloadPool implements PayloadFactory {
    */
   private async *generate(key: string, size: number): AsyncGenerator<Uint8Array> {
     if (size === 0) return;
-    const material = new Uint8Array(entryKeyMaterial(this.seed, key));
+    const material = entryKeyMaterial(this.seed, key);
     const bases = new RecentBases(this.chunkBytes);
     const queue: InFlight[] = [];
     let requested = 0;

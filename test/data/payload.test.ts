@@ -121,7 +121,7 @@ test('fillPayloadFromSeed gives the bytes of fillPayload over the source: unalig
   for (let k = 0; k < 4; k++) {
     const material = entryKeyMaterial(seed, `key_${k}`);
     // The entry offset at which its bytes wrap around to the source's start.
-    const wrapAt = SOURCE_BYTES - (material.readUInt32LE(16) % (SOURCE_BYTES / START_ALIGN)) * START_ALIGN;
+    const wrapAt = SOURCE_BYTES - (Buffer.from(material).readUInt32LE(16) % (SOURCE_BYTES / START_ALIGN)) * START_ALIGN;
     assert.equal(sourceOffsetOf(material, wrapAt), 0);
     const ranges: Array<[number, number]> = [
       [0, 0],
@@ -379,4 +379,25 @@ test('dedup across slot reuse: 64 entries generated through one reused 1 MiB buf
     census.add(buffer);
   }
   census.assertUnique();
+});
+
+test('entry key material: distinct stamps for 300,000 similar keys, about half the bits flip per changed character, and the seed matters', () => {
+  // The stamp (bytes 0–15) is what keeps blocks at the same place of the source apart between entries.
+  const stamps = new Set<string>();
+  const hex = (m: Uint8Array): string => Buffer.from(m.subarray(0, 16)).toString('hex');
+  for (let i = 0; i < 300_000; i++) stamps.add(hex(entryKeyMaterial(1, `b_${i}`)));
+  assert.equal(stamps.size, 300_000);
+  let flipped = 0;
+  let pairs = 0;
+  for (let i = 0; i < 2000; i++) {
+    const a = entryKeyMaterial(3, `block-${i}-tail`);
+    const b = entryKeyMaterial(3, `block-${i}-tall`); // one code unit apart
+    for (let j = 0; j < 32; j++) for (let x = a[j] ^ b[j]; x !== 0; x &= x - 1) flipped++;
+    pairs++;
+  }
+  const share = flipped / (pairs * 256);
+  assert.ok(share > 0.48 && share < 0.52, `share of bits flipped ${share}`);
+  assert.notEqual(hex(entryKeyMaterial(1, 'k')), hex(entryKeyMaterial(2, 'k')));
+  assert.notEqual(hex(entryKeyMaterial(1, 'k')), hex(entryKeyMaterial(1 + 2 ** 32, 'k')));
+  assert.deepEqual(entryKeyMaterial(9, 'same'), entryKeyMaterial(9, 'same'));
 });
