@@ -3,7 +3,7 @@
 // chunk straight from the slot. Each entry's iterator generates a few chunks ahead, so a write rarely
 // waits for data, while the number of slots bounds the memory whatever the number of entries.
 import { performance } from 'node:perf_hooks';
-import type { ChunkSource } from './chunk-source.js';
+import type { ChunkSource, WholeChunk } from './chunk-source.js';
 import { DIRECT_ALIGN } from './aligned.js';
 import type { DirectSlabs } from './aligned.js';
 import { checkEntrySize, type PayloadFactory } from './inline-payload.js';
@@ -205,7 +205,48 @@ export class PayloadPool implements PayloadFactory {
    */
   source(key: string, size: number): ChunkSource {
     checkEntrySize(size);
-    return { size, chunks: () => this.generate(key, size) };
+    const chunks = (): AsyncGenerator<Uint8Array> => this.generate(key, size);
+    return size > 0 && size <= this.chunkBytes ? { size, chunks, whole: () => this.whole(key, size) } : { size, chunks };
+  }
+
+  /**
+   * A one-chunk entry (ChunkSource.whole): a slot taken and filled as generate() takes and fills its
+   * first, without the iteration. The slot goes back at release().
+   */
+  private whole(key: string, size: number): Promise<WholeChunk> {
+    if (this.closed) return Promise.reject(new Error('payload pool is closed'));
+    const material = entryKeyMaterial(this.seed, key);
+    /** The slot's content when the chunk may take it as it is (stamps only): any base will do for an entry's first chunk. */
+    const reusable = (slot: Uint8Array): SlotContent | undefined => {
+      const held = this.contents.get(slot);
+      return held !== undefined && held.length >= size ? held : undefined;
+    };
+    const prefer = (slot: Uint8Array): number => (reusable(slot) !== undefined ? STAMPS_ONLY : this.contents.has(slot) ? 0 : 1);
+    const fillSlot = (slot: Uint8Array): Promise<WholeChunk> => {
+      const held = reusable(slot);
+      const sourceFrom = held?.sourceFrom ?? sourceOffsetOf(material, 0);
+      const release = (): void => this.slotPool.release(slot);
+      const filled = this.fill(slot, { material, entryOffset: 0, sourceFrom, length: size }, held);
+      // As generate() counts a chunk it had to wait for (its fill had not settled when it asked).
+      return this.waitFor(filled, false).then(
+        () => ({ bytes: slot.subarray(0, size), release }),
+        (e: unknown) => {
+          release(); // a fill that failed has stopped writing into it
+          throw e;
+        },
+      );
+    };
+    const free = this.slotPool.tryAcquire(prefer, STAMPS_ONLY);
+    if (free !== undefined) return fillSlot(free);
+    return this.waitFor(this.slotPool.acquire(prefer, STAMPS_ONLY), false).then(fillSlot);
+  }
+
+  /** Awaits `wait`, counting the time as a consumer's wait when `ready` says it was not ready yet. */
+  private waitFor<T>(wait: Promise<T>, ready: boolean): Promise<T> {
+    return awaitCounted(wait, ready, this.now, (ms) => {
+      this.consumerWaitMs += ms;
+      this.chunksWaitedFor++;
+    });
   }
 
   async close(): Promise<void> {
@@ -248,12 +289,7 @@ export class PayloadPool implements PayloadFactory {
       queue.push(chunk);
       requested += length;
     };
-    /** Awaits `wait`, counting the time as the consumer's when `ready` says it was not ready yet. */
-    const waitFor = <T>(wait: Promise<T>, ready: boolean): Promise<T> =>
-      awaitCounted(wait, ready, this.now, (ms) => {
-        this.consumerWaitMs += ms;
-        this.chunksWaitedFor++;
-      });
+    const waitFor = <T>(wait: Promise<T>, ready: boolean): Promise<T> => this.waitFor(wait, ready);
     try {
       while (requested < size || queue.length > 0) {
         if (queue.length === 0) {

@@ -4,7 +4,7 @@
 import { DIRECT_ALIGN } from '../data/aligned.js';
 import type { DirectSlabs } from '../data/aligned.js';
 import { nextNonEmpty } from '../data/chunk-source.js';
-import type { ChunkSource } from '../data/chunk-source.js';
+import type { ChunkSource, WholeChunk } from '../data/chunk-source.js';
 import type { SlotPool } from '../data/slots.js';
 import { roundUp } from '../util/units.js';
 import { errnoCode } from './fs-info.js';
@@ -198,7 +198,7 @@ export class DirectWriter {
 export interface OneChunk {
   readonly view: Uint8Array;
   readonly slot?: Uint8Array;
-  readonly finish?: () => Promise<void>;
+  readonly finish?: () => void | Promise<void>;
 }
 
 /**
@@ -208,6 +208,7 @@ export interface OneChunk {
  * untimed, counted by the gauge).
  */
 export async function oneChunkView(ctx: WriterContext, key: string, source: ChunkSource, t: SplitTimer): Promise<OneChunk> {
+  if (source.whole !== undefined) return wholeChunkView(ctx, source.size, await source.whole(), t);
   const it = source.chunks()[Symbol.asyncIterator]();
   const padded = roundUp(source.size, DIRECT_ALIGN);
   let slot: Uint8Array | undefined;
@@ -233,6 +234,21 @@ export async function oneChunkView(ctx: WriterContext, key: string, source: Chun
     if (slot !== undefined) ctx.slots.release(slot);
     await it.return?.();
     throw e;
+  }
+}
+
+/** oneChunkView of a source that gave its one chunk whole: that chunk itself when its slab allows, else a staged copy. */
+async function wholeChunkView(ctx: WriterContext, size: number, chunk: WholeChunk, t: SplitTimer): Promise<OneChunk> {
+  if (chunk.bytes.length !== size) {
+    chunk.release();
+    throw new RangeError(`a source's whole chunk has ${chunk.bytes.length} bytes, its size is ${size}`);
+  }
+  const view = ctx.callerViewsOk ? ctx.directSlabs.directView(chunk.bytes, roundUp(size, DIRECT_ALIGN)) : undefined;
+  if (view !== undefined) return { view, finish: () => chunk.release() };
+  try {
+    return await stagedView(ctx, chunk.bytes, t);
+  } finally {
+    chunk.release();
   }
 }
 

@@ -132,6 +132,51 @@ for (const filler of FILLERS) {
   });
 }
 
+for (const filler of FILLERS) {
+  test(`a one-chunk entry taken whole is fillChunk of it over some base, its slot held until release, most by stamps alone [${filler}]`, async () => {
+    await withPool({ filler, seed: 5, workers: 2, chunkBytes: 64 * 1024, slots: 3 }, async (pool) => {
+      assert.equal(pool.source('big', 64 * 1024 + 1).whole, undefined); // two chunks: iterate them
+      assert.equal(pool.source('empty', 0).whole, undefined);
+      const held = [];
+      for (let i = 0; i < 60; i++) {
+        const size = 4096 * (1 + (i % 16));
+        const source = pool.source(`w${i}`, size);
+        assert.ok(source.whole !== undefined);
+        const chunk = await source.whole();
+        assert.equal(chunk.bytes.length, size);
+        assert.ok(basesOf(5, `w${i}`, 0, chunk.bytes, pool.chunkBytes).length > 0, `entry w${i}`);
+        held.push(chunk);
+        if (held.length === 3) {
+          assert.equal(pool.available, 0); // each held chunk keeps its slot
+          // A fourth waits for a slot: given once one is released, with the bytes of its own key.
+          const waiting = pool.source('late', 8192).whole?.();
+          await yieldToLoop();
+          held.shift()?.release();
+          const late = await waiting;
+          assert.ok(late !== undefined && basesOf(5, 'late', 0, late.bytes, pool.chunkBytes).length > 0);
+          late?.release();
+          for (const h of held.splice(0)) h.release();
+        }
+      }
+      for (const h of held) h.release();
+      assert.equal(pool.available, 3);
+      assert.ok(pool.stats.stampedBytes > pool.stats.copiedBytes, `stamped ${pool.stats.stampedBytes}, copied ${pool.stats.copiedBytes}`);
+    });
+  });
+}
+
+test('a whole chunk after close rejects; a failed fill rejects it and gives its slot back', async () => {
+  const onFill = "parentPort.postMessage({ type: 'failed', id: m.id, error: 'no keystream' });";
+  await withPool({ seed: 1, workers: 1, chunkBytes: MiB, slots: 2, workerUrl: fakeWorker(onFill) }, async (pool) => {
+    await assert.rejects(pool.source('x', 4096).whole?.() ?? Promise.resolve(), /could not generate a chunk: no keystream/);
+    assert.equal(pool.available, 2);
+  });
+  const pool = await PayloadPool.create({ seed: 1, workers: 1, chunkBytes: MiB, slots: 1 });
+  const source = pool.source('late', 4096);
+  await pool.close();
+  await assert.rejects(source.whole?.() ?? Promise.resolve(), /closed/);
+});
+
 test('dedup inside one 16,384-token tiny-1b entry (384 MiB), hashed chunk by chunk', async () => {
   await withPool({ seed: 42, workers: 2, chunkBytes: 4 * MiB, slots: 4 }, async (pool) => {
     const size = 16_384 * TOKEN_BYTES;
