@@ -302,8 +302,8 @@ export class FileBackend implements Backend {
    * (open, close, the hand-offs to and from the worker, the copy). Errors are the job's BlockFileError
    * (its step says whether the file was made) or, from before the job, the source's.
    */
-  private async writeInOneJob(jobs: BlockFiles, key: string, source: ChunkSource, at: OneJobWrite, t: SplitTimer): Promise<void> {
-    await writeOneChunk(
+  private writeInOneJob(jobs: BlockFiles, key: string, source: ChunkSource, at: OneJobWrite, t: SplitTimer): Promise<void> {
+    return writeOneChunk(
       this.ctx,
       key,
       source,
@@ -322,7 +322,7 @@ export class FileBackend implements Backend {
   }
 
   /** One write job, its calls timed into `t` and told to the metadata sink. */
-  private async writeJob(jobs: BlockFiles, at: OneJobWrite, size: number, data: OneChunk, t: SplitTimer): Promise<void> {
+  private writeJob(jobs: BlockFiles, at: OneJobWrite, size: number, data: OneChunk, t: SplitTimer): Promise<void> {
     const padded = data.view.length !== size;
     const job = {
       path: at.path,
@@ -333,14 +333,13 @@ export class FileBackend implements Backend {
       ...(padded ? { truncateTo: size } : {}),
       ...(at.renameTo !== undefined ? { renameTo: at.renameTo } : {}),
     };
-    let times: BlockFileTimes;
-    try {
-      times = await timedJob(this.gauge, t, () => jobs.write(job));
-    } catch (e) {
-      if (e instanceof BlockFileError) this.jobMetadata(e.times, at, e.step);
-      throw e;
-    }
-    this.jobMetadata(times, at, undefined);
+    return timedJob(this.gauge, t, () => jobs.write(job)).then(
+      (times) => this.jobMetadata(times, at, undefined),
+      (e: unknown) => {
+        if (e instanceof BlockFileError) this.jobMetadata(e.times, at, e.step);
+        throw e;
+      },
+    );
   }
 
   /** A write job's create and rename (made, or failed at) to the metadata sink. */
