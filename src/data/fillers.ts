@@ -222,7 +222,9 @@ export class ThreadFiller implements Filler {
     if (this.closed) return Promise.reject(new Error('payload pool is closed'));
     if (target.buffer !== this.slab) return Promise.reject(new Error('a payload slot must be a view of the pool slab'));
     return new Promise<void>((resolve, reject) => {
-      this.backlog.push({ request: { byteOffset: target.byteOffset, length: target.length, ...spec }, resolve, reject });
+      // The material copied: a message clones a view's whole buffer (the pool's views share 4 KiB ones).
+      const request = { byteOffset: target.byteOffset, length: target.length, ...spec, material: spec.material.slice() };
+      this.backlog.push({ request, resolve, reject });
       this.dispatch();
     });
   }

@@ -7,7 +7,7 @@ import type { ChunkSource, WholeChunk } from './chunk-source.js';
 import { DIRECT_ALIGN } from './aligned.js';
 import type { DirectSlabs } from './aligned.js';
 import { checkEntrySize, type PayloadFactory } from './inline-payload.js';
-import { entryKeyMaterial, MIN_REPEAT_BYTES, payloadSource, SOURCE_BYTES, sourceOffsetOf, START_ALIGN } from './payload.js';
+import { entryKeyMaterial, MATERIAL_BYTES, MIN_REPEAT_BYTES, payloadSource, SOURCE_BYTES, sourceOffsetOf, START_ALIGN } from './payload.js';
 import { NativeFiller, nativeFillHelper, ThreadFiller } from './fillers.js';
 import type { Filler, FillerKind } from './fillers.js';
 import { SlotPool } from './slots.js';
@@ -60,6 +60,27 @@ interface ChunkSpec {
   readonly entryOffset: number;
   readonly sourceFrom: number;
   readonly length: number;
+}
+
+/**
+ * Hands out MATERIAL_BYTES views of shared 4 KiB buffers. A 32-byte typed array of its own lives on
+ * V8's heap, and the first native call that takes it moves it off (a backing store allocated per
+ * entry written); a view of a buffer already off the heap is passed as it is. A buffer is freed once
+ * no view of it is left.
+ */
+class MaterialArena {
+  private buffer = new ArrayBuffer(0);
+  private used = 0;
+
+  next(): Uint8Array {
+    if (this.used + MATERIAL_BYTES > this.buffer.byteLength) {
+      this.buffer = new ArrayBuffer(128 * MATERIAL_BYTES);
+      this.used = 0;
+    }
+    const view = new Uint8Array(this.buffer, this.used, MATERIAL_BYTES);
+    this.used += MATERIAL_BYTES;
+    return view;
+  }
 }
 
 /** The best score a slot can have for the next chunk: it holds the source bytes, only its stamps are rewritten. */
@@ -145,6 +166,8 @@ export class PayloadPool implements PayloadFactory {
   private consumerWaitMs = 0;
   private chunksWaitedFor = 0;
   private readonly now: () => number;
+  /** Where each entry's key material is written (views the native fills read without moving them). */
+  private readonly materials = new MaterialArena();
 
   private constructor(
     options: PayloadPoolOptions,
@@ -215,7 +238,7 @@ export class PayloadPool implements PayloadFactory {
    */
   private whole(key: string, size: number): Promise<WholeChunk> {
     if (this.closed) return Promise.reject(new Error('payload pool is closed'));
-    const material = entryKeyMaterial(this.seed, key);
+    const material = entryKeyMaterial(this.seed, key, this.materials.next());
     /** The slot's content when the chunk may take it as it is (stamps only): any base will do for an entry's first chunk. */
     const reusable = (slot: Uint8Array): SlotContent | undefined => {
       const held = this.contents.get(slot);
@@ -262,7 +285,7 @@ export class PayloadPool implements PayloadFactory {
    */
   private async *generate(key: string, size: number): AsyncGenerator<Uint8Array> {
     if (size === 0) return;
-    const material = entryKeyMaterial(this.seed, key);
+    const material = entryKeyMaterial(this.seed, key, this.materials.next());
     const bases = new RecentBases(this.chunkBytes);
     const queue: InFlight[] = [];
     let requested = 0;
