@@ -46,6 +46,7 @@
 #include <unistd.h>
 #include <linux/io_uring.h>
 #include <sys/eventfd.h>
+#include <math.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <node_api.h>
@@ -103,6 +104,15 @@ typedef struct {
   atomic_int owners;
   /** The io_uring engine's ring, or NULL: the threads engine. */
   uring *ring;
+  /**
+   * Finished jobs not yet handed to onDone (under `lock`), and whether `done` has been called for them:
+   * one call per batch, not per job, so the main thread takes a batch in one wake-up and its promise
+   * reactions run once after all of them (docs/performance.md#batched-completions-and-wake-ups).
+   */
+  file_job *finished_head, *finished_tail;
+  int finished_told;
+  /** The io_uring engine's thread: jobs it finished in this turn of its loop (its own; moved to `finished` under the lock). */
+  file_job *turn_head, *turn_tail;
 } job_pool;
 
 static int64_t now_ns(void) {
@@ -240,6 +250,17 @@ static void *pool_thread_ends(job_pool *pool) {
   return NULL;
 }
 
+/** With the lock held: `first` … `last` (linked) join the finished jobs; `done` is called if it has not been for them. */
+static void finished_add(job_pool *pool, file_job *first, file_job *last) {
+  last->next = NULL;
+  if (pool->finished_tail == NULL) pool->finished_head = first;
+  else pool->finished_tail->next = first;
+  pool->finished_tail = last;
+  if (pool->finished_told) return;
+  pool->finished_told = 1;
+  napi_call_threadsafe_function(pool->done, NULL, napi_tsfn_nonblocking);
+}
+
 /** A pool thread: jobs until the pool closes and its queue is empty; the last thread out releases `done`. */
 static void *work(void *data) {
   job_pool *pool = data;
@@ -259,8 +280,8 @@ static void *work(void *data) {
     if (pool->head == NULL) pool->tail = NULL;
     pthread_mutex_unlock(&pool->lock);
     execute(job);
-    napi_call_threadsafe_function(pool->done, job, napi_tsfn_nonblocking);
     pthread_mutex_lock(&pool->lock);
+    finished_add(pool, job, job);
   }
   return pool_thread_ends(pool);
 }
@@ -518,7 +539,10 @@ static void ring_next(job_pool *pool, file_job *job) {
   for (int stage = job->stage + 1; stage < ST_END; stage++)
     if (ring_wants(job, stage) && ring_issue(r, job, stage)) return;
   r->active--;
-  napi_call_threadsafe_function(pool->done, job, napi_tsfn_nonblocking);
+  job->next = NULL; // told to onDone with the rest of this turn's (drive)
+  if (pool->turn_tail == NULL) pool->turn_head = job;
+  else pool->turn_tail->next = job;
+  pool->turn_tail = job;
 }
 
 /** Where each stage's time goes in `out` (a check and an unlink count as the open: host time). */
@@ -632,6 +656,10 @@ static void *drive(void *data) {
     if (r->prepared > 0 && ring_enter(r, 0) != 0) ring_drive_failed(pool, errno);
     pthread_mutex_lock(&pool->lock);
     pool->idle = 0;
+    if (pool->turn_head != NULL) {
+      finished_add(pool, pool->turn_head, pool->turn_tail);
+      pool->turn_head = pool->turn_tail = NULL;
+    }
   }
   return pool_thread_ends(pool);
 }
@@ -646,19 +674,34 @@ static void wake_ring(job_pool *pool) {
   while (n < 0 && errno == EINTR);
 }
 
-/** On the main thread: one finished job to onDone(id, errno); without an env (teardown) only freed. */
+/**
+ * On the main thread: every finished job to onDone(id, errno), in the order they finished; without an
+ * env (teardown) only freed. The promise reactions they start run after this returns, all at once.
+ */
 static void call_done(napi_env env, napi_value on_done, void *context, void *data) {
+  (void)data;
   job_pool *pool = context;
-  file_job *job = data;
-  if (env != NULL) {
-    if (--pool->in_flight == 0) napi_unref_threadsafe_function(env, pool->done);
-    napi_value undefined, argv[2];
-    napi_get_undefined(env, &undefined);
-    napi_create_int32(env, job->id, &argv[0]);
-    napi_create_int32(env, job->error, &argv[1]);
-    napi_call_function(env, undefined, on_done, 2, argv, NULL);
+  pthread_mutex_lock(&pool->lock);
+  file_job *job = pool->finished_head;
+  pool->finished_head = pool->finished_tail = NULL;
+  pool->finished_told = 0;
+  pthread_mutex_unlock(&pool->lock);
+  napi_value undefined = NULL, thrown = NULL;
+  if (env != NULL) napi_get_undefined(env, &undefined);
+  for (file_job *next; job != NULL; job = next) {
+    next = job->next;
+    if (env != NULL) {
+      if (--pool->in_flight == 0) napi_unref_threadsafe_function(env, pool->done);
+      napi_value argv[2];
+      napi_create_int32(env, job->id, &argv[0]);
+      napi_create_int32(env, job->error, &argv[1]);
+      if (napi_call_function(env, undefined, on_done, 2, argv, NULL) == napi_pending_exception && thrown == NULL) {
+        napi_get_and_clear_last_exception(env, &thrown); // the rest of the batch is still told; then it is thrown
+      }
+    }
+    free_job(job);
   }
-  free_job(job);
+  if (thrown != NULL) napi_throw(env, thrown);
 }
 
 /** Stops taking jobs; the threads drain the queue and end. */
@@ -720,10 +763,9 @@ static char *string_of(napi_env env, napi_value value, const char *name) {
   return s;
 }
 
-/** A whole number argument (within ±2^53); 0 after throwing. */
-static int number_of(napi_env env, napi_value value, const char *name, int64_t *result) {
-  double d;
-  if (napi_get_value_double(env, value, &d) != napi_ok || d < -9007199254740991.0 || d > 9007199254740991.0 || d != (double)(int64_t)d) {
+/** `d` as a whole number within ±2^53, or 0 after throwing a RangeError naming `name`. */
+static int whole_number(napi_env env, double d, const char *name, int64_t *result) {
+  if (!(d >= -9007199254740991.0 && d <= 9007199254740991.0) || d != (double)(int64_t)d) {
     char message[80];
     snprintf(message, sizeof message, "%s must be an integer", name);
     napi_throw_range_error(env, NULL, message);
@@ -731,6 +773,13 @@ static int number_of(napi_env env, napi_value value, const char *name, int64_t *
   }
   *result = (int64_t)d;
   return 1;
+}
+
+/** A whole number argument (within ±2^53); 0 after throwing. */
+static int number_of(napi_env env, napi_value value, const char *name, int64_t *result) {
+  double d = NAN; // not a number: whole_number throws
+  napi_get_value_double(env, value, &d);
+  return whole_number(env, d, name, result);
 }
 
 /** A typed array argument of `type`: its data and length in elements; 0 after throwing. */
@@ -765,19 +814,30 @@ static job_pool *pool_of(napi_env env, napi_value value) {
   return pool;
 }
 
-/** Reads submit's arguments argv[1..12] into `job`; 0 after throwing. */
+/** The numbers of a job as submit finds them in its `out` array (each then overwritten by the results). */
+enum { IN_ID, IN_FLAGS, IN_MODE, IN_STEPS, IN_LENGTH, IN_POSITION, IN_TRUNCATE_TO, IN_FD };
+
+/** Reads submit's arguments (path, buffer, renameTo, out: argv[1..4]) into `job`; 0 after throwing. */
 static int parse(napi_env env, napi_value *argv, file_job *job) {
   int64_t id, flags, mode, steps, length, position, truncate_to, fd;
   void *data, *out;
   size_t data_length, out_length;
-  if (!number_of(env, argv[1], "id", &id) || !number_of(env, argv[3], "flags", &flags) || !number_of(env, argv[4], "mode", &mode) ||
-      !number_of(env, argv[5], "steps", &steps) || !array_of(env, argv[6], napi_uint8_array, "buffer", &data, &data_length) ||
-      !number_of(env, argv[7], "length", &length) || !number_of(env, argv[8], "position", &position) ||
-      !number_of(env, argv[9], "truncateTo", &truncate_to) || !array_of(env, argv[11], napi_float64_array, "out", &out, &out_length) ||
-      !number_of(env, argv[12], "fd", &fd))
+  if (!array_of(env, argv[2], napi_uint8_array, "buffer", &data, &data_length) ||
+      !array_of(env, argv[4], napi_float64_array, "out", &out, &out_length))
+    return 0;
+  if (out_length < OUT_LENGTH) {
+    napi_throw_range_error(env, NULL, "submit: out must hold 8 numbers");
+    return 0;
+  }
+  // The numbers come in `out` (one napi call per number cost more than the rest of a submit).
+  const double *in = out;
+  if (!whole_number(env, in[IN_ID], "id", &id) || !whole_number(env, in[IN_FLAGS], "flags", &flags) ||
+      !whole_number(env, in[IN_MODE], "mode", &mode) || !whole_number(env, in[IN_STEPS], "steps", &steps) ||
+      !whole_number(env, in[IN_LENGTH], "length", &length) || !whole_number(env, in[IN_POSITION], "position", &position) ||
+      !whole_number(env, in[IN_TRUNCATE_TO], "truncateTo", &truncate_to) || !whole_number(env, in[IN_FD], "fd", &fd))
     return 0;
   int open_or_close_steps = STEP_OPEN | STEP_CLOSE;
-  if (id < 0 || id > INT32_MAX || length < 0 || (size_t)length > data_length || position < 0 || out_length < OUT_LENGTH || steps < 0 ||
+  if (id < 0 || id > INT32_MAX || length < 0 || (size_t)length > data_length || position < 0 || steps < 0 ||
       steps >= 1024 || (steps & open_or_close_steps) || ((steps & STEP_UNLINK) && (steps != STEP_UNLINK || fd != -1)) || ((steps & STEP_WRITE) && (steps & STEP_READ)) || fd < -1 || fd > INT32_MAX ||
       (fd >= 0 && (steps & STEP_RENAME))) {
     napi_throw_range_error(env, NULL, "submit: an id or fd out of range, length beyond the buffer, a negative position, or steps out of range");
@@ -794,26 +854,32 @@ static int parse(napi_env env, napi_value *argv, file_job *job) {
   job->truncate_to = truncate_to;
   job->out = out;
   memset(job->out, 0, OUT_LENGTH * sizeof(double));
-  job->path = string_of(env, argv[2], "path");
+  job->path = string_of(env, argv[1], "path");
   if (job->path == NULL) return 0;
   if (steps & STEP_RENAME) {
-    job->rename_to = string_of(env, argv[10], "renameTo");
+    job->rename_to = string_of(env, argv[3], "renameTo");
     if (job->rename_to == NULL) return 0;
   }
   return 1;
 }
 
-/** submit(pool, id, path, flags, mode, steps, buffer, length, position, truncateTo, renameTo, out, fd). */
+/**
+ * submit(pool, path, buffer, renameTo, out, defer): a job; its numbers are in `out` (IN_ID …
+ * IN_FD), which then receives its results. `defer` true: the io_uring engine's thread is not woken for
+ * it; kick(pool) does that later, once for all the jobs submitted meanwhile.
+ */
 static napi_value submit(napi_env env, napi_callback_info info) {
-  size_t argc = 13;
-  napi_value argv[13];
+  size_t argc = 6;
+  napi_value argv[6];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  if (argc < 13) {
-    napi_throw_type_error(env, NULL, "submit takes 13 arguments");
+  if (argc < 5) {
+    napi_throw_type_error(env, NULL, "submit takes a pool, a path, a buffer, a rename target, the numbers' array and whether to defer");
     return NULL;
   }
   job_pool *pool = pool_of(env, argv[0]);
   if (pool == NULL) return NULL;
+  bool defer = false;
+  if (argc >= 6) napi_get_value_bool(env, argv[5], &defer); // anything but a boolean: false
   file_job *job = calloc(1, sizeof *job);
   if (job == NULL) {
     napi_throw_error(env, NULL, "block-io: out of memory");
@@ -828,8 +894,22 @@ static napi_value submit(napi_env env, napi_callback_info info) {
   if (pool->tail == NULL) pool->head = job;
   else pool->tail->next = job;
   pool->tail = job;
-  if (pool->ring != NULL) wake_ring(pool);
-  else if (pool->idle > 0) pthread_cond_signal(&pool->wake);
+  if (pool->ring != NULL) {
+    if (!defer) wake_ring(pool);
+  } else if (pool->idle > 0) pthread_cond_signal(&pool->wake);
+  pthread_mutex_unlock(&pool->lock);
+  return NULL;
+}
+
+/** kick(pool): wakes the io_uring engine's thread for the jobs submitted with `defer` (nothing if it is awake). */
+static napi_value kick(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  job_pool *pool = argc < 1 ? NULL : pool_of(env, argv[0]);
+  if (pool == NULL) return NULL;
+  pthread_mutex_lock(&pool->lock);
+  wake_ring(pool);
   pthread_mutex_unlock(&pool->lock);
   return NULL;
 }
@@ -914,9 +994,9 @@ static napi_value close_js(napi_env env, napi_callback_info info) {
 }
 
 static napi_value init(napi_env env, napi_value exports) {
-  const char *names[] = {"open", "submit", "close"};
-  napi_callback calls[] = {open_pool, submit, close_js};
-  for (int i = 0; i < 3; i++) {
+  const char *names[] = {"open", "submit", "kick", "close"};
+  napi_callback calls[] = {open_pool, submit, kick, close_js};
+  for (int i = 0; i < 4; i++) {
     napi_value fn;
     napi_create_function(env, names[i], NAPI_AUTO_LENGTH, calls[i], NULL, &fn);
     napi_set_named_property(env, exports, names[i], fn);

@@ -23,21 +23,13 @@ import { StorageSetupError } from './storage-kind.js';
 export interface BlockIoHelper {
   /** engine 0: threads; 1: io_uring (throws, its message saying why, when the kernel refuses it). */
   open(threads: number, onDone: (id: number, errno: number) => void, engine: number): object;
-  submit(
-    pool: object,
-    id: number,
-    path: string,
-    flags: number,
-    mode: number,
-    steps: number,
-    buffer: Uint8Array,
-    length: number,
-    position: number,
-    truncateTo: number,
-    renameTo: string,
-    out: Float64Array,
-    fd: number,
-  ): void;
+  /**
+   * A job: `out` holds its numbers (IN_* order: id, flags, mode, steps, length, position, truncateTo,
+   * fd) and then receives its results.
+   */
+  submit(pool: object, path: string, buffer: Uint8Array, renameTo: string, out: Float64Array, defer?: boolean): void;
+  /** Wakes the io_uring engine's thread for the jobs submitted with `defer`. */
+  kick(pool: object): void;
   close(pool: object): void;
 }
 
@@ -142,6 +134,12 @@ export class BlockFiles {
   private readonly freeIds: number[] = [];
   private closed = false;
   private readonly pool: object;
+  /** A kick is due at the next tick (io_uring: the jobs submitted since the last one wait for it). */
+  private kickDue = false;
+  private readonly kickNow = (): void => {
+    this.kickDue = false;
+    if (!this.closed) this.helper.kick(this.pool);
+  };
 
   private constructor(
     private readonly helper: BlockIoHelper,
@@ -230,8 +228,25 @@ export class BlockFiles {
       job.path = path;
       job.renameTo = renameTo;
       job.buffer = buffer; // held here until the job settles: the helper writes into or reads from it
+      // io_uring: the engine's thread is woken once for all the jobs submitted until the next tick (the
+      // promise reactions of one batch of completions submit many), not by each (a system call and an
+      // inter-processor interrupt apiece: docs/performance.md#batched-completions-and-wake-ups).
+      const defer = this.engine === 'io_uring';
       try {
-        this.helper.submit(this.pool, id, path, flags, mode, steps, buffer, buffer.length, position, size, renameTo, job.out, fd);
+        const out = job.out; // the numbers go in the results' array: one native argument, not eight
+        out[0] = id;
+        out[1] = flags;
+        out[2] = mode;
+        out[3] = steps;
+        out[4] = buffer.length;
+        out[5] = position;
+        out[6] = size;
+        out[7] = fd;
+        this.helper.submit(this.pool, path, buffer, renameTo, out, defer);
+        if (defer && !this.kickDue) {
+          this.kickDue = true;
+          process.nextTick(this.kickNow);
+        }
       } catch (e) {
         // Refused before it was queued (a path with a NUL in it, …): the id is free again.
         job.buffer = undefined;
