@@ -104,15 +104,6 @@ typedef struct {
   atomic_int owners;
   /** The io_uring engine's ring, or NULL: the threads engine. */
   uring *ring;
-  /**
-   * Finished jobs not yet handed to onDone (under `lock`), and whether `done` has been called for them:
-   * one call per batch, not per job, so the main thread takes a batch in one wake-up and its promise
-   * reactions run once after all of them (docs/performance.md#batched-completions-and-wake-ups).
-   */
-  file_job *finished_head, *finished_tail;
-  int finished_told;
-  /** The io_uring engine's thread: jobs it finished in this turn of its loop (its own; moved to `finished` under the lock). */
-  file_job *turn_head, *turn_tail;
 } job_pool;
 
 static int64_t now_ns(void) {
@@ -250,17 +241,6 @@ static void *pool_thread_ends(job_pool *pool) {
   return NULL;
 }
 
-/** With the lock held: `first` … `last` (linked) join the finished jobs; `done` is called if it has not been for them. */
-static void finished_add(job_pool *pool, file_job *first, file_job *last) {
-  last->next = NULL;
-  if (pool->finished_tail == NULL) pool->finished_head = first;
-  else pool->finished_tail->next = first;
-  pool->finished_tail = last;
-  if (pool->finished_told) return;
-  pool->finished_told = 1;
-  napi_call_threadsafe_function(pool->done, NULL, napi_tsfn_nonblocking);
-}
-
 /** A pool thread: jobs until the pool closes and its queue is empty; the last thread out releases `done`. */
 static void *work(void *data) {
   job_pool *pool = data;
@@ -280,8 +260,8 @@ static void *work(void *data) {
     if (pool->head == NULL) pool->tail = NULL;
     pthread_mutex_unlock(&pool->lock);
     execute(job);
+    napi_call_threadsafe_function(pool->done, job, napi_tsfn_nonblocking);
     pthread_mutex_lock(&pool->lock);
-    finished_add(pool, job, job);
   }
   return pool_thread_ends(pool);
 }
@@ -539,10 +519,7 @@ static void ring_next(job_pool *pool, file_job *job) {
   for (int stage = job->stage + 1; stage < ST_END; stage++)
     if (ring_wants(job, stage) && ring_issue(r, job, stage)) return;
   r->active--;
-  job->next = NULL; // told to onDone with the rest of this turn's (drive)
-  if (pool->turn_tail == NULL) pool->turn_head = job;
-  else pool->turn_tail->next = job;
-  pool->turn_tail = job;
+  napi_call_threadsafe_function(pool->done, job, napi_tsfn_nonblocking);
 }
 
 /** Where each stage's time goes in `out` (a check and an unlink count as the open: host time). */
@@ -656,10 +633,6 @@ static void *drive(void *data) {
     if (r->prepared > 0 && ring_enter(r, 0) != 0) ring_drive_failed(pool, errno);
     pthread_mutex_lock(&pool->lock);
     pool->idle = 0;
-    if (pool->turn_head != NULL) {
-      finished_add(pool, pool->turn_head, pool->turn_tail);
-      pool->turn_head = pool->turn_tail = NULL;
-    }
   }
   return pool_thread_ends(pool);
 }
@@ -674,34 +647,19 @@ static void wake_ring(job_pool *pool) {
   while (n < 0 && errno == EINTR);
 }
 
-/**
- * On the main thread: every finished job to onDone(id, errno), in the order they finished; without an
- * env (teardown) only freed. The promise reactions they start run after this returns, all at once.
- */
+/** On the main thread: one finished job to onDone(id, errno); without an env (teardown) only freed. */
 static void call_done(napi_env env, napi_value on_done, void *context, void *data) {
-  (void)data;
   job_pool *pool = context;
-  pthread_mutex_lock(&pool->lock);
-  file_job *job = pool->finished_head;
-  pool->finished_head = pool->finished_tail = NULL;
-  pool->finished_told = 0;
-  pthread_mutex_unlock(&pool->lock);
-  napi_value undefined = NULL, thrown = NULL;
-  if (env != NULL) napi_get_undefined(env, &undefined);
-  for (file_job *next; job != NULL; job = next) {
-    next = job->next;
-    if (env != NULL) {
-      if (--pool->in_flight == 0) napi_unref_threadsafe_function(env, pool->done);
-      napi_value argv[2];
-      napi_create_int32(env, job->id, &argv[0]);
-      napi_create_int32(env, job->error, &argv[1]);
-      if (napi_call_function(env, undefined, on_done, 2, argv, NULL) == napi_pending_exception && thrown == NULL) {
-        napi_get_and_clear_last_exception(env, &thrown); // the rest of the batch is still told; then it is thrown
-      }
-    }
-    free_job(job);
+  file_job *job = data;
+  if (env != NULL) {
+    if (--pool->in_flight == 0) napi_unref_threadsafe_function(env, pool->done);
+    napi_value undefined, argv[2];
+    napi_get_undefined(env, &undefined);
+    napi_create_int32(env, job->id, &argv[0]);
+    napi_create_int32(env, job->error, &argv[1]);
+    napi_call_function(env, undefined, on_done, 2, argv, NULL);
   }
-  if (thrown != NULL) napi_throw(env, thrown);
+  free_job(job);
 }
 
 /** Stops taking jobs; the threads drain the queue and end. */
@@ -829,7 +787,7 @@ static int parse(napi_env env, napi_value *argv, file_job *job) {
     napi_throw_range_error(env, NULL, "submit: out must hold 8 numbers");
     return 0;
   }
-  // The numbers come in `out` (one napi call per number cost more than the rest of a submit).
+  // The numbers come in `out` (a native argument apiece cost more than the rest of a submit).
   const double *in = out;
   if (!whole_number(env, in[IN_ID], "id", &id) || !whole_number(env, in[IN_FLAGS], "flags", &flags) ||
       !whole_number(env, in[IN_MODE], "mode", &mode) || !whole_number(env, in[IN_STEPS], "steps", &steps) ||
@@ -863,23 +821,17 @@ static int parse(napi_env env, napi_value *argv, file_job *job) {
   return 1;
 }
 
-/**
- * submit(pool, path, buffer, renameTo, out, defer): a job; its numbers are in `out` (IN_ID …
- * IN_FD), which then receives its results. `defer` true: the io_uring engine's thread is not woken for
- * it; kick(pool) does that later, once for all the jobs submitted meanwhile.
- */
+/** submit(pool, path, buffer, renameTo, out): a job; its numbers are in `out` (IN_ID … IN_FD), which then receives its results. */
 static napi_value submit(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
-  napi_value argv[6];
+  size_t argc = 5;
+  napi_value argv[5];
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   if (argc < 5) {
-    napi_throw_type_error(env, NULL, "submit takes a pool, a path, a buffer, a rename target, the numbers' array and whether to defer");
+    napi_throw_type_error(env, NULL, "submit takes a pool, a path, a buffer, a rename target and the numbers' array");
     return NULL;
   }
   job_pool *pool = pool_of(env, argv[0]);
   if (pool == NULL) return NULL;
-  bool defer = false;
-  if (argc >= 6) napi_get_value_bool(env, argv[5], &defer); // anything but a boolean: false
   file_job *job = calloc(1, sizeof *job);
   if (job == NULL) {
     napi_throw_error(env, NULL, "block-io: out of memory");
@@ -894,22 +846,8 @@ static napi_value submit(napi_env env, napi_callback_info info) {
   if (pool->tail == NULL) pool->head = job;
   else pool->tail->next = job;
   pool->tail = job;
-  if (pool->ring != NULL) {
-    if (!defer) wake_ring(pool);
-  } else if (pool->idle > 0) pthread_cond_signal(&pool->wake);
-  pthread_mutex_unlock(&pool->lock);
-  return NULL;
-}
-
-/** kick(pool): wakes the io_uring engine's thread for the jobs submitted with `defer` (nothing if it is awake). */
-static napi_value kick(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
-  job_pool *pool = argc < 1 ? NULL : pool_of(env, argv[0]);
-  if (pool == NULL) return NULL;
-  pthread_mutex_lock(&pool->lock);
-  wake_ring(pool);
+  if (pool->ring != NULL) wake_ring(pool);
+  else if (pool->idle > 0) pthread_cond_signal(&pool->wake);
   pthread_mutex_unlock(&pool->lock);
   return NULL;
 }
@@ -994,9 +932,9 @@ static napi_value close_js(napi_env env, napi_callback_info info) {
 }
 
 static napi_value init(napi_env env, napi_value exports) {
-  const char *names[] = {"open", "submit", "kick", "close"};
-  napi_callback calls[] = {open_pool, submit, kick, close_js};
-  for (int i = 0; i < 4; i++) {
+  const char *names[] = {"open", "submit", "close"};
+  napi_callback calls[] = {open_pool, submit, close_js};
+  for (int i = 0; i < 3; i++) {
     napi_value fn;
     napi_create_function(env, names[i], NAPI_AUTO_LENGTH, calls[i], NULL, &fn);
     napi_set_named_property(env, exports, names[i], fn);

@@ -24,12 +24,10 @@ export interface BlockIoHelper {
   /** engine 0: threads; 1: io_uring (throws, its message saying why, when the kernel refuses it). */
   open(threads: number, onDone: (id: number, errno: number) => void, engine: number): object;
   /**
-   * A job: `out` holds its numbers (IN_* order: id, flags, mode, steps, length, position, truncateTo,
-   * fd) and then receives its results.
+   * A job: `out` holds its numbers (id, flags, mode, steps, length, position, truncateTo, fd) and then
+   * receives its results.
    */
-  submit(pool: object, path: string, buffer: Uint8Array, renameTo: string, out: Float64Array, defer?: boolean): void;
-  /** Wakes the io_uring engine's thread for the jobs submitted with `defer`. */
-  kick(pool: object): void;
+  submit(pool: object, path: string, buffer: Uint8Array, renameTo: string, out: Float64Array): void;
   close(pool: object): void;
 }
 
@@ -134,12 +132,6 @@ export class BlockFiles {
   private readonly freeIds: number[] = [];
   private closed = false;
   private readonly pool: object;
-  /** A kick is due at the next tick (io_uring: the jobs submitted since the last one wait for it). */
-  private kickDue = false;
-  private readonly kickNow = (): void => {
-    this.kickDue = false;
-    if (!this.closed) this.helper.kick(this.pool);
-  };
 
   private constructor(
     private readonly helper: BlockIoHelper,
@@ -228,10 +220,6 @@ export class BlockFiles {
       job.path = path;
       job.renameTo = renameTo;
       job.buffer = buffer; // held here until the job settles: the helper writes into or reads from it
-      // io_uring: the engine's thread is woken once for all the jobs submitted until the next tick (the
-      // promise reactions of one batch of completions submit many), not by each (a system call and an
-      // inter-processor interrupt apiece: docs/performance.md#batched-completions-and-wake-ups).
-      const defer = this.engine === 'io_uring';
       try {
         const out = job.out; // the numbers go in the results' array: one native argument, not eight
         out[0] = id;
@@ -242,11 +230,7 @@ export class BlockFiles {
         out[5] = position;
         out[6] = size;
         out[7] = fd;
-        this.helper.submit(this.pool, path, buffer, renameTo, out, defer);
-        if (defer && !this.kickDue) {
-          this.kickDue = true;
-          process.nextTick(this.kickNow);
-        }
+        this.helper.submit(this.pool, path, buffer, renameTo, out);
       } catch (e) {
         // Refused before it was queued (a path with a NUL in it, …): the id is free again.
         job.buffer = undefined;

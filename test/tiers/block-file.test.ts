@@ -378,7 +378,6 @@ test('a kernel that refuses io_uring: native runs on the threads and says why; i
       return {};
     },
     submit: () => undefined,
-    kick: () => undefined,
     close: () => undefined,
   };
   const auto = BlockFiles.on(refusing, 4, 'auto');
