@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import type { IoMode } from './io-mode.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import { IoAbortedError } from './backend.js';
+import type { ChunkSink, ReadResult } from './backend.js';
 import { oneChunkView, releaseOneChunk, stagedView } from './direct-io.js';
 import type { OneChunk, WriterContext } from './direct-io.js';
 import type { FileCalls } from './file-calls.js';
@@ -333,6 +334,52 @@ export function timedJob(gauge: FileIoGauge, t: SplitTimer, job: () => Promise<B
       if (e instanceof BlockFileError) split(e.times);
       throw e;
     },
+  );
+}
+
+/** How a one-job read (oneJobRead) ends when it does not end well. */
+export interface OneJobReadEnds {
+  /** The error of a read that met the end of the file after `bytes`. */
+  readonly short: (bytes: number) => Error;
+  /** What a failed job throws instead of its own error (e.g. a missing file as a miss), or the error itself. */
+  readonly failed: (e: unknown) => unknown;
+}
+
+/**
+ * The end of a one-chunk entry's read as one native job (`reading`, timed into `t`): its `size` bytes
+ * checked, handed to `sink` from `view`, and `release` called once whatever happens; its ReadResult.
+ * One chain of thens, not async layers: this runs once per block read.
+ */
+export function oneJobRead(
+  reading: Promise<BlockFileTimes>,
+  size: number,
+  view: Uint8Array,
+  t: SplitTimer,
+  release: () => void,
+  sink: ChunkSink | undefined,
+  ends: OneJobReadEnds,
+): Promise<ReadResult> {
+  const done = (): ReadResult => {
+    release();
+    return { timing: t.result(), bytes: size };
+  };
+  const dropped = (e: unknown): never => {
+    release();
+    throw e;
+  };
+  return reading.then(
+    (times) => {
+      if (times.bytes < size) return dropped(ends.short(times.bytes));
+      if (sink === undefined) return done();
+      let sinking: void | Promise<void>;
+      try {
+        sinking = sink(view.subarray(0, size));
+      } catch (e) {
+        return dropped(e);
+      }
+      return Promise.resolve(sinking).then(done, dropped);
+    },
+    (e: unknown) => dropped(ends.failed(e)),
   );
 }
 

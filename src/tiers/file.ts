@@ -45,7 +45,7 @@ import { FdFile } from './fd-file.js';
 import type { FileCalls } from './fd-file.js';
 import { FileIoGauge } from './file-io-gauge.js';
 import { IGNORE_METADATA, metadataCall } from './metadata-ops.js';
-import { BlockFileError, timedJob, writeOneChunk } from './block-file.js';
+import { BlockFileError, oneJobRead, timedJob, writeOneChunk } from './block-file.js';
 import type { BlockFiles, BlockFileTimes } from './block-file.js';
 import type { MetadataOp, MetadataOpSink } from './metadata-ops.js';
 
@@ -617,37 +617,23 @@ export class FileBackend implements Backend {
       into: slot.subarray(0, roundUp(size, DIRECT_ALIGN)),
       ...(pooled ? { expectSize: size } : {}),
     };
-    const release = (): void => this.ctx.slots.release(slot);
-    const done = (): ReadResult => {
-      release();
-      return { timing: t.result(), bytes: size };
+    const ends = {
+      short: (bytes: number) => new Error(`file for entry is shorter than its ${size} bytes (EOF at ${bytes})`),
+      // No file, or (in a shared pool) not a regular file of its size: a miss, as readFile says.
+      failed: (e: unknown) =>
+        e instanceof BlockFileError && ((e.step === 'open' && ABSENT.has(e.code)) || e.step === 'check')
+          ? new EntryNotFoundError(this.tier, key)
+          : e,
     };
-    return timedJob(this.gauge, t, () => jobs.read(job)).then(
-      (times) => {
-        if (times.bytes < size) {
-          release();
-          throw new Error(`file for entry is shorter than its ${size} bytes (EOF at ${times.bytes})`);
-        }
-        if (sink === undefined) return done();
-        let sinking: void | Promise<void>;
-        try {
-          sinking = sink(slot.subarray(0, size));
-        } catch (e) {
-          release();
-          throw e;
-        }
-        return Promise.resolve(sinking).then(done, (e: unknown) => {
-          release();
-          throw e;
-        });
-      },
-      (e: unknown) => {
-        release();
-        // No file, or (in a shared pool) not a regular file of its size: a miss, as readFile says.
-        if (e instanceof BlockFileError && ((e.step === 'open' && ABSENT.has(e.code)) || e.step === 'check'))
-          throw new EntryNotFoundError(this.tier, key);
-        throw e;
-      },
+    const release = (): void => this.ctx.slots.release(slot);
+    return oneJobRead(
+      timedJob(this.gauge, t, () => jobs.read(job)),
+      size,
+      slot,
+      t,
+      release,
+      sink,
+      ends,
     );
   }
 

@@ -69,6 +69,12 @@ export function slotPlace(g: SlabGeometry, slot: number): { readonly file: numbe
   return { file, offset: (slot - file * g.slotsPerFile) * g.slotBytes };
 }
 
+/** Where an entry lives in the pool: its slot, and its size. */
+export interface SlotEntry {
+  readonly slot: number;
+  readonly size: number;
+}
+
 /**
  * Which key holds which slot. A key takes a slot when its write starts (`take`) and is stored once the
  * write succeeded (`commit`); a failed write or a delete gives the slot back (`release`). Free slots are
@@ -115,7 +121,7 @@ export class SlotIndex {
   }
 
   /** The stored entry of `key`: its slot and size, or undefined. */
-  entry(key: string): { readonly slot: number; readonly size: number } | undefined {
+  entry(key: string): SlotEntry | undefined {
     const size = this.sizes.get(key);
     const slot = this.slotOf.get(key);
     return size === undefined || slot === undefined ? undefined : { slot, size };

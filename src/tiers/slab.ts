@@ -28,7 +28,7 @@ import { MiB, roundUp } from '../util/units.js';
 import { EntryNotFoundError, IoAbortedError } from './backend.js';
 import type { ChunkSink, IOTiming, ReadResult } from './backend.js';
 import { DirectWriter, READS_IN_FLIGHT, sizedChunks, writeFully } from './direct-io.js';
-import { timedJob, writeOneChunk } from './block-file.js';
+import { oneJobRead, timedJob, writeOneChunk } from './block-file.js';
 import type { BlockAt, BlockFiles, BlockFileTimes } from './block-file.js';
 import type { FileCounters, WriterContext } from './direct-io.js';
 import { FileIoGauge } from './file-io-gauge.js';
@@ -36,7 +36,7 @@ import { newRunId, RUN_ID } from './file-names.js';
 import { errnoCode, fileSystemOf } from './fs-info.js';
 import type { IoMode } from './io-mode.js';
 import { poolFileBytes, slabGeometry, SlotIndex, slotPlace } from './slab-pool.js';
-import type { SlabGeometry, SlabReport } from './slab-pool.js';
+import type { SlabGeometry, SlabReport, SlotEntry } from './slab-pool.js';
 import { SplitTimer } from './split-timer.js';
 import { StorageSetupError } from './storage-kind.js';
 import type { StorageBackend } from './storage-kind.js';
@@ -149,9 +149,12 @@ export class SlabBackend implements StorageBackend {
     return g.poolBytes;
   }
 
+  /** Pool files' paths, made once each (every block operation names its file, for error messages). */
+  private readonly paths: string[] = [];
+
   /** The path of pool file `n`. */
   poolPath(n: number): string {
-    return join(this.dir, slabFileName(this.runId, n));
+    return (this.paths[n] ??= join(this.dir, slabFileName(this.runId, n)));
   }
 
   /**
@@ -277,25 +280,42 @@ export class SlabBackend implements StorageBackend {
     return t.result();
   }
 
-  async read(key: string, sink?: ChunkSink): Promise<ReadResult> {
-    this.assertOpen();
-    const entry = this.index.entry(key);
-    if (entry === undefined) throw new EntryNotFoundError(this.tier, key);
-    const { fh, base, path } = this.slotAt(entry.slot);
-    const slot = await this.gauge.staging(this.ctx.slots.acquire(), this.ctx.slots.available > 0);
-    const t = new SplitTimer(this.gauge);
-    const jobs = this.oneJob(entry.size);
-    if (jobs !== undefined && !this.stopping) {
-      try {
-        const into = slot.subarray(0, roundUp(entry.size, DIRECT_ALIGN));
-        const times = await this.timedJob(t, () => jobs.readAt({ fd: fh.fd, path, position: base }, into));
-        if (times.bytes < entry.size) throw new Error(`slab pool file ${path} ends inside the entry at ${base + times.bytes}`);
-        if (sink !== undefined) await sink(slot.subarray(0, entry.size));
-        return { timing: t.result(), bytes: entry.size };
-      } finally {
-        this.ctx.slots.release(slot);
-      }
+  read(key: string, sink?: ChunkSink): Promise<ReadResult> {
+    try {
+      this.assertOpen();
+      const entry = this.index.entry(key);
+      if (entry === undefined) throw new EntryNotFoundError(this.tier, key);
+      // The common case as one chain of thens (async layers were event-loop time per block): one native
+      // job, a staging slot free now.
+      const jobs = this.oneJob(entry.size);
+      const slot = jobs !== undefined && !this.stopping ? this.ctx.slots.tryAcquire() : undefined;
+      if (jobs === undefined || slot === undefined) return this.readWaiting(entry, sink);
+      return this.readInOneJob(jobs, entry, slot, sink);
+    } catch (e) {
+      return Promise.reject(e);
     }
+  }
+
+  /** An entry of one chunk read as one native job into `slot` (given back at the end); its time into a new timer. */
+  private readInOneJob(jobs: BlockFiles, entry: SlotEntry, slot: Uint8Array, sink: ChunkSink | undefined): Promise<ReadResult> {
+    const { fh, base, path } = this.slotAt(entry.slot);
+    const t = new SplitTimer(this.gauge);
+    const into = slot.subarray(0, roundUp(entry.size, DIRECT_ALIGN));
+    const ends = {
+      short: (bytes: number) => new Error(`slab pool file ${path} ends inside the entry at ${base + bytes}`),
+      failed: (e: unknown) => e,
+    };
+    const reading = this.timedJob(t, () => jobs.readAt({ fd: fh.fd, path, position: base }, into));
+    return oneJobRead(reading, entry.size, slot, t, () => this.ctx.slots.release(slot), sink, ends);
+  }
+
+  /** read() when it waits for a staging slot, the run is stopping, or the entry is not one job. */
+  private async readWaiting(entry: SlotEntry, sink: ChunkSink | undefined): Promise<ReadResult> {
+    const slot = await this.gauge.staging(this.ctx.slots.acquire(), this.ctx.slots.available > 0);
+    const jobs = this.oneJob(entry.size);
+    if (jobs !== undefined && !this.stopping) return this.readInOneJob(jobs, entry, slot, sink);
+    const { fh, base } = this.slotAt(entry.slot);
+    const t = new SplitTimer(this.gauge);
     try {
       const bytes = await this.readInto(fh, base, entry.size, slot, t, sink);
       return { timing: t.result(), bytes };
@@ -377,17 +397,16 @@ export class SlabBackend implements StorageBackend {
   }
 
   /** One job timed into `t` (block-file.ts timedJob: device = its data calls and fdatasync), known to close() until it settles. */
-  private async timedJob(t: SplitTimer, job: () => Promise<BlockFileTimes>): Promise<BlockFileTimes> {
+  private timedJob(t: SplitTimer, job: () => Promise<BlockFileTimes>): Promise<BlockFileTimes> {
     // An operation that was waiting (for its bytes) when close() began: the pool file's descriptor is
     // being closed and may be reused, so its job must not start.
-    if (this.closed) throw new IoAbortedError(0);
+    if (this.closed) return Promise.reject(new IoAbortedError(0));
     const running = timedJob(this.gauge, t, job);
     this.jobsInFlight.add(running);
-    try {
-      return await running;
-    } finally {
-      this.jobsInFlight.delete(running);
-    }
+    // Forgotten before the caller's reactions run (registered first); the caller handles the rejection.
+    const forget = (): void => void this.jobsInFlight.delete(running);
+    running.then(forget, forget);
+    return running;
   }
 
   /** Eviction and explicit deletes: the slot goes back to the index; no file is touched. */
