@@ -81,8 +81,8 @@ export interface SlotEntry {
  * a stack: the slot freed last is reused first.
  */
 export class SlotIndex {
-  private readonly slotOf = new Map<string, number>();
-  private readonly sizes = new Map<string, number>();
+  /** Per key its slot, and its size once committed (undefined while it is being written). One map: a block read looks a key up once. */
+  private readonly held = new Map<string, { readonly slot: number; size: number | undefined }>();
   private readonly free: number[];
   private peak = 0;
   /** Slots given back by deletes and evictions (no file was unlinked for any). */
@@ -94,50 +94,51 @@ export class SlotIndex {
 
   /** The slot `key` writes into: its own when it holds one (a rewrite), else a free one; undefined when none is free. */
   take(key: string): number | undefined {
-    const own = this.slotOf.get(key);
-    this.sizes.delete(key); // being rewritten: not readable until committed
-    if (own !== undefined) return own;
+    const own = this.held.get(key);
+    if (own !== undefined) {
+      own.size = undefined; // being rewritten: not readable until committed
+      return own.slot;
+    }
     const slot = this.free.pop();
     if (slot === undefined) return undefined;
-    this.slotOf.set(key, slot);
-    this.peak = Math.max(this.peak, this.slotOf.size);
+    this.held.set(key, { slot, size: undefined });
+    this.peak = Math.max(this.peak, this.held.size);
     return slot;
   }
 
   commit(key: string, size: number): void {
-    if (!this.slotOf.has(key)) throw new Error(`slab index: '${key}' holds no slot`);
-    this.sizes.set(key, size);
+    const own = this.held.get(key);
+    if (own === undefined) throw new Error(`slab index: '${key}' holds no slot`);
+    own.size = size;
   }
 
   /** Gives `key`'s slot back; false when it held none. */
   release(key: string): boolean {
-    const slot = this.slotOf.get(key);
-    if (slot === undefined) return false;
-    this.slotOf.delete(key);
-    this.sizes.delete(key);
-    this.free.push(slot);
+    const own = this.held.get(key);
+    if (own === undefined) return false;
+    this.held.delete(key);
+    this.free.push(own.slot);
     this.freed++;
     return true;
   }
 
   /** The stored entry of `key`: its slot and size, or undefined. */
   entry(key: string): SlotEntry | undefined {
-    const size = this.sizes.get(key);
-    const slot = this.slotOf.get(key);
-    return size === undefined || slot === undefined ? undefined : { slot, size };
+    const own = this.held.get(key);
+    return own?.size === undefined ? undefined : { slot: own.slot, size: own.size };
   }
 
-  keys(): Iterable<string> {
-    return this.sizes.keys();
+  *keys(): IterableIterator<string> {
+    for (const [key, own] of this.held) if (own.size !== undefined) yield key;
   }
 
   /** Every slot free again (a cleared cache); the peak and the freed count stay. */
   clear(): void {
-    for (const key of [...this.slotOf.keys()]) this.release(key);
+    for (const key of [...this.held.keys()]) this.release(key);
   }
 
   get used(): number {
-    return this.slotOf.size;
+    return this.held.size;
   }
 
   get peakUsed(): number {
