@@ -234,6 +234,46 @@ for (const modeCalls of ['fs', 'native'] as Calls[])
       await backend.close();
     });
 
+    test('a one-chunk entry offered whole: native jobs write its chunk itself and release it once, after the write', async (t) => {
+      const dir = await freshDir(`${modeCalls}-whole`);
+      const directSlabs = new DirectSlabs();
+      const backend = await backendFor(t, { dir, ioMode: 'direct', chunkBytes: MiB, directSlabs });
+      const pool = new SlotPool(2, 64 * 1024, dir, directSlabs);
+      const events: string[] = [];
+      const offeredWhole = (key: string, size: number): ChunkSource => ({
+        size,
+        async *chunks() {
+          events.push(`${key} iterated`);
+          yield payloadBytes(SEED, key, size);
+        },
+        whole: async () => {
+          const slot = await pool.acquire();
+          slot.set(payloadBytes(SEED, key, size));
+          events.push(`${key} taken`);
+          return {
+            bytes: slot.subarray(0, size),
+            release: () => {
+              events.push(`${key} released`);
+              slot.fill(0xee); // reused at once, as a payload slot is
+              pool.release(slot);
+            },
+          };
+        },
+      });
+      const sizes = [16 * 1024, 16 * 1024 + 100, 40_000];
+      await Promise.all(sizes.map((size, i) => backend.write(`w_${i}`, offeredWhole(`w_${i}`, size))));
+      for (const [i, size] of sizes.entries()) assertBytes(await readAll(backend, `w_${i}`), payloadBytes(SEED, `w_${i}`, size));
+      assert.equal(pool.available, 2, 'every slot given back');
+      for (const i of sizes.keys()) {
+        const mine = events.filter((e) => e.startsWith(`w_${i} `));
+        // Native jobs take the chunk whole; Node's fs calls iterate the source as before.
+        assert.deepEqual(mine, modeCalls === 'native' ? [`w_${i} taken`, `w_${i} released`] : [`w_${i} iterated`]);
+      }
+      if (modeCalls === 'native')
+        assert.ok(backend.counters.zeroCopyBytes > 0, `written from the slot itself: ${JSON.stringify(backend.counters)}`);
+      await backend.close();
+    });
+
     test('16 concurrent writes and reads with 2 staging slots', async (t) => {
       const backend = await backendFor(t, { chunkBytes: 64 * 1024, stagingSlots: 2 });
       const keys = Array.from({ length: 16 }, (_, i) => `user_${i}_req_${i * 3}`);
