@@ -7,7 +7,8 @@
 // Node with nothing else, as many at once as kv-cache makes, through Node's fs or as native block-file
 // jobs (--file-calls picks which, as kv-cache's flag does: native, io_uring, threads, fs; kv-cache
 // cannot beat the floor of the calls it makes; a list such as io_uring,threads runs kv-cache and the
-// floor each way, alternating). With --compare-bin another build's bin/kv-cache.cjs joins the alternating rounds;
+// floor each way, alternating); it prints the CPU per block op each side spends and how much of it this
+// build adds above the floor of the same calls. With --compare-bin another build's bin/kv-cache.cjs joins the alternating rounds;
 // --pool N sets UV_THREADPOOL_SIZE for every side (the default is kv-cache's own rule).
 //
 // It makes nothing as root: give it a directory, ideally on a RAM-backed block device made beforehand
@@ -78,10 +79,14 @@ interface Figures {
 interface Side {
   readonly name: string;
   readonly measure: () => Promise<Figures>;
+  /** The file calls it makes (this build's sides and the floors; the compared build's own default has none). */
+  readonly calls?: string;
+  readonly floor?: boolean;
 }
 
 const kvCacheSide = (name: string, bin: string, calls: string | undefined): Side => ({
   name,
+  ...(calls !== undefined ? { calls } : {}),
   measure: async () => {
     const f = await measureBlockOps({ ...base, bin, ...(calls !== undefined ? { extraArgs: ['--file-calls', calls] } : {}) });
     const verdict = f.invalidBecause.length === 0 ? 'VALID' : `NOT VALID ${f.invalidBecause.join(', ')}`;
@@ -99,6 +104,8 @@ if (!values['no-floor'])
   for (const calls of fileCalls)
     sides.push({
       name: calls === 'fs' ? 'floor (Node fs alone)' : `floor (${calls} jobs alone)`,
+      calls,
+      floor: true,
       measure: async () => {
         const f = await measureFloor(base.dir, base.seconds, users, poolThreads, calls);
         return {
@@ -138,7 +145,7 @@ const column = (fs: readonly Figures[], of: (f: Figures) => number | undefined, 
 console.log(
   '\n' +
     table(
-      ['side', 'layout', 'threads', 'block ops per CPU-s: median (rounds)', 'per wall s', 'main thread busy %'],
+      ['side', 'layout', 'threads', 'block ops per CPU-s: median (rounds)', 'per wall s', 'main thread busy %', 'CPU µs per block op'],
       sides.map((s) => {
         const fs = results.get(s.name) ?? [];
         return [
@@ -148,7 +155,17 @@ console.log(
           column(fs, (f) => f.perCpuSecond),
           column(fs, (f) => f.perWallSecond),
           column(fs, (f) => (f.mainThreadBusy === undefined ? undefined : 100 * f.mainThreadBusy), 1),
+          column(fs, (f) => 1e6 / f.perCpuSecond, 1),
         ];
       }),
     ),
 );
+// What the harness adds to the calls it makes: CPU per block op above the floor of the same calls
+// (medians). Unlike ops per CPU-s, it does not move with how fast the kernel makes the calls today.
+const cpuUsPerOp = (name: string): number => median((results.get(name) ?? []).map((f) => 1e6 / f.perCpuSecond));
+for (const side of sides.filter((s) => !s.floor && s.calls !== undefined)) {
+  const floor = sides.find((s) => s.floor === true && s.calls === side.calls);
+  if (floor === undefined) continue;
+  const above = cpuUsPerOp(side.name) - cpuUsPerOp(floor.name);
+  console.log(`${side.name}: ${above.toFixed(1)} µs of CPU per block op above ${floor.name} (medians)`);
+}
