@@ -239,14 +239,10 @@ export class PayloadPool implements PayloadFactory {
   private whole(key: string, size: number): Promise<WholeChunk> {
     if (this.closed) return Promise.reject(new Error('payload pool is closed'));
     const material = entryKeyMaterial(this.seed, key, this.materials.next());
-    /** The slot's content when the chunk may take it as it is (stamps only): any base will do for an entry's first chunk. */
-    const reusable = (slot: Uint8Array): SlotContent | undefined => {
-      const held = this.contents.get(slot);
-      return held !== undefined && held.length >= size ? held : undefined;
-    };
-    const prefer = (slot: Uint8Array): number => (reusable(slot) !== undefined ? STAMPS_ONLY : this.contents.has(slot) ? 0 : 1);
+    // Any base will do for an entry's first chunk (no bases used yet).
+    const prefer = (slot: Uint8Array): number => this.preference(slot, this.reusable(slot, size));
     const fillSlot = (slot: Uint8Array): Promise<WholeChunk> => {
-      const held = reusable(slot);
+      const held = this.reusable(slot, size);
       const sourceFrom = held?.sourceFrom ?? sourceOffsetOf(material, 0);
       const release = (): void => this.slotPool.release(slot);
       const filled = this.fill(slot, { material, entryOffset: 0, sourceFrom, length: size }, held);
@@ -262,6 +258,17 @@ export class PayloadPool implements PayloadFactory {
     const free = this.slotPool.tryAcquire(prefer, STAMPS_ONLY);
     if (free !== undefined) return fillSlot(free);
     return this.waitFor(this.slotPool.acquire(prefer, STAMPS_ONLY), false).then(fillSlot);
+  }
+
+  /** `slot`'s content when a chunk of `length` bytes may take it as it is (stamps only; `bases`: the entry's recent ones), else undefined. */
+  private reusable(slot: Uint8Array, length: number, bases?: RecentBases): SlotContent | undefined {
+    const held = this.contents.get(slot);
+    return held !== undefined && held.length >= length && (bases?.allows(held.sourceFrom) ?? true) ? held : undefined;
+  }
+
+  /** A slot's score for a chunk: one it can take by its stamps alone (`held`), then an unused one, then any (a copy). */
+  private preference(slot: Uint8Array, held: SlotContent | undefined): number {
+    return held !== undefined ? STAMPS_ONLY : this.contents.has(slot) ? 0 : 1;
   }
 
   /** Awaits `wait`, counting the time as a consumer's wait when `ready` says it was not ready yet. */
@@ -290,16 +297,10 @@ export class PayloadPool implements PayloadFactory {
     const queue: InFlight[] = [];
     let requested = 0;
     const nextLength = (): number => Math.min(this.chunkBytes, size - requested);
-    /** The slot's content when the next chunk may take it as it is (stamps only), else undefined. */
-    const reusable = (slot: Uint8Array): SlotContent | undefined => {
-      const held = this.contents.get(slot);
-      return held !== undefined && held.length >= nextLength() && bases.allows(held.sourceFrom) ? held : undefined;
-    };
-    // Prefer a slot the next chunk can take by its stamps alone, then an unused one, then any (a copy).
-    const prefer = (slot: Uint8Array): number => (reusable(slot) !== undefined ? STAMPS_ONLY : this.contents.has(slot) ? 0 : 1);
+    const prefer = (slot: Uint8Array): number => this.preference(slot, this.reusable(slot, nextLength(), bases));
     const request = (slot: Uint8Array): void => {
       const length = nextLength();
-      const held = reusable(slot);
+      const held = this.reusable(slot, length, bases);
       const sourceFrom = held?.sourceFrom ?? bases.firstAllowed(sourceOffsetOf(material, requested));
       bases.use(sourceFrom);
       const filled = this.fill(slot, { material, entryOffset: requested, sourceFrom, length }, held);
@@ -312,12 +313,11 @@ export class PayloadPool implements PayloadFactory {
       queue.push(chunk);
       requested += length;
     };
-    const waitFor = <T>(wait: Promise<T>, ready: boolean): Promise<T> => this.waitFor(wait, ready);
     try {
       while (requested < size || queue.length > 0) {
         if (queue.length === 0) {
           const free = this.slotPool.available > 0;
-          request(await waitFor(this.slotPool.acquire(prefer, STAMPS_ONLY), free));
+          request(await this.waitFor(this.slotPool.acquire(prefer, STAMPS_ONLY), free));
         }
         while (requested < size && queue.length < this.readahead) {
           const spare = this.slotPool.tryAcquire(prefer, STAMPS_ONLY);
@@ -325,7 +325,7 @@ export class PayloadPool implements PayloadFactory {
           request(spare);
         }
         const head = queue[0]; // non-empty: a slot was requested above if it was empty
-        await waitFor(head.filled, head.done);
+        await this.waitFor(head.filled, head.done);
         yield head.slot.subarray(0, head.length);
         queue.shift();
         this.slotPool.release(head.slot);

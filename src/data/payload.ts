@@ -81,7 +81,7 @@ export function payloadSource(seed: number): Uint8Array {
   return source;
 }
 
-/** Odd 32-bit multipliers of keyMaterial's four lanes (each lane mixes with its own). */
+/** Odd 32-bit multipliers of entryKeyMaterial's four lanes (each lane mixes with its own). */
 const LANE_MULTIPLIERS = [0x9e3779b1, 0x85ebca77, 0xc2b2ae3d, 0x27d4eb2f] as const;
 
 /** `word` as 4 little-endian bytes at `at`. */
@@ -105,11 +105,11 @@ function avalanche(h: number): number {
  * twice (bytes 0–15, the stamp; 16–31, of which 16–19 choose the start). Not cryptographic: what is
  * asked of it is that distinct keys get distinct stamps (four independent 32-bit lanes) and evenly
  * spread starts. It was SHA-256 (crypto.hash), ~2.3 µs per entry written, a twentieth of the event
- * loop's time in a run of 16 KiB blocks; this is ~0.1 µs. (Payload bytes therefore differ from
+ * loop's time in a run of 16 KiB blocks; this is ~0.3 µs. (Payload bytes therefore differ from
  * versions before 2026-11-28; nothing reads them back to compare.)
  */
-export function entryKeyMaterial(seed: number, key: string, into: Uint8Array = new Uint8Array(MATERIAL_BYTES)): Uint8Array {
-  if (into.length !== MATERIAL_BYTES) throw new RangeError(`entry key material is ${MATERIAL_BYTES} bytes, not ${into.length}`);
+export function entryKeyMaterial(seed: number, key: string, out: Uint8Array = new Uint8Array(MATERIAL_BYTES)): Uint8Array {
+  if (out.length !== MATERIAL_BYTES) throw new RangeError(`entry key material is ${MATERIAL_BYTES} bytes, not ${out.length}`);
   const s = avalanche(seed >>> 0) ^ Math.floor(seed / 2 ** 32);
   let h0 = avalanche(s ^ 0x6a09e667);
   let h1 = avalanche(s ^ 0xbb67ae85);
@@ -134,7 +134,6 @@ export function entryKeyMaterial(seed: number, key: string, into: Uint8Array = n
   h3 ^= n;
   // Bytes stored one by one (little-endian words): a DataView would need `out.buffer`, which moves a
   // small typed array off V8's heap — a microsecond per call.
-  const out = into;
   putWord(out, 0, avalanche(h0));
   putWord(out, 4, avalanche(h1));
   putWord(out, 8, avalanche(h2));

@@ -313,24 +313,15 @@ export function timedJob(gauge: FileIoGauge, t: SplitTimer, job: () => Promise<B
     const device = times.dataMs + times.truncateMs + times.syncMs + times.renameMs;
     t.add(Math.max(0, performance.now() - t0 - device), device);
   };
-  // The gauge's two halves and the split in one `then`, not an async function around gauge.track: this
-  // runs once per block operation, and each promise layer was event-loop time.
-  gauge.callStarted();
-  let running: Promise<BlockFileTimes>;
-  try {
-    running = job();
-  } catch (e) {
-    gauge.callEnded();
-    return Promise.reject(e);
-  }
-  return running.then(
+  // The gauge's count and the split in one reaction (trackThen), not an async function around
+  // gauge.track: this runs once per block operation, and each promise layer was event-loop time.
+  return gauge.trackThen(
+    job,
     (times) => {
-      gauge.callEnded();
       split(times);
       return times;
     },
     (e: unknown) => {
-      gauge.callEnded();
       if (e instanceof BlockFileError) split(e.times);
       throw e;
     },
@@ -341,8 +332,8 @@ export function timedJob(gauge: FileIoGauge, t: SplitTimer, job: () => Promise<B
 export interface OneJobReadEnds {
   /** The error of a read that met the end of the file after `bytes`. */
   readonly short: (bytes: number) => Error;
-  /** What a failed job throws instead of its own error (e.g. a missing file as a miss), or the error itself. */
-  readonly failed: (e: unknown) => unknown;
+  /** What a failed job throws instead of its own error (e.g. a missing file as a miss); absent: its error. */
+  readonly failed?: (e: unknown) => unknown;
 }
 
 /**
@@ -379,7 +370,7 @@ export function oneJobRead(
       }
       return Promise.resolve(sinking).then(done, dropped);
     },
-    (e: unknown) => dropped(ends.failed(e)),
+    (e: unknown) => dropped(ends.failed !== undefined ? ends.failed(e) : e),
   );
 }
 

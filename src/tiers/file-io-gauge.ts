@@ -35,6 +35,11 @@ export interface FileIoStats {
   readonly stagingWaits: number;
 }
 
+/** A failure passed on as it is (track). */
+const rethrow = (e: unknown): never => {
+  throw e;
+};
+
 export class FileIoGauge {
   private inFlight = 0;
   private maxInFlight = 0;
@@ -54,6 +59,14 @@ export class FileIoGauge {
 
   /** Runs `call` (one fs call on the threadpool), counting it in flight until it settles. */
   track<T>(call: () => Promise<T>): Promise<T> {
+    return this.trackThen(call, (value) => value, rethrow);
+  }
+
+  /**
+   * track(), with what the call's settlement becomes (`value` or `failure`) in the same reaction: no
+   * promise layer of its own for callers that run once per block operation.
+   */
+  trackThen<T, U>(call: () => Promise<T>, value: (v: T) => U, failure: (e: unknown) => U): Promise<U> {
     this.callStarted();
     let settling: Promise<T>;
     try {
@@ -63,13 +76,13 @@ export class FileIoGauge {
       return Promise.reject(e);
     }
     return settling.then(
-      (value) => {
+      (v) => {
         this.callEnded();
-        return value;
+        return value(v);
       },
       (e: unknown) => {
         this.callEnded();
-        throw e;
+        return failure(e);
       },
     );
   }

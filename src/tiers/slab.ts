@@ -301,10 +301,7 @@ export class SlabBackend implements StorageBackend {
     const { fh, base, path } = this.slotAt(entry.slot);
     const t = new SplitTimer(this.gauge);
     const into = slot.subarray(0, roundUp(entry.size, DIRECT_ALIGN));
-    const ends = {
-      short: (bytes: number) => new Error(`slab pool file ${path} ends inside the entry at ${base + bytes}`),
-      failed: (e: unknown) => e,
-    };
+    const ends = { short: (bytes: number) => new Error(`slab pool file ${path} ends inside the entry at ${base + bytes}`) };
     const reading = this.timedJob(t, () => jobs.readAt({ fd: fh.fd, path, position: base }, into));
     return oneJobRead(reading, entry.size, slot, t, () => this.ctx.slots.release(slot), sink, ends);
   }
