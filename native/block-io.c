@@ -24,11 +24,12 @@
 //              2 read up to `length` bytes into `buffer` at `position` (continuing short reads until
 //              EOF), 4 ftruncate to `truncateTo`, 8 fsync, 16 rename onto `renameTo` after the close,
 //              32 fstat first and fail with ENOENT unless a regular file of `truncateTo` bytes,
-//              256 fdatasync (instead of 8); 512 unlink `path` (alone: nothing opened, no other step);
+//              256 fdatasync (instead of 8); 512 unlink `path`, 1024 mkdir `path` with `mode` (each alone:
+//              nothing opened, no other step);
 //   buffer     Uint8Array; out Float64Array(8): the caller keeps both alive and untouched until onDone;
 //   out        written before onDone: [bytes moved, open ns, data ns, ftruncate ns, (data)sync ns, close ns,
 //              rename ns, step that failed (0 none, else its bit; 64 the open, 128 the close)]; an unlink's
-//              time is in the open's place.
+//              or a mkdir's time is in the open's place.
 // close(pool): no more jobs; the threads finish what is queued (reported to onDone), then end. Teardown
 //   of the environment with the pool open waits for its threads (they write into JavaScript's buffers).
 #define _GNU_SOURCE
@@ -51,7 +52,9 @@
 #include <sys/syscall.h>
 #include <node_api.h>
 
-enum { STEP_WRITE = 1, STEP_READ = 2, STEP_TRUNCATE = 4, STEP_SYNC = 8, STEP_RENAME = 16, STEP_CHECK = 32, STEP_OPEN = 64, STEP_CLOSE = 128, STEP_DATASYNC = 256, STEP_UNLINK = 512 };
+enum { STEP_WRITE = 1, STEP_READ = 2, STEP_TRUNCATE = 4, STEP_SYNC = 8, STEP_RENAME = 16, STEP_CHECK = 32, STEP_OPEN = 64, STEP_CLOSE = 128, STEP_DATASYNC = 256, STEP_UNLINK = 512, STEP_MKDIR = 1024 };
+/** Steps that are a job alone (a path, no descriptor). */
+enum { STEPS_ALONE = STEP_UNLINK | STEP_MKDIR };
 enum { OUT_BYTES, OUT_OPEN, OUT_DATA, OUT_TRUNCATE, OUT_SYNC, OUT_CLOSE, OUT_RENAME, OUT_FAILED, OUT_LENGTH };
 
 typedef struct file_job {
@@ -154,8 +157,9 @@ static void execute(file_job *job) {
   double *out = job->out;
   errno = 0;
   int64_t t = now_ns();
-  if (job->steps & STEP_UNLINK) {
-    if (unlink(job->path) != 0) fail(job, STEP_UNLINK);
+  if (job->steps & STEPS_ALONE) {
+    int made = job->steps & STEP_UNLINK ? unlink(job->path) : mkdir(job->path, (mode_t)job->mode);
+    if (made != 0) fail(job, job->steps & STEPS_ALONE);
     out[OUT_OPEN] = (double)(now_ns() - t);
     return;
   }
@@ -274,7 +278,7 @@ static void *work(void *data) {
 // per job and none sleeps after it: on the 2-vCPU VM that hand-off cost more CPU than the calls
 // (docs/performance.md#block-operations-per-cpu-second). A step's time runs from the moment this thread
 // hands it over to the moment it sees its completion, on this one clock.
-enum { ST_START, ST_OPEN, ST_CHECK, ST_DATA, ST_TRUNCATE, ST_SYNC, ST_CLOSE, ST_RENAME, ST_UNLINK, ST_END };
+enum { ST_START, ST_OPEN, ST_CHECK, ST_DATA, ST_TRUNCATE, ST_SYNC, ST_CLOSE, ST_RENAME, ST_UNLINK, ST_MKDIR, ST_END };
 /** IORING_OP_FTRUNCATE (Linux 6.9): the headers of older distributions do not name it; the probe says if the kernel has it. */
 #define OP_FTRUNCATE (IORING_OP_SENDMSG_ZC + 7)
 /** One step's longest transfer: longer ones continue as short reads and writes do. */
@@ -364,10 +368,10 @@ static uring *ring_make(unsigned threads, char *why, size_t why_size) {
     ring_free(r);
     return NULL;
   }
-  const int needed[] = {IORING_OP_OPENAT, IORING_OP_STATX, IORING_OP_READ, IORING_OP_WRITE, IORING_OP_FSYNC, IORING_OP_CLOSE, IORING_OP_RENAMEAT, IORING_OP_UNLINKAT};
+  const int needed[] = {IORING_OP_OPENAT, IORING_OP_STATX, IORING_OP_READ, IORING_OP_WRITE, IORING_OP_FSYNC, IORING_OP_CLOSE, IORING_OP_RENAMEAT, IORING_OP_UNLINKAT, IORING_OP_MKDIRAT};
   for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
     if (needed[i] > probe->last_op || !(probe->ops[needed[i]].flags & IO_URING_OP_SUPPORTED)) {
-      snprintf(why, why_size, "io_uring of this kernel lacks operation %d (Linux 5.11 or later wanted)", needed[i]);
+      snprintf(why, why_size, "io_uring of this kernel lacks operation %d (Linux 5.15 or later wanted)", needed[i]);
       free(probe);
       ring_free(r);
       return NULL;
@@ -428,7 +432,7 @@ static int job_fd(const file_job *job) { return job->fd >= 0 ? job->fd : job->op
 static int ring_wants(const file_job *job, int stage) {
   int ok = job->error == 0;
   switch (stage) {
-    case ST_OPEN: return job->fd < 0 && !(job->steps & STEP_UNLINK);
+    case ST_OPEN: return job->fd < 0 && !(job->steps & STEPS_ALONE);
     case ST_CHECK: return ok && (job->steps & STEP_CHECK);
     case ST_DATA: return ok && (job->steps & (STEP_WRITE | STEP_READ));
     case ST_TRUNCATE: return ok && (job->steps & STEP_TRUNCATE);
@@ -436,6 +440,7 @@ static int ring_wants(const file_job *job, int stage) {
     case ST_CLOSE: return job->opened >= 0;
     case ST_RENAME: return ok && (job->steps & STEP_RENAME);
     case ST_UNLINK: return (job->steps & STEP_UNLINK) != 0;
+    case ST_MKDIR: return (job->steps & STEP_MKDIR) != 0;
     default: return 0;
   }
 }
@@ -509,6 +514,12 @@ static int ring_issue(uring *r, file_job *job, int stage) {
       sqe->fd = AT_FDCWD;
       sqe->addr = (uint64_t)(uintptr_t)job->path;
       break;
+    case ST_MKDIR:
+      sqe->opcode = IORING_OP_MKDIRAT;
+      sqe->fd = AT_FDCWD;
+      sqe->addr = (uint64_t)(uintptr_t)job->path;
+      sqe->len = (unsigned)job->mode;
+      break;
   }
   return 1;
 }
@@ -522,10 +533,11 @@ static void ring_next(job_pool *pool, file_job *job) {
   napi_call_threadsafe_function(pool->done, job, napi_tsfn_nonblocking);
 }
 
-/** Where each stage's time goes in `out` (a check and an unlink count as the open: host time). */
+/** Where each stage's time goes in `out` (a check, an unlink and a mkdir count as the open: host time). */
 static const int STAGE_OUT[ST_END] = {
     [ST_OPEN] = OUT_OPEN,         [ST_CHECK] = OUT_OPEN, [ST_DATA] = OUT_DATA,     [ST_TRUNCATE] = OUT_TRUNCATE,
     [ST_SYNC] = OUT_SYNC,         [ST_CLOSE] = OUT_CLOSE, [ST_RENAME] = OUT_RENAME, [ST_UNLINK] = OUT_OPEN,
+    [ST_MKDIR] = OUT_OPEN,
 };
 
 /** The step bit a failure of `stage` is reported as. */
@@ -538,6 +550,7 @@ static int stage_step(const file_job *job, int stage) {
     case ST_SYNC: return job->steps & STEP_SYNC ? STEP_SYNC : STEP_DATASYNC;
     case ST_CLOSE: return STEP_CLOSE;
     case ST_RENAME: return STEP_RENAME;
+    case ST_MKDIR: return STEP_MKDIR;
     default: return STEP_UNLINK;
   }
 }
@@ -796,7 +809,8 @@ static int parse(napi_env env, napi_value *argv, file_job *job) {
     return 0;
   int open_or_close_steps = STEP_OPEN | STEP_CLOSE;
   if (id < 0 || id > INT32_MAX || length < 0 || (size_t)length > data_length || position < 0 || steps < 0 ||
-      steps >= 1024 || (steps & open_or_close_steps) || ((steps & STEP_UNLINK) && (steps != STEP_UNLINK || fd != -1)) || ((steps & STEP_WRITE) && (steps & STEP_READ)) || fd < -1 || fd > INT32_MAX ||
+      steps >= 2048 || (steps & open_or_close_steps) ||
+      ((steps & STEPS_ALONE) && ((steps != STEP_UNLINK && steps != STEP_MKDIR) || fd != -1)) || ((steps & STEP_WRITE) && (steps & STEP_READ)) || fd < -1 || fd > INT32_MAX ||
       (fd >= 0 && (steps & STEP_RENAME))) {
     napi_throw_range_error(env, NULL, "submit: an id or fd out of range, length beyond the buffer, a negative position, or steps out of range");
     return 0;

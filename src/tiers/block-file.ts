@@ -42,7 +42,7 @@ interface Pending {
   readonly out: Float64Array;
 }
 
-const STEP = { write: 1, read: 2, truncate: 4, sync: 8, rename: 16, check: 32, open: 64, close: 128, datasync: 256, unlink: 512 } as const;
+const STEP = { write: 1, read: 2, truncate: 4, sync: 8, rename: 16, check: 32, open: 64, close: 128, datasync: 256, unlink: 512, mkdir: 1024 } as const;
 type Step = keyof typeof STEP;
 const SYSCALL: Readonly<Record<number, string>> = {
   [STEP.write]: 'write',
@@ -55,6 +55,7 @@ const SYSCALL: Readonly<Record<number, string>> = {
   [STEP.close]: 'close',
   [STEP.datasync]: 'fdatasync',
   [STEP.unlink]: 'unlink',
+  [STEP.mkdir]: 'mkdir',
 };
 /** The buffer of a job that moves no bytes. */
 const NO_BYTES = new Uint8Array(0);
@@ -192,6 +193,11 @@ export class BlockFiles {
   /** unlink(2) of `path`, nothing opened (its time is the times' openMs). */
   unlink(path: string): Promise<BlockFileTimes> {
     return this.run(path, 0, 0, STEP.unlink, NO_BYTES, 0, '');
+  }
+
+  /** mkdir(2) of `path` with `mode` (its time is the times' openMs): a fan-out directory without a threadpool call of Node's. */
+  mkdir(path: string, mode: number): Promise<BlockFileTimes> {
+    return this.run(path, 0, mode, STEP.mkdir, NO_BYTES, 0, '');
   }
 
   /** No more jobs; those in flight still settle. */

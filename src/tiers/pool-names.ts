@@ -8,7 +8,7 @@
 // A writer publishes a block atomically: it writes `<name>.tmp-<run id>-<n>` beside the final name
 // and then links (files) or conditionally puts (objects) it into place, so a reader never sees half
 // of a block. A temporary name left behind is a killed writer's: reported, and removed on request.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 /** What makes two runs' KV blocks interchangeable: equal identities share a namespace. */
 export interface PoolIdentity {
@@ -33,7 +33,8 @@ const NAME_HEX = 40;
 
 /** `<namespace>/<3 hex>/<2 hex>/<40 hex>.bin`, relative to the pool's root. */
 export function poolBlockName(namespace: string, key: string): string {
-  const h = createHash('sha256').update(namespace).update('\n').update(key).digest('hex').slice(0, NAME_HEX);
+  // One-shot hash() of the joined text: the same digest as update() by parts, half the time (once per block write).
+  const h = hash('sha256', `${namespace}\n${key}`, 'hex').slice(0, NAME_HEX);
   return `${namespace}/${h.slice(0, 3)}/${h.slice(3, 5)}/${h}.bin`;
 }
 

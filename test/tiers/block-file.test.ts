@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { constants as fsc, existsSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
 import type { ChunkSource } from '../../src/data/chunk-source.js';
@@ -122,6 +122,16 @@ for (const { engine, skip } of ENGINES) {
             assert.equal(existsSync(gone), false, 'an unlink job removes the file');
             const unlinked = await failure(jobs.unlink(gone));
             assert.deepEqual([unlinked.code, unlinked.syscall, unlinked.path, unlinked.step], ['ENOENT', 'unlink', gone, 'unlink']);
+
+            const made = join(dir, 'made');
+            assert.equal((await jobs.mkdir(made, 0o750)).bytes, 0);
+            const mask = process.umask();
+            assert.ok(statSync(made).isDirectory(), 'a mkdir job makes the directory');
+            assert.equal(statSync(made).mode & 0o777, 0o750 & ~mask, 'with its mode (less the umask, as mkdir(2))');
+            const twice = await failure(jobs.mkdir(made, 0o750));
+            assert.deepEqual([twice.code, twice.errno, twice.syscall, twice.path, twice.step], ['EEXIST', -17, 'mkdir', made, 'mkdir']);
+            const orphan = await failure(jobs.mkdir(join(dir, 'no', 'parent'), 0o755));
+            assert.deepEqual([orphan.code, orphan.step], ['ENOENT', 'mkdir']);
 
             const missing = await failure(jobs.read({ path: join(dir, 'none'), flags: fsc.O_RDONLY, into: data }));
             assert.deepEqual([missing.code, missing.step], ['ENOENT', 'open']);
@@ -319,9 +329,16 @@ test(
         blockFiles: again,
         metadataOps: sink,
       });
+      let dirsMade = 0;
+      const mkdirJob = again.mkdir.bind(again);
+      again.mkdir = (p: string, mode: number) => (dirsMade++, mkdirJob(p, mode));
       for (let i = 0; i < 8; i++) await fan.write(`b${i}`, sourceOf(Buffer.alloc(4096 * (i + 1), i)));
       assert.equal(ops.get('create'), 8);
       assert.equal(ops.get('rename'), 8);
+      // Each fan-out directory made once, as a job: both levels of each block's name (names apart are apart).
+      const levels = new Set(Array.from({ length: 8 }, (_, i) => fan.pathFor(`b${i}`)).flatMap((p) => [dirname(p), dirname(dirname(p))]));
+      assert.equal(ops.get('mkdir'), levels.size);
+      assert.equal(dirsMade, levels.size);
       for (let i = 0; i < 8; i++) assert.equal(statSync(fan.pathFor(`b${i}`)).size, 4096 * (i + 1));
       assert.equal((await fan.read('b5')).bytes, 6 * 4096);
       await fan.close();

@@ -119,6 +119,12 @@ test('--keep-pool leaves what was published; a later backend finds it published 
   });
 });
 
+test('names are stable across versions: a pool kept by an earlier build is found under the same names', () => {
+  // Pinned: a change here strands every pool kept with --keep-pool (bump POOL_LAYOUT instead).
+  assert.equal(NS, 'kvpool-3c08ca592020b797');
+  assert.equal(poolBlockName(NS, 'k1'), 'kvpool-3c08ca592020b797/774/23/77423441d246224de31da0dfb4261f04bb327110.bin');
+});
+
 test('another namespace (model, block size, bytes per token) never sees the blocks', async () => {
   await withTempDir(async (dir) => {
     const a = await open(dir);
@@ -290,6 +296,14 @@ test('planted in the pool: a FIFO or a link at a block name is no block (never o
       if (existsSync(level2)) await unlink(level2).catch(() => undefined);
       symlinkSync(outside, level2);
       await assert.rejects(b.write('redirected', sourceOf(blockBytes('r', 100))), /not a directory/);
+      assert.deepEqual(readdirSync(outside).sort(), ['target.bin']);
+
+      // A first level replaced by a link: refused before anything is made below it (not in the link's target either).
+      let key = 'upper';
+      while (dirname(dirname(b.pathFor(key))) === dirname(level2)) key += '+';
+      const level1 = dirname(dirname(b.pathFor(key)));
+      symlinkSync(outside, level1);
+      await assert.rejects(b.write(key, sourceOf(blockBytes('u', 100))), /not a directory/);
       assert.deepEqual(readdirSync(outside).sort(), ['target.bin']);
     } finally {
       await b.close();
