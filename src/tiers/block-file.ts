@@ -42,7 +42,19 @@ interface Pending {
   readonly out: Float64Array;
 }
 
-const STEP = { write: 1, read: 2, truncate: 4, sync: 8, rename: 16, check: 32, open: 64, close: 128, datasync: 256, unlink: 512, mkdir: 1024 } as const;
+const STEP = {
+  write: 1,
+  read: 2,
+  truncate: 4,
+  sync: 8,
+  rename: 16,
+  check: 32,
+  open: 64,
+  close: 128,
+  datasync: 256,
+  unlink: 512,
+  mkdir: 1024,
+} as const;
 type Step = keyof typeof STEP;
 const SYSCALL: Readonly<Record<number, string>> = {
   [STEP.write]: 'write',
