@@ -24,12 +24,13 @@
 //              2 read up to `length` bytes into `buffer` at `position` (continuing short reads until
 //              EOF), 4 ftruncate to `truncateTo`, 8 fsync, 16 rename onto `renameTo` after the close,
 //              32 fstat first and fail with ENOENT unless a regular file of `truncateTo` bytes,
-//              256 fdatasync (instead of 8); 512 unlink `path`, 1024 mkdir `path` with `mode` (each alone:
-//              nothing opened, no other step);
+//              256 fdatasync (instead of 8); 512 unlink `path`, 1024 mkdir `path` with `mode`, 2048
+//              link `path` to `renameTo`, 4096 lstat `path` (each alone: nothing opened, no other step);
 //   buffer     Uint8Array; out Float64Array(8): the caller keeps both alive and untouched until onDone;
-//   out        written before onDone: [bytes moved, open ns, data ns, ftruncate ns, (data)sync ns, close ns,
-//              rename ns, step that failed (0 none, else its bit; 64 the open, 128 the close)]; an unlink's
-//              or a mkdir's time is in the open's place.
+//   out        Float64Array(10), written before onDone: [bytes moved, open ns, data ns, ftruncate ns,
+//              (data)sync ns, close ns, rename ns, step that failed (0 none, else its bit; 64 the open, 128
+//              the close), and for an lstat the mtime (ms) and the file type (S_IFMT bits)]; an unlink's,
+//              a mkdir's, a link's or an lstat's time is in the open's place, an lstat's size in the bytes'.
 // close(pool): no more jobs; the threads finish what is queued (reported to onDone), then end. Teardown
 //   of the environment with the pool open waits for its threads (they write into JavaScript's buffers).
 #define _GNU_SOURCE
@@ -52,10 +53,10 @@
 #include <sys/syscall.h>
 #include <node_api.h>
 
-enum { STEP_WRITE = 1, STEP_READ = 2, STEP_TRUNCATE = 4, STEP_SYNC = 8, STEP_RENAME = 16, STEP_CHECK = 32, STEP_OPEN = 64, STEP_CLOSE = 128, STEP_DATASYNC = 256, STEP_UNLINK = 512, STEP_MKDIR = 1024 };
+enum { STEP_WRITE = 1, STEP_READ = 2, STEP_TRUNCATE = 4, STEP_SYNC = 8, STEP_RENAME = 16, STEP_CHECK = 32, STEP_OPEN = 64, STEP_CLOSE = 128, STEP_DATASYNC = 256, STEP_UNLINK = 512, STEP_MKDIR = 1024, STEP_LINK = 2048, STEP_LSTAT = 4096, STEPS_END = 8192 };
 /** Steps that are a job alone (a path, no descriptor). */
-enum { STEPS_ALONE = STEP_UNLINK | STEP_MKDIR };
-enum { OUT_BYTES, OUT_OPEN, OUT_DATA, OUT_TRUNCATE, OUT_SYNC, OUT_CLOSE, OUT_RENAME, OUT_FAILED, OUT_LENGTH };
+enum { STEPS_ALONE = STEP_UNLINK | STEP_MKDIR | STEP_LINK | STEP_LSTAT };
+enum { OUT_BYTES, OUT_OPEN, OUT_DATA, OUT_TRUNCATE, OUT_SYNC, OUT_CLOSE, OUT_RENAME, OUT_FAILED, OUT_MTIME, OUT_KIND, OUT_LENGTH };
 
 typedef struct file_job {
   struct file_job *next;
@@ -152,14 +153,29 @@ static int read_all(file_job *job, int fd) {
   return 0;
 }
 
+/** An lstat job's answer into `out`: size, mtime (ms), file type. */
+static void looked_up(file_job *job) {
+  job->out[OUT_BYTES] = (double)job->st.stx_size;
+  job->out[OUT_MTIME] = (double)job->st.stx_mtime.tv_sec * 1e3 + (double)job->st.stx_mtime.tv_nsec / 1e6;
+  job->out[OUT_KIND] = (double)(job->st.stx_mode & S_IFMT);
+}
+
 /** Runs on a pool thread: system calls only, no N-API. */
 static void execute(file_job *job) {
   double *out = job->out;
   errno = 0;
   int64_t t = now_ns();
   if (job->steps & STEPS_ALONE) {
-    int made = job->steps & STEP_UNLINK ? unlink(job->path) : mkdir(job->path, (mode_t)job->mode);
-    if (made != 0) fail(job, job->steps & STEPS_ALONE);
+    int made;
+    switch (job->steps) {
+      case STEP_UNLINK: made = unlink(job->path); break;
+      case STEP_MKDIR: made = mkdir(job->path, (mode_t)job->mode); break;
+      case STEP_LINK: made = link(job->path, job->rename_to); break;
+      default:
+        made = statx(AT_FDCWD, job->path, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_SIZE | STATX_MTIME, &job->st);
+        if (made == 0) looked_up(job);
+    }
+    if (made != 0) fail(job, job->steps);
     out[OUT_OPEN] = (double)(now_ns() - t);
     return;
   }
@@ -278,7 +294,7 @@ static void *work(void *data) {
 // per job and none sleeps after it: on the 2-vCPU VM that hand-off cost more CPU than the calls
 // (docs/performance.md#block-operations-per-cpu-second). A step's time runs from the moment this thread
 // hands it over to the moment it sees its completion, on this one clock.
-enum { ST_START, ST_OPEN, ST_CHECK, ST_DATA, ST_TRUNCATE, ST_SYNC, ST_CLOSE, ST_RENAME, ST_UNLINK, ST_MKDIR, ST_END };
+enum { ST_START, ST_OPEN, ST_CHECK, ST_DATA, ST_TRUNCATE, ST_SYNC, ST_CLOSE, ST_RENAME, ST_ALONE, ST_END };
 /** IORING_OP_FTRUNCATE (Linux 6.9): the headers of older distributions do not name it; the probe says if the kernel has it. */
 #define OP_FTRUNCATE (IORING_OP_SENDMSG_ZC + 7)
 /** One step's longest transfer: longer ones continue as short reads and writes do. */
@@ -368,7 +384,7 @@ static uring *ring_make(unsigned threads, char *why, size_t why_size) {
     ring_free(r);
     return NULL;
   }
-  const int needed[] = {IORING_OP_OPENAT, IORING_OP_STATX, IORING_OP_READ, IORING_OP_WRITE, IORING_OP_FSYNC, IORING_OP_CLOSE, IORING_OP_RENAMEAT, IORING_OP_UNLINKAT, IORING_OP_MKDIRAT};
+  const int needed[] = {IORING_OP_OPENAT, IORING_OP_STATX, IORING_OP_READ, IORING_OP_WRITE, IORING_OP_FSYNC, IORING_OP_CLOSE, IORING_OP_RENAMEAT, IORING_OP_UNLINKAT, IORING_OP_MKDIRAT, IORING_OP_LINKAT};
   for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
     if (needed[i] > probe->last_op || !(probe->ops[needed[i]].flags & IO_URING_OP_SUPPORTED)) {
       snprintf(why, why_size, "io_uring of this kernel lacks operation %d (Linux 5.15 or later wanted)", needed[i]);
@@ -439,8 +455,7 @@ static int ring_wants(const file_job *job, int stage) {
     case ST_SYNC: return ok && (job->steps & (STEP_SYNC | STEP_DATASYNC));
     case ST_CLOSE: return job->opened >= 0;
     case ST_RENAME: return ok && (job->steps & STEP_RENAME);
-    case ST_UNLINK: return (job->steps & STEP_UNLINK) != 0;
-    case ST_MKDIR: return (job->steps & STEP_MKDIR) != 0;
+    case ST_ALONE: return (job->steps & STEPS_ALONE) != 0;
     default: return 0;
   }
 }
@@ -509,16 +524,26 @@ static int ring_issue(uring *r, file_job *job, int stage) {
       sqe->len = (unsigned)AT_FDCWD;
       sqe->off = (uint64_t)(uintptr_t)job->rename_to; // addr2: the new name
       break;
-    case ST_UNLINK:
-      sqe->opcode = IORING_OP_UNLINKAT;
+    case ST_ALONE:
       sqe->fd = AT_FDCWD;
       sqe->addr = (uint64_t)(uintptr_t)job->path;
-      break;
-    case ST_MKDIR:
-      sqe->opcode = IORING_OP_MKDIRAT;
-      sqe->fd = AT_FDCWD;
-      sqe->addr = (uint64_t)(uintptr_t)job->path;
-      sqe->len = (unsigned)job->mode;
+      switch (job->steps) {
+        case STEP_UNLINK: sqe->opcode = IORING_OP_UNLINKAT; break;
+        case STEP_MKDIR:
+          sqe->opcode = IORING_OP_MKDIRAT;
+          sqe->len = (unsigned)job->mode;
+          break;
+        case STEP_LINK:
+          sqe->opcode = IORING_OP_LINKAT;
+          sqe->len = (unsigned)AT_FDCWD;
+          sqe->off = (uint64_t)(uintptr_t)job->rename_to; // addr2: the new name
+          break;
+        default:
+          sqe->opcode = IORING_OP_STATX;
+          sqe->len = STATX_TYPE | STATX_SIZE | STATX_MTIME;
+          sqe->statx_flags = AT_SYMLINK_NOFOLLOW;
+          sqe->off = (uint64_t)(uintptr_t)&job->st; // addr2: where statx writes
+      }
       break;
   }
   return 1;
@@ -533,11 +558,10 @@ static void ring_next(job_pool *pool, file_job *job) {
   napi_call_threadsafe_function(pool->done, job, napi_tsfn_nonblocking);
 }
 
-/** Where each stage's time goes in `out` (a check, an unlink and a mkdir count as the open: host time). */
+/** Where each stage's time goes in `out` (a check and a job alone count as the open: host time). */
 static const int STAGE_OUT[ST_END] = {
     [ST_OPEN] = OUT_OPEN,         [ST_CHECK] = OUT_OPEN, [ST_DATA] = OUT_DATA,     [ST_TRUNCATE] = OUT_TRUNCATE,
-    [ST_SYNC] = OUT_SYNC,         [ST_CLOSE] = OUT_CLOSE, [ST_RENAME] = OUT_RENAME, [ST_UNLINK] = OUT_OPEN,
-    [ST_MKDIR] = OUT_OPEN,
+    [ST_SYNC] = OUT_SYNC,         [ST_CLOSE] = OUT_CLOSE, [ST_RENAME] = OUT_RENAME, [ST_ALONE] = OUT_OPEN,
 };
 
 /** The step bit a failure of `stage` is reported as. */
@@ -550,8 +574,7 @@ static int stage_step(const file_job *job, int stage) {
     case ST_SYNC: return job->steps & STEP_SYNC ? STEP_SYNC : STEP_DATASYNC;
     case ST_CLOSE: return STEP_CLOSE;
     case ST_RENAME: return STEP_RENAME;
-    case ST_MKDIR: return STEP_MKDIR;
-    default: return STEP_UNLINK;
+    default: return job->steps & STEPS_ALONE;
   }
 }
 
@@ -585,6 +608,9 @@ static void ring_completed(job_pool *pool, file_job *job, int res) {
     case ST_CLOSE:
       job->opened = -1; // closed even when close reports an error: never retried
       if (res == -EINTR) res = 0;
+      break;
+    case ST_ALONE:
+      if (res == 0 && job->steps == STEP_LSTAT) looked_up(job);
       break;
   }
   if (res < 0) fail_with(job, -res, step);
@@ -797,7 +823,7 @@ static int parse(napi_env env, napi_value *argv, file_job *job) {
       !array_of(env, argv[4], napi_float64_array, "out", &out, &out_length))
     return 0;
   if (out_length < OUT_LENGTH) {
-    napi_throw_range_error(env, NULL, "submit: out must hold 8 numbers");
+    napi_throw_range_error(env, NULL, "submit: out must hold 10 numbers");
     return 0;
   }
   // The numbers come in `out` (a native argument apiece cost more than the rest of a submit).
@@ -809,8 +835,8 @@ static int parse(napi_env env, napi_value *argv, file_job *job) {
     return 0;
   int open_or_close_steps = STEP_OPEN | STEP_CLOSE;
   if (id < 0 || id > INT32_MAX || length < 0 || (size_t)length > data_length || position < 0 || steps < 0 ||
-      steps >= 2048 || (steps & open_or_close_steps) ||
-      ((steps & STEPS_ALONE) && ((steps != STEP_UNLINK && steps != STEP_MKDIR) || fd != -1)) || ((steps & STEP_WRITE) && (steps & STEP_READ)) || fd < -1 || fd > INT32_MAX ||
+      steps >= STEPS_END || (steps & open_or_close_steps) ||
+      ((steps & STEPS_ALONE) && ((steps & (steps - 1)) != 0 || fd != -1)) || ((steps & STEP_WRITE) && (steps & STEP_READ)) || fd < -1 || fd > INT32_MAX ||
       (fd >= 0 && (steps & STEP_RENAME))) {
     napi_throw_range_error(env, NULL, "submit: an id or fd out of range, length beyond the buffer, a negative position, or steps out of range");
     return 0;
@@ -828,7 +854,7 @@ static int parse(napi_env env, napi_value *argv, file_job *job) {
   memset(job->out, 0, OUT_LENGTH * sizeof(double));
   job->path = string_of(env, argv[1], "path");
   if (job->path == NULL) return 0;
-  if (steps & STEP_RENAME) {
+  if (steps & (STEP_RENAME | STEP_LINK)) {
     job->rename_to = string_of(env, argv[3], "renameTo");
     if (job->rename_to == NULL) return 0;
   }

@@ -34,11 +34,13 @@ export interface BlockIoHelper {
 
 /** A job in flight: what settles it, and what the helper writes into or reads from until then. */
 interface Pending {
-  resolve: (times: BlockFileTimes) => void;
+  /** Settles with the times, or an lstat job with what it found (run's T). */
+  resolve: (value: BlockFileTimes | BlockStat) => void;
   reject: (e: Error) => void;
   path: string;
   renameTo: string;
   buffer: Uint8Array | undefined;
+  steps: number;
   readonly out: Float64Array;
 }
 
@@ -54,6 +56,8 @@ const STEP = {
   datasync: 256,
   unlink: 512,
   mkdir: 1024,
+  link: 2048,
+  lstat: 4096,
 } as const;
 type Step = keyof typeof STEP;
 const SYSCALL: Readonly<Record<number, string>> = {
@@ -68,7 +72,13 @@ const SYSCALL: Readonly<Record<number, string>> = {
   [STEP.datasync]: 'fdatasync',
   [STEP.unlink]: 'unlink',
   [STEP.mkdir]: 'mkdir',
+  [STEP.link]: 'link',
+  [STEP.lstat]: 'lstat',
 };
+/** The results' array: [bytes, six times, the failed step, an lstat's mtime (ms) and file type] (block-io.c). */
+const OUT = { length: 10, mtime: 8, kind: 9 } as const;
+/** S_IFMT's regular file. */
+const S_IFREG = 0o100000;
 /** The buffer of a job that moves no bytes. */
 const NO_BYTES = new Uint8Array(0);
 const NS_PER_MS = 1e6;
@@ -84,6 +94,14 @@ export interface BlockFileTimes {
   readonly syncMs: number;
   readonly closeMs: number;
   readonly renameMs: number;
+}
+
+/** What an lstat job found (BlockFiles.lstat). */
+export interface BlockStat {
+  readonly isFile: boolean;
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly times: BlockFileTimes;
 }
 
 /** A failed job: Node's fs error shape (code, errno, syscall, path), the step that failed, and the times up to it. */
@@ -212,6 +230,16 @@ export class BlockFiles {
     return this.run(path, 0, mode, STEP.mkdir, NO_BYTES, 0, '');
   }
 
+  /** link(2) of `existing` onto `newPath` (a shared pool's no-clobber publish; its time is the times' openMs). */
+  link(existing: string, newPath: string): Promise<BlockFileTimes> {
+    return this.run(existing, 0, 0, STEP.link, NO_BYTES, 0, newPath);
+  }
+
+  /** lstat(2) of `path` (a link is not followed; its time is the times' openMs): a shared pool's lookup. */
+  lstat(path: string): Promise<BlockStat> {
+    return this.run<BlockStat>(path, 0, 0, STEP.lstat, NO_BYTES, 0, '');
+  }
+
   /** No more jobs; those in flight still settle. */
   close(): void {
     if (this.closed) return;
@@ -219,7 +247,7 @@ export class BlockFiles {
     this.helper.close(this.pool);
   }
 
-  private run(
+  private run<T extends BlockFileTimes | BlockStat = BlockFileTimes>(
     path: string,
     flags: number,
     mode: number,
@@ -229,15 +257,17 @@ export class BlockFiles {
     renameTo: string,
     fd = -1,
     position = 0,
-  ): Promise<BlockFileTimes> {
+  ): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the block-file pool is closed'));
-    return new Promise((resolve, reject) => {
+    return new Promise<T>((settled, reject) => {
+      const resolve = settled as (value: BlockFileTimes | BlockStat) => void; // T is what settle() gives for these steps
       const id = this.freeIds.pop() ?? this.jobs.length;
-      const job = (this.jobs[id] ??= { resolve, reject, path, renameTo, buffer, out: new Float64Array(8) });
+      const job = (this.jobs[id] ??= { resolve, reject, path, renameTo, buffer, steps, out: new Float64Array(OUT.length) });
       job.resolve = resolve;
       job.reject = reject;
       job.path = path;
       job.renameTo = renameTo;
+      job.steps = steps;
       job.buffer = buffer; // held here until the job settles: the helper writes into or reads from it
       try {
         const out = job.out; // the numbers go in the results' array: one native argument, not eight
@@ -267,13 +297,24 @@ export class BlockFiles {
     job.buffer = undefined;
     this.freeIds.push(id);
     if (errno === 0) {
-      resolve(times);
+      const out = job.out;
+      if (job.steps !== STEP.lstat) resolve(times);
+      else resolve({ isFile: out[OUT.kind] === S_IFREG, size: times.bytes, mtimeMs: out[OUT.mtime] ?? 0, times });
       return;
     }
     const failed = job.out[7] ?? STEP.open;
     const step = (Object.keys(STEP) as Step[]).find((s) => STEP[s] === failed) ?? 'open';
     const code = SYSTEM_ERRORS.get(-errno)?.[0] ?? `E${errno}`;
-    reject(new BlockFileError(code, -errno, SYSCALL[failed] ?? 'open', step === 'rename' ? `${path}' -> '${renameTo}` : path, step, times));
+    reject(
+      new BlockFileError(
+        code,
+        -errno,
+        SYSCALL[failed] ?? 'open',
+        step === 'rename' || step === 'link' ? `${path}' -> '${renameTo}` : path,
+        step,
+        times,
+      ),
+    );
   }
 }
 

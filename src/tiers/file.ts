@@ -99,6 +99,11 @@ const NO_HARD_LINKS: ReadonlySet<string> = new Set(['EPERM', 'ENOTSUP', 'EOPNOTS
 
 /** errno codes of a lookup or open meaning "no block there" (ENOTDIR: a fan-out level is not a directory). */
 const ABSENT: ReadonlySet<string> = new Set(['ENOENT', 'ENOTDIR', 'ELOOP']);
+/**
+ * errno codes of a shared pool's open meaning "no block there": ABSENT's, and EINVAL — O_DIRECT refused
+ * by what was put at the name (a FIFO, a device) on a file system that takes it for files.
+ */
+const NOT_A_BLOCK: ReadonlySet<string> = new Set([...ABSENT, 'EINVAL']);
 
 /** A write would replace a file this backend did not create. */
 export class ForeignFileError extends Error {
@@ -431,7 +436,7 @@ export class FileBackend implements Backend {
     let raced = false;
     let linked = true;
     try {
-      await t.device(() => this.meta('link', () => (this.poolOptions?.link ?? link)(temp, final)));
+      await t.device(() => this.meta('link', () => this.linkCall(temp, final)));
     } catch (e) {
       const code = errnoCode(e) ?? '';
       if (code === 'EEXIST')
@@ -440,7 +445,7 @@ export class FileBackend implements Backend {
         // A file system without hard links (s3fs, some FUSE mounts): look, then rename. A writer racing
         // in between may then be replaced by an equal block; docs/shared-pool.md#publish says so.
         raced = await t.device(() =>
-          this.meta('lookup', () => lstat(final), isAbsent).then(
+          this.meta('lookup', () => this.lstatCall(final), isAbsent).then(
             () => true,
             () => false,
           ),
@@ -506,8 +511,8 @@ export class FileBackend implements Backend {
         this.assertOpen();
         const t = new SplitTimer(this.gauge);
         try {
-          const st = await t.device(() => this.meta('lookup', () => lstat(this.pathFor(key)), isAbsent));
-          if (st.isFile()) return { found: true, size: st.size, publishedAtMs: st.mtimeMs, timing: t.result() };
+          const st = await t.device(() => this.meta('lookup', () => this.lstatCall(this.pathFor(key)), isAbsent));
+          if (st.isFile) return { found: true, size: st.size, publishedAtMs: st.mtimeMs, timing: t.result() };
         } catch (e) {
           if (!ABSENT.has(errnoCode(e) ?? '')) throw e;
         }
@@ -575,7 +580,7 @@ export class FileBackend implements Backend {
         const flags = fsc.O_RDONLY | (direct ? fsc.O_DIRECT : 0) | (pooled ? fsc.O_NOFOLLOW | fsc.O_NONBLOCK : 0);
         fh = await t.host(() => FdFile.open(path, flags));
       } catch (e) {
-        throw ABSENT.has(errnoCode(e) ?? '') ? new EntryNotFoundError(this.tier, key) : e;
+        throw (pooled ? NOT_A_BLOCK : ABSENT).has(errnoCode(e) ?? '') ? new EntryNotFoundError(this.tier, key) : e;
       }
       try {
         if (pooled) {
@@ -620,7 +625,7 @@ export class FileBackend implements Backend {
       short: (bytes: number) => new Error(`file for entry is shorter than its ${size} bytes (EOF at ${bytes})`),
       // No file, or (in a shared pool) not a regular file of its size: a miss, as readFile says.
       failed: (e: unknown) =>
-        e instanceof BlockFileError && ((e.step === 'open' && ABSENT.has(e.code)) || e.step === 'check')
+        e instanceof BlockFileError && ((e.step === 'open' && (pooled ? NOT_A_BLOCK : ABSENT).has(e.code)) || e.step === 'check')
           ? new EntryNotFoundError(this.tier, key)
           : e,
     };
@@ -738,6 +743,24 @@ export class FileBackend implements Backend {
     const jobs = this.blockFiles;
     const call = jobs !== undefined ? () => jobs.unlink(path).then(() => undefined) : () => unlink(path);
     return this.gauge.track(() => this.meta('unlink', call));
+  }
+
+  /**
+   * A shared pool's lstat: a native job when there are jobs (Node's fs lstat cost the event loop ~5 µs per
+   * block lookup), else fs. The caller times it as a lookup.
+   */
+  private lstatCall(path: string): Promise<{ readonly isFile: boolean; readonly size: number; readonly mtimeMs: number }> {
+    const jobs = this.blockFiles;
+    if (jobs !== undefined) return jobs.lstat(path);
+    return lstat(path).then((st) => ({ isFile: st.isFile(), size: st.size, mtimeMs: st.mtimeMs }));
+  }
+
+  /** A publish's link(2): a test's stand-in, a native job when there are jobs, else fs. The caller times it. */
+  private linkCall(existing: string, name: string): Promise<void> {
+    const jobs = this.blockFiles;
+    const standIn = this.poolOptions?.link;
+    if (standIn !== undefined) return standIn(existing, name);
+    return jobs !== undefined ? jobs.link(existing, name).then(() => undefined) : link(existing, name);
   }
 
   /** mkdir(2) of a fan-out directory, as unlink(): a native job when there are jobs, timed as a metadata call. */

@@ -5,7 +5,17 @@
 // with jobs in flight (no thread may write into freed buffers); the engine --file-calls picks.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { constants as fsc, existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync } from 'node:fs';
+import {
+  constants as fsc,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { test } from 'node:test';
@@ -17,6 +27,7 @@ import { StorageSetupError } from '../../src/tiers/storage-kind.js';
 import { FileBackend, ForeignFileError } from '../../src/tiers/file.js';
 import type { MetadataOp } from '../../src/tiers/metadata-ops.js';
 import { fanoutNamespace } from '../../src/tiers/pool-names.js';
+import { loadNativeHelper } from '../../src/util/native-helper.js';
 import { withTempDir } from '../util/temp-dir.js';
 
 /** Why `engine` cannot run here (printed as the skip's reason), or false. */
@@ -133,6 +144,29 @@ for (const { engine, skip } of ENGINES) {
             assert.deepEqual([twice.code, twice.errno, twice.syscall, twice.path, twice.step], ['EEXIST', -17, 'mkdir', made, 'mkdir']);
             const orphan = await failure(jobs.mkdir(join(dir, 'no', 'parent'), 0o755));
             assert.deepEqual([orphan.code, orphan.step], ['ENOENT', 'mkdir']);
+
+            const linked = join(made, 'linked.bin');
+            assert.equal((await jobs.link(there, linked)).bytes, 0);
+            assert.equal(statSync(linked).ino, statSync(there).ino, 'a link job makes a hard link');
+            const clobber = await failure(jobs.link(gone, linked));
+            assert.deepEqual(
+              [clobber.code, clobber.syscall, clobber.path, clobber.step],
+              ['ENOENT', 'link', `${gone}' -> '${linked}`, 'link'],
+            );
+            const taken = await failure(jobs.link(there, linked));
+            assert.deepEqual([taken.code, taken.step], ['EEXIST', 'link'], 'a link never replaces a name');
+
+            const found = await jobs.lstat(there);
+            const st = statSync(there);
+            assert.deepEqual([found.isFile, found.size], [true, 10]);
+            assert.ok(Math.abs(found.mtimeMs - st.mtimeMs) < 0.001, `mtime ${found.mtimeMs} against ${st.mtimeMs}`);
+            assert.ok(found.times.openMs >= 0);
+            const symlink = join(dir, 'symlink');
+            symlinkSync(there, symlink);
+            assert.equal((await jobs.lstat(symlink)).isFile, false, 'a link is not followed');
+            assert.equal((await jobs.lstat(made)).isFile, false, 'a directory is no file');
+            const nothing = await failure(jobs.lstat(join(dir, 'nothing')));
+            assert.deepEqual([nothing.code, nothing.syscall, nothing.step], ['ENOENT', 'lstat', 'lstat']);
 
             const missing = await failure(jobs.read({ path: join(dir, 'none'), flags: fsc.O_RDONLY, into: data }));
             assert.deepEqual([missing.code, missing.step], ['ENOENT', 'open']);
@@ -411,3 +445,29 @@ test('a kernel that refuses io_uring: native runs on the threads and says why; i
     'io_uring_setup: Operation not permitted (kernel.io_uring_disabled, or a seccomp filter)',
   );
 });
+
+test(
+  'the helper refuses a job whose steps do not go together: a path-only call with another step or a descriptor, an unknown step, too short an out',
+  { skip: SKIP },
+  () => {
+    const helper = loadNativeHelper('block_io', 'native block-file') as BlockIoHelper;
+    const pool = helper.open(1, () => undefined, 0);
+    try {
+      const submit = (steps: number, fd = -1, outLength = 10): void => {
+        const out = new Float64Array(outLength);
+        out.set([0, 0, 0o755, steps, 0, 0, 0, fd]);
+        helper.submit(pool, '/nonexistent/kv-cache-test', new Uint8Array(0), '/nonexistent/other', out);
+      };
+      const UNLINK = 512;
+      const MKDIR = 1024;
+      const LINK = 2048;
+      const LSTAT = 4096;
+      for (const steps of [MKDIR | UNLINK, LINK | 1, LSTAT | 16, LINK | LSTAT, 8192])
+        assert.throws(() => submit(steps), RangeError, `steps ${steps}`);
+      assert.throws(() => submit(LSTAT, 3), RangeError, 'an lstat takes a path, not a descriptor');
+      assert.throws(() => submit(MKDIR, -1, 8), /out must hold 10 numbers/);
+    } finally {
+      helper.close(pool);
+    }
+  },
+);

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import type { ChunkSource } from '../../src/data/chunk-source.js';
 import { AlreadyPublishedError, EntryNotFoundError } from '../../src/tiers/backend.js';
 import type { PoolAccess } from '../../src/tiers/backend.js';
+import { BlockFiles } from '../../src/tiers/block-file.js';
 import { FileBackend } from '../../src/tiers/file.js';
 import { POOL_TEMP_FILE, poolBlockName, poolNamespace } from '../../src/tiers/pool-names.js';
 import { removePoolTemps, scanPool } from '../../src/tiers/pool-scan.js';
@@ -49,75 +50,123 @@ async function readPublished(pool: PoolAccess, key: string, size: number): Promi
   return out;
 }
 
-const open = (dir: string, keep = false): Promise<FileBackend> =>
-  FileBackend.create({ dir, ioMode: 'buffered', pool: { namespace: NS, keep } });
+/**
+ * The two ways a pool backend makes its calls, each test run both ways: Node's fs (buffered I/O), and
+ * the native jobs (direct I/O: lookups, links, fan-out directories and one-chunk blocks as C jobs).
+ */
+interface Calls {
+  readonly name: string;
+  readonly skip: string | false;
+  /** Options of a pool backend on `dir` making its calls this way. */
+  readonly options: (dir: string) => { dir: string; ioMode: 'buffered' | 'direct'; blockFiles?: BlockFiles };
+}
+const nativeJobs = BlockFiles.load(2);
+if (typeof nativeJobs !== 'string') nativeJobs.close();
+const FS_CALLS: Calls = { name: 'fs', skip: false, options: (dir) => ({ dir, ioMode: 'buffered' }) };
+const CALLS: readonly Calls[] = [
+  FS_CALLS,
+  {
+    name: 'native jobs',
+    skip: typeof nativeJobs === 'string' ? `the native helper is not available: ${nativeJobs}` : false,
+    options: (dir) => {
+      const blockFiles = BlockFiles.load(2);
+      if (typeof blockFiles === 'string') throw new Error(blockFiles);
+      return { dir, ioMode: 'direct', blockFiles };
+    },
+  },
+];
+
+/** A pool backend on `dir` making its calls as `calls` says (direct I/O must hold: the temp dir takes O_DIRECT). */
+async function openWith(
+  calls: Calls,
+  dir: string,
+  keep = false,
+  link?: (existing: string, name: string) => Promise<void>,
+): Promise<FileBackend> {
+  const b = await FileBackend.create({ ...calls.options(dir), pool: { namespace: NS, keep, ...(link !== undefined ? { link } : {}) } });
+  assert.equal(b.effectiveIoMode, calls.name === 'fs' ? 'buffered' : 'direct', 'the temp dir must take O_DIRECT for the native jobs');
+  return b;
+}
 
 function poolOf(b: FileBackend): PoolAccess {
   assert.ok(b.pool !== undefined, 'a pool backend has PoolAccess');
   return b.pool;
 }
 
-test('one backend reads what another published; the names are the same for both; a second publish is not rewritten', async () => {
-  await withTempDir(async (dir) => {
-    const a = await open(dir);
-    const b = await open(dir);
-    try {
-      const bytes = blockBytes('k1', 3 * MiB + 5);
-      await a.write('k1', sourceOf(bytes));
-      assert.equal(a.pathFor('k1'), b.pathFor('k1'));
-      assert.equal(a.pathFor('k1'), join(dir, poolBlockName(NS, 'k1')));
-      assert.match(a.pathFor('k1'), /kvpool-[0-9a-f]{16}\/[0-9a-f]{3}\/[0-9a-f]{2}\/[0-9a-f]{40}\.bin$/);
-      const probe = await poolOf(b).lookup('k1');
-      assert.equal(probe.found, true);
-      assert.equal(probe.size, bytes.length);
-      assert.ok(probe.publishedAtMs >= poolOf(b).openedAtMs - 1000, 'published after b opened the pool (same run)');
-      assert.ok((await readPublished(poolOf(b), 'k1', bytes.length)).equals(bytes));
-      // b publishing the same block: it is a's, kept as a wrote it.
-      const other = blockBytes('other', bytes.length);
-      await assert.rejects(b.write('k1', sourceOf(other)), (e: unknown) => e instanceof AlreadyPublishedError && e.bytes === bytes.length);
-      assert.ok((await readFile(a.pathFor('k1'))).equals(bytes));
-      assert.deepEqual([...b.keys()], []);
-      assert.deepEqual(readdirSync(dirname(a.pathFor('k1'))), [a.pathFor('k1').split('/').pop()], 'no temporary file is left');
-      // Not there: a miss, not an error.
-      assert.equal((await poolOf(b).lookup('nothing')).found, false);
-      await assert.rejects(poolOf(b).readPublished('nothing', 10), EntryNotFoundError);
-      // Its publisher evicts it: gone for the reader too.
-      await a.delete('k1');
-      assert.equal((await poolOf(b).lookup('k1')).found, false);
-      await assert.rejects(poolOf(b).readPublished('k1', bytes.length), EntryNotFoundError);
-      // b's delete of a block it does not own touches nothing.
-      await a.write('k2', sourceOf(blockBytes('k2', 100)));
-      await b.delete('k2');
-      assert.equal((await poolOf(b).lookup('k2')).found, true);
-    } finally {
-      await a.close();
-      await b.close();
-    }
-    assert.equal(existsSync(join(dir, poolBlockName(NS, 'k2'))), false, 'the publisher removes what it published when it closes');
-  });
-});
+for (const calls of CALLS)
+  test(
+    `${calls.name}: one backend reads what another published; the names are the same for both; a second publish is not rewritten`,
+    { skip: calls.skip },
+    async () => {
+      await withTempDir(async (dir) => {
+        const a = await openWith(calls, dir);
+        const b = await openWith(calls, dir);
+        try {
+          const bytes = blockBytes('k1', 3 * MiB + 5);
+          await a.write('k1', sourceOf(bytes));
+          assert.equal(a.pathFor('k1'), b.pathFor('k1'));
+          assert.equal(a.pathFor('k1'), join(dir, poolBlockName(NS, 'k1')));
+          assert.match(a.pathFor('k1'), /kvpool-[0-9a-f]{16}\/[0-9a-f]{3}\/[0-9a-f]{2}\/[0-9a-f]{40}\.bin$/);
+          const probe = await poolOf(b).lookup('k1');
+          assert.equal(probe.found, true);
+          assert.equal(probe.size, bytes.length);
+          assert.ok(probe.publishedAtMs >= poolOf(b).openedAtMs - 1000, 'published after b opened the pool (same run)');
+          assert.ok((await readPublished(poolOf(b), 'k1', bytes.length)).equals(bytes));
+          // b publishing the same block: it is a's, kept as a wrote it.
+          const other = blockBytes('other', bytes.length);
+          await assert.rejects(
+            b.write('k1', sourceOf(other)),
+            (e: unknown) => e instanceof AlreadyPublishedError && e.bytes === bytes.length,
+          );
+          assert.ok((await readFile(a.pathFor('k1'))).equals(bytes));
+          assert.deepEqual([...b.keys()], []);
+          assert.deepEqual(readdirSync(dirname(a.pathFor('k1'))), [a.pathFor('k1').split('/').pop()], 'no temporary file is left');
+          // Not there: a miss, not an error.
+          assert.equal((await poolOf(b).lookup('nothing')).found, false);
+          await assert.rejects(poolOf(b).readPublished('nothing', 10), EntryNotFoundError);
+          // Its publisher evicts it: gone for the reader too.
+          await a.delete('k1');
+          assert.equal((await poolOf(b).lookup('k1')).found, false);
+          await assert.rejects(poolOf(b).readPublished('k1', bytes.length), EntryNotFoundError);
+          // b's delete of a block it does not own touches nothing.
+          await a.write('k2', sourceOf(blockBytes('k2', 100)));
+          await b.delete('k2');
+          assert.equal((await poolOf(b).lookup('k2')).found, true);
+        } finally {
+          await a.close();
+          await b.close();
+        }
+        assert.equal(existsSync(join(dir, poolBlockName(NS, 'k2'))), false, 'the publisher removes what it published when it closes');
+      });
+    },
+  );
 
-test('--keep-pool leaves what was published; a later backend finds it published before it opened (an earlier run)', async () => {
-  await withTempDir(async (dir) => {
-    const a = await open(dir, true);
-    await a.write('warm', sourceOf(blockBytes('warm', 4096)));
-    await a.close();
-    await new Promise((r) => setTimeout(r, 20)); // the next open's clock is later than the block's mtime
-    const b = await open(dir);
-    try {
-      const probe = await poolOf(b).lookup('warm');
-      assert.equal(probe.found, true);
-      assert.ok(probe.publishedAtMs < poolOf(b).openedAtMs, 'published before this backend opened the pool');
-      const contents = await scanPool(join(dir, NS), b.runId);
-      assert.deepEqual(
-        { blocks: contents.blocks, bytes: contents.blockBytes, temps: contents.tempPaths.length },
-        { blocks: 1, bytes: 4096, temps: 0 },
-      );
-    } finally {
-      await b.close();
-    }
-  });
-});
+for (const calls of CALLS)
+  test(
+    `${calls.name}: --keep-pool leaves what was published; a later backend finds it published before it opened (an earlier run)`,
+    { skip: calls.skip },
+    async () => {
+      await withTempDir(async (dir) => {
+        const a = await openWith(calls, dir, true);
+        await a.write('warm', sourceOf(blockBytes('warm', 4096)));
+        await a.close();
+        await new Promise((r) => setTimeout(r, 20)); // the next open's clock is later than the block's mtime
+        const b = await openWith(calls, dir);
+        try {
+          const probe = await poolOf(b).lookup('warm');
+          assert.equal(probe.found, true);
+          assert.ok(probe.publishedAtMs < poolOf(b).openedAtMs, 'published before this backend opened the pool');
+          const contents = await scanPool(join(dir, NS), b.runId);
+          assert.deepEqual(
+            { blocks: contents.blocks, bytes: contents.blockBytes, temps: contents.tempPaths.length },
+            { blocks: 1, bytes: 4096, temps: 0 },
+          );
+        } finally {
+          await b.close();
+        }
+      });
+    },
+  );
 
 test('names are stable across versions: a pool kept by an earlier build is found under the same names', () => {
   // Pinned: a change here strands every pool kept with --keep-pool (bump POOL_LAYOUT instead).
@@ -127,7 +176,7 @@ test('names are stable across versions: a pool kept by an earlier build is found
 
 test('another namespace (model, block size, bytes per token) never sees the blocks', async () => {
   await withTempDir(async (dir) => {
-    const a = await open(dir);
+    const a = await openWith(FS_CALLS, dir);
     const other = await FileBackend.create({
       dir,
       ioMode: 'buffered',
@@ -151,55 +200,56 @@ test('another namespace (model, block size, bytes per token) never sees the bloc
   });
 });
 
-test('readers racing a writer see a whole block or none, never part of one', async () => {
-  await withTempDir(async (dir) => {
-    const writer = await open(dir);
-    const reader = await open(dir);
-    try {
-      const size = 6 * MiB + 333;
-      const keys = Array.from({ length: 6 }, (_, i) => `race${i}`);
-      let writing = true;
-      const outcomes = { whole: 0, missing: 0 };
-      const readers = Array.from({ length: 4 }, async () => {
-        while (writing) {
-          for (const key of keys) {
-            const probe = await poolOf(reader).lookup(key);
-            if (!probe.found) {
-              outcomes.missing++;
-              continue;
+for (const calls of CALLS)
+  test(`${calls.name}: readers racing a writer see a whole block or none, never part of one`, { skip: calls.skip }, async () => {
+    await withTempDir(async (dir) => {
+      const writer = await openWith(calls, dir);
+      const reader = await openWith(calls, dir);
+      try {
+        const size = 6 * MiB + 333;
+        const keys = Array.from({ length: 6 }, (_, i) => `race${i}`);
+        let writing = true;
+        const outcomes = { whole: 0, missing: 0 };
+        const readers = Array.from({ length: 4 }, async () => {
+          while (writing) {
+            for (const key of keys) {
+              const probe = await poolOf(reader).lookup(key);
+              if (!probe.found) {
+                outcomes.missing++;
+                continue;
+              }
+              assert.equal(probe.size, size, 'a published block has its whole size');
+              const got = await readPublished(poolOf(reader), key, size);
+              assert.ok(got.equals(blockBytes(key, size)), `${key}: the whole block, byte for byte`);
+              outcomes.whole++;
             }
-            assert.equal(probe.size, size, 'a published block has its whole size');
-            const got = await readPublished(poolOf(reader), key, size);
-            assert.ok(got.equals(blockBytes(key, size)), `${key}: the whole block, byte for byte`);
-            outcomes.whole++;
           }
-        }
-      });
-      // Chunks handed over slowly: each block is a temporary file for a while before it is linked.
-      for (const key of keys) {
-        const bytes = blockBytes(key, size);
-        await writer.write(key, {
-          size,
-          async *chunks() {
-            for (let off = 0; off < size; off += MiB) {
-              await new Promise((r) => setTimeout(r, 2));
-              yield bytes.subarray(off, Math.min(off + MiB, size));
-            }
-          },
         });
+        // Chunks handed over slowly: each block is a temporary file for a while before it is linked.
+        for (const key of keys) {
+          const bytes = blockBytes(key, size);
+          await writer.write(key, {
+            size,
+            async *chunks() {
+              for (let off = 0; off < size; off += MiB) {
+                await new Promise((r) => setTimeout(r, 2));
+                yield bytes.subarray(off, Math.min(off + MiB, size));
+              }
+            },
+          });
+        }
+        writing = false;
+        await Promise.all(readers);
+        assert.ok(
+          outcomes.missing > 0 && outcomes.whole > 0,
+          `readers saw blocks both before and after they were published (${JSON.stringify(outcomes)})`,
+        );
+      } finally {
+        await writer.close();
+        await reader.close();
       }
-      writing = false;
-      await Promise.all(readers);
-      assert.ok(
-        outcomes.missing > 0 && outcomes.whole > 0,
-        `readers saw blocks both before and after they were published (${JSON.stringify(outcomes)})`,
-      );
-    } finally {
-      await writer.close();
-      await reader.close();
-    }
+    });
   });
-});
 
 test('a writer killed with SIGKILL mid-block leaves a temporary file no reader sees; the scan reports it and removes it on request', async () => {
   await withTempDir(async (dir) => {
@@ -223,7 +273,7 @@ test('a writer killed with SIGKILL mid-block leaves a temporary file no reader s
     });
     child.kill('SIGKILL');
     await new Promise((r) => child.once('close', r));
-    const reader = await open(dir);
+    const reader = await openWith(FS_CALLS, dir);
     try {
       assert.equal((await poolOf(reader).lookup('killed')).found, false, 'nothing was published');
       await assert.rejects(poolOf(reader).readPublished('killed', 64 << 20), EntryNotFoundError);
@@ -246,70 +296,79 @@ test('a writer killed with SIGKILL mid-block leaves a temporary file no reader s
   });
 });
 
-test('a file system without hard links: the publish looks, then renames; a block there already is not replaced', async () => {
-  await withTempDir(async (dir) => {
-    const noLinks = async (): Promise<void> => {
-      throw Object.assign(new Error('link: operation not permitted'), { code: 'EPERM' });
-    };
-    const opts = { dir, ioMode: 'buffered' as const, pool: { namespace: NS, keep: false, link: noLinks } };
-    const a = await FileBackend.create(opts);
-    const b = await FileBackend.create(opts);
-    try {
-      const bytes = blockBytes('k', 5000);
-      await a.write('k', sourceOf(bytes));
-      assert.ok((await readFile(a.pathFor('k'))).equals(bytes));
-      await assert.rejects(b.write('k', sourceOf(blockBytes('other', 5000))), AlreadyPublishedError);
-      assert.ok((await readFile(a.pathFor('k'))).equals(bytes), "the first writer's block stays");
-      assert.deepEqual(readdirSync(dirname(a.pathFor('k'))).length, 1, 'no temporary file left');
-    } finally {
-      await a.close();
-      await b.close();
-    }
-  });
-});
+for (const calls of CALLS)
+  test(
+    `${calls.name}: a file system without hard links: the publish looks, then renames; a block there already is not replaced`,
+    { skip: calls.skip },
+    async () => {
+      await withTempDir(async (dir) => {
+        const noLinks = async (): Promise<void> => {
+          throw Object.assign(new Error('link: operation not permitted'), { code: 'EPERM' });
+        };
+        const a = await openWith(calls, dir, false, noLinks);
+        const b = await openWith(calls, dir, false, noLinks);
+        try {
+          const bytes = blockBytes('k', 5000);
+          await a.write('k', sourceOf(bytes));
+          assert.ok((await readFile(a.pathFor('k'))).equals(bytes));
+          await assert.rejects(b.write('k', sourceOf(blockBytes('other', 5000))), AlreadyPublishedError);
+          assert.ok((await readFile(a.pathFor('k'))).equals(bytes), "the first writer's block stays");
+          assert.deepEqual(readdirSync(dirname(a.pathFor('k'))).length, 1, 'no temporary file left');
+        } finally {
+          await a.close();
+          await b.close();
+        }
+      });
+    },
+  );
 
-test('planted in the pool: a FIFO or a link at a block name is no block (never opened, never waited on); a linked fan-out directory is never written through', async () => {
-  await withTempDir(async (dir) => {
-    const b = await open(dir);
-    const outside = join(dir, 'outside');
-    mkdirSync(outside);
-    try {
-      const fifoPath = b.pathFor('fifo');
-      mkdirSync(dirname(fifoPath), { recursive: true });
-      execFileSync('mkfifo', [fifoPath]);
-      assert.equal((await poolOf(b).lookup('fifo')).found, false);
-      await assert.rejects(poolOf(b).readPublished('fifo', 4096), EntryNotFoundError);
-      // Writing it: the name is taken (not by a block of ours): counted as published by another, nothing replaced.
-      await assert.rejects(b.write('fifo', sourceOf(blockBytes('fifo', 100))), AlreadyPublishedError);
+for (const calls of CALLS)
+  test(
+    `${calls.name}: planted in the pool: a FIFO or a link at a block name is no block (never opened, never waited on); a linked fan-out directory is never written through`,
+    { skip: calls.skip },
+    async () => {
+      await withTempDir(async (dir) => {
+        const b = await openWith(calls, dir);
+        const outside = join(dir, 'outside');
+        mkdirSync(outside);
+        try {
+          const fifoPath = b.pathFor('fifo');
+          mkdirSync(dirname(fifoPath), { recursive: true });
+          execFileSync('mkfifo', [fifoPath]);
+          assert.equal((await poolOf(b).lookup('fifo')).found, false);
+          await assert.rejects(poolOf(b).readPublished('fifo', 4096), EntryNotFoundError);
+          // Writing it: the name is taken (not by a block of ours): counted as published by another, nothing replaced.
+          await assert.rejects(b.write('fifo', sourceOf(blockBytes('fifo', 100))), AlreadyPublishedError);
 
-      writeFileSync(join(outside, 'target.bin'), 'secret');
-      const linkPath = b.pathFor('link');
-      mkdirSync(dirname(linkPath), { recursive: true });
-      symlinkSync(join(outside, 'target.bin'), linkPath);
-      assert.equal((await poolOf(b).lookup('link')).found, false);
-      await assert.rejects(poolOf(b).readPublished('link', 6), EntryNotFoundError);
+          writeFileSync(join(outside, 'target.bin'), 'secret');
+          const linkPath = b.pathFor('link');
+          mkdirSync(dirname(linkPath), { recursive: true });
+          symlinkSync(join(outside, 'target.bin'), linkPath);
+          assert.equal((await poolOf(b).lookup('link')).found, false);
+          await assert.rejects(poolOf(b).readPublished('link', 6), EntryNotFoundError);
 
-      // A fan-out directory replaced by a link to elsewhere: the write fails and nothing lands there.
-      const victim = b.pathFor('redirected');
-      const level2 = dirname(victim);
-      mkdirSync(dirname(level2), { recursive: true });
-      if (existsSync(level2)) await unlink(level2).catch(() => undefined);
-      symlinkSync(outside, level2);
-      await assert.rejects(b.write('redirected', sourceOf(blockBytes('r', 100))), /not a directory/);
-      assert.deepEqual(readdirSync(outside).sort(), ['target.bin']);
+          // A fan-out directory replaced by a link to elsewhere: the write fails and nothing lands there.
+          const victim = b.pathFor('redirected');
+          const level2 = dirname(victim);
+          mkdirSync(dirname(level2), { recursive: true });
+          if (existsSync(level2)) await unlink(level2).catch(() => undefined);
+          symlinkSync(outside, level2);
+          await assert.rejects(b.write('redirected', sourceOf(blockBytes('r', 100))), /not a directory/);
+          assert.deepEqual(readdirSync(outside).sort(), ['target.bin']);
 
-      // A first level replaced by a link: refused before anything is made below it (not in the link's target either).
-      let key = 'upper';
-      while (dirname(dirname(b.pathFor(key))) === dirname(level2)) key += '+';
-      const level1 = dirname(dirname(b.pathFor(key)));
-      symlinkSync(outside, level1);
-      await assert.rejects(b.write(key, sourceOf(blockBytes('u', 100))), /not a directory/);
-      assert.deepEqual(readdirSync(outside).sort(), ['target.bin']);
-    } finally {
-      await b.close();
-    }
-  });
-});
+          // A first level replaced by a link: refused before anything is made below it (not in the link's target either).
+          let key = 'upper';
+          while (dirname(dirname(b.pathFor(key))) === dirname(level2)) key += '+';
+          const level1 = dirname(dirname(b.pathFor(key)));
+          symlinkSync(outside, level1);
+          await assert.rejects(b.write(key, sourceOf(blockBytes('u', 100))), /not a directory/);
+          assert.deepEqual(readdirSync(outside).sort(), ['target.bin']);
+        } finally {
+          await b.close();
+        }
+      });
+    },
+  );
 
 test("a killed run's metadata calibration files in a pool are counted as stale temporary files, never as blocks, and removed on request", () =>
   withTempDir(async (dir) => {
