@@ -14,7 +14,7 @@
 // It makes nothing as root: give it a directory, ideally on a RAM-backed block device made beforehand
 // (docs/performance.md#block-operations-per-cpu-second says how).
 //   npm run bench:block-ops -- --dir DIR [--seconds 20] [--users 16] [--rounds 3] [--capacity-gib 0]
-//     [--layout flat] [--trace FILE] [--compare-bin PATH/bin/kv-cache.cjs] [--pool N] [--no-floor]
+//     [--layout flat] [--kv-pool private|shared] [--trace FILE] [--compare-bin PATH/bin/kv-cache.cjs] [--pool N] [--no-floor]
 //     [--file-calls native|io_uring|threads|fs, or a list]
 import { UsageError } from './lib/clean-exit.js'; // first: whatever throws below is one line, not a stack trace
 import { existsSync, readFileSync } from 'node:fs';
@@ -39,6 +39,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '3' },
     'capacity-gib': { type: 'string', default: '0' },
     layout: { type: 'string', default: 'flat' },
+    'kv-pool': { type: 'string', default: 'private' },
     trace: { type: 'string', default: join(PROJECT_ROOT, '../shared/traces/mooncake_conversation_trace.jsonl') },
     'compare-bin': { type: 'string' },
     pool: { type: 'string' },
@@ -53,6 +54,10 @@ const rounds = positiveInt('rounds', values.rounds);
 const fileCalls = values['file-calls'].split(',') as FileCalls[];
 if (fileCalls.some((c) => !(FILE_CALLS as readonly string[]).includes(c)))
   throw new UsageError(`--file-calls takes ${FILE_CALLS.join(', ')} or a list of them; got '${values['file-calls']}'`);
+// --kv-pool shared: one rank's shared pool (fan-out names, a lookup, a link and the temporary name's unlink per block published).
+const kvPool = values['kv-pool'];
+if (kvPool !== 'private' && kvPool !== 'shared') throw new UsageError(`--kv-pool takes private or shared; got '${kvPool}'`);
+const poolArgs = kvPool === 'shared' ? ['--kv-pool', 'shared'] : [];
 const capacityGiB = Number(values['capacity-gib']);
 if (!Number.isFinite(capacityGiB) || capacityGiB < 0)
   throw new UsageError(`--capacity-gib must be a number ≥ 0, got '${values['capacity-gib']}'`);
@@ -66,6 +71,7 @@ const base: Omit<BlockOpsRun, 'bin'> = {
   users,
   capacityGiB,
   layout: values.layout,
+  extraArgs: poolArgs,
   ...(env === undefined ? {} : { env }),
 };
 
@@ -88,7 +94,7 @@ const kvCacheSide = (name: string, bin: string, calls: string | undefined): Side
   name,
   ...(calls !== undefined ? { calls } : {}),
   measure: async () => {
-    const f = await measureBlockOps({ ...base, bin, ...(calls !== undefined ? { extraArgs: ['--file-calls', calls] } : {}) });
+    const f = await measureBlockOps({ ...base, bin, extraArgs: [...poolArgs, ...(calls !== undefined ? ['--file-calls', calls] : [])] });
     const verdict = f.invalidBecause.length === 0 ? 'VALID' : `NOT VALID ${f.invalidBecause.join(', ')}`;
     return {
       ...f,
@@ -150,7 +156,7 @@ console.log(
         const fs = results.get(s.name) ?? [];
         return [
           s.name,
-          base.layout,
+          kvPool === 'shared' ? `${base.layout}, shared pool` : base.layout,
           String(poolThreads),
           column(fs, (f) => f.perCpuSecond),
           column(fs, (f) => f.perWallSecond),
