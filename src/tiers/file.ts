@@ -32,7 +32,7 @@ import { SlotPool } from '../data/slots.js';
 import { MiB, roundUp } from '../util/units.js';
 import { AlreadyPublishedError, EntryNotFoundError, IoAbortedError } from './backend.js';
 import type { Backend, ChunkSink, PoolAccess, PoolProbe, ReadResult, IOTiming } from './backend.js';
-import { poolBlockName, poolTempName } from './pool-names.js';
+import { FanoutDirsMade, poolBlockName, poolTempName } from './pool-names.js';
 import { removeEmptyFanout } from './pool-scan.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import { ChunkReads, DirectWriter, READS_IN_FLIGHT, sizedChunks, writeFully } from './direct-io.js';
@@ -165,7 +165,6 @@ export class FileBackend implements Backend {
     this.ctx = { chunkBytes, slots, directSlabs, counters: this.counters, gauge, callerViewsOk: true };
     this.dirSlash = join(dir, '/');
     if (poolOptions !== undefined) this.pool = this.poolAccess(poolOpenedAtMs);
-    if (fanout !== undefined) this.madeDirs.add(join(dir, fanout.namespace)); // made and checked by create()
   }
 
   /** Present in a shared pool (--kv-pool shared). */
@@ -173,7 +172,7 @@ export class FileBackend implements Backend {
   /** `dir` normalized, ending in one slash: pathFor's prefix. */
   private readonly dirSlash: string;
   /** Fan-out directories known to exist as real directories (not links), so each is made and checked once. */
-  private readonly madeDirs = new Set<string>();
+  private readonly madeDirs = new FanoutDirsMade();
   /** Temporary names written so far (each publish has its own). */
   private publishes = 0;
 
@@ -475,27 +474,36 @@ export class FileBackend implements Backend {
   }
 
   /**
-   * Makes the fan-out directories of `dir` (below the pool's root), top down, each once per backend, and
-   * checks that each level it did not make itself is a real directory, not a link planted to send the
-   * pool's writes elsewhere: checked before anything is made below it. A directory its own mkdir just
-   * made needs no lstat (one call per new block less: a private fan-out makes a leaf for nearly every block).
+   * Makes the fan-out directories of `dir` (a level-2 directory under the namespace, which create()
+   * made and checked), each once per backend, level 1 first: see makeFanoutDir.
    */
   private async fanoutDirs(dir: string): Promise<void> {
-    if (this.madeDirs.has(dir)) return;
-    const missing: string[] = [];
-    for (let d = dir; d.length > this.dir.length && !this.madeDirs.has(d); d = dirname(d)) missing.unshift(d);
-    for (const d of missing) {
-      const made = await this.makeDir(d).then(
-        () => true,
-        (e: unknown) => {
-          if (errnoCode(e) !== 'EEXIST') throw e;
-          return false; // made by another writer (or an earlier run), or something else is there
-        },
-      );
-      if (!made && !(await lstat(d)).isDirectory())
-        throw new Error(`pool directory '${d}' is not a directory (a link or a file was put in its place)`);
-      this.madeDirs.add(d);
+    const leaf = FanoutDirsMade.leafOf(dir);
+    if (this.madeDirs.hasLeaf(leaf)) return;
+    if (!this.madeDirs.hasUpper(leaf)) {
+      await this.makeFanoutDir(dirname(dir));
+      this.madeDirs.addUpper(leaf);
     }
+    await this.makeFanoutDir(dir);
+    this.madeDirs.addLeaf(leaf);
+  }
+
+  /**
+   * mkdir of one fan-out directory. One that is there already (another writer's, an earlier run's) is
+   * checked to be a real directory, not a link planted to send the pool's writes elsewhere, before
+   * anything is made below it. One this mkdir just made needs no lstat (one call per new block less: a
+   * fan-out layout makes a leaf for nearly every block).
+   */
+  private async makeFanoutDir(d: string): Promise<void> {
+    const made = await this.makeDir(d).then(
+      () => true,
+      (e: unknown) => {
+        if (errnoCode(e) !== 'EEXIST') throw e;
+        return false; // made by another writer (or an earlier run), or something else is there
+      },
+    );
+    if (!made && !(await lstat(d)).isDirectory())
+      throw new Error(`pool directory '${d}' is not a directory (a link or a file was put in its place)`);
   }
 
   /** One metadata call, timed and told to the sink (tiers/metadata-ops.ts). */

@@ -56,6 +56,44 @@ export function poolCalibrationName(namespace: string, tag: string, i: number): 
 
 /** A fan-out directory's name at level 1 (3 hex) and 2 (2 hex). */
 export const FANOUT_DIR = [/^[0-9a-f]{3}$/, /^[0-9a-f]{2}$/] as const;
+/** A level-2 fan-out directory's path ends so: `/<3 hex>/<2 hex>`. */
+const FANOUT_LEAF_END = /\/([0-9a-f]{3})\/([0-9a-f]{2})$/;
+
+/**
+ * Which of a namespace's fan-out directories (4,096 at level 1, 256 under each) a backend has made or
+ * checked: two bitmaps of 128.5 KiB in all, where a set of their paths grew to a million strings
+ * (~100 MiB) on a long run, since nearly every new block of a fan-out layout has a directory of its own.
+ */
+export class FanoutDirsMade {
+  private readonly upper = new Uint8Array(4096 / 8);
+  private readonly leaves = new Uint8Array((4096 * 256) / 8);
+
+  /** The number (0 … 2^20 − 1) of the level-2 directory `dir` (a path ending `/<3 hex>/<2 hex>`). */
+  static leafOf(dir: string): number {
+    const m = FANOUT_LEAF_END.exec(dir);
+    if (m === null) throw new RangeError(`'${dir}' is not a fan-out directory (…/<3 hex>/<2 hex>)`);
+    return Number.parseInt(m[1] ?? '', 16) * 256 + Number.parseInt(m[2] ?? '', 16);
+  }
+
+  hasLeaf(leaf: number): boolean {
+    return bit(this.leaves, leaf);
+  }
+  /** Whether the level-1 directory above leaf number `leaf` is made. */
+  hasUpper(leaf: number): boolean {
+    return bit(this.upper, leaf >>> 8);
+  }
+  addLeaf(leaf: number): void {
+    setBit(this.leaves, leaf);
+  }
+  addUpper(leaf: number): void {
+    setBit(this.upper, leaf >>> 8);
+  }
+}
+
+const bit = (bits: Uint8Array, i: number): boolean => (((bits[i >>> 3] ?? 0) >>> (i & 7)) & 1) === 1;
+const setBit = (bits: Uint8Array, i: number): void => {
+  bits[i >>> 3] = (bits[i >>> 3] ?? 0) | (1 << (i & 7));
+};
 
 /** The temporary name the `n`-th publish of run `runId` writes before it links `final` into place. */
 export function poolTempName(final: string, runId: string, n: number): string {

@@ -16,7 +16,7 @@ import { AlreadyPublishedError, EntryNotFoundError } from '../../src/tiers/backe
 import type { PoolAccess } from '../../src/tiers/backend.js';
 import { BlockFiles } from '../../src/tiers/block-file.js';
 import { FileBackend } from '../../src/tiers/file.js';
-import { POOL_TEMP_FILE, poolBlockName, poolNamespace } from '../../src/tiers/pool-names.js';
+import { FanoutDirsMade, POOL_TEMP_FILE, poolBlockName, poolNamespace } from '../../src/tiers/pool-names.js';
 import { removePoolTemps, scanPool } from '../../src/tiers/pool-scan.js';
 import { MiB } from '../../src/util/units.js';
 import { withTempDir } from '../util/temp-dir.js';
@@ -172,6 +172,32 @@ test('names are stable across versions: a pool kept by an earlier build is found
   // Pinned: a change here strands every pool kept with --keep-pool (bump POOL_LAYOUT instead).
   assert.equal(NS, 'kvpool-3c08ca592020b797');
   assert.equal(poolBlockName(NS, 'k1'), 'kvpool-3c08ca592020b797/774/23/77423441d246224de31da0dfb4261f04bb327110.bin');
+});
+
+test('fan-out directories made are kept as bits: each level-2 directory its own number, its level 1 shared by its 256', () => {
+  const made = new FanoutDirsMade();
+  const leafOf = (key: string): number => FanoutDirsMade.leafOf(dirname(join('/pool', poolBlockName(NS, key))));
+  assert.equal(FanoutDirsMade.leafOf('/x/kvpool-1/000/00'), 0);
+  assert.equal(FanoutDirsMade.leafOf('/x/kvpool-1/fff/ff'), 2 ** 20 - 1);
+  assert.equal(FanoutDirsMade.leafOf('/x/kvpool-1/abc/de'), 0xabcde);
+  for (const bad of ['/x/kvpool-1/abc', '/x/kvpool-1/abc/d', '/x/kvpool-1/abg/de', '/x/kvpool-1/abc/de/'])
+    assert.throws(() => FanoutDirsMade.leafOf(bad), RangeError, bad);
+  const seen = new Map<number, string>();
+  for (let i = 0; i < 2000; i++) {
+    const key = `k${i}`;
+    const leaf = leafOf(key);
+    const dir = dirname(poolBlockName(NS, key));
+    const before = seen.get(leaf);
+    assert.ok(before === undefined || before === dir, 'one number, one directory');
+    seen.set(leaf, dir);
+  }
+  made.addLeaf(0xabcde);
+  assert.deepEqual(
+    [made.hasLeaf(0xabcde), made.hasLeaf(0xabcdf), made.hasLeaf(0xabcdd), made.hasUpper(0xabcde)],
+    [true, false, false, false],
+  );
+  made.addUpper(0xabc00);
+  assert.deepEqual([made.hasUpper(0xabcff), made.hasUpper(0xabd00), made.hasUpper(0xabbff)], [true, false, false]);
 });
 
 test('another namespace (model, block size, bytes per token) never sees the blocks', async () => {
