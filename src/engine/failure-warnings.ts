@@ -1,6 +1,7 @@
 // The warnings that name failed operations and refused allocations: a run whose writes failed must
 // say so where a reader looks (warnings, console), not only in per-tier counters.
 import type { FailedOperation, RecorderSnapshot } from '../metrics/recorder.js';
+import type { LeftBehind } from '../tiers/backend.js';
 import { GiB } from '../util/units.js';
 
 const OPERATION_WORDS: Record<FailedOperation, [string, string]> = {
@@ -24,4 +25,9 @@ export function failureWarnings(rec: Pick<RecorderSnapshot, 'failures' | 'refuse
     );
   }
   return out;
+}
+
+/** The line that says what the storage's clean-up left behind (after the results: they stand). */
+export function leftBehindLine(left: LeftBehind): string {
+  return `WARNING: the clean-up left ${left.count} object(s) of this run in ${left.where} (${left.why}); ${left.remedy}`;
 }

@@ -20,6 +20,7 @@ import type { Clock } from '../util/clock.js';
 import { KeyedMutex } from '../util/lock.js';
 import { FailedWithPartialResults } from '../util/errors.js';
 import { IoAbortedError } from '../tiers/backend.js';
+import { leftBehindLine } from './failure-warnings.js';
 import { TraceFormatError, ZstdError } from '../trace/errors.js';
 import { StopController } from './stop-control.js';
 import { openStorage, recordingMetadata, slotCounts, tearDown } from './tier-stack.js';
@@ -149,6 +150,8 @@ export async function replayTrace(o: ReplayOptions, control: ReplayControl): Pro
     return result;
   } finally {
     await tearDown({ payload: files.payload, tiers: files.opened.backend });
+    const left = files.opened.backend.leftBehind?.();
+    if (left !== undefined) control.notify?.(leftBehindLine(left));
   }
 }
 

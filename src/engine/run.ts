@@ -26,7 +26,7 @@ import type { RunSetup } from './setup.js';
 import { StopController } from './stop-control.js';
 import type { EntryFilesAt } from './entry-cleanup.js';
 import { openWorkloadSource, runBlockTokens, sourceFor } from './sources/registry.js';
-import { failureWarnings } from './failure-warnings.js';
+import { failureWarnings, leftBehindLine } from './failure-warnings.js';
 import type { OpenedSource, RankShare, RunUsers, WorkloadSourceDef } from './sources/source.js';
 import { routeModeOf } from '../settings/choices.js';
 import { loadValidationTrace } from '../workload/validation-trace.js';
@@ -87,6 +87,8 @@ export async function runBenchmark(
     return result;
   } finally {
     await setup.close();
+    const left = setup.leftBehind?.();
+    if (left !== undefined) env.log(leftBehindLine(left));
   }
 }
 

@@ -16,6 +16,7 @@ import type { PayloadGeneration } from '../metrics/result.js';
 import { kvBytesPerToken } from '../model/models.js';
 import type { ChunkSource } from '../data/chunk-source.js';
 import { DirectSlabs } from '../data/aligned.js';
+import type { LeftBehind } from '../tiers/backend.js';
 import { READS_IN_FLIGHT } from '../tiers/direct-io.js';
 import type { IoMode } from '../tiers/io-mode.js';
 import { MemoryBackend } from '../tiers/memory.js';
@@ -247,6 +248,8 @@ export interface TierStack {
   /** A slab pool's account (kvcache_bench.slab); absent for other layouts. */
   readonly slab?: () => SlabReport;
   close(): Promise<void>;
+  /** After close(): what the storage backend could not remove of its own (an object store that stopped answering). */
+  readonly leftBehind?: () => LeftBehind | undefined;
 }
 
 /** The tiers of a run with `concurrency` requests in flight: real devices, or null tiers in trace mode. */
@@ -409,6 +412,7 @@ async function assembleDeviceTiers(
       ...(opened.layOut !== undefined ? { layOut: opened.layOut } : {}),
       ...(opened.slab !== undefined ? { slab: opened.slab } : {}),
       close: () => tearDown(parts),
+      leftBehind: () => opened.backend.leftBehind?.(),
     };
   } catch (e) {
     await tearDown(parts, true);

@@ -72,6 +72,8 @@ export interface Backend {
   keys(): Iterable<string>;
   /** Releases resources (buffers, worker threads, temp directories it created). */
   close(): Promise<void>;
+  /** After close(): what it could not remove of its own; absent or undefined: nothing. */
+  leftBehind?(): LeftBehind | undefined;
   /**
    * The run is over: operations in flight stop at their next chunk. A read then returns the bytes it
    * had read (fewer than the entry's size); a write throws IoAbortedError and stores nothing.
@@ -85,6 +87,17 @@ export interface Backend {
   dropStopped?(): Promise<void>;
   /** Present when the tier is a shared pool's (--kv-pool shared): lookups through the storage itself. */
   readonly pool?: PoolAccess;
+}
+
+/** What a backend's close() could not remove of its own (objects whose DELETE failed or was never sent). */
+export interface LeftBehind {
+  readonly count: number;
+  /** Where they are (s3://bucket/prefix). */
+  readonly where: string;
+  /** Why: the failures, and what was not tried. */
+  readonly why: string;
+  /** What the user can do about them. */
+  readonly remedy: string;
 }
 
 /** What a lookup through the storage found for one block (an existence check: stat, HEAD). */

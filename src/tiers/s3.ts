@@ -16,7 +16,7 @@
 // upload's parts) an unlink. A PUT is not one: it makes the object and writes it in one request, and
 // is timed as the write it is; an object store has no rename, link or directory.
 import { AlreadyPublishedError, IoAbortedError, EntryNotFoundError, timing } from './backend.js';
-import type { ChunkSink, IOTiming, PoolAccess, PoolProbe, ReadResult } from './backend.js';
+import type { ChunkSink, IOTiming, LeftBehind, PoolAccess, PoolProbe, ReadResult } from './backend.js';
 import { poolBlockName } from './pool-names.js';
 import { nextNonEmpty } from '../data/chunk-source.js';
 import type { ChunkSource } from '../data/chunk-source.js';
@@ -51,6 +51,8 @@ export class S3Backend implements StorageBackend {
   private multipartUploads = 0;
   private gets = 0;
   private deletes = 0;
+  /** What the last close() or clear() could not delete. */
+  private left: LeftBehind | undefined;
 
   constructor(
     private readonly client: S3Client,
@@ -271,28 +273,91 @@ export class S3Backend implements StorageBackend {
     }
   }
 
+  /** Deletes every object this backend wrote; what it could not delete is leftBehind() and the first failure is thrown. */
   async clear(): Promise<void> {
-    for (const key of [...this.sizes.keys()]) await this.delete(key);
+    const failure = await this.deleteEverything();
+    if (failure instanceof Error) throw failure;
+    if (failure !== undefined) throw new Error(String(failure));
   }
 
-  /** Deletes every object this backend wrote (a KV cache does not outlive its run), then closes the connections. */
+  /**
+   * Deletes every object this backend wrote (a KV cache does not outlive its run), then closes the
+   * connections. What it could not delete is said by leftBehind(), not thrown: the run's results stand.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     if (this.poolOptions?.keep === true) this.sizes.clear(); // --keep-pool: published blocks stay for the next run
     try {
-      await this.clear().catch(() => undefined);
-      for (const object of this.abandoned) await this.client.send({ method: 'DELETE', key: object }).catch(() => undefined);
-      this.abandoned.clear();
+      await this.deleteEverything();
     } finally {
       this.client.close();
     }
+  }
+
+  /** After close() or clear(): the objects of this backend still in the bucket, where, and why; undefined: none. */
+  leftBehind(): LeftBehind | undefined {
+    return this.left;
+  }
+
+  /**
+   * DELETEs the entries' objects and the abandoned ones (cut or failed writes), as many at once as the
+   * client has connections; one refused DELETE does not stop the others. A failure the client already
+   * retried (no answer, a reset, 5xx, SlowDown) means the store is not answering: nothing more is sent
+   * (each DELETE would wait out the same retries, minutes on a stalled store), and what was not
+   * deleted is left, counted. Returns the first failure, if any.
+   */
+  private async deleteEverything(): Promise<unknown> {
+    const entries = [...this.sizes.keys()].map((key) => this.objectKey(key));
+    this.sizes.clear();
+    const objects = [...new Set([...entries, ...this.abandoned])];
+    this.abandoned.clear();
+    let next = 0;
+    let firstFailure: unknown;
+    let storeDown = false;
+    const failed: string[] = [];
+    const worker = async (): Promise<void> => {
+      while (!storeDown && next < objects.length) {
+        const object = objects[next++] ?? '';
+        try {
+          await this.metadataRequest('unlink', { method: 'DELETE', key: object });
+          this.deletes++;
+        } catch (e) {
+          failed.push(object);
+          firstFailure ??= e;
+          if (!(e instanceof S3Error) || STORE_NOT_ANSWERING.has(e.code)) storeDown = true;
+          if (e instanceof S3Error) this.failures.set(e.code, (this.failures.get(e.code) ?? 0) + 1);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.client.o.maxConnections, objects.length) }, worker));
+    const notSent = objects.length - next;
+    const count = failed.length + notSent;
+    if (count === 0) {
+      this.left = undefined;
+      return undefined;
+    }
+    // A shared pool's blocks stay as published blocks (a later run reads them); a run's own objects are stale entries.
+    const remedy =
+      this.poolOptions !== undefined
+        ? 'they stay in the pool as published blocks, read by later runs'
+        : 'give the next run on this prefix --remove-stale-entries to remove them';
+    const cause = firstFailure instanceof Error ? firstFailure.message : String(firstFailure);
+    const why = `${failed.length} DELETE(s) failed, the first: ${cause}${notSent > 0 ? `; ${notSent} not sent, the store not answering` : ''}`;
+    this.left = { count, where: `s3://${this.client.o.bucket}/${this.prefix}`, why, remedy };
+    // The failed ones may still be there: a later clear() tries them again.
+    for (const object of failed) this.abandoned.add(object);
+    for (const object of objects.slice(next)) this.abandoned.add(object);
+    return firstFailure;
   }
 
   private assertOpen(): void {
     if (this.closed) throw new Error('S3 tier is closed');
   }
 }
+
+/** Failure classes after which the store is taken as not answering (the client retried each already). */
+const STORE_NOT_ANSWERING: ReadonlySet<string> = new Set(['ETIMEDOUT', 'ECONNREFUSED', 'ECONNRESET', 'HTTP_5XX', 'SLOWDOWN']);
 
 /** A shared pool's objects: their namespace, whether they outlive the run, and the pool's clock at open. */
 export interface S3PoolOptions {

@@ -416,3 +416,49 @@ test("metadata calls: a shared pool's HEADs are lookups, found or not (404 is th
   assert.equal(fake.log.slice(logged).filter((r) => r.method === 'HEAD').length, 3, 'one sink call per HEAD sent');
   await backend.close();
 });
+
+test('close: every object is tried though some DELETEs are refused; what it left is said (count, where, why, remedy), not thrown', async () => {
+  fake.objects.clear();
+  const backend = new S3Backend(new S3Client(clientOptions()), 'run/', 'abcd0123');
+  for (let i = 0; i < 10; i++) await backend.write(`k${i}`, sourceOf(1000));
+  const refused = new Set([backend.objectKey('k2'), backend.objectKey('k5'), backend.objectKey('k9')]);
+  let deletes = 0;
+  fake.fault = (r) => {
+    if (r.method !== 'DELETE') return undefined;
+    deletes++;
+    return refused.has(r.key) ? { status: 403, code: 'AccessDenied' } : undefined;
+  };
+  try {
+    await backend.close();
+  } finally {
+    fake.fault = () => undefined;
+  }
+  assert.equal(deletes, 10, 'a refused DELETE (answered, not retried) does not stop the others');
+  assert.deepEqual([...fake.objects.keys()].map((k) => k.replace(/^b\//, '')).sort(), [...refused].sort());
+  const left = backend.leftBehind();
+  assert.ok(left !== undefined);
+  assert.equal(left.count, 3);
+  assert.equal(left.where, 's3://b/run/');
+  assert.match(left.why, /^3 DELETE\(s\) failed, the first: .*AccessDenied/);
+  assert.doesNotMatch(left.why, /not sent/);
+  assert.match(left.remedy, /--remove-stale-entries/);
+});
+
+test('close against a store that stops coping: after a DELETE fails its retries no more are sent, and all not deleted are counted', async () => {
+  fake.objects.clear();
+  const backend = new S3Backend(new S3Client(clientOptions({ maxConnections: 2 })), '', 'abcd0123');
+  for (let i = 0; i < 20; i++) await backend.write(`k${i}`, sourceOf(1000));
+  let deletes = 0;
+  fake.fault = (r) => (r.method === 'DELETE' ? (deletes++, { status: 503, code: 'SlowDown' }) : undefined);
+  try {
+    await backend.close();
+  } finally {
+    fake.fault = () => undefined;
+  }
+  // Two at once, each tried maxAttempts (3) times, then nothing more: not 20 × 3.
+  assert.equal(deletes, 2 * 3);
+  assert.equal(fake.objects.size, 20);
+  const left = backend.leftBehind();
+  assert.equal(left?.count, 20);
+  assert.match(left?.why ?? '', /^2 DELETE\(s\) failed, the first: .*SlowDown.*; 18 not sent, the store not answering$/);
+});
