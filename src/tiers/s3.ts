@@ -275,9 +275,8 @@ export class S3Backend implements StorageBackend {
 
   /** Deletes every object this backend wrote; what it could not delete is leftBehind() and the first failure is thrown. */
   async clear(): Promise<void> {
-    const failure = await this.deleteEverything();
-    if (failure instanceof Error) throw failure;
-    if (failure !== undefined) throw new Error(String(failure));
+    const left = await this.deleteEverything();
+    if (left !== undefined) throw new Error(`S3: ${left.count} object(s) not deleted from ${left.where}: ${left.why}`);
   }
 
   /**
@@ -305,9 +304,9 @@ export class S3Backend implements StorageBackend {
    * client has connections; one refused DELETE does not stop the others. A failure the client already
    * retried (no answer, a reset, 5xx, SlowDown) means the store is not answering: nothing more is sent
    * (each DELETE would wait out the same retries, minutes on a stalled store), and what was not
-   * deleted is left, counted. Returns the first failure, if any.
+   * deleted is left, counted (also as leftBehind()).
    */
-  private async deleteEverything(): Promise<unknown> {
+  private async deleteEverything(): Promise<LeftBehind | undefined> {
     const entries = [...this.sizes.keys()].map((key) => this.objectKey(key));
     this.sizes.clear();
     const objects = [...new Set([...entries, ...this.abandoned])];
@@ -323,6 +322,7 @@ export class S3Backend implements StorageBackend {
           await this.metadataRequest('unlink', { method: 'DELETE', key: object });
           this.deletes++;
         } catch (e) {
+          if (notFound(e)) continue; // gone already (a cut upload left nothing; some stores answer 404): the aim
           failed.push(object);
           firstFailure ??= e;
           if (!(e instanceof S3Error) || STORE_NOT_ANSWERING.has(e.code)) storeDown = true;
@@ -333,10 +333,8 @@ export class S3Backend implements StorageBackend {
     await Promise.all(Array.from({ length: Math.min(this.client.o.maxConnections, objects.length) }, worker));
     const notSent = objects.length - next;
     const count = failed.length + notSent;
-    if (count === 0) {
-      this.left = undefined;
-      return undefined;
-    }
+    this.left = undefined;
+    if (count === 0) return undefined;
     // A shared pool's blocks stay as published blocks (a later run reads them); a run's own objects are stale entries.
     const remedy =
       this.poolOptions !== undefined
@@ -348,7 +346,7 @@ export class S3Backend implements StorageBackend {
     // The failed ones may still be there: a later clear() tries them again.
     for (const object of failed) this.abandoned.add(object);
     for (const object of objects.slice(next)) this.abandoned.add(object);
-    return firstFailure;
+    return this.left;
   }
 
   private assertOpen(): void {
