@@ -25,6 +25,7 @@ export function cleanupLines(c: EntryCleanup): string[] {
 /** The storages a command opened (the engine tells it through `onEntryFiles`), for a force-quit to clean. */
 export class EntryFileTracker {
   private readonly places: EntryFilesAt[] = [];
+  private readonly objectPlaces: string[] = [];
 
   constructor(
     private readonly clock: Clock = monotonicClock,
@@ -35,13 +36,18 @@ export class EntryFileTracker {
   /** Hand this to the engine: called once a storage tier exists, before it writes anything. */
   readonly opened = (at: EntryFilesAt): void => void this.places.push(at);
 
+  /** Hand this to the engine too: where a run's objects go in an object store (named at a force-quit, not deleted). */
+  readonly objects = (where: string): void => void this.objectPlaces.push(where);
+
   /** Removes every opened storage's entry files within one shared budget; returns the lines to say. */
   readonly removeAll: ForceQuitStep = () => {
-    if (this.places.length === 0) return ['no entry files had been written yet'];
+    // DELETEs over HTTP cannot be waited for here: the objects are named, for the next run to remove.
+    const objects = this.objectPlaces.map((where) => `a force-quit cannot wait for DELETEs: left this run's objects in ${where}`);
+    if (this.places.length === 0) return objects.length > 0 ? objects : ['no entry files had been written yet'];
     const deadline = this.clock.now() + this.budgetMs;
     const done = this.places.map((at) => removeEntryFilesSync(at, this.clock, Math.max(0, deadline - this.clock.now()), this.fs));
     // Storages already torn down (earlier trials) have nothing left: not worth a line each.
     const lines = done.filter((c) => c.removed > 0 || c.left.length > 0).flatMap(cleanupLines);
-    return lines.length > 0 ? lines : ['no entry files of this run were left to remove'];
+    return [...(lines.length > 0 ? lines : ['no entry files of this run were left to remove']), ...objects];
   };
 }

@@ -116,6 +116,7 @@ export async function replayMain(input: ArgsOf<typeof REPLAY_ARGS>, version: str
         clock: monotonicClock,
         interrupt,
         onEntryFiles: entryFiles.opened,
+        onObjects: entryFiles.objects,
         onResult: save,
         notify: (line) => process.stderr.write(`kv-cache replay: ${line}\n`),
       }),

@@ -112,6 +112,7 @@ async function runOnce(cmd: Command, onResult: (result: RunResult) => void | Pro
         log: write,
         interrupt: cmd.interrupt,
         onEntryFiles: cmd.entryFiles.opened,
+        onObjects: cmd.entryFiles.objects,
         onResult: deliver,
         tracer: { atForceQuit: cmd.atForceQuit },
         ...rankOf(cmd.config),

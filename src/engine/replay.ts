@@ -58,6 +58,8 @@ export interface ReplayControl {
   readonly interrupt?: AbortSignal;
   /** Told where the entry files are once the storage exists (a force-quit removes them). */
   readonly onEntryFiles?: (at: EntryFilesAt) => void;
+  /** Hears where the replay's own objects go in an object store (RunEnvironment.onObjects). */
+  readonly onObjects?: (where: string) => void;
   /**
    * Receives the result (or a failed replay's partial result) before the entry files are deleted,
    * which can take long: a force-quit during that deletion then still finds the results saved.
@@ -126,6 +128,7 @@ export async function replayTrace(o: ReplayOptions, control: ReplayControl): Pro
     throw e;
   }
   if (files.opened.entryFiles !== undefined) control.onEntryFiles?.(files.opened.entryFiles);
+  if (files.opened.objectsAt !== undefined) control.onObjects?.(files.opened.objectsAt);
   try {
     const stop = new StopController(() => files.opened.backend.stopInFlight?.());
     const unfollow = stop.follow(control.interrupt);

@@ -49,6 +49,8 @@ export interface RunEnvironment {
   readonly interrupt?: AbortSignal;
   /** Told where the run's entry files are once the storage tier exists (a force-quit removes them). */
   readonly onEntryFiles?: (at: EntryFilesAt) => void;
+  /** Hears where the run's own objects go in an object store (a force-quit names them: it cannot delete them). */
+  readonly onObjects?: (where: string) => void;
   /** This run is one rank of several: meet them before and after the measured phase (engine/rank-session.ts). */
   readonly ranks?: RankSession;
   /** How --enable-latency-tracing runs bpftrace (tests point it at a missing executable); default: `bpftrace` as root. */
@@ -78,6 +80,7 @@ export async function runBenchmark(
   const recorder = new Recorder();
   const setup = await setupRun(cfg, recorder, env.clock, env.onEntryFiles, env.ranks?.identity);
   if (setup.entryFiles !== undefined) env.onEntryFiles?.(setup.entryFiles);
+  if (setup.objectsAt !== undefined) env.onObjects?.(setup.objectsAt);
   try {
     for (const line of setup.memory.lines) env.log(line);
     if (setup.layOut !== undefined) await layOutSlab(setup, env.log, env.interrupt);

@@ -248,6 +248,8 @@ export interface TierStack {
   /** A slab pool's account (kvcache_bench.slab); absent for other layouts. */
   readonly slab?: () => SlabReport;
   close(): Promise<void>;
+  /** Where this run's own objects are in an object store (OpenedStorage.objectsAt). */
+  readonly objectsAt?: string;
   /** After close(): what the storage backend could not remove of its own (an object store that stopped answering). */
   readonly leftBehind?: () => LeftBehind | undefined;
 }
@@ -406,6 +408,7 @@ async function assembleDeviceTiers(
       storageFull,
       payload,
       ...(opened.entryFiles !== undefined ? { entryFiles: opened.entryFiles } : {}),
+      ...(opened.objectsAt !== undefined ? { objectsAt: opened.objectsAt } : {}),
       ...(opened.objectStore !== undefined ? { objectStore: opened.objectStore } : {}),
       ...(opened.fileIo !== undefined ? { fileIo: opened.fileIo } : {}),
       ...(stale.pool !== undefined ? { pool: { atStart: stale.pool, shareBytes: storageLimit, place } } : {}),

@@ -272,6 +272,10 @@ async function openS3(so: StorageOpenOptions): Promise<OpenedStorage> {
   const backend = new S3Backend(client, prefix, runId, MULTIPART_ABOVE, PART_BYTES, poolOptions, so.metadataOps);
   const where = `s3://${co.bucket}/${prefix} at ${host}`;
   return {
+    objectsAt:
+      poolOptions !== undefined
+        ? `s3://${co.bucket}/${prefix}${poolOptions.namespace}/ (the blocks it published stay as the pool's, read by later runs)`
+        : `s3://${co.bucket}/${prefix} (kvc-${runId}-*.bin: give the next run on this prefix --remove-stale-entries)`,
     backend,
     description: {
       kind: 's3',

@@ -251,6 +251,8 @@ export interface OpenedStorage {
    * to remove (a kind keeping its entries in memory, or an object store, which its own teardown empties).
    */
   readonly entryFiles?: { readonly dir: string; readonly runId: string; readonly ownsDir: boolean; readonly fanout?: string };
+  /** Where this run's own objects go in an object store and what to do about them (a force-quit names them: it cannot delete them); absent for other kinds. */
+  readonly objectsAt?: string;
   /** An object store's account of its traffic so far (retries, failures by class, time to first byte). */
   readonly objectStore?: () => ObjectStoreReport;
   /** A kind on local files: its threadpool use and staging waits (file-io-gauge.ts). */
