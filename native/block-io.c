@@ -26,7 +26,7 @@
 //              32 fstat first and fail with ENOENT unless a regular file of `truncateTo` bytes,
 //              256 fdatasync (instead of 8); 512 unlink `path`, 1024 mkdir `path` with `mode`, 2048
 //              link `path` to `renameTo`, 4096 lstat `path` (each alone: nothing opened, no other step);
-//   buffer     Uint8Array; out Float64Array(8): the caller keeps both alive and untouched until onDone;
+//   buffer     Uint8Array; out (below): the caller keeps both alive and untouched until onDone;
 //   out        Float64Array(10), written before onDone: [bytes moved, open ns, data ns, ftruncate ns,
 //              (data)sync ns, close ns, rename ns, step that failed (0 none, else its bit; 64 the open, 128
 //              the close), and for an lstat the mtime (ms) and the file type (S_IFMT bits)]; an unlink's,
