@@ -27,7 +27,10 @@ export function failureWarnings(rec: Pick<RecorderSnapshot, 'failures' | 'refuse
   return out;
 }
 
-/** The line that says what the storage's clean-up left behind (after the results: they stand). */
+/**
+ * The line that says what the storage's clean-up may have left behind (after the results: they stand).
+ * "May": a DELETE that timed out may still be carried out by a store that was only slow.
+ */
 export function leftBehindLine(left: LeftBehind): string {
-  return `WARNING: the clean-up left ${left.count} object(s) of this run in ${left.where} (${left.why}); ${left.remedy}`;
+  return `WARNING: the clean-up may have left ${left.count} object(s) of this run in ${left.where} (${left.why}); ${left.remedy}`;
 }

@@ -339,7 +339,7 @@ export class S3Backend implements StorageBackend {
     const remedy =
       this.poolOptions !== undefined
         ? 'they stay in the pool as published blocks, read by later runs'
-        : 'give the next run on this prefix --remove-stale-entries to remove them';
+        : 'give the next run on this prefix --remove-stale-entries to remove those still there';
     const cause = firstFailure instanceof Error ? firstFailure.message : String(firstFailure);
     const why = `${failed.length} DELETE(s) failed, the first: ${cause}${notSent > 0 ? `; ${notSent} not sent, the store not answering` : ''}`;
     this.left = { count, where: `s3://${this.client.o.bucket}/${this.prefix}`, why, remedy };
