@@ -42,7 +42,7 @@ export class EntryFileTracker {
   /** Removes every opened storage's entry files within one shared budget; returns the lines to say. */
   readonly removeAll: ForceQuitStep = () => {
     // DELETEs over HTTP cannot be waited for here: the objects are named, for the next run to remove.
-    const objects = this.objectPlaces.map((where) => `a force-quit cannot wait for DELETEs: left this run's objects in ${where}`);
+    const objects = this.objectPlaces.map((where) => `a force-quit cannot wait for DELETEs: this run's objects may be left in ${where}`);
     if (this.places.length === 0) return objects.length > 0 ? objects : ['no entry files had been written yet'];
     const deadline = this.clock.now() + this.budgetMs;
     const done = this.places.map((at) => removeEntryFilesSync(at, this.clock, Math.max(0, deadline - this.clock.now()), this.fs));

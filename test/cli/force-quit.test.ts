@@ -64,10 +64,10 @@ test('force-quit with an object store: its objects are named with what to do (DE
   const tracker = new EntryFileTracker(new ManualClock(), 2000, { readdir: () => [], unlink: () => undefined, rmdir: () => undefined });
   const at = 's3://b/p/ (kvc-0000beef-*.bin: give the next run on this prefix --remove-stale-entries)';
   tracker.objects(at);
-  assert.deepEqual(tracker.removeAll(), [`a force-quit cannot wait for DELETEs: left this run's objects in ${at}`]);
+  assert.deepEqual(tracker.removeAll(), [`a force-quit cannot wait for DELETEs: this run's objects may be left in ${at}`]);
   tracker.opened({ dir: '/t', runId: '0000beef', ownsDir: false });
   assert.deepEqual(tracker.removeAll(), [
     'no entry files of this run were left to remove',
-    `a force-quit cannot wait for DELETEs: left this run's objects in ${at}`,
+    `a force-quit cannot wait for DELETEs: this run's objects may be left in ${at}`,
   ]);
 });
