@@ -744,13 +744,42 @@ export class FileBackend implements Backend {
   }
 
   /**
-   * unlink(2) of one of our files: a native job when there are jobs (no threadpool round trip), else on
-   * the threadpool; counted by the gauge (an eviction's delete competes with the I/O) and timed as a metadata call.
+   * unlink(2) of one of our files, counted by the gauge (an eviction's delete competes with the I/O) and
+   * timed as a metadata call.
    */
   private unlink(path: string): Promise<void> {
-    const jobs = this.blockFiles;
-    const call = jobs !== undefined ? () => jobs.unlink(path).then(() => undefined) : () => unlink(path);
-    return this.gauge.track(() => this.meta('unlink', call));
+    return this.gauge.track(() =>
+      this.meta(
+        'unlink',
+        this.jobOrFs(
+          (jobs) => jobs.unlink(path),
+          () => unlink(path),
+        ),
+      ),
+    );
+  }
+
+  /** mkdir(2) of a fan-out directory, as unlink(). */
+  private makeDir(path: string): Promise<void> {
+    return this.gauge.track(() =>
+      this.meta(
+        'mkdir',
+        this.jobOrFs(
+          (jobs) => jobs.mkdir(path, 0o777),
+          () => mkdir(path),
+        ),
+      ),
+    );
+  }
+
+  /** A publish's link(2): a test's stand-in, else as unlink() makes its call. The caller times it. */
+  private linkCall(existing: string, name: string): Promise<void> {
+    const standIn = this.poolOptions?.link;
+    if (standIn !== undefined) return standIn(existing, name);
+    return this.jobOrFs(
+      (jobs) => jobs.link(existing, name),
+      () => link(existing, name),
+    )();
   }
 
   /**
@@ -763,19 +792,14 @@ export class FileBackend implements Backend {
     return lstat(path).then((st) => ({ isFile: st.isFile(), size: st.size, mtimeMs: st.mtimeMs }));
   }
 
-  /** A publish's link(2): a test's stand-in, a native job when there are jobs, else fs. The caller times it. */
-  private linkCall(existing: string, name: string): Promise<void> {
+  /**
+   * A metadata call of ours: `native` as a job when there are jobs (no threadpool round trip: through
+   * Node's fs each cost the event loop ~5 µs), else `fs` on libuv's threadpool; its value dropped.
+   */
+  private jobOrFs(native: (jobs: BlockFiles) => Promise<unknown>, fs: () => Promise<unknown>): () => Promise<void> {
     const jobs = this.blockFiles;
-    const standIn = this.poolOptions?.link;
-    if (standIn !== undefined) return standIn(existing, name);
-    return jobs !== undefined ? jobs.link(existing, name).then(() => undefined) : link(existing, name);
-  }
-
-  /** mkdir(2) of a fan-out directory, as unlink(): a native job when there are jobs, timed as a metadata call. */
-  private makeDir(path: string): Promise<void> {
-    const jobs = this.blockFiles;
-    const call = jobs !== undefined ? () => jobs.mkdir(path, 0o777).then(() => undefined) : () => mkdir(path);
-    return this.gauge.track(() => this.meta('mkdir', call));
+    const call = jobs !== undefined ? () => native(jobs) : fs;
+    return () => call().then(() => undefined);
   }
 
   private assertOpen(): void {

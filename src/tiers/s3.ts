@@ -162,8 +162,13 @@ export class S3Backend implements StorageBackend {
 
   /** Counts a failure by its class and throws it on. */
   private counted(e: unknown): never {
-    if (e instanceof S3Error) this.failures.set(e.code, (this.failures.get(e.code) ?? 0) + 1);
+    this.countFailure(e);
     throw e;
+  }
+
+  /** Counts a failure by its class (an S3Error's; others are not the store's). */
+  private countFailure(e: unknown): void {
+    if (e instanceof S3Error) this.failures.set(e.code, (this.failures.get(e.code) ?? 0) + 1);
   }
 
   async write(key: string, source: ChunkSource): Promise<IOTiming> {
@@ -326,7 +331,7 @@ export class S3Backend implements StorageBackend {
           failed.push(object);
           firstFailure ??= e;
           if (!(e instanceof S3Error) || STORE_NOT_ANSWERING.has(e.code)) storeDown = true;
-          if (e instanceof S3Error) this.failures.set(e.code, (this.failures.get(e.code) ?? 0) + 1);
+          this.countFailure(e);
         }
       }
     };
