@@ -4,6 +4,7 @@ import { FORCE_CLEANUP_BUDGET_MS, removeEntryFilesSync } from '../engine/entry-c
 import type { EntryCleanup, EntryFilesAt, SyncEntryFs } from '../engine/entry-cleanup.js';
 import type { Clock } from '../util/clock.js';
 import { monotonicClock } from '../util/clock.js';
+import { inert } from '../util/safe-text.js';
 import type { ForceQuitStep } from './signals.js';
 
 /** Left files named in the message; the rest are counted. */
@@ -42,7 +43,9 @@ export class EntryFileTracker {
   /** Removes every opened storage's entry files within one shared budget; returns the lines to say. */
   readonly removeAll: ForceQuitStep = () => {
     // DELETEs over HTTP cannot be waited for here: the objects are named, for the next run to remove.
-    const objects = this.objectPlaces.map((where) => `a force-quit cannot wait for DELETEs: this run's objects may be left in ${where}`);
+    const objects = this.objectPlaces.map((where) =>
+      inert(`a force-quit cannot wait for DELETEs: this run's objects may be left in ${where}`),
+    );
     if (this.places.length === 0) return objects.length > 0 ? objects : ['no entry files had been written yet'];
     const deadline = this.clock.now() + this.budgetMs;
     const done = this.places.map((at) => removeEntryFilesSync(at, this.clock, Math.max(0, deadline - this.clock.now()), this.fs));

@@ -2,6 +2,7 @@
 // say so where a reader looks (warnings, console), not only in per-tier counters.
 import type { FailedOperation, RecorderSnapshot } from '../metrics/recorder.js';
 import type { LeftBehind } from '../tiers/backend.js';
+import { inert } from '../util/safe-text.js';
 import { GiB } from '../util/units.js';
 
 const OPERATION_WORDS: Record<FailedOperation, [string, string]> = {
@@ -32,5 +33,6 @@ export function failureWarnings(rec: Pick<RecorderSnapshot, 'failures' | 'refuse
  * "May": a DELETE that timed out may still be carried out by a store that was only slow.
  */
 export function leftBehindLine(left: LeftBehind): string {
-  return `WARNING: the clean-up may have left ${left.count} object(s) of this run in ${left.where} (${left.why}); ${left.remedy}`;
+  // The why quotes the store's answer, the where the user's prefix: shown inert on the console.
+  return inert(`WARNING: the clean-up may have left ${left.count} object(s) of this run in ${left.where} (${left.why}); ${left.remedy}`);
 }

@@ -14,6 +14,7 @@ import { MetadataStats } from '../../src/metrics/metadata-stats.js';
 import { LatencySketch } from '../../src/tiers/s3-sketch.js';
 import { MiB } from '../../src/util/units.js';
 import { FakeS3 } from './s3-fake-server.js';
+import { leftBehindLine } from '../../src/engine/failure-warnings.js';
 
 let fake: FakeS3;
 before(async () => (fake = await FakeS3.start(['b'])));
@@ -461,4 +462,17 @@ test('close against a store that stops coping: after a DELETE fails its retries 
   const left = backend.leftBehind();
   assert.equal(left?.count, 20);
   assert.match(left?.why ?? '', /^2 DELETE\(s\) failed, the first: .*SlowDown.*; 18 not sent, the store not answering$/);
+});
+
+test("the clean-up's line shows the store's answer and the prefix inert: a control character in either cannot act on the console", () => {
+  const line = leftBehindLine({
+    count: 2,
+    where: 's3://b/p\u001b[2K/',
+    why: '2 DELETE(s) failed, the first: S3 DELETE x failed: 500 Bad\nthing',
+    remedy: 'give the next run on this prefix --remove-stale-entries to remove those still there',
+  });
+  assert.equal(
+    line,
+    'WARNING: the clean-up may have left 2 object(s) of this run in s3://b/p\\e[2K/ (2 DELETE(s) failed, the first: S3 DELETE x failed: 500 Bad\\nthing); give the next run on this prefix --remove-stale-entries to remove those still there',
+  );
 });
