@@ -105,6 +105,9 @@ const ABSENT: ReadonlySet<string> = new Set(['ENOENT', 'ENOTDIR', 'ELOOP']);
  */
 const NOT_A_BLOCK: ReadonlySet<string> = new Set([...ABSENT, 'EINVAL']);
 
+/** makingDirs' numbers of level-1 fan-out directories start here, after the 2^20 leaves'. */
+const UPPER_DIR_ID = 2 ** 20;
+
 /** A write would replace a file this backend did not create. */
 export class ForeignFileError extends Error {
   /** The errno class it stands for (the exclusive open failed with EEXIST). */
@@ -173,6 +176,8 @@ export class FileBackend implements Backend {
   private readonly dirSlash: string;
   /** Fan-out directories known to exist as real directories (not links), so each is made and checked once. */
   private readonly madeDirs = new FanoutDirsMade();
+  /** Fan-out directories being made, by number (a leaf's, or UPPER_DIR_ID + a level-1 directory's). */
+  private readonly makingDirs = new Map<number, Promise<void>>();
   /** Temporary names written so far (each publish has its own). */
   private publishes = 0;
 
@@ -480,12 +485,24 @@ export class FileBackend implements Backend {
   private async fanoutDirs(dir: string): Promise<void> {
     const leaf = FanoutDirsMade.leafOf(dir);
     if (this.madeDirs.hasLeaf(leaf)) return;
-    if (!this.madeDirs.hasUpper(leaf)) {
-      await this.makeFanoutDir(dirname(dir));
-      this.madeDirs.addUpper(leaf);
+    if (!this.madeDirs.hasUpper(leaf)) await this.makeOnce(UPPER_DIR_ID + (leaf >>> 8), dirname(dir), () => this.madeDirs.addUpper(leaf));
+    await this.makeOnce(leaf, dir, () => this.madeDirs.addLeaf(leaf));
+  }
+
+  /**
+   * makeFanoutDir of `path` (numbered `id`), then `made`; writers asking for it meanwhile wait for the
+   * same call. Two blocks of one new leaf are often written at once: each made its own mkdir, and the
+   * second's EEXIST counted as a failed metadata call.
+   */
+  private makeOnce(id: number, path: string, made: () => void): Promise<void> {
+    let making = this.makingDirs.get(id);
+    if (making === undefined) {
+      making = this.makeFanoutDir(path)
+        .then(made)
+        .finally(() => this.makingDirs.delete(id));
+      this.makingDirs.set(id, making);
     }
-    await this.makeFanoutDir(dir);
-    this.madeDirs.addLeaf(leaf);
+    return making;
   }
 
   /**

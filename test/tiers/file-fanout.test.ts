@@ -85,6 +85,32 @@ test('fanout: n new blocks make n creates and n renames, one mkdir per new fan-o
   });
 });
 
+test('fanout: two blocks of one new leaf written at once make its directories once each (one mkdir per level, none failed)', async () => {
+  await withTempDir(async (dir) => {
+    const ns = fanoutNamespace(RUN);
+    // Two keys whose names share a level-2 directory (a birthday search among 2^20 leaves).
+    const leafOf = (key: string): string => dirname(poolBlockName(ns, key));
+    const seen = new Map<string, string>();
+    let pair: [string, string] | undefined;
+    for (let i = 0; pair === undefined; i++) {
+      const key = `k${i}`;
+      const other = seen.get(leafOf(key));
+      if (other !== undefined) pair = [other, key];
+      else seen.set(leafOf(key), key);
+    }
+    const t = tally();
+    const b = await FileBackend.create({ dir, ioMode: 'buffered', runId: RUN, fanout: { namespace: ns }, metadataOps: t.sink });
+    try {
+      await Promise.all(pair.map((key) => b.write(key, sourceOf(bytesOf(key, 5000)))));
+      assert.deepEqual([...t.failed], [], 'no mkdir met EEXIST: the second writer waited for the first');
+      assert.equal(t.ok.get('mkdir'), 2, 'each level made once');
+      for (const key of pair) assert.ok((await readFile(b.pathFor(key))).equals(bytesOf(key, 5000)));
+    } finally {
+      await b.close();
+    }
+  });
+});
+
 test("fanout: an existing namespace directory is never used (another writer's); nothing is removed", async () => {
   await withTempDir(async (dir) => {
     const ns = fanoutNamespace(RUN);
